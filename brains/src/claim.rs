@@ -1,0 +1,474 @@
+//! Claims: one labelled belief in one store, its lifecycle fields, and the validation
+//! every write passes before it touches disk.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::StoreError;
+
+/// Longest accepted claim text, in bytes.
+pub const MAX_TEXT_BYTES: usize = 16 * 1024;
+/// Longest accepted label, in characters.
+pub const MAX_LABEL_CHARS: usize = 200;
+/// Longest slug, in characters.
+pub const MAX_SLUG_CHARS: usize = 80;
+/// Longest accepted agent id, reason line or evidence entry, in bytes.
+pub const MAX_SHORT_FIELD_BYTES: usize = 512;
+/// Most evidence entries on one claim.
+pub const MAX_EVIDENCE: usize = 32;
+
+/// How firmly a claim is held. Ordered: `Hint < Observed < Verified`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Strength {
+    Hint,
+    #[default]
+    Observed,
+    Verified,
+}
+
+impl Strength {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strength::Hint => "hint",
+            Strength::Observed => "observed",
+            Strength::Verified => "verified",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Self, StoreError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "hint" => Ok(Strength::Hint),
+            "observed" => Ok(Strength::Observed),
+            "verified" => Ok(Strength::Verified),
+            other => Err(StoreError::Invalid(format!(
+                "unknown strength {other:?}: use hint, observed or verified"
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Strength {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Liveness of one version of a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimState {
+    /// The live version.
+    Authored,
+    /// A superseded or demoted version, kept in history forever.
+    Outdated,
+}
+
+impl ClaimState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClaimState::Authored => "authored",
+            ClaimState::Outdated => "outdated",
+        }
+    }
+}
+
+/// The trust grade of a claim, accumulated by `learn` verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Trust {
+    pub correct: u32,
+    pub partial: u32,
+    pub wrong: u32,
+}
+
+impl Trust {
+    /// Laplace-smoothed score in `[0, 1]`; an ungraded claim scores 0.5.
+    pub fn score(&self) -> f64 {
+        let n = (self.correct + self.partial + self.wrong) as f64;
+        (self.correct as f64 + 0.5 * self.partial as f64 + 1.0) / (n + 2.0)
+    }
+}
+
+/// A `learn` verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Correct,
+    Partial,
+    Wrong,
+}
+
+impl Verdict {
+    pub fn parse(s: &str) -> Result<Self, StoreError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "correct" => Ok(Verdict::Correct),
+            "partial" => Ok(Verdict::Partial),
+            "wrong" => Ok(Verdict::Wrong),
+            other => Err(StoreError::Invalid(format!(
+                "unknown verdict {other:?}: use correct, partial or wrong"
+            ))),
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Correct => "correct",
+            Verdict::Partial => "partial",
+            Verdict::Wrong => "wrong",
+        }
+    }
+}
+
+/// One version of one claim, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    pub label: String,
+    pub slug: String,
+    pub text: String,
+    pub state: ClaimState,
+    /// Birth of this version, ms since the Unix epoch. Immutable.
+    pub created: i64,
+    pub source_agent: String,
+    /// Root where the claim was born, or `medulla`; `None` renders as `unknown`.
+    pub origin_brain: Option<String>,
+    pub strength: Strength,
+    /// Version id (`<slug>@<created>`) of the version this one replaced.
+    pub supersedes: Option<String>,
+    pub trust: Trust,
+    pub evidence: Vec<String>,
+    /// sha256 (hex) of the canonical content, see [`content_hash`].
+    pub content_hash: String,
+    /// 1 for the first version of a slug, then +1 per supersession.
+    pub version: u64,
+    /// Witness only: `medulla@<slug>@<ms>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promoted_to: Option<String>,
+    /// Medulla copy only: `<root>#<slug>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_claim: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promoted_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promotion_reason: Option<String>,
+    /// Medulla copy only: when the original was learned (the witness's `created`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_created: Option<i64>,
+    /// Medulla copy only: who wrote the original in its project brain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_agent: Option<String>,
+    /// Set when a version leaves the live set: why (superseded, demoted: reason, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outdated_reason: Option<String>,
+    /// When this version left the live set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outdated_at: Option<i64>,
+}
+
+impl Claim {
+    /// `<slug>@<created>`: the identity of one version.
+    pub fn version_id(&self) -> String {
+        format!("{}@{}", self.slug, self.created)
+    }
+    /// `origin_brain`, or the honest `unknown`.
+    pub fn origin_or_unknown(&self) -> &str {
+        self.origin_brain.as_deref().unwrap_or("unknown")
+    }
+}
+
+/// What a caller asks to be written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemorizeInput {
+    pub label: String,
+    pub text: String,
+    pub source_agent: String,
+    #[serde(default)]
+    pub strength: Strength,
+    #[serde(default)]
+    pub evidence: Vec<String>,
+    /// Stamped by the owner: the routed brain's root, or `medulla`. `None` only for
+    /// imported legacy claims that never said.
+    #[serde(default)]
+    pub origin_brain: Option<String>,
+    /// Medulla copies carry their promotion chain.
+    #[serde(default)]
+    pub origin_claim: Option<String>,
+    #[serde(default)]
+    pub promoted_by: Option<String>,
+    #[serde(default)]
+    pub promotion_reason: Option<String>,
+    #[serde(default)]
+    pub origin_created: Option<i64>,
+    #[serde(default)]
+    pub origin_agent: Option<String>,
+    /// Imports keep the original birth time; `None` = the store clock's now.
+    #[serde(default)]
+    pub created: Option<i64>,
+    /// Recorded on the act ("memorize", "promote", "doctrine_birth", "import", ...).
+    #[serde(default)]
+    pub act: Option<ActKind>,
+}
+
+/// The result of a memorize.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum MemorizeOutcome {
+    /// A new slug.
+    Created { claim: Claim },
+    /// The live version was replaced; `previous` is now in history as outdated.
+    Superseded { claim: Claim, previous: Claim },
+    /// Identical content: no new version, nothing written but nothing lost.
+    Unchanged { claim: Claim },
+}
+
+impl MemorizeOutcome {
+    pub fn claim(&self) -> &Claim {
+        match self {
+            MemorizeOutcome::Created { claim }
+            | MemorizeOutcome::Superseded { claim, .. }
+            | MemorizeOutcome::Unchanged { claim } => claim,
+        }
+    }
+    pub fn unchanged(&self) -> bool {
+        matches!(self, MemorizeOutcome::Unchanged { .. })
+    }
+}
+
+/// What kind of act a log entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActKind {
+    Memorize,
+    Supersede,
+    Promote,
+    PromotedStamp,
+    DoctrineBirth,
+    Demote,
+    Learn,
+    Import,
+    KvSet,
+    KvDelete,
+}
+
+impl ActKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActKind::Memorize => "memorize",
+            ActKind::Supersede => "supersede",
+            ActKind::Promote => "promote",
+            ActKind::PromotedStamp => "promoted_stamp",
+            ActKind::DoctrineBirth => "doctrine_birth",
+            ActKind::Demote => "demote",
+            ActKind::Learn => "learn",
+            ActKind::Import => "import",
+            ActKind::KvSet => "kv_set",
+            ActKind::KvDelete => "kv_delete",
+        }
+    }
+}
+
+/// One entry of a store's act log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Act {
+    pub seq: u64,
+    pub kind: ActKind,
+    /// The claim slug or boot-memory key acted on.
+    pub subject: String,
+    pub actor: String,
+    pub at: i64,
+    pub before_hash: Option<String>,
+    pub after_hash: Option<String>,
+    /// A free-form note (reason, verdict, etiquette flag, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Derive a slug: lowercase, every run of non-alphanumerics becomes one `-`, trimmed,
+/// at most [`MAX_SLUG_CHARS`] characters. Non-ASCII letters are kept (lowercased).
+pub fn slugify(label: &str) -> String {
+    let mut out = String::with_capacity(label.len());
+    let mut pending_dash = false;
+    for ch in label.chars() {
+        if ch.is_alphanumeric() {
+            if pending_dash && !out.is_empty() {
+                out.push('-');
+            }
+            pending_dash = false;
+            out.extend(ch.to_lowercase());
+        } else {
+            pending_dash = true;
+        }
+    }
+    let truncated: String = out.chars().take(MAX_SLUG_CHARS).collect();
+    truncated.trim_end_matches('-').to_string()
+}
+
+/// Check an agent id is `vendor:role`: two non-empty parts of `[a-z0-9._-]`.
+pub fn validate_agent_id(agent: &str) -> Result<(), StoreError> {
+    let bad = || StoreError::BadAgentId { agent: agent.to_string() };
+    if agent.len() > MAX_SHORT_FIELD_BYTES {
+        return Err(bad());
+    }
+    let (vendor, role) = agent.split_once(':').ok_or_else(bad)?;
+    let part_ok = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    if part_ok(vendor) && part_ok(role) {
+        Ok(())
+    } else {
+        Err(bad())
+    }
+}
+
+/// sha256 (hex) over the canonical content of a claim: what makes two writes "the same".
+pub fn content_hash(label: &str, text: &str, strength: Strength, evidence: &[String]) -> String {
+    let mut h = Sha256::new();
+    for part in [label, text, strength.as_str()] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    for e in evidence {
+        h.update((e.len() as u64).to_le_bytes());
+        h.update(e.as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+fn check_short(field: &'static str, value: Option<&str>) -> Result<(), StoreError> {
+    match value {
+        Some(v) if v.len() > MAX_SHORT_FIELD_BYTES => Err(StoreError::FieldTooLong {
+            field,
+            len: v.len(),
+            max: MAX_SHORT_FIELD_BYTES,
+        }),
+        _ => Ok(()),
+    }
+}
+
+impl MemorizeInput {
+    /// Validate and normalise (trim label and text). Returns the slug.
+    pub fn validate(&mut self) -> Result<String, StoreError> {
+        self.label = self.label.trim().to_string();
+        self.text = self.text.trim().to_string();
+        if self.label.is_empty() {
+            return Err(StoreError::EmptyLabel);
+        }
+        let label_chars = self.label.chars().count();
+        if label_chars > MAX_LABEL_CHARS {
+            return Err(StoreError::LabelTooLong { len: label_chars, max: MAX_LABEL_CHARS });
+        }
+        if self.text.is_empty() {
+            return Err(StoreError::EmptyText);
+        }
+        if self.text.len() > MAX_TEXT_BYTES {
+            return Err(StoreError::TextTooLong { len: self.text.len(), max: MAX_TEXT_BYTES });
+        }
+        validate_agent_id(&self.source_agent)?;
+        if let Some(by) = &self.promoted_by {
+            validate_agent_id(by)?;
+        }
+        if self.evidence.len() > MAX_EVIDENCE {
+            return Err(StoreError::Invalid(format!(
+                "{} evidence entries, over the limit of {MAX_EVIDENCE}: keep the strongest",
+                self.evidence.len()
+            )));
+        }
+        for e in &self.evidence {
+            check_short("evidence entry", Some(e))?;
+        }
+        check_short("promotion_reason", self.promotion_reason.as_deref())?;
+        check_short("origin_claim", self.origin_claim.as_deref())?;
+        check_short("origin_brain", self.origin_brain.as_deref())?;
+        let slug = slugify(&self.label);
+        if slug.is_empty() {
+            return Err(StoreError::LabelWithoutSlug { label: self.label.clone() });
+        }
+        Ok(slug)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_lowercases_and_collapses_separators() {
+        assert_eq!(slugify("  Hall Fix: CI -- flake!  "), "hall-fix-ci-flake");
+        assert_eq!(slugify("MedullaProbeSentinel"), "medullaprobesentinel");
+        assert_eq!(slugify("Ünïcode Ok"), "ünïcode-ok");
+        assert_eq!(slugify("!!!"), "");
+    }
+
+    #[test]
+    fn slug_is_bounded_without_trailing_dash() {
+        let label = format!("{} {}", "a".repeat(79), "b".repeat(10));
+        let slug = slugify(&label);
+        assert!(slug.chars().count() <= MAX_SLUG_CHARS);
+        assert!(!slug.ends_with('-'));
+    }
+
+    #[test]
+    fn agent_ids_must_be_vendor_role() {
+        for ok in ["claude:maker", "codex:orchestrator", "human:founder", "a.b:c-d_e"] {
+            assert!(validate_agent_id(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "claude", ":maker", "claude:", "claude:ma ker", "a:b:c", "Claude Maker"] {
+            let err = validate_agent_id(bad).unwrap_err();
+            assert_eq!(err.code(), "bad_agent_id", "{bad}");
+        }
+    }
+
+    #[test]
+    fn strength_orders_hint_observed_verified() {
+        assert!(Strength::Hint < Strength::Observed);
+        assert!(Strength::Observed < Strength::Verified);
+        assert_eq!(Strength::parse("Verified").unwrap(), Strength::Verified);
+        assert_eq!(Strength::parse("strong").unwrap_err().code(), "invalid_input");
+    }
+
+    #[test]
+    fn content_hash_separates_fields() {
+        let a = content_hash("ab", "c", Strength::Observed, &[]);
+        let b = content_hash("a", "bc", Strength::Observed, &[]);
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 64);
+        let c = content_hash("ab", "c", Strength::Verified, &[]);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn validation_names_each_problem() {
+        let base = MemorizeInput {
+            label: "x".into(),
+            text: "y".into(),
+            source_agent: "claude:maker".into(),
+            ..Default::default()
+        };
+        let mut m = base.clone();
+        m.text = "   ".into();
+        assert_eq!(m.validate().unwrap_err().code(), "empty_text");
+        let mut m = base.clone();
+        m.text = "x".repeat(MAX_TEXT_BYTES + 1);
+        assert_eq!(m.validate().unwrap_err().code(), "text_too_long");
+        let mut m = base.clone();
+        m.label = "l".repeat(MAX_LABEL_CHARS + 1);
+        assert_eq!(m.validate().unwrap_err().code(), "label_too_long");
+        let mut m = base.clone();
+        m.label = "--".into();
+        assert_eq!(m.validate().unwrap_err().code(), "label_without_slug");
+        let mut m = base.clone();
+        m.source_agent = "nobody".into();
+        assert_eq!(m.validate().unwrap_err().code(), "bad_agent_id");
+        let mut m = base;
+        assert_eq!(m.validate().unwrap(), "x");
+    }
+
+    #[test]
+    fn trust_score_moves_with_verdicts() {
+        let mut t = Trust::default();
+        assert!((t.score() - 0.5).abs() < 1e-9);
+        t.correct += 2;
+        assert!(t.score() > 0.5);
+        t.wrong += 5;
+        assert!(t.score() < 0.5);
+    }
+}

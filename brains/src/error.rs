@@ -1,0 +1,95 @@
+//! Typed errors of the store engine. Every variant has a stable machine-readable code
+//! ([`StoreError::code`]) and a lowercase message that names the fix.
+
+use crate::claim::Strength;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("claim text is empty: give the claim some text")]
+    EmptyText,
+    #[error("claim text is {len} bytes, over the limit of {max}: split it into smaller claims")]
+    TextTooLong { len: usize, max: usize },
+    #[error("label is empty: every claim needs a label")]
+    EmptyLabel,
+    #[error("label is {len} characters, over the limit of {max}: shorten the label")]
+    LabelTooLong { len: usize, max: usize },
+    #[error("label {label:?} has no letters or digits, so no slug can be derived: use a label with letters or digits")]
+    LabelWithoutSlug { label: String },
+    #[error("agent id {agent:?} is not of the form vendor:role (e.g. claude:maker): send a vendor:role agent id")]
+    BadAgentId { agent: String },
+    #[error("{field} is {len} bytes, over the limit of {max}: shorten it")]
+    FieldTooLong { field: &'static str, len: usize, max: usize },
+    #[error("would downgrade {slug:?}: the live version is {live} and this write is {attempted}; write at {live} or stronger, or leave the claim as it is")]
+    WouldDowngrade { slug: String, live: Strength, attempted: Strength },
+    #[error("no live claim {slug:?} in this store: list claims with seek or check the slug")]
+    UnknownClaim { slug: String },
+    #[error("no key {key:?} in boot memory: list keys with op list")]
+    UnknownKey { key: String },
+    #[error("the store at {path} is held by another process: stop the other medulla owner, or point MEDULLA_HOME elsewhere")]
+    StoreLocked { path: String },
+    #[error("the store at {path} is unreadable ({detail}): restore it from a backup or move it aside")]
+    Corrupt { path: String, detail: String },
+    #[error("storage error: {0}")]
+    Storage(String),
+    #[error("io error at {path}: {detail}")]
+    Io { path: String, detail: String },
+    #[error("embedding failed: {0}")]
+    Embedding(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl StoreError {
+    /// A stable code for machines; never changes once published.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::EmptyText => "empty_text",
+            StoreError::TextTooLong { .. } => "text_too_long",
+            StoreError::EmptyLabel => "empty_label",
+            StoreError::LabelTooLong { .. } => "label_too_long",
+            StoreError::LabelWithoutSlug { .. } => "label_without_slug",
+            StoreError::BadAgentId { .. } => "bad_agent_id",
+            StoreError::FieldTooLong { .. } => "field_too_long",
+            StoreError::WouldDowngrade { .. } => "would_downgrade",
+            StoreError::UnknownClaim { .. } => "unknown_claim",
+            StoreError::UnknownKey { .. } => "unknown_key",
+            StoreError::StoreLocked { .. } => "store_locked",
+            StoreError::Corrupt { .. } => "store_corrupt",
+            StoreError::Storage(_) => "storage",
+            StoreError::Io { .. } => "io",
+            StoreError::Embedding(_) => "embedding",
+            StoreError::Invalid(_) => "invalid_input",
+        }
+    }
+
+    /// True when the caller sent something wrong (maps to HTTP 400 at the edge).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            StoreError::EmptyText
+                | StoreError::TextTooLong { .. }
+                | StoreError::EmptyLabel
+                | StoreError::LabelTooLong { .. }
+                | StoreError::LabelWithoutSlug { .. }
+                | StoreError::BadAgentId { .. }
+                | StoreError::FieldTooLong { .. }
+                | StoreError::Invalid(_)
+        )
+    }
+}
+
+macro_rules! storage_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self { StoreError::Storage(e.to_string()) }
+        }
+    )*};
+}
+storage_from!(
+    redb::Error,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError,
+    serde_json::Error
+);

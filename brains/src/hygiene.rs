@@ -1,0 +1,1 @@
+//! The hygiene scanner: secrets and merge-conflict markers, reported redacted.

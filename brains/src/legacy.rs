@@ -1,0 +1,1 @@
+//! The legacy `.light.md` frontmatter grammar: parse and render.

@@ -1,0 +1,1 @@
+//! The lexical index: BM25 over label and text, in memory, rebuilt from redb on open.

@@ -1,0 +1,39 @@
+//! `brains`: the store engine of ONE medulla store, a project brain or the medulla.
+//!
+//! # Layout
+//!
+//! - [`claim`]: claims, their fields, validation, slugs and content hashes.
+//! - [`error`]: the typed errors every caller sees, each with a stable `code()`.
+//! - [`clock`]: injected time; the engine never reads the wall clock directly.
+//! - [`store`]: [`Store`], the redb database plus the derived indexes: memorize and
+//!   supersession, history, the act log, key-value, recall.
+//! - [`lexical`]: the in-memory BM25 index, rebuilt from redb on open.
+//! - [`vector`]: the usearch index, derived state reconciled against redb on open.
+//! - [`recall`]: hybrid ranking (lexical + vector fused) and the read-time aging overlay.
+//! - [`embed`]: the [`Embedder`] trait, the offline MiniLM model, and model discovery.
+//! - [`hygiene`]: the secret and merge-conflict scanner used before anything is shared.
+//! - [`legacy`]: the `.light.md` frontmatter grammar, parsed and rendered.
+//!
+//! The crate is synchronous on purpose: no async runtime, no HTTP, no actors. The owner
+//! process wraps a [`Store`] in an actor; tests and benchmarks drive it directly.
+
+pub mod claim;
+pub mod clock;
+pub mod embed;
+pub mod error;
+pub mod hygiene;
+pub mod legacy;
+pub mod lexical;
+pub mod recall;
+pub mod store;
+pub mod vector;
+
+pub use claim::{
+    slugify, Act, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome, Strength, Trust,
+    Verdict,
+};
+pub use clock::{Clock, FixedClock, SystemClock};
+pub use embed::{Embedder, EmbedError};
+pub use error::StoreError;
+pub use recall::{Aging, Hit, Overlay, RecallQuery, RecallResult, Retrieval};
+pub use store::{Store, StoreOptions, StoreStats};

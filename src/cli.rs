@@ -1,0 +1,352 @@
+//! The `medulla` command line. Every command but `serve` is a client of the running
+//! owner over HTTP; the caller root is the working directory.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use clap::{Args, Parser, Subcommand};
+use serde_json::{json, Value};
+
+use crate::config::{default_home, Config};
+
+#[derive(Debug, Parser)]
+#[command(name = "medulla", version, about = "A local memory owner for AI coding agents")]
+pub struct Cli {
+    /// The owner's URL (default: from $MEDULLA_HOME/owner.json, else http://127.0.0.1:1338).
+    #[arg(long, global = true, env = "MEDULLA_URL")]
+    pub url: Option<String>,
+    /// Print the owner's JSON answer instead of a summary.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the owner (the long-running process that holds every brain).
+    Serve(ServeArgs),
+    /// Is an owner running, and how is it?
+    Status,
+    /// List every brain on disk, warm or dormant.
+    Brains,
+    /// Create the brain for a project root (default: the working directory).
+    Bootstrap { path: Option<PathBuf> },
+    /// Write a claim into this project's brain.
+    Memorize {
+        #[arg(long)]
+        label: String,
+        #[arg(long)]
+        text: String,
+        /// hint, observed (default) or verified.
+        #[arg(long)]
+        strength: Option<String>,
+        #[arg(long = "evidence")]
+        evidence: Vec<String>,
+        /// Who writes (vendor:role).
+        #[arg(long, default_value = "human:founder")]
+        agent: String,
+    },
+    /// Recall claims (default: this brain plus the medulla).
+    Seek {
+        query: Vec<String>,
+        /// project, medulla or all-brains.
+        #[arg(long)]
+        tier: Option<String>,
+        #[arg(long)]
+        scope: Option<String>,
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Every version of a claim.
+    History {
+        slug: String,
+        #[arg(long)]
+        tier: Option<String>,
+    },
+    /// Grade a claim: correct, partial or wrong.
+    Learn {
+        slug: String,
+        verdict: String,
+        #[arg(long)]
+        note: Option<String>,
+        #[arg(long, default_value = "human:founder")]
+        agent: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Where stores live (default: $MEDULLA_HOME, else ~/.medulla).
+    #[arg(long)]
+    pub home: Option<PathBuf>,
+    /// Address to listen on (default 127.0.0.1:1338; port 0 picks a free one).
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// Allow a listen address that is not loopback.
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Run lexical-only even if an embedding model is present.
+    #[arg(long)]
+    pub no_model: bool,
+    /// Directory of the embedding model files.
+    #[arg(long, env = "MEDULLA_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Unload a brain after this many idle seconds.
+    #[arg(long)]
+    pub idle_unload_secs: Option<u64>,
+}
+
+/// Run a command; the exit code on success.
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    if let Command::Serve(args) = cli.command {
+        return serve(args);
+    }
+    let client = Client::new(cli.url.clone())?;
+    let out = match &cli.command {
+        Command::Serve(_) => unreachable!("handled above"),
+        Command::Status => client.get("/api/health")?,
+        Command::Brains => client.get("/api/instances")?,
+        Command::Bootstrap { path } => {
+            let root = match path {
+                Some(p) => std::fs::canonicalize(p).with_context(|| format!("{} does not exist", p.display()))?,
+                None => std::env::current_dir()?,
+            };
+            client.call("bootstrap", json!({ "root": root.to_string_lossy() }))?
+        }
+        Command::Memorize { label, text, strength, evidence, agent } => client.call(
+            "memorize",
+            json!({ "label": label, "text": text, "strength": strength, "evidence": evidence, "agent_id": agent }),
+        )?,
+        Command::Seek { query, tier, scope, limit } => {
+            client.call("seek", json!({ "query": query.join(" "), "tier": tier, "scope": scope, "limit": limit }))?
+        }
+        Command::History { slug, tier } => client.call("history", json!({ "slug": slug, "tier": tier }))?,
+        Command::Learn { slug, verdict, note, agent } => {
+            client.call("learn", json!({ "slug": slug, "verdict": verdict, "note": note, "agent_id": agent }))?
+        }
+    };
+    let (status, body) = out;
+    if cli.json {
+        println!("{}", serde_json::to_string_pretty(&body)?);
+    } else {
+        print_human(&cli.command, status, &body);
+    }
+    Ok(if (200..300).contains(&status) { 0 } else { 1 })
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<i32> {
+    let home = args.home.unwrap_or_else(default_home);
+    std::fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
+    let mut cfg = Config::load(&home)?;
+    if let Some(l) = args.listen {
+        cfg.listen = l.parse().with_context(|| format!("--listen {l:?} is not ip:port"))?;
+    }
+    cfg.allow_remote |= args.allow_remote;
+    cfg.no_model |= args.no_model;
+    if args.model_dir.is_some() {
+        cfg.model_dir = args.model_dir;
+    }
+    if let Some(s) = args.idle_unload_secs {
+        cfg.idle_unload = Duration::from_secs(s);
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MEDULLA_LOG").unwrap_or_else(|_| "medulla=info,warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(crate::serve::run(cfg))?;
+    Ok(0)
+}
+
+/// A blocking HTTP client of the owner.
+struct Client {
+    base: String,
+    http: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+}
+
+fn owner_url(explicit: Option<String>) -> String {
+    if let Some(u) = explicit {
+        return u.trim_end_matches('/').to_string();
+    }
+    let file = default_home().join("owner.json");
+    if let Ok(text) = std::fs::read_to_string(file) {
+        if let Some(u) = serde_json::from_str::<Value>(&text).ok().and_then(|v| v["url"].as_str().map(str::to_string)) {
+            return u;
+        }
+    }
+    format!("http://{}", crate::config::DEFAULT_LISTEN)
+}
+
+impl Client {
+    fn new(url: Option<String>) -> anyhow::Result<Client> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(120)).build()?;
+        Ok(Client { base: owner_url(url), http, rt })
+    }
+
+    fn send(&self, req: reqwest::RequestBuilder) -> anyhow::Result<(u16, Value)> {
+        let cwd = std::env::current_dir()?;
+        let mut req = req.header("Medulla-Caller-Root", cwd.to_string_lossy().as_ref());
+        if let Ok(b) = std::env::var("MEDULLA_BRAIN") {
+            req = req.header("Medulla-Brain", b);
+        }
+        self.rt.block_on(async {
+            let resp = req.send().await.map_err(|e| {
+                if e.is_connect() {
+                    anyhow!(
+                        "no medulla owner is running at {}: start one with `medulla serve` (or `cargo run --release -- serve`)",
+                        self.base
+                    )
+                } else {
+                    anyhow!("request to {} failed: {e}", self.base)
+                }
+            })?;
+            let status = resp.status().as_u16();
+            let body: Value = resp.json().await.context("the owner's answer was not JSON")?;
+            Ok((status, body))
+        })
+    }
+
+    fn get(&self, path: &str) -> anyhow::Result<(u16, Value)> {
+        self.send(self.http.get(format!("{}{path}", self.base)))
+    }
+
+    fn call(&self, tool: &str, args: Value) -> anyhow::Result<(u16, Value)> {
+        // Drop nulls so optional arguments stay absent.
+        let args = match args {
+            Value::Object(m) => Value::Object(m.into_iter().filter(|(_, v)| !v.is_null()).collect()),
+            v => v,
+        };
+        self.send(self.http.post(format!("{}/api/call/{tool}", self.base)).json(&args))
+    }
+}
+
+fn print_rows(rows: &[Value]) {
+    for r in rows {
+        let stale = if r["stale"].as_bool() == Some(true) { " stale" } else { "" };
+        println!(
+            "[{}] {} — {}\n    {} · {} · {}{}",
+            r["tier"].as_str().unwrap_or("?"),
+            r["label"].as_str().unwrap_or(""),
+            r["text"].as_str().unwrap_or(""),
+            r["origin_brain"].as_str().unwrap_or("unknown"),
+            r["source_agent"].as_str().unwrap_or("?"),
+            r["strength"].as_str().unwrap_or("?"),
+            stale,
+        );
+        if let Some(chain) = r["promotion"]["chain"].as_str() {
+            println!("    {chain}");
+        }
+    }
+}
+
+fn print_human(cmd: &Command, status: u16, body: &Value) {
+    if let Some(err) = body.get("error") {
+        eprintln!(
+            "medulla: {} ({})",
+            err["message"].as_str().unwrap_or("error"),
+            err["code"].as_str().unwrap_or("error")
+        );
+        return;
+    }
+    if let Some(r) = body.get("reception") {
+        eprintln!("reception: {}", r["message"].as_str().unwrap_or(""));
+        if let Some(opts) = r["options"].as_array() {
+            for o in opts {
+                eprintln!("  fix: {}", o.as_str().unwrap_or(""));
+            }
+        }
+    }
+    match cmd {
+        Command::Status => println!(
+            "medulla {} is running (pid {}), home {}, retrieval {}, {} brains ({} warm)",
+            body["version"].as_str().unwrap_or("?"),
+            body["pid"],
+            body["home"].as_str().unwrap_or("?"),
+            body["retrieval"].as_str().unwrap_or("?"),
+            body["brains_registered"],
+            body["brains_warm"]
+        ),
+        Command::Brains => {
+            for b in body["instances"].as_array().into_iter().flatten() {
+                match b["root"].as_str() {
+                    Some(root) => println!(
+                        "{} {} {:>6} claims {}",
+                        b["fingerprint"].as_str().unwrap_or(""),
+                        if b["warm"].as_bool() == Some(true) { "warm   " } else { "dormant" },
+                        b["claims"],
+                        root
+                    ),
+                    None => println!("{} unreadable: {}", b["fingerprint"].as_str().unwrap_or(""), b["problem"]),
+                }
+            }
+            println!("medulla: {} claims", body["medulla"]["claims"]);
+        }
+        Command::Bootstrap { .. } => println!(
+            "{} brain {} for {}",
+            if body["created"].as_bool() == Some(true) { "created" } else { "already had" },
+            body["brain"]["fingerprint"].as_str().unwrap_or(""),
+            body["brain"]["root"].as_str().unwrap_or("")
+        ),
+        Command::Memorize { .. } => {
+            println!("{}: {}", body["outcome"].as_str().unwrap_or("?"), body["claim"]["slug"].as_str().unwrap_or(""))
+        }
+        Command::Seek { .. } => {
+            if let Some(groups) = body["groups"].as_array() {
+                for g in groups {
+                    println!("== {}", g["origin_brain"].as_str().unwrap_or("unknown"));
+                    print_rows(g["results"].as_array().map(Vec::as_slice).unwrap_or(&[]));
+                }
+            } else {
+                let rows = body["results"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+                if rows.is_empty() {
+                    println!("no claim matched (retrieval: {})", body["retrieval"].as_str().unwrap_or("?"));
+                }
+                print_rows(rows);
+            }
+        }
+        Command::History { .. } => {
+            for v in body["versions"].as_array().into_iter().flatten() {
+                println!(
+                    "v{} {} [{}] {} — {}",
+                    v["version"],
+                    v["state"].as_str().unwrap_or("?"),
+                    v["tier"].as_str().unwrap_or("?"),
+                    v["source_agent"].as_str().unwrap_or("?"),
+                    v["text"].as_str().unwrap_or("")
+                );
+            }
+        }
+        Command::Learn { .. } => println!(
+            "{} recorded; trust now {}",
+            body["verdict"].as_str().unwrap_or("?"),
+            body["claim"]["trust"]
+        ),
+        Command::Serve(_) => {}
+    }
+    let _ = status;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn unreachable_owner_names_the_command_that_starts_one() {
+        // Port 9 on loopback: nothing listens there in a test sandbox.
+        let client = Client::new(Some("http://127.0.0.1:9".into())).unwrap();
+        let err = client.get("/api/health").unwrap_err().to_string();
+        assert!(err.contains("medulla serve"), "{err}");
+    }
+}

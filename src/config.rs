@@ -1,0 +1,112 @@
+//! Owner settings: `$MEDULLA_HOME`, the listen address, timeouts and aging thresholds,
+//! read from `$MEDULLA_HOME/config.toml` when present and overridden by flags.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use brains::Aging;
+use serde::Deserialize;
+
+/// Default address of the owner.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:1338";
+
+/// Everything the owner needs to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub home: PathBuf,
+    pub listen: SocketAddr,
+    /// Allow a non-loopback listen address (off unless explicitly asked for).
+    pub allow_remote: bool,
+    /// Unload a brain after this long without a request.
+    pub idle_unload: Duration,
+    /// How long a caller waits for a brain actor before a 504.
+    pub call_timeout: Duration,
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+    pub aging: Aging,
+    /// Where the embedding model lives; `None` = the default cache location.
+    pub model_dir: Option<PathBuf>,
+    /// Run lexical-only even when a model is present.
+    pub no_model: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: Option<String>,
+    allow_remote: Option<bool>,
+    idle_unload_secs: Option<u64>,
+    call_timeout_ms: Option<u64>,
+    max_body_bytes: Option<usize>,
+    stale_after_days: Option<u64>,
+    half_life_hours: Option<u64>,
+    model_dir: Option<PathBuf>,
+    no_model: Option<bool>,
+}
+
+/// `$MEDULLA_HOME`, else `~/.medulla`.
+pub fn default_home() -> PathBuf {
+    if let Some(h) = std::env::var_os("MEDULLA_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(h);
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".medulla")
+}
+
+impl Config {
+    /// Load `config.toml` from `home` (absent file = defaults).
+    pub fn load(home: &Path) -> anyhow::Result<Config> {
+        let path = home.join("config.toml");
+        let file: FileConfig = match std::fs::read_to_string(&path) {
+            Ok(text) => toml::from_str(&text)
+                .with_context(|| format!("{} is not valid: fix or remove it", path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileConfig::default(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let listen = file.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let listen: SocketAddr = listen
+            .parse()
+            .with_context(|| format!("listen address {listen:?} in {} is not ip:port", path.display()))?;
+        let mut aging = Aging::default();
+        if let Some(d) = file.stale_after_days {
+            aging.stale_after_ms = (d * 24 * 3600 * 1000) as i64;
+        }
+        if let Some(h) = file.half_life_hours {
+            aging.half_life_ms = (h * 3600 * 1000) as i64;
+        }
+        Ok(Config {
+            home: home.to_path_buf(),
+            listen,
+            allow_remote: file.allow_remote.unwrap_or(false),
+            idle_unload: Duration::from_secs(file.idle_unload_secs.unwrap_or(15 * 60)),
+            call_timeout: Duration::from_millis(file.call_timeout_ms.unwrap_or(30_000)),
+            max_body_bytes: file.max_body_bytes.unwrap_or(4 * 1024 * 1024),
+            aging,
+            model_dir: file.model_dir,
+            no_model: file.no_model.unwrap_or(false),
+        })
+    }
+
+    /// Refuse a listen address off loopback unless explicitly allowed.
+    pub fn check_listen(&self) -> anyhow::Result<()> {
+        if !self.listen.ip().is_loopback() && !self.allow_remote {
+            bail!(
+                "refusing to listen on {} (not loopback): medulla serves one machine's memory; pass --allow-remote if you really mean it",
+                self.listen
+            );
+        }
+        Ok(())
+    }
+
+    pub fn brains_dir(&self) -> PathBuf {
+        self.home.join("brains")
+    }
+    pub fn medulla_dir(&self) -> PathBuf {
+        self.home.join("medulla")
+    }
+    pub fn owner_file(&self) -> PathBuf {
+        self.home.join("owner.json")
+    }
+}

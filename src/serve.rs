@@ -1,0 +1,97 @@
+//! `medulla serve`: load the model (or say why not), start the owner, bind loopback,
+//! serve until SIGINT/SIGTERM, then shut down in order.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use brains::embed::{MiniLm, ModelFiles};
+use brains::{Embedder, Retrieval, StoreOptions, SystemClock};
+use serde_json::json;
+
+use crate::config::Config;
+use crate::owner::OwnerHandle;
+use crate::service::Service;
+
+/// Find and load the embedding model; `Err(note)` says why recall is lexical-only.
+pub fn load_embedder(cfg: &Config) -> Result<Arc<dyn Embedder>, String> {
+    if cfg.no_model {
+        return Err("the model is disabled (no_model)".into());
+    }
+    let files = match &cfg.model_dir {
+        Some(dir) => Some(ModelFiles { dir: dir.clone() }).filter(|f| f.is_complete()),
+        None => ModelFiles::locate(),
+    };
+    let Some(files) = files else {
+        return Err("no embedding model found: run `cargo xtask fetch-model` or set MEDULLA_MODEL_DIR; recall is lexical-only".into());
+    };
+    MiniLm::load(&files)
+        .map(|m| Arc::new(m) as Arc<dyn Embedder>)
+        .map_err(|e| format!("the embedding model did not load ({e}); recall is lexical-only"))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}
+
+/// Run the owner until a shutdown signal.
+pub async fn run(cfg: Config) -> anyhow::Result<()> {
+    cfg.check_listen()?;
+    std::fs::create_dir_all(&cfg.home).with_context(|| format!("cannot create {}", cfg.home.display()))?;
+    let cfg = Arc::new(cfg);
+    let model = {
+        let c = cfg.clone();
+        tokio::task::spawn_blocking(move || load_embedder(&c)).await?
+    };
+    let (embedder, model_note) = match model {
+        Ok(e) => (Some(e), None),
+        Err(note) => {
+            tracing::warn!("{note}");
+            (None, Some(note))
+        }
+    };
+    let retrieval = if embedder.is_some() { Retrieval::Hybrid } else { Retrieval::Lexical };
+    let clock = Arc::new(SystemClock);
+    let opts = StoreOptions { embedder, clock: clock.clone(), aging: cfg.aging };
+    let listener = tokio::net::TcpListener::bind(cfg.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}: is another medulla owner running? (`medulla status`)", cfg.listen))?;
+    let addr = listener.local_addr()?;
+    let (owner, join) = OwnerHandle::start(cfg.clone(), opts).await?;
+    let svc = Service { owner: owner.clone(), retrieval, model_note: model_note.clone(), clock };
+
+    let url = format!("http://{addr}");
+    let owner_file = cfg.owner_file();
+    std::fs::write(&owner_file, serde_json::to_vec_pretty(&json!({ "url": url, "pid": std::process::id() }))?)
+        .with_context(|| format!("cannot write {}", owner_file.display()))?;
+    // The first stdout line is the contract tests and scripts read the address from.
+    println!("medulla listening on {url} (retrieval: {})", retrieval.as_str());
+    if let Some(note) = &model_note {
+        println!("medulla: {note}");
+    }
+    tracing::info!(%url, home = %cfg.home.display(), "owner up");
+
+    crate::http::serve(listener, svc, shutdown_signal()).await?;
+
+    tracing::info!("shutting down: closing stores");
+    owner.actor.stop(Some("shutdown".into()));
+    let _ = join.await;
+    let _ = std::fs::remove_file(&owner_file);
+    Ok(())
+}

@@ -1,0 +1,203 @@
+//! The battery runner: replays every case in `battery/<invariant>/*.json` against a
+//! fresh owner. A case is data: projects to create, brains to bootstrap, and steps
+//! (a tool call over REST or MCP, or a REST read) each with what must hold.
+//! The format is documented in battery/README.md.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::common::{labels, Mcp, Owner};
+
+fn battery_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("battery")
+}
+
+/// Every case file, grouped by invariant folder.
+fn cases() -> Vec<(String, PathBuf)> {
+    let mut out = Vec::new();
+    for inv in std::fs::read_dir(battery_dir()).expect("battery/ exists") {
+        let inv = inv.unwrap().path();
+        if !inv.is_dir() {
+            continue;
+        }
+        for case in std::fs::read_dir(&inv).unwrap() {
+            let case = case.unwrap().path();
+            if case.extension().is_some_and(|e| e == "json") {
+                out.push((inv.file_name().unwrap().to_string_lossy().into_owned(), case));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Replace `$P` with the projects dir and `$FP(name)` with that project's fingerprint.
+fn subst(v: &Value, projects: &Path) -> Value {
+    match v {
+        Value::String(s) => {
+            let mut s = s.clone();
+            while let Some(i) = s.find("$FP(") {
+                let j = s[i..].find(')').expect("closing paren in $FP(") + i;
+                let name = &s[i + 4..j];
+                let root = std::fs::canonicalize(projects.join(name)).expect("$FP names an existing project");
+                let digest = <sha2::Sha256 as sha2::Digest>::digest(root.to_string_lossy().as_bytes());
+                let fp = hex::encode(digest)[..16].to_string();
+                s.replace_range(i..=j, &fp);
+            }
+            Value::String(s.replace("$P", &projects.to_string_lossy()))
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| subst(x, projects)).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), subst(x, projects))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// JSON pointer with `*` matching every array element; returns all matches.
+fn select<'a>(v: &'a Value, pointer: &str) -> Vec<&'a Value> {
+    let mut cur = vec![v];
+    for part in pointer.split('/').skip(1) {
+        let mut next = Vec::new();
+        for c in cur {
+            if part == "*" {
+                if let Some(a) = c.as_array() {
+                    next.extend(a.iter());
+                }
+            } else if let Some(x) = c.get(part).or_else(|| part.parse::<usize>().ok().and_then(|i| c.get(i))) {
+                next.push(x);
+            }
+        }
+        cur = next;
+    }
+    cur
+}
+
+fn check(expect: &Value, status: u16, body: &Value) -> Vec<String> {
+    let mut fails = Vec::new();
+    let is_err = body.get("error").is_some() || status >= 400;
+    if let Some(ok) = expect.get("ok").and_then(Value::as_bool) {
+        if ok == is_err {
+            fails.push(format!("expected ok={ok}, got status {status}"));
+        }
+    }
+    if let Some(code) = expect.get("error_code").and_then(Value::as_str) {
+        if body["error"]["code"].as_str() != Some(code) {
+            fails.push(format!("expected error code {code}, got {}", body["error"]["code"]));
+        }
+    }
+    if let Some(s) = expect.get("status").and_then(Value::as_u64) {
+        if status as u64 != s {
+            fails.push(format!("expected HTTP {s}, got {status}"));
+        }
+    }
+    for (ptr, want) in expect.get("eq").and_then(Value::as_object).into_iter().flatten() {
+        let got = select(body, ptr);
+        if got.first().copied() != Some(want) {
+            fails.push(format!("{ptr}: expected {want}, got {:?}", got.first()));
+        }
+    }
+    for (ptr, want) in expect.get("all_eq").and_then(Value::as_object).into_iter().flatten() {
+        for got in select(body, ptr) {
+            if got != want {
+                fails.push(format!("{ptr}: every match must be {want}, one is {got}"));
+            }
+        }
+    }
+    for ptr in expect.get("absent").and_then(Value::as_array).into_iter().flatten() {
+        let ptr = ptr.as_str().unwrap();
+        if !select(body, ptr).is_empty() {
+            fails.push(format!("{ptr} must be absent"));
+        }
+    }
+    let found = labels(body);
+    for l in expect.get("labels_include").and_then(Value::as_array).into_iter().flatten() {
+        if !found.iter().any(|f| Some(f.as_str()) == l.as_str()) {
+            fails.push(format!("label {l} missing from {found:?}"));
+        }
+    }
+    for l in expect.get("labels_exclude").and_then(Value::as_array).into_iter().flatten() {
+        if found.iter().any(|f| Some(f.as_str()) == l.as_str()) {
+            fails.push(format!("label {l} must not appear, got {found:?}"));
+        }
+    }
+    let text = body.to_string();
+    for t in expect.get("text_absent").and_then(Value::as_array).into_iter().flatten() {
+        if text.contains(t.as_str().unwrap()) {
+            fails.push(format!("text {t} must not appear anywhere in the answer"));
+        }
+    }
+    for t in expect.get("text_present").and_then(Value::as_array).into_iter().flatten() {
+        if !text.contains(t.as_str().unwrap()) {
+            fails.push(format!("text {t} must appear in the answer"));
+        }
+    }
+    fails
+}
+
+fn run_case(path: &Path) -> Vec<String> {
+    let case: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", path.display()));
+    let o = Owner::start();
+    let projects = std::fs::canonicalize(o.projects.path()).unwrap();
+    for p in case["projects"].as_array().into_iter().flatten() {
+        o.project(p.as_str().unwrap());
+    }
+    for b in case["bootstrap"].as_array().into_iter().flatten() {
+        let root = o.project(b.as_str().unwrap());
+        o.bootstrap(&root);
+    }
+    let mut sessions: HashMap<String, Mcp> = HashMap::new();
+    let mut fails = Vec::new();
+    for (i, step) in case["steps"].as_array().expect("steps").iter().enumerate() {
+        let step = subst(step, &projects);
+        let headers: Vec<(String, String)> = step["headers"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+            .collect();
+        let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let (status, body) = if let Some(path) = step["get"].as_str() {
+            o.get(path)
+        } else {
+            let tool = step["tool"].as_str().expect("a step has tool or get");
+            let args = step.get("args").cloned().unwrap_or(json!({}));
+            match step["via"].as_str().unwrap_or("rest") {
+                "rest" => o.call(tool, args, &h),
+                "mcp" => {
+                    let name = step["session"].as_str().unwrap_or("default").to_string();
+                    let m = sessions.entry(name).or_insert_with(|| {
+                        let mut m = o.mcp();
+                        m.initialize(&h);
+                        m
+                    });
+                    match m.tool(tool, args, &h) {
+                        Ok(v) => (200, v),
+                        Err(v) => (400, v),
+                    }
+                }
+                other => panic!("unknown via {other}"),
+            }
+        };
+        for f in check(&step["expect"], status, &body) {
+            let what = step["note"].as_str().unwrap_or("");
+            fails.push(format!("{} step {i} ({what}): {f}\n    answer: {body}", path.display()));
+        }
+    }
+    fails
+}
+
+#[test]
+fn battery_cases_hold() {
+    let all = cases();
+    let mut per_inv: HashMap<String, usize> = HashMap::new();
+    for (inv, _) in &all {
+        *per_inv.entry(inv.clone()).or_default() += 1;
+    }
+    for required in ["inv-01-no-leak", "inv-11-no-write-without-brain"] {
+        assert!(per_inv.get(required).copied().unwrap_or(0) > 0, "battery/{required} has no case");
+    }
+    let fails: Vec<String> = all.iter().flat_map(|(_, p)| run_case(p)).collect();
+    assert!(fails.is_empty(), "{} battery failures:\n{}", fails.len(), fails.join("\n"));
+}

@@ -1,0 +1,244 @@
+//! Harness of the black-box tests: start the real `medulla serve` on 127.0.0.1:0 over a
+//! temporary `MEDULLA_HOME`, and talk to it over HTTP (REST and MCP).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_medulla");
+
+/// A running owner; killed (SIGTERM, then SIGKILL) when dropped.
+pub struct Owner {
+    pub child: Child,
+    pub url: String,
+    pub home: tempfile::TempDir,
+    /// A scratch directory for project roots.
+    pub projects: tempfile::TempDir,
+    pub http: reqwest::blocking::Client,
+}
+
+pub struct OwnerOptions {
+    pub model: bool,
+    pub extra_args: Vec<String>,
+}
+
+impl Default for OwnerOptions {
+    fn default() -> Self {
+        Self { model: false, extra_args: vec![] }
+    }
+}
+
+impl Owner {
+    pub fn start() -> Owner {
+        Self::start_with(OwnerOptions::default())
+    }
+
+    pub fn start_with(opts: OwnerOptions) -> Owner {
+        let home = tempfile::tempdir().expect("temp home");
+        let projects = tempfile::tempdir().expect("temp projects");
+        Self::start_in(home, projects, opts)
+    }
+
+    /// Start over an existing home (e.g. to restart an owner over the same stores).
+    pub fn start_in(home: tempfile::TempDir, projects: tempfile::TempDir, opts: OwnerOptions) -> Owner {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve").arg("--listen").arg("127.0.0.1:0").arg("--home").arg(home.path());
+        if !opts.model {
+            cmd.arg("--no-model");
+        }
+        cmd.args(&opts.extra_args);
+        cmd.env("MEDULLA_LOG", "warn").env_remove("MEDULLA_URL").stdout(Stdio::piped()).stderr(Stdio::inherit());
+        let mut child = cmd.spawn().expect("spawn medulla serve");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let first = lines.next().expect("owner printed nothing").expect("read stdout");
+        let url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no url in {first:?}"))
+            .to_string();
+        // Keep draining stdout so the owner never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        let http = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+        Owner { child, url, home, projects, http }
+    }
+
+    /// Create a project directory under the scratch dir (canonical path).
+    pub fn project(&self, rel: &str) -> PathBuf {
+        let p = self.projects.path().join(rel);
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::canonicalize(p).unwrap()
+    }
+
+    pub fn get(&self, path: &str) -> (u16, Value) {
+        let r = self.http.get(format!("{}{path}", self.url)).send().expect("GET");
+        let s = r.status().as_u16();
+        (s, r.json().unwrap_or(Value::Null))
+    }
+
+    /// `POST /api/call/<tool>` with headers.
+    pub fn call(&self, tool: &str, args: Value, headers: &[(&str, &str)]) -> (u16, Value) {
+        let mut req = self.http.post(format!("{}/api/call/{tool}", self.url)).json(&args);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let r = req.send().expect("POST");
+        let s = r.status().as_u16();
+        (s, r.json().unwrap_or(Value::Null))
+    }
+
+    pub fn bootstrap(&self, root: &Path) -> Value {
+        let (s, v) = self.call("bootstrap", json!({ "root": root }), &[]);
+        assert_eq!(s, 200, "{v}");
+        v
+    }
+
+    pub fn mcp(&self) -> Mcp {
+        Mcp { url: format!("{}/mcp", self.url), http: self.http.clone(), session: None, next_id: 1 }
+    }
+
+    /// SIGTERM and wait; returns the exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        self.child.wait().expect("wait owner")
+    }
+
+    /// Stop gracefully and start a new owner over the same home and projects.
+    pub fn restart(mut self, opts: OwnerOptions) -> (Owner, std::process::ExitStatus) {
+        let status = self.terminate();
+        let home = std::mem::replace(&mut self.home, tempfile::tempdir().unwrap());
+        let projects = std::mem::replace(&mut self.projects, tempfile::tempdir().unwrap());
+        drop(self);
+        (Owner::start_in(home, projects, opts), status)
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+            for _ in 0..100 {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A minimal MCP Streamable HTTP client (JSON-RPC over POST, SSE or JSON answers).
+pub struct Mcp {
+    pub url: String,
+    http: reqwest::blocking::Client,
+    pub session: Option<String>,
+    next_id: u64,
+}
+
+/// Pull the JSON-RPC message out of an SSE or JSON body.
+pub fn parse_rpc_body(content_type: &str, body: &str) -> Value {
+    if content_type.starts_with("text/event-stream") {
+        for line in body.lines() {
+            if let Some(data) = line.strip_prefix("data:") {
+                let data = data.trim();
+                if data.is_empty() {
+                    continue;
+                }
+                if let Ok(v) = serde_json::from_str::<Value>(data) {
+                    if v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some()) {
+                        return v;
+                    }
+                }
+            }
+        }
+        panic!("no JSON-RPC response in SSE body: {body}");
+    }
+    serde_json::from_str(body).unwrap_or_else(|_| panic!("not JSON: {body}"))
+}
+
+impl Mcp {
+    /// Send a raw body; returns status and parsed answer (Null when empty).
+    pub fn raw(&mut self, body: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+        let mut req = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(s) = &self.session {
+            req = req.header("mcp-session-id", s);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let r = req.send().expect("POST /mcp");
+        let status = r.status().as_u16();
+        if let Some(id) = r.headers().get("mcp-session-id") {
+            self.session = Some(id.to_str().unwrap().to_string());
+        }
+        let ct = r.headers().get("content-type").and_then(|c| c.to_str().ok()).unwrap_or("").to_string();
+        let text = r.text().unwrap_or_default();
+        if text.trim().is_empty() {
+            return (status, Value::Null);
+        }
+        (status, parse_rpc_body(&ct, &text))
+    }
+
+    pub fn request(&mut self, method: &str, params: Value, headers: &[(&str, &str)]) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        let (status, v) = self.raw(&body, headers);
+        assert!(status < 300, "{method} → {status}: {v}");
+        v
+    }
+
+    pub fn initialize(&mut self, headers: &[(&str, &str)]) -> Value {
+        let v = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "medulla-tests", "version": "0" }
+            }),
+            headers,
+        );
+        let body = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
+        let (s, _) = self.raw(&body, headers);
+        assert!(s < 300, "initialized notification → {s}");
+        v
+    }
+
+    /// `tools/call`; returns the structured content (Ok) or the structured error (Err).
+    pub fn tool(&mut self, name: &str, args: Value, headers: &[(&str, &str)]) -> Result<Value, Value> {
+        let v = self.request("tools/call", json!({ "name": name, "arguments": args }), headers);
+        let result = v.get("result").cloned().unwrap_or_else(|| panic!("tools/call {name}: {v}"));
+        let sc = result["structuredContent"].clone();
+        if result["isError"].as_bool() == Some(true) {
+            Err(sc)
+        } else {
+            Ok(sc)
+        }
+    }
+}
+
+/// The labels of the rows in a seek answer (flat or grouped).
+pub fn labels(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(rows) = v["results"].as_array() {
+        out.extend(rows.iter().filter_map(|r| r["label"].as_str().map(str::to_string)));
+    }
+    if let Some(groups) = v["groups"].as_array() {
+        for g in groups {
+            for r in g["results"].as_array().into_iter().flatten() {
+                out.extend(r["label"].as_str().map(str::to_string));
+            }
+        }
+    }
+    out
+}
