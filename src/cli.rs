@@ -93,6 +93,9 @@ pub struct ServeArgs {
     /// Directory of the embedding model files.
     #[arg(long, env = "MEDULLA_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
+    /// Budget of the medulla part of a beat, in ms (fail-open past it).
+    #[arg(long)]
+    pub medulla_budget_ms: Option<u64>,
     /// Unload a brain after this many idle seconds.
     #[arg(long)]
     pub idle_unload_secs: Option<u64>,
@@ -147,6 +150,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     cfg.no_model |= args.no_model;
     if args.model_dir.is_some() {
         cfg.model_dir = args.model_dir;
+    }
+    if let Some(ms) = args.medulla_budget_ms {
+        cfg.medulla_budget = Duration::from_millis(ms);
     }
     if let Some(s) = args.idle_unload_secs {
         cfg.idle_unload = Duration::from_secs(s);

@@ -23,6 +23,9 @@ pub struct Config {
     pub idle_unload: Duration,
     /// How long a caller waits for a brain actor before a 504.
     pub call_timeout: Duration,
+    /// The medulla part of a beat (north, delegate) must answer within this, or the
+    /// beat arrives without it (fail-open).
+    pub medulla_budget: Duration,
     /// Largest accepted request body.
     pub max_body_bytes: usize,
     pub aging: Aging,
@@ -39,6 +42,7 @@ struct FileConfig {
     allow_remote: Option<bool>,
     idle_unload_secs: Option<u64>,
     call_timeout_ms: Option<u64>,
+    medulla_budget_ms: Option<u64>,
     max_body_bytes: Option<usize>,
     stale_after_days: Option<u64>,
     half_life_hours: Option<u64>,
@@ -82,6 +86,7 @@ impl Config {
             allow_remote: file.allow_remote.unwrap_or(false),
             idle_unload: Duration::from_secs(file.idle_unload_secs.unwrap_or(15 * 60)),
             call_timeout: Duration::from_millis(file.call_timeout_ms.unwrap_or(30_000)),
+            medulla_budget: Duration::from_millis(file.medulla_budget_ms.unwrap_or(1000)),
             max_body_bytes: file.max_body_bytes.unwrap_or(4 * 1024 * 1024),
             aging,
             model_dir: file.model_dir,

@@ -39,6 +39,9 @@ pub enum BrainMsg {
     /// Fail the actor on purpose; exercised by the supervision tests.
     #[cfg(test)]
     Crash,
+    /// Hold the actor busy; exercised by the fail-open tests.
+    #[cfg(test)]
+    Stall(std::time::Duration),
 }
 
 /// What a brain actor is started with.
@@ -138,6 +141,8 @@ impl Actor for BrainActor {
             BrainMsg::Flush(r) => send(r, st.run(|s| s.flush_index()).await?),
             #[cfg(test)]
             BrainMsg::Crash => return Err("crash requested by a test".into()),
+            #[cfg(test)]
+            BrainMsg::Stall(d) => tokio::time::sleep(d).await,
         }
         Ok(())
     }

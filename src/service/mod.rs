@@ -1,6 +1,7 @@
 //! The service: every tool (MCP verb) and REST read, over the owner. MCP, REST and the
 //! CLI all come through here, so a verb behaves the same on every surface.
 
+pub mod north;
 pub mod render;
 pub mod route;
 pub mod tools;

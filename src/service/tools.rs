@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::north::{self, DebriefArgs, DelegateArgs, NorthArgs};
 use super::render::{row, Tier};
 use super::route::{bootstrap_fix, Routed};
 use super::{RouteInput, Service, ToolOutput};
@@ -146,6 +147,21 @@ pub fn specs() -> Vec<ToolSpec> {
             schema: schema::<BootMemoryArgs>(),
         },
         ToolSpec {
+            name: "north",
+            description: "The default beat before a task: this brain's task-relevant claims plus the medulla's doctrine, labelled, with memory_exists counts (never a false 'no memory').",
+            schema: schema::<NorthArgs>(),
+        },
+        ToolSpec {
+            name: "delegate",
+            description: "Compose a delegation packet for a subagent: the brain binding (the header the child must send), a labelled memory slice for the task, sources, and the etiquette line; as JSON and as text.",
+            schema: schema::<DelegateArgs>(),
+        },
+        ToolSpec {
+            name: "debrief",
+            description: "Memorize a child's findings project-private under the child's agent id in the bound brain. Never writes the medulla.",
+            schema: schema::<DebriefArgs>(),
+        },
+        ToolSpec {
             name: "learn",
             description: "Grade a claim: verdict correct | partial | wrong adjusts its trust.",
             schema: schema::<LearnArgs>(),
@@ -173,6 +189,9 @@ pub async fn dispatch(svc: &Service, name: &str, args: Value, input: &RouteInput
         "history" => history(svc, parse(name, args)?, &routed).await?,
         "boot_memory" => boot_memory(svc, parse(name, args)?, &routed, input).await?,
         "learn" => learn(svc, parse(name, args)?, &routed, input).await?,
+        "north" => north::north(svc, parse(name, args)?, &routed).await?,
+        "delegate" => north::delegate(svc, parse(name, args)?, &routed).await?,
+        "debrief" => north::debrief(svc, parse(name, args)?, &routed, input).await?,
         other => return Err(OwnerError::UnknownTool(other.to_string())),
     };
     if let Value::Object(map) = &mut value {
@@ -189,7 +208,7 @@ pub async fn dispatch(svc: &Service, name: &str, args: Value, input: &RouteInput
 }
 
 /// The brain a write must land on, or the `unbootstrapped` refusal with the fix.
-fn write_target(routed: &Routed) -> Result<&Manifest> {
+pub(crate) fn write_target(routed: &Routed) -> Result<&Manifest> {
     routed.brain.as_ref().ok_or_else(|| {
         let root = routed.caller_root.as_ref().map(|p| p.to_string_lossy().into_owned());
         OwnerError::Unbootstrapped {
@@ -199,7 +218,7 @@ fn write_target(routed: &Routed) -> Result<&Manifest> {
     })
 }
 
-fn agent(arg: Option<String>, input: &RouteInput) -> Result<String> {
+pub(crate) fn agent(arg: Option<String>, input: &RouteInput) -> Result<String> {
     let a = arg.or_else(|| input.agent.clone()).ok_or_else(|| {
         OwnerError::BadInput(
             "no agent id: pass agent_id (vendor:role, e.g. claude:maker) or send the Medulla-Agent header".into(),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::common::{labels, Mcp, Owner};
+use crate::common::{labels, Mcp, Owner, OwnerOptions};
 
 fn battery_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("battery")
@@ -138,7 +138,9 @@ fn check(expect: &Value, status: u16, body: &Value) -> Vec<String> {
 fn run_case(path: &Path) -> Vec<String> {
     let case: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap())
         .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", path.display()));
-    let o = Owner::start();
+    let owner_args: Vec<String> =
+        case["owner_args"].as_array().into_iter().flatten().map(|a| a.as_str().unwrap().to_string()).collect();
+    let o = Owner::start_with(OwnerOptions { extra_args: owner_args, ..Default::default() });
     let projects = std::fs::canonicalize(o.projects.path()).unwrap();
     for p in case["projects"].as_array().into_iter().flatten() {
         o.project(p.as_str().unwrap());
@@ -149,7 +151,15 @@ fn run_case(path: &Path) -> Vec<String> {
     }
     let mut sessions: HashMap<String, Mcp> = HashMap::new();
     let mut fails = Vec::new();
-    for (i, step) in case["steps"].as_array().expect("steps").iter().enumerate() {
+    let mut expanded = Vec::new();
+    for step in case["steps"].as_array().expect("steps") {
+        let n = step["repeat"].as_u64().unwrap_or(1);
+        for k in 0..n {
+            let text = step.to_string().replace("{i}", &k.to_string());
+            expanded.push(serde_json::from_str::<Value>(&text).unwrap());
+        }
+    }
+    for (i, step) in expanded.iter().enumerate() {
         let step = subst(step, &projects);
         let headers: Vec<(String, String)> = step["headers"]
             .as_object()
@@ -195,7 +205,7 @@ fn battery_cases_hold() {
     for (inv, _) in &all {
         *per_inv.entry(inv.clone()).or_default() += 1;
     }
-    for required in ["inv-01-no-leak", "inv-11-no-write-without-brain"] {
+    for required in ["inv-01-no-leak", "inv-06-no-false-absence", "inv-11-no-write-without-brain"] {
         assert!(per_inv.get(required).copied().unwrap_or(0) > 0, "battery/{required} has no case");
     }
     let fails: Vec<String> = all.iter().flat_map(|(_, p)| run_case(p)).collect();

@@ -1,0 +1,183 @@
+//! `cargo xtask bench`: store-level latency figures. Memorize and recall p50/p95 at
+//! several store sizes, lexical-only and hybrid; embedding throughput; store open time;
+//! vector index rebuild time. Run it in release (`cargo xtask` builds xtask in dev, but
+//! dependencies are optimised; pass `--release` through `cargo run --release -p xtask`
+//! for final figures).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use brains::recall::RankMode;
+use brains::{Embedder, MemorizeInput, RecallQuery, Store, StoreOptions};
+
+/// A deterministic generator of claim-like text.
+struct Gen(u64);
+
+const WORDS: &[&str] = &[
+    "cache", "index", "build", "flake", "runner", "deploy", "schema", "migration", "token", "router", "session",
+    "brain", "store", "vector", "lexical", "query", "latency", "timeout", "retry", "backoff", "queue", "worker",
+    "config", "release", "branch", "merge", "commit", "review", "test", "fixture", "mock", "socket", "stream",
+    "buffer", "parser", "grammar", "compiler", "linker", "crate", "module", "trait", "actor", "mailbox", "spool",
+    "letter", "promotion", "doctrine", "witness", "history", "version", "supersede", "downgrade", "hygiene",
+    "secret", "embedding", "model", "runtime", "thread", "core", "memory", "disk", "fsync", "journal", "snapshot",
+];
+
+impl Gen {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn words(&mut self, n: usize) -> String {
+        (0..n).map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize]).collect::<Vec<_>>().join(" ")
+    }
+}
+
+fn pct(samples: &mut [Duration], p: f64) -> f64 {
+    samples.sort();
+    let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[i].as_secs_f64() * 1000.0
+}
+
+fn input(g: &mut Gen, i: usize) -> MemorizeInput {
+    MemorizeInput {
+        label: format!("claim {i} {}", g.words(3)),
+        text: format!("{} observed while {}", g.words(12), g.words(6)),
+        source_agent: "bench:maker".into(),
+        origin_brain: Some("/bench".into()),
+        ..Default::default()
+    }
+}
+
+struct Row {
+    size: usize,
+    mode: &'static str,
+    fill_s: f64,
+    mem: (f64, f64),
+    rec: (f64, f64),
+    open_ms: f64,
+    rebuild_ms: Option<f64>,
+}
+
+fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> Result<Row> {
+    let dir = tempfile::tempdir()?;
+    let hybrid = embedder.is_some();
+    let opts = StoreOptions { embedder: embedder.clone(), ..Default::default() };
+    let (mut store, _) = Store::open(dir.path(), opts.clone())?;
+    let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
+    let t = Instant::now();
+    for i in 0..size {
+        store.memorize(input(&mut g, i))?;
+    }
+    let fill_s = t.elapsed().as_secs_f64();
+    let mut mem = Vec::with_capacity(ops);
+    for i in 0..ops {
+        let inp = input(&mut g, size + i);
+        let t = Instant::now();
+        store.memorize(inp)?;
+        mem.push(t.elapsed());
+    }
+    let mode = if hybrid { RankMode::Auto } else { RankMode::Lexical };
+    let mut rec = Vec::with_capacity(ops);
+    for _ in 0..ops {
+        let q = RecallQuery { text: g.words(4), scope: None, limit: 10, mode };
+        let t = Instant::now();
+        let r = store.recall(&q)?;
+        rec.push(t.elapsed());
+        std::hint::black_box(r);
+    }
+    store.close()?;
+    let t = Instant::now();
+    let (store, _) = Store::open(dir.path(), opts.clone())?;
+    let open_ms = t.elapsed().as_secs_f64() * 1000.0;
+    store.close()?;
+    let rebuild_ms = if hybrid {
+        std::fs::remove_file(dir.path().join("vectors.usearch")).context("index file")?;
+        let t = Instant::now();
+        let (store, report) = Store::open(dir.path(), opts)?;
+        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        if !report.index_rebuilt {
+            bail!("the index was deleted but the store did not report a rebuild");
+        }
+        store.close()?;
+        Some(ms)
+    } else {
+        None
+    };
+    Ok(Row {
+        size,
+        mode: if hybrid { "hybrid" } else { "lexical" },
+        fill_s,
+        mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
+        rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.95)),
+        open_ms,
+        rebuild_ms,
+    })
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let mut sizes = vec![1_000, 10_000];
+    let mut ops = 300;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--sizes" => {
+                sizes = it
+                    .next()
+                    .context("--sizes takes a list like 1000,10000,100000")?
+                    .split(',')
+                    .map(|s| s.trim().parse())
+                    .collect::<Result<_, _>>()?
+            }
+            "--ops" => ops = it.next().context("--ops takes a number")?.parse()?,
+            other => bail!("unknown argument {other:?}: usage: cargo xtask bench [--sizes 1000,10000,100000] [--ops 300]"),
+        }
+    }
+    let embedder: Option<Arc<dyn Embedder>> = match brains::embed::ModelFiles::locate() {
+        Some(files) => Some(Arc::new(brains::embed::MiniLm::load(&files)?)),
+        None => {
+            eprintln!("no embedding model: hybrid rows skipped (run `cargo xtask fetch-model`)");
+            None
+        }
+    };
+    if let Some(e) = &embedder {
+        let mut g = Gen(7);
+        let texts: Vec<String> = (0..512).map(|_| g.words(12)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let t = Instant::now();
+        e.embed(&refs)?;
+        let batch = 512.0 / t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        for s in refs.iter().take(128) {
+            e.embed(&[s])?;
+        }
+        let single = 128.0 / t.elapsed().as_secs_f64();
+        println!("embedding throughput: {batch:.0} sentences/s batched, {single:.0} sentences/s one at a time");
+    }
+    println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p95 (ms) | open (ms) | index rebuild (ms) |");
+    println!("|---|---|---|---|---|---|---|");
+    for &size in &sizes {
+        let mut modes: Vec<Option<Arc<dyn Embedder>>> = vec![None];
+        if embedder.is_some() {
+            modes.push(embedder.clone());
+        }
+        for e in modes {
+            let r = bench_size(size, e, ops)?;
+            println!(
+                "| {} | {} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {} |",
+                r.size,
+                r.mode,
+                r.fill_s,
+                r.mem.0,
+                r.mem.1,
+                r.rec.0,
+                r.rec.1,
+                r.open_ms,
+                r.rebuild_ms.map(|m| format!("{m:.0}")).unwrap_or_else(|| "–".into())
+            );
+        }
+    }
+    Ok(())
+}
