@@ -65,6 +65,37 @@ pub enum Command {
         #[arg(long)]
         tier: Option<String>,
     },
+    /// Copy a project claim into the medulla, through the audit actor.
+    Promote {
+        /// The source brain's root (or fingerprint).
+        #[arg(long)]
+        brain: String,
+        /// The claim's slug in that brain.
+        #[arg(long)]
+        claim: String,
+        /// Why it holds beyond its project, in one line.
+        #[arg(long)]
+        reason: String,
+        #[arg(long, default_value = "human:founder")]
+        agent: String,
+    },
+    /// The medulla's audit log: promotions, doctrine births, demotions, etiquette flags.
+    Audit {
+        #[arg(long)]
+        brain: Option<String>,
+        #[arg(long)]
+        agent: Option<String>,
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// What this brain and the medulla know about a task.
+    North { task: Vec<String> },
+    /// A delegation packet for a subagent (printed as text; --json for the packet).
+    Delegate {
+        task: Vec<String>,
+        #[arg(long)]
+        child_agent: Option<String>,
+    },
     /// Grade a claim: correct, partial or wrong.
     Learn {
         slug: String,
@@ -124,6 +155,22 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         )?,
         Command::Seek { query, tier, scope, limit } => {
             client.call("seek", json!({ "query": query.join(" "), "tier": tier, "scope": scope, "limit": limit }))?
+        }
+        Command::Promote { brain, claim, reason, agent } => {
+            let brain = std::fs::canonicalize(brain).map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| brain.clone());
+            client.send(
+                client
+                    .http
+                    .post(format!("{}/api/promote", client.base))
+                    .json(&json!({ "brain": brain, "claim": claim, "reason": reason, "agent_id": agent })),
+            )?
+        }
+        Command::Audit { brain, agent, limit } => {
+            client.call("audit", json!({ "brain": brain, "agent": agent, "limit": limit }))?
+        }
+        Command::North { task } => client.call("north", json!({ "task": task.join(" ") }))?,
+        Command::Delegate { task, child_agent } => {
+            client.call("delegate", json!({ "task": task.join(" "), "child_agent": child_agent }))?
         }
         Command::History { slug, tier } => client.call("history", json!({ "slug": slug, "tier": tier }))?,
         Command::Learn { slug, verdict, note, agent } => {
@@ -333,6 +380,45 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
             body["verdict"].as_str().unwrap_or("?"),
             body["claim"]["trust"]
         ),
+        Command::Promote { .. } => {
+            println!(
+                "{}: {} → {}",
+                body["outcome"].as_str().unwrap_or("?"),
+                body["identities"]["witness"].as_str().unwrap_or(""),
+                body["identities"]["medulla"].as_str().unwrap_or("")
+            );
+            if body["etiquette"]["expected"].as_bool() == Some(false) {
+                println!("etiquette: {}", body["etiquette"]["message"].as_str().unwrap_or(""));
+            }
+            println!(
+                "medulla: {} live claims (soft cap {})",
+                body["medulla_cap"]["live"], body["medulla_cap"]["soft_cap"]
+            );
+        }
+        Command::Audit { .. } => {
+            for e in body["entries"].as_array().into_iter().flatten() {
+                println!(
+                    "{} {} {} by {} from {}{}: {}",
+                    crate::service::render::date(e["at"].as_i64().unwrap_or(0)),
+                    e["kind"].as_str().unwrap_or("?"),
+                    e["slug"].as_str().unwrap_or(""),
+                    e["agent"].as_str().unwrap_or("?"),
+                    e["origin_brain"].as_str().unwrap_or("unknown"),
+                    if e["flag"].is_string() { " [etiquette breach]" } else { "" },
+                    e["reason"].as_str().unwrap_or("")
+                );
+            }
+        }
+        Command::North { .. } => {
+            println!("{}", body["note"].as_str().unwrap_or(""));
+            print_rows(body["project"].as_array().map(Vec::as_slice).unwrap_or(&[]));
+            print_rows(body["medulla"].as_array().map(Vec::as_slice).unwrap_or(&[]));
+            print_rows(body["recent_unmatched"].as_array().map(Vec::as_slice).unwrap_or(&[]));
+            if let Some(e) = body.get("medulla_error") {
+                println!("medulla part failed: {}", e["message"].as_str().unwrap_or(""));
+            }
+        }
+        Command::Delegate { .. } => print!("{}", body["text"].as_str().unwrap_or("")),
         Command::Serve(_) => {}
     }
     let _ = status;

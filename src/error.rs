@@ -13,6 +13,10 @@ pub enum OwnerError {
     UnknownBrain { name: String },
     #[error("{0}")]
     BadInput(String),
+    #[error("refused by the hygiene floor: {found}; remove the secret or conflict marker from the claim (supersede it) and try again")]
+    HygieneRefused { found: String, findings: serde_json::Value },
+    #[error("the medulla already holds {slug:?} promoted from {holder} at the same strength: promote a stronger claim, or demote the holder first")]
+    PromotionConflict { slug: String, holder: String },
     #[error("unknown tool {0:?}: list the tools with tools/list")]
     UnknownTool(String),
     #[error("{what} is not available yet: {detail}")]
@@ -32,6 +36,8 @@ impl OwnerError {
             OwnerError::Unbootstrapped { .. } => "unbootstrapped",
             OwnerError::UnknownBrain { .. } => "unknown_brain",
             OwnerError::BadInput(_) => "invalid_input",
+            OwnerError::HygieneRefused { .. } => "hygiene_refused",
+            OwnerError::PromotionConflict { .. } => "promotion_conflict",
             OwnerError::UnknownTool(_) => "unknown_tool",
             OwnerError::NotYet { .. } => "not_yet_available",
             OwnerError::Unreachable { .. } => "actor_unreachable",
@@ -50,6 +56,8 @@ impl OwnerError {
             OwnerError::Unbootstrapped { .. } => 409,
             OwnerError::UnknownBrain { .. } => 404,
             OwnerError::BadInput(_) | OwnerError::UnknownTool(_) => 400,
+            OwnerError::HygieneRefused { .. } => 422,
+            OwnerError::PromotionConflict { .. } => 409,
             OwnerError::NotYet { .. } => 501,
             OwnerError::Unreachable { .. } => 503,
             OwnerError::Timeout { .. } => 504,
@@ -64,6 +72,9 @@ impl OwnerError {
             OwnerError::Unbootstrapped { caller_root, fix } => {
                 v["caller_root"] = caller_root.clone().into();
                 v["fix"] = fix.clone().into();
+            }
+            OwnerError::HygieneRefused { findings, .. } => {
+                v["findings"] = findings.clone();
             }
             OwnerError::Store(StoreError::WouldDowngrade { slug, live, attempted }) => {
                 v["slug"] = slug.clone().into();

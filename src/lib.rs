@@ -8,6 +8,8 @@
 //!   [`brains::Store`].
 //! - [`owner`]: the supervisor actor: loads, restarts and unloads brain actors; the
 //!   shared registry request handlers read.
+//! - [`audit`]: the audit actor, the only writer of the medulla: promotion, doctrine
+//!   birth, demotion.
 //! - [`service`]: every tool and REST read, with routing by caller root and rendering of
 //!   rows; shared by MCP, REST and the CLI.
 //! - [`http`]: hyper server, MCP Streamable HTTP via `rmcp`, the REST routes, the
@@ -17,6 +19,7 @@
 //!
 //! The store engine itself lives in the `brains` crate and knows nothing of this one.
 
+pub mod audit;
 pub mod brain;
 pub mod cli;
 pub mod config;

@@ -160,8 +160,23 @@ impl App {
                     Err(e) => error_response(&e),
                 },
             },
-            (Method::POST, p) if p.starts_with("/api/call/") => {
-                let tool = p.trim_start_matches("/api/call/").to_string();
+            (Method::GET, "/api/audit") => {
+                let mut args = serde_json::Map::new();
+                for k in ["brain", "agent"] {
+                    if let Some(v) = param(k) {
+                        args.insert(k.into(), json!(v));
+                    }
+                }
+                if let Some(l) = param("limit").and_then(|l| l.parse::<usize>().ok()) {
+                    args.insert("limit".into(), json!(l));
+                }
+                match self.svc.call_tool("audit", Value::Object(args), &route_input(&req)).await {
+                    Ok(out) => json_response(200, &out.value),
+                    Err(e) => error_response(&e),
+                }
+            }
+            (Method::POST, p) if p.starts_with("/api/call/") || p == "/api/promote" => {
+                let tool = if p == "/api/promote" { "promote".to_string() } else { p.trim_start_matches("/api/call/").to_string() };
                 let input = route_input(&req);
                 let args = match read_json(req, self.max_body).await {
                     Ok(v) => v,

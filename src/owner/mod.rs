@@ -13,6 +13,7 @@ use brains::{Clock, StoreOptions};
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use serde::Serialize;
 
+use crate::audit::{AuditActor, AuditMsg};
 use crate::brain::{BrainActor, BrainArgs, BrainMsg};
 use crate::config::Config;
 use crate::error::{OwnerError, Result};
@@ -51,6 +52,7 @@ pub struct Registry {
     pub warm: RwLock<HashMap<String, Warm>>,
     pub medulla: RwLock<ActorRef<BrainMsg>>,
     pub counters: RwLock<HashMap<String, Arc<BrainCounters>>>,
+    pub audit: RwLock<Option<ActorRef<AuditMsg>>>,
     started: Instant,
 }
 
@@ -106,6 +108,8 @@ pub enum OwnerMsg {
     UnloadIdle,
     /// Unload one brain now (replies whether it was warm).
     Unload { fp: String, reply: RpcReplyPort<bool> },
+    /// Spawn the audit actor under this supervisor (it needs the finished handle).
+    StartAudit { handle: OwnerHandle, reply: RpcReplyPort<std::result::Result<(), String>> },
 }
 
 pub struct OwnerArgs {
@@ -121,6 +125,7 @@ pub struct OwnerState {
     /// Actor id → brain fingerprint, to know which brain a supervision event is about.
     by_cell: HashMap<ractor::ActorId, String>,
     medulla_id: ractor::ActorId,
+    audit: Option<(ractor::ActorId, OwnerHandle)>,
 }
 
 pub struct OwnerActor;
@@ -219,6 +224,7 @@ impl Actor for OwnerActor {
             warm: RwLock::new(HashMap::new()),
             medulla: RwLock::new(medulla.clone()),
             counters: RwLock::new(HashMap::new()),
+            audit: RwLock::new(None),
             started: Instant::now(),
         });
         let _ = args.registry_slot.send(registry.clone());
@@ -228,6 +234,7 @@ impl Actor for OwnerActor {
             registry,
             by_cell: HashMap::new(),
             medulla_id: medulla.get_id(),
+            audit: None,
         };
         state.rescan();
         // The idle sweep: a tick a quarter of the idle time (bounded to [1 s, 60 s]).
@@ -289,6 +296,10 @@ impl Actor for OwnerActor {
                 let was = st.unload(&fp).await;
                 let _ = reply.send(was);
             }
+            OwnerMsg::StartAudit { handle, reply } => {
+                let r = spawn_audit(&me, st, handle).await;
+                let _ = reply.send(r);
+            }
         }
         Ok(())
     }
@@ -305,6 +316,15 @@ impl Actor for OwnerActor {
             _ => return Ok(()),
         };
         let id = cell.get_id();
+        if let Some((audit_id, handle)) = st.audit.clone() {
+            if audit_id == id {
+                tracing::error!(why, "audit actor down; restarting it");
+                if let Err(e) = spawn_audit(&me, st, handle).await {
+                    tracing::error!(error = %e, "the audit actor did not restart; medulla writes answer 503 until it does");
+                }
+                return Ok(());
+            }
+        }
         if id == st.medulla_id {
             tracing::error!(why, "medulla actor down; restarting it");
             let medulla = spawn_brain(&me, st.config.medulla_dir(), st.opts.clone()).await?;
@@ -322,6 +342,13 @@ impl Actor for OwnerActor {
         }
         Ok(())
     }
+}
+
+async fn spawn_audit(me: &ActorRef<OwnerMsg>, st: &mut OwnerState, handle: OwnerHandle) -> std::result::Result<(), String> {
+    let (audit, _) = Actor::spawn_linked(None, AuditActor, handle.clone(), me.get_cell()).await.map_err(|e| e.to_string())?;
+    st.audit = Some((audit.get_id(), handle));
+    *st.registry.audit.write().expect("registry lock") = Some(audit);
+    Ok(())
 }
 
 async fn bootstrap(st: &mut OwnerState, me: &ActorRef<OwnerMsg>, root: &Path) -> Result<(Manifest, bool)> {
@@ -364,7 +391,14 @@ impl OwnerHandle {
         .await
         .map_err(|e| anyhow::anyhow!("the owner did not start: {e}"))?;
         let registry = rx.await?;
-        Ok((OwnerHandle { actor, registry, config, opts }, join))
+        let handle = OwnerHandle { actor, registry, config, opts };
+        let h = handle.clone();
+        handle
+            .call_owner(|reply| OwnerMsg::StartAudit { handle: h, reply })
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .map_err(|e| anyhow::anyhow!("the audit actor did not start: {e}"))?;
+        Ok((handle, join))
     }
 
     fn timeout(&self) -> Duration {
@@ -398,6 +432,22 @@ impl OwnerHandle {
             Ok(CallResult::Timeout) => Err(OwnerError::Timeout { actor: MEDULLA_OWNER.into(), ms: self.timeout().as_millis() as u64 }),
             Ok(CallResult::SenderError) | Err(_) => {
                 Err(OwnerError::Unreachable { actor: MEDULLA_OWNER.into(), detail: "the owner actor is not running".into() })
+            }
+        }
+    }
+
+    /// Ask the audit actor (the only writer of the medulla).
+    pub async fn audit<T: Send + 'static>(&self, build: impl FnOnce(RpcReplyPort<Result<T>>) -> AuditMsg) -> Result<T> {
+        use ractor::rpc::CallResult;
+        let audit = self.registry.audit.read().expect("registry lock").clone().ok_or_else(|| OwnerError::Unreachable {
+            actor: "audit".into(),
+            detail: "the audit actor is not running".into(),
+        })?;
+        match audit.call(build, Some(self.timeout())).await {
+            Ok(CallResult::Success(r)) => r,
+            Ok(CallResult::Timeout) => Err(OwnerError::Timeout { actor: "audit".into(), ms: self.timeout().as_millis() as u64 }),
+            Ok(CallResult::SenderError) | Err(_) => {
+                Err(OwnerError::Unreachable { actor: "audit".into(), detail: "it stopped before answering".into() })
             }
         }
     }

@@ -2,6 +2,7 @@
 //! CLI all come through here, so a verb behaves the same on every surface.
 
 pub mod north;
+pub mod promote;
 pub mod render;
 pub mod route;
 pub mod tools;

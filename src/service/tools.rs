@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::north::{self, DebriefArgs, DelegateArgs, NorthArgs};
+use super::promote::{self, AuditArgs, PromoteArgs};
 use super::render::{row, Tier};
 use super::route::{bootstrap_fix, Routed};
 use super::{RouteInput, Service, ToolOutput};
@@ -43,7 +44,7 @@ pub struct MemorizeArgs {
     pub strength: Option<String>,
     /// Paths or references backing the claim.
     pub evidence: Option<Vec<String>>,
-    /// `project` (default). `medulla` is doctrine birth, which goes through the audit actor.
+    /// `project` (default). `medulla` is doctrine birth: written straight into the medulla through the audit actor.
     pub tier: Option<String>,
 }
 
@@ -89,7 +90,7 @@ pub struct BootMemoryArgs {
 pub struct LearnArgs {
     /// The claim's slug (a label is accepted and slugified).
     pub slug: String,
-    /// `correct`, `partial` or `wrong`.
+    /// `correct`, `partial` or `wrong`. On a medulla claim, `wrong` demotes it (the project witness is untouched).
     pub verdict: String,
     pub agent_id: Option<String>,
     /// Why, in one line.
@@ -162,6 +163,16 @@ pub fn specs() -> Vec<ToolSpec> {
             schema: schema::<DebriefArgs>(),
         },
         ToolSpec {
+            name: "promote",
+            description: "Copy a project claim into the medulla through the audit actor (hygiene floor, provenance chain, witness stamped promoted_to). Expected of *:orchestrator and human:founder; others land flagged.",
+            schema: schema::<PromoteArgs>(),
+        },
+        ToolSpec {
+            name: "audit",
+            description: "The medulla's audit log: promotions, doctrine births and demotions, newest first, with etiquette flags; filter by brain or agent.",
+            schema: schema::<AuditArgs>(),
+        },
+        ToolSpec {
             name: "learn",
             description: "Grade a claim: verdict correct | partial | wrong adjusts its trust.",
             schema: schema::<LearnArgs>(),
@@ -189,6 +200,8 @@ pub async fn dispatch(svc: &Service, name: &str, args: Value, input: &RouteInput
         "history" => history(svc, parse(name, args)?, &routed).await?,
         "boot_memory" => boot_memory(svc, parse(name, args)?, &routed, input).await?,
         "learn" => learn(svc, parse(name, args)?, &routed, input).await?,
+        "promote" => promote::promote(svc, parse(name, args)?, &routed, input).await?,
+        "audit" => promote::audit_log(svc, parse(name, args)?).await?,
         "north" => north::north(svc, parse(name, args)?, &routed).await?,
         "delegate" => north::delegate(svc, parse(name, args)?, &routed).await?,
         "debrief" => north::debrief(svc, parse(name, args)?, &routed, input).await?,
@@ -273,14 +286,19 @@ async fn bootstrap(svc: &Service, a: BootstrapArgs, routed: &Routed) -> Result<V
 
 async fn memorize(svc: &Service, a: MemorizeArgs, routed: &Routed, input: &RouteInput) -> Result<Value> {
     let tier = tier_arg(a.tier.as_deref(), false)?;
+    let strength = a.strength.as_deref().map(Strength::parse).transpose()?.unwrap_or_default();
     if tier == TierArg::Medulla {
-        return Err(OwnerError::NotYet {
-            what: "memorize with tier medulla (doctrine birth)".into(),
-            detail: "it will go through the audit actor; memorize into the project brain for now".into(),
-        });
+        let mi = MemorizeInput {
+            label: a.label,
+            text: a.text,
+            source_agent: agent(a.agent_id, input)?,
+            strength,
+            evidence: a.evidence.unwrap_or_default(),
+            ..Default::default()
+        };
+        return promote::doctrine_birth(svc, mi).await;
     }
     let target = write_target(routed)?;
-    let strength = a.strength.as_deref().map(Strength::parse).transpose()?.unwrap_or_default();
     let mi = MemorizeInput {
         label: a.label,
         text: a.text,
@@ -502,15 +520,12 @@ async fn boot_memory(svc: &Service, a: BootMemoryArgs, routed: &Routed, input: &
 async fn learn(svc: &Service, a: LearnArgs, routed: &Routed, input: &RouteInput) -> Result<Value> {
     let tier = tier_arg(a.tier.as_deref(), false)?;
     let verdict = Verdict::parse(&a.verdict)?;
-    if tier == TierArg::Medulla {
-        return Err(OwnerError::NotYet {
-            what: "learn on the medulla".into(),
-            detail: "grading medulla claims goes through the audit actor".into(),
-        });
-    }
-    let target = write_target(routed)?;
     let actor = agent(a.agent_id, input)?;
     let slug = brains::slugify(&a.slug);
+    if tier == TierArg::Medulla {
+        return promote::learn_medulla(svc, actor, slug, verdict, a.note).await;
+    }
+    let target = write_target(routed)?;
     let s = slug.clone();
     let claim = svc
         .owner
