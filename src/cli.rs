@@ -29,6 +29,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Is an owner running, and how is it?
     Status,
+    /// A stdio MCP server forwarding to the running owner (for stdio-only clients).
+    Bridge,
     /// List every brain on disk, warm or dormant.
     Brains,
     /// Create the brain for a project root (default: the working directory).
@@ -137,9 +139,13 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     if let Command::Serve(args) = cli.command {
         return serve(args);
     }
+    if let Command::Bridge = cli.command {
+        tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter("warn").init();
+        return crate::bridge::main(owner_url(cli.url.clone()));
+    }
     let client = Client::new(cli.url.clone())?;
     let out = match &cli.command {
-        Command::Serve(_) => unreachable!("handled above"),
+        Command::Serve(_) | Command::Bridge => unreachable!("handled above"),
         Command::Status => client.get("/api/health")?,
         Command::Brains => client.get("/api/instances")?,
         Command::Bootstrap { path } => {
@@ -419,7 +425,7 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
             }
         }
         Command::Delegate { .. } => print!("{}", body["text"].as_str().unwrap_or("")),
-        Command::Serve(_) => {}
+        Command::Serve(_) | Command::Bridge => {}
     }
     let _ = status;
 }

@@ -14,6 +14,7 @@
 //!   rows; shared by MCP, REST and the CLI.
 //! - [`http`]: hyper server, MCP Streamable HTTP via `rmcp`, the REST routes, the
 //!   loopback guard.
+//! - [`bridge`]: `medulla bridge`, stdio MCP forwarded to the owner over HTTP.
 //! - [`cli`]: the `medulla` command line, a client of the running owner.
 //! - [`serve`]: wiring it all together for `medulla serve`.
 //!
@@ -21,6 +22,7 @@
 
 pub mod audit;
 pub mod brain;
+pub mod bridge;
 pub mod cli;
 pub mod config;
 pub mod error;

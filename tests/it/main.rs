@@ -1,6 +1,7 @@
 //! Black-box tests: each starts the real owner on 127.0.0.1:0 and drives it over HTTP.
 
 mod battery;
+mod bridge;
 mod cli;
 mod common;
 mod mcp;

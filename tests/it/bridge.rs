@@ -1,0 +1,106 @@
+//! `medulla bridge`: stdio MCP forwarded to the owner, routed by the bridge's working
+//! directory or by `MEDULLA_BRAIN`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::common::{Owner, BIN};
+
+struct Bridge {
+    child: std::process::Child,
+    out: BufReader<std::process::ChildStdout>,
+}
+
+impl Bridge {
+    fn start(o: &Owner, cwd: &std::path::Path, brain: Option<&str>) -> Bridge {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("bridge").current_dir(cwd).env("MEDULLA_URL", &o.url).stdin(Stdio::piped()).stdout(Stdio::piped());
+        match brain {
+            Some(b) => cmd.env("MEDULLA_BRAIN", b),
+            None => cmd.env_remove("MEDULLA_BRAIN"),
+        };
+        let mut child = cmd.spawn().unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        Bridge { child, out }
+    }
+    fn send(&mut self, v: Value) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+    fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("not JSON: {line:?}"))
+    }
+    fn call(&mut self, id: u64, name: &str, args: Value) -> Value {
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": name, "arguments": args } }));
+        let v = self.recv();
+        assert_eq!(v["id"], id, "{v}");
+        v["result"]["structuredContent"].clone()
+    }
+    fn handshake(&mut self) -> Value {
+        self.send(json!({ "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "stdio-test", "version": "0" } } }));
+        let init = self.recv();
+        self.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+        init
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn stdio_calls_are_routed_by_the_bridges_working_directory() {
+    let o = Owner::start();
+    let x = o.project("x");
+    let y = o.project("y");
+    o.bootstrap(&x);
+    o.bootstrap(&y);
+    let sub = o.project("x/src");
+    let mut b = Bridge::start(&o, &sub, None);
+    let init = b.handshake();
+    assert_eq!(init["result"]["serverInfo"]["name"], "medulla", "{init}");
+    let v = b.call(1, "memorize", json!({ "label": "via stdio", "text": "written through the bridge", "agent_id": "claude:maker" }));
+    assert_eq!(v["brain"]["root"], x.to_string_lossy().as_ref(), "{v}");
+    let v = b.call(2, "seek", json!({ "query": "bridge" }));
+    assert_eq!(v["results"][0]["label"], "via stdio");
+    // A malformed line gets a JSON-RPC error on stdout, and the bridge keeps going.
+    b.send(json!({ "jsonrpc": "2.0", "id": 3, "method": "no/such/method" }));
+    let v = b.recv();
+    assert_eq!(v["error"]["code"], -32601, "{v}");
+    drop(b);
+
+    // MEDULLA_BRAIN binds the bridge to y whatever its directory.
+    let mut b = Bridge::start(&o, &sub, Some(y.to_str().unwrap()));
+    b.handshake();
+    let v = b.call(1, "memorize", json!({ "label": "bound", "text": "lands in y", "agent_id": "claude:maker" }));
+    assert_eq!(v["brain"]["root"], y.to_string_lossy().as_ref(), "{v}");
+}
+
+#[test]
+fn a_bridge_without_an_owner_answers_with_an_error_naming_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("bridge")
+        .current_dir(dir.path())
+        .env("MEDULLA_URL", "http://127.0.0.1:9")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    writeln!(child.stdin.as_mut().unwrap(), "{}", json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["id"], 1);
+    assert!(v["error"]["message"].as_str().unwrap().contains("medulla serve"), "{v}");
+}
