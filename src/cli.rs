@@ -98,6 +98,27 @@ pub enum Command {
         #[arg(long)]
         child_agent: Option<String>,
     },
+    /// File a field report (a letter) into the spool.
+    Report {
+        /// The whole letter as a JSON object; the flags below fill fields of it.
+        #[arg(long)]
+        letter: Option<String>,
+        #[arg(long)]
+        class: Option<String>,
+        #[arg(long)]
+        kind: Option<String>,
+        #[arg(long)]
+        repo: Option<String>,
+        #[arg(long)]
+        what: Option<String>,
+        #[arg(long, default_value = "human:founder")]
+        agent: String,
+    },
+    /// The field-report mailbox.
+    #[command(subcommand)]
+    Mailbox(MailboxCmd),
+    /// Counts that tell whether memory is being delivered well, per ISO week.
+    Doctor,
     /// Grade a claim: correct, partial or wrong.
     Learn {
         slug: String,
@@ -107,6 +128,19 @@ pub enum Command {
         #[arg(long, default_value = "human:founder")]
         agent: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MailboxCmd {
+    /// Every letter once (spool and every known box), with fates.
+    Sweep,
+    /// One box: this project's (default), another brain's, or `medulla`.
+    Show {
+        #[arg(long)]
+        brain: Option<String>,
+    },
+    /// File pending letters now instead of waiting for the watcher.
+    Distribute,
 }
 
 #[derive(Debug, Args)]
@@ -178,6 +212,31 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Delegate { task, child_agent } => {
             client.call("delegate", json!({ "task": task.join(" "), "child_agent": child_agent }))?
         }
+        Command::Report { letter, class, kind, repo, what, agent } => {
+            let mut l: serde_json::Map<String, Value> = match letter {
+                Some(t) => serde_json::from_str(t).context("--letter is not a JSON object")?,
+                None => Default::default(),
+            };
+            for (k, v) in [("class", class), ("kind", kind), ("repo", repo), ("what", what)] {
+                if let Some(v) = v {
+                    l.insert(k.into(), json!(v));
+                }
+            }
+            l.entry("agent").or_insert_with(|| json!(agent));
+            client.send(client.http.post(format!("{}/api/reports", client.base)).json(&l))?
+        }
+        Command::Mailbox(MailboxCmd::Sweep) => client.get("/api/mailbox/sweep")?,
+        Command::Mailbox(MailboxCmd::Distribute) => {
+            client.send(client.http.post(format!("{}/api/mailbox/distribute", client.base)))?
+        }
+        Command::Mailbox(MailboxCmd::Show { brain }) => {
+            let b = match brain {
+                Some(b) => b.clone(),
+                None => std::env::current_dir()?.to_string_lossy().into_owned(),
+            };
+            client.get(&format!("/api/mailbox?brain={}", encode(&b)))?
+        }
+        Command::Doctor => client.get("/api/doctor")?,
         Command::History { slug, tier } => client.call("history", json!({ "slug": slug, "tier": tier }))?,
         Command::Learn { slug, verdict, note, agent } => {
             client.call("learn", json!({ "slug": slug, "verdict": verdict, "note": note, "agent_id": agent }))?
@@ -283,6 +342,16 @@ impl Client {
         };
         self.send(self.http.post(format!("{}/api/call/{tool}", self.base)).json(&args))
     }
+}
+
+/// Percent-encode a query value.
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 fn print_rows(rows: &[Value]) {
@@ -425,6 +494,36 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
             }
         }
         Command::Delegate { .. } => print!("{}", body["text"].as_str().unwrap_or("")),
+        Command::Report { .. } => println!("letter {} filed: {}", body["id"].as_str().unwrap_or("?"), body["filed"]),
+        Command::Mailbox(MailboxCmd::Show { .. }) | Command::Mailbox(MailboxCmd::Sweep) => {
+            if let Some(s) = body["served_brain"].as_str() {
+                println!("box of {s}");
+            }
+            for l in body["letters"].as_array().into_iter().flatten() {
+                let mark = match l["state"].as_str() {
+                    Some("wet_ink") => "●",
+                    Some("in_flight") => "◍",
+                    Some("fired_clay") => "↳",
+                    Some("external") => "◌",
+                    _ => "?",
+                };
+                println!(
+                    "{mark} {} [{}] {} — {}",
+                    l["id"].as_str().unwrap_or(""),
+                    l["class"].as_str().unwrap_or("?"),
+                    l["agent"].as_str().unwrap_or("?"),
+                    l["what"].as_str().unwrap_or("")
+                );
+            }
+            println!("open: {} ({})", body["counts"]["open"], body["counts"]);
+            for u in body["unreachable"].as_array().into_iter().flatten() {
+                println!("unreachable: {} ({})", u["box"], u["why"].as_str().unwrap_or(""));
+            }
+        }
+        Command::Mailbox(MailboxCmd::Distribute) => {
+            println!("filed {}; pending {}; refused {}", body["filed"], body["pending"], body["refused"])
+        }
+        Command::Doctor => println!("{}", serde_json::to_string_pretty(body).unwrap_or_default()),
         Command::Serve(_) | Command::Bridge => {}
     }
     let _ = status;

@@ -26,6 +26,8 @@ pub struct Config {
     /// The medulla part of a beat (north, delegate) must answer within this, or the
     /// beat arrives without it (fail-open).
     pub medulla_budget: Duration,
+    /// The distributor's safety-net rescan of the spool (besides file watching).
+    pub mailbox_rescan: Duration,
     /// Largest accepted request body.
     pub max_body_bytes: usize,
     pub aging: Aging,
@@ -43,6 +45,7 @@ struct FileConfig {
     idle_unload_secs: Option<u64>,
     call_timeout_ms: Option<u64>,
     medulla_budget_ms: Option<u64>,
+    mailbox_rescan_secs: Option<u64>,
     max_body_bytes: Option<usize>,
     stale_after_days: Option<u64>,
     half_life_hours: Option<u64>,
@@ -87,6 +90,7 @@ impl Config {
             idle_unload: Duration::from_secs(file.idle_unload_secs.unwrap_or(15 * 60)),
             call_timeout: Duration::from_millis(file.call_timeout_ms.unwrap_or(30_000)),
             medulla_budget: Duration::from_millis(file.medulla_budget_ms.unwrap_or(1000)),
+            mailbox_rescan: Duration::from_secs(file.mailbox_rescan_secs.unwrap_or(10)),
             max_body_bytes: file.max_body_bytes.unwrap_or(4 * 1024 * 1024),
             aging,
             model_dir: file.model_dir,

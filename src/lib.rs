@@ -10,6 +10,7 @@
 //!   shared registry request handlers read.
 //! - [`audit`]: the audit actor, the only writer of the medulla: promotion, doctrine
 //!   birth, demotion.
+//! - [`mailbox`]: the field-report spool, the distributor actor, boxes, fate, sweep.
 //! - [`service`]: every tool and REST read, with routing by caller root and rendering of
 //!   rows; shared by MCP, REST and the CLI.
 //! - [`http`]: hyper server, MCP Streamable HTTP via `rmcp`, the REST routes, the
@@ -27,6 +28,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod http;
+pub mod mailbox;
 pub mod owner;
 pub mod roster;
 pub mod serve;

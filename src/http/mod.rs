@@ -160,6 +160,36 @@ impl App {
                     Err(e) => error_response(&e),
                 },
             },
+            (Method::GET, "/api/mailbox") => match param("brain") {
+                None => plain_error(400, "invalid_input", "pass ?brain=<root, fingerprint or medulla>".into()),
+                Some(b) => match crate::service::mailbox::show_box(&self.svc, &b).await {
+                    Ok(v) => json_response(200, &v),
+                    Err(e) => error_response(&e),
+                },
+            },
+            (Method::GET, "/api/mailbox/sweep") => match crate::service::mailbox::sweep(&self.svc).await {
+                Ok(v) => json_response(200, &v),
+                Err(e) => error_response(&e),
+            },
+            (Method::POST, "/api/mailbox/distribute") => match crate::service::mailbox::distribute_now(&self.svc).await {
+                Ok(r) => json_response(200, &json!(r)),
+                Err(e) => error_response(&e),
+            },
+            (Method::GET, "/api/doctor") => match crate::service::mailbox::doctor(&self.svc).await {
+                Ok(v) => json_response(200, &v),
+                Err(e) => error_response(&e),
+            },
+            (Method::POST, "/api/reports") => {
+                let input = route_input(&req);
+                let letter = match read_json(req, self.max_body).await {
+                    Ok(v) => v,
+                    Err(resp) => return resp,
+                };
+                match self.svc.call_tool("report", json!({ "letter": letter }), &input).await {
+                    Ok(out) => json_response(200, &out.value),
+                    Err(e) => error_response(&e),
+                }
+            }
             (Method::GET, "/api/audit") => {
                 let mut args = serde_json::Map::new();
                 for k in ["brain", "agent"] {

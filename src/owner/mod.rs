@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::audit::{AuditActor, AuditMsg};
 use crate::brain::{BrainActor, BrainArgs, BrainMsg};
 use crate::config::Config;
+use crate::mailbox::{Distributor, DistributorArgs, MailboxMsg, MailboxView};
 use crate::error::{OwnerError, Result};
 use crate::roster::{self, Manifest, RosterEntry};
 
@@ -53,6 +54,8 @@ pub struct Registry {
     pub medulla: RwLock<ActorRef<BrainMsg>>,
     pub counters: RwLock<HashMap<String, Arc<BrainCounters>>>,
     pub audit: RwLock<Option<ActorRef<AuditMsg>>>,
+    pub mailbox: RwLock<Option<ActorRef<MailboxMsg>>>,
+    pub mailbox_view: Arc<MailboxView>,
     started: Instant,
 }
 
@@ -126,6 +129,7 @@ pub struct OwnerState {
     by_cell: HashMap<ractor::ActorId, String>,
     medulla_id: ractor::ActorId,
     audit: Option<(ractor::ActorId, OwnerHandle)>,
+    mailbox: Option<(ractor::ActorId, DistributorArgs)>,
 }
 
 pub struct OwnerActor;
@@ -225,6 +229,8 @@ impl Actor for OwnerActor {
             medulla: RwLock::new(medulla.clone()),
             counters: RwLock::new(HashMap::new()),
             audit: RwLock::new(None),
+            mailbox: RwLock::new(None),
+            mailbox_view: Arc::new(MailboxView::default()),
             started: Instant::now(),
         });
         let _ = args.registry_slot.send(registry.clone());
@@ -235,7 +241,16 @@ impl Actor for OwnerActor {
             by_cell: HashMap::new(),
             medulla_id: medulla.get_id(),
             audit: None,
+            mailbox: None,
         };
+        let reg = state.registry.clone();
+        let margs = DistributorArgs {
+            home: state.config.home.clone(),
+            roots: Arc::new(move || reg.all_manifests().into_iter().map(|m| PathBuf::from(m.root)).collect()),
+            view: state.registry.mailbox_view.clone(),
+            rescan_every: state.config.mailbox_rescan,
+        };
+        spawn_mailbox(&me, &mut state, margs).await?;
         state.rescan();
         // The idle sweep: a tick a quarter of the idle time (bounded to [1 s, 60 s]).
         let every = (state.config.idle_unload / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
@@ -325,6 +340,15 @@ impl Actor for OwnerActor {
                 return Ok(());
             }
         }
+        if let Some((mailbox_id, args)) = st.mailbox.clone() {
+            if mailbox_id == id {
+                tracing::error!(why, "mailbox distributor down; restarting it");
+                if let Err(e) = spawn_mailbox(&me, st, args).await {
+                    tracing::error!(error = %e, "the distributor did not restart; the spool keeps every letter meanwhile");
+                }
+                return Ok(());
+            }
+        }
         if id == st.medulla_id {
             tracing::error!(why, "medulla actor down; restarting it");
             let medulla = spawn_brain(&me, st.config.medulla_dir(), st.opts.clone()).await?;
@@ -342,6 +366,13 @@ impl Actor for OwnerActor {
         }
         Ok(())
     }
+}
+
+async fn spawn_mailbox(me: &ActorRef<OwnerMsg>, st: &mut OwnerState, args: DistributorArgs) -> std::result::Result<(), String> {
+    let (mb, _) = Actor::spawn_linked(None, Distributor, args.clone(), me.get_cell()).await.map_err(|e| e.to_string())?;
+    st.mailbox = Some((mb.get_id(), args));
+    *st.registry.mailbox.write().expect("registry lock") = Some(mb);
+    Ok(())
 }
 
 async fn spawn_audit(me: &ActorRef<OwnerMsg>, st: &mut OwnerState, handle: OwnerHandle) -> std::result::Result<(), String> {

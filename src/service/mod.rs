@@ -1,6 +1,7 @@
 //! The service: every tool (MCP verb) and REST read, over the owner. MCP, REST and the
 //! CLI all come through here, so a verb behaves the same on every surface.
 
+pub mod mailbox;
 pub mod north;
 pub mod promote;
 pub mod render;
@@ -95,6 +96,7 @@ impl Service {
             "recalls": BrainCounters::get(&c.recalls),
             "writes": BrainCounters::get(&c.writes),
             "memory_beats_served": BrainCounters::get(&c.beats),
+            "mailbox_open_count": self.owner.registry.mailbox_view.open_by_repo.read().expect("mailbox view lock").get(&m.root).copied().unwrap_or(0),
         })
     }
 

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::north::{self, DebriefArgs, DelegateArgs, NorthArgs};
+use super::mailbox::{self, ReportArgs, SweepArgs};
 use super::promote::{self, AuditArgs, PromoteArgs};
 use super::render::{row, Tier};
 use super::route::{bootstrap_fix, Routed};
@@ -173,6 +174,16 @@ pub fn specs() -> Vec<ToolSpec> {
             schema: schema::<AuditArgs>(),
         },
         ToolSpec {
+            name: "report",
+            description: "File a field report: append a letter to the spool (never rewritten); the distributor files it into its project's box, the medulla box if projectless, or keeps it pending.",
+            schema: schema::<ReportArgs>(),
+        },
+        ToolSpec {
+            name: "inbox_sweep",
+            description: "Every letter once: the spool plus every known box, with derived fates (wet_ink, in_flight, fired_clay, external) and the boxes that could not be reached.",
+            schema: schema::<SweepArgs>(),
+        },
+        ToolSpec {
             name: "learn",
             description: "Grade a claim: verdict correct | partial | wrong adjusts its trust.",
             schema: schema::<LearnArgs>(),
@@ -202,6 +213,11 @@ pub async fn dispatch(svc: &Service, name: &str, args: Value, input: &RouteInput
         "learn" => learn(svc, parse(name, args)?, &routed, input).await?,
         "promote" => promote::promote(svc, parse(name, args)?, &routed, input).await?,
         "audit" => promote::audit_log(svc, parse(name, args)?).await?,
+        "report" => mailbox::report(svc, parse(name, args)?, input).await?,
+        "inbox_sweep" => {
+            let _: SweepArgs = parse(name, args)?;
+            mailbox::sweep(svc).await?
+        }
         "north" => north::north(svc, parse(name, args)?, &routed).await?,
         "delegate" => north::delegate(svc, parse(name, args)?, &routed).await?,
         "debrief" => north::debrief(svc, parse(name, args)?, &routed, input).await?,
