@@ -135,13 +135,29 @@ fn check(expect: &Value, status: u16, body: &Value) -> Vec<String> {
     fails
 }
 
+fn append(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
 fn run_case(path: &Path) -> Vec<String> {
     let case: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap())
         .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", path.display()));
     let owner_args: Vec<String> =
         case["owner_args"].as_array().into_iter().flatten().map(|a| a.as_str().unwrap().to_string()).collect();
-    let o = Owner::start_with(OwnerOptions { extra_args: owner_args, ..Default::default() });
-    let projects = std::fs::canonicalize(o.projects.path()).unwrap();
+    let projects_dir = tempfile::tempdir().unwrap();
+    let projects = std::fs::canonicalize(projects_dir.path()).unwrap();
+    let env: Vec<(String, String)> = case["owner_env"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().replace("$P", &projects.to_string_lossy())))
+        .collect();
+    let o = Owner::start_in(tempfile::tempdir().unwrap(), projects_dir, OwnerOptions { extra_args: owner_args, env, ..Default::default() });
+    let home = std::fs::canonicalize(o.home.path()).unwrap();
+    let case_dir = path.parent().unwrap().to_path_buf();
+    let mut vars: HashMap<String, String> = HashMap::new();
     for p in case["projects"].as_array().into_iter().flatten() {
         o.project(p.as_str().unwrap());
     }
@@ -160,7 +176,31 @@ fn run_case(path: &Path) -> Vec<String> {
         }
     }
     for (i, step) in expanded.iter().enumerate() {
-        let step = subst(step, &projects);
+        let mut text = step.to_string().replace("$HOME", &home.to_string_lossy());
+        for (k, v) in &vars {
+            text = text.replace(&format!("${{{k}}}"), v);
+        }
+        let step = subst(&serde_json::from_str(&text).unwrap(), &projects);
+        if let Some(dir) = step["mkdir"].as_str() {
+            std::fs::create_dir_all(dir).unwrap();
+            continue;
+        }
+        if let Some(w) = step.get("write_file") {
+            let p = Path::new(w["path"].as_str().unwrap());
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, w["content"].as_str().unwrap()).unwrap();
+            continue;
+        }
+        if let Some(line) = step["append_spool"].as_str() {
+            append(&home.join("field-reports.jsonl"), &format!("{line}\n"));
+            continue;
+        }
+        if let Some(file) = step["append_spool_file"].as_str() {
+            let raw = std::fs::read_to_string(case_dir.join(file)).unwrap();
+            let raw = raw.replace("$HOME", &home.to_string_lossy()).replace("$P", &projects.to_string_lossy());
+            append(&home.join("field-reports.jsonl"), &raw);
+            continue;
+        }
         let headers: Vec<(String, String)> = step["headers"]
             .as_object()
             .into_iter()
@@ -170,6 +210,14 @@ fn run_case(path: &Path) -> Vec<String> {
         let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         let (status, body) = if let Some(path) = step["get"].as_str() {
             o.get(path)
+        } else if let Some(path) = step["post"].as_str() {
+            let r = o.http.post(format!("{}{path}", o.url)).json(&step.get("body").cloned().unwrap_or(json!({}))).send().unwrap();
+            let s = r.status().as_u16();
+            (s, r.json().unwrap_or(Value::Null))
+        } else if let Some(path) = step["file_lines"].as_str() {
+            // A file's lines as a JSON answer: {"lines": n, "text": "..."}.
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            (200, json!({ "lines": text.lines().filter(|l| !l.trim().is_empty()).count(), "text": text, "exists": Path::new(path).exists() }))
         } else {
             let tool = step["tool"].as_str().expect("a step has tool or get");
             let args = step.get("args").cloned().unwrap_or(json!({}));
@@ -190,6 +238,11 @@ fn run_case(path: &Path) -> Vec<String> {
                 other => panic!("unknown via {other}"),
             }
         };
+        for (name, ptr) in step["capture"].as_object().into_iter().flatten() {
+            if let Some(v) = select(&body, ptr.as_str().unwrap()).first() {
+                vars.insert(name.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+            }
+        }
         for f in check(&step["expect"], status, &body) {
             let what = step["note"].as_str().unwrap_or("");
             fails.push(format!("{} step {i} ({what}): {f}\n    answer: {body}", path.display()));
@@ -205,7 +258,16 @@ fn battery_cases_hold() {
     for (inv, _) in &all {
         *per_inv.entry(inv.clone()).or_default() += 1;
     }
-    for required in ["inv-01-no-leak", "inv-06-no-false-absence", "inv-11-no-write-without-brain"] {
+    for required in [
+        "inv-01-no-leak",
+        "inv-03-elevate-never-move",
+        "inv-05-etiquette-audited",
+        "inv-06-no-false-absence",
+        "inv-08-medulla-cap",
+        "inv-09-spool-is-write-truth",
+        "inv-10-never-medulla-with-repo",
+        "inv-11-no-write-without-brain",
+    ] {
         assert!(per_inv.get(required).copied().unwrap_or(0) > 0, "battery/{required} has no case");
     }
     let fails: Vec<String> = all.iter().flat_map(|(_, p)| run_case(p)).collect();

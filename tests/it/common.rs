@@ -20,15 +20,11 @@ pub struct Owner {
     pub http: reqwest::blocking::Client,
 }
 
+#[derive(Default)]
 pub struct OwnerOptions {
     pub model: bool,
     pub extra_args: Vec<String>,
-}
-
-impl Default for OwnerOptions {
-    fn default() -> Self {
-        Self { model: false, extra_args: vec![] }
-    }
+    pub env: Vec<(String, String)>,
 }
 
 impl Owner {
@@ -50,6 +46,9 @@ impl Owner {
             cmd.arg("--no-model");
         }
         cmd.args(&opts.extra_args);
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
         cmd.env("MEDULLA_LOG", "warn").env_remove("MEDULLA_URL").stdout(Stdio::piped()).stderr(Stdio::inherit());
         let mut child = cmd.spawn().expect("spawn medulla serve");
         let stdout = child.stdout.take().expect("stdout");
