@@ -1,1 +1,201 @@
 //! The lexical index: BM25 over label and text, in memory, rebuilt from redb on open.
+//! Postings lists keep a query's cost proportional to the documents that share its
+//! terms, not to the size of the store.
+
+use std::collections::HashMap;
+
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+/// Label terms count this many times: a claim's name says what it is about.
+const LABEL_WEIGHT: u32 = 2;
+
+const STOPWORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from", "had", "has", "have",
+    "he", "her", "his", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "that",
+    "the", "their", "them", "there", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which",
+    "who", "why", "will", "with", "you", "your",
+];
+
+/// A light suffix stemmer: plurals, -ing, -ed, -ly. Crude on purpose; measured by
+/// `cargo xtask eval`, not assumed.
+fn stem(w: &str) -> String {
+    let n = w.chars().count();
+    for (suffix, min_stem) in [("ies", 3), ("ing", 4), ("ed", 4), ("ly", 4), ("es", 4), ("s", 3)] {
+        if let Some(base) = w.strip_suffix(suffix) {
+            if base.chars().count() >= min_stem && n > suffix.len() {
+                if suffix == "ies" {
+                    return format!("{base}y");
+                }
+                if suffix == "s" && (base.ends_with('s') || base.ends_with('u')) {
+                    return w.to_string();
+                }
+                return base.to_string();
+            }
+        }
+    }
+    w.to_string()
+}
+
+/// Lowercased alphanumeric runs, stopwords dropped, stemmed.
+pub fn tokenize(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .map(|t| t.to_lowercase())
+        .filter(|t| !STOPWORDS.contains(&t.as_str()))
+        .map(|t| stem(&t))
+        .collect()
+}
+
+#[derive(Debug, Default)]
+struct Doc {
+    slug: String,
+    len: u32,
+    terms: Vec<u32>,
+}
+
+/// BM25 over a set of documents keyed by slug.
+#[derive(Debug, Default)]
+pub struct LexicalIndex {
+    terms: HashMap<String, u32>,
+    /// term id → (doc id, term frequency)
+    postings: Vec<Vec<(u32, u32)>>,
+    docs: Vec<Option<Doc>>,
+    by_slug: HashMap<String, u32>,
+    free: Vec<u32>,
+    total_len: u64,
+    live: u32,
+}
+
+impl LexicalIndex {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.live as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Add or replace the document of a slug.
+    pub fn upsert(&mut self, slug: &str, label: &str, text: &str) {
+        self.remove(slug);
+        let mut tf: HashMap<u32, u32> = HashMap::new();
+        let mut len = 0u32;
+        for (tokens, weight) in [(tokenize(label), LABEL_WEIGHT), (tokenize(text), 1)] {
+            for t in tokens {
+                let next = self.terms.len() as u32;
+                let id = *self.terms.entry(t).or_insert(next);
+                if id as usize == self.postings.len() {
+                    self.postings.push(Vec::new());
+                }
+                *tf.entry(id).or_default() += weight;
+                len += weight;
+            }
+        }
+        let doc_id = self.free.pop().unwrap_or(self.docs.len() as u32);
+        let terms: Vec<u32> = tf.keys().copied().collect();
+        for (term, f) in tf {
+            self.postings[term as usize].push((doc_id, f));
+        }
+        let doc = Doc { slug: slug.to_string(), len, terms };
+        if doc_id as usize == self.docs.len() {
+            self.docs.push(Some(doc));
+        } else {
+            self.docs[doc_id as usize] = Some(doc);
+        }
+        self.by_slug.insert(slug.to_string(), doc_id);
+        self.total_len += len as u64;
+        self.live += 1;
+    }
+
+    pub fn remove(&mut self, slug: &str) {
+        let Some(doc_id) = self.by_slug.remove(slug) else { return };
+        if let Some(doc) = self.docs[doc_id as usize].take() {
+            for t in &doc.terms {
+                self.postings[*t as usize].retain(|(d, _)| *d != doc_id);
+            }
+            self.total_len -= doc.len as u64;
+            self.live -= 1;
+            self.free.push(doc_id);
+        }
+    }
+
+    /// The best `k` slugs for a query with their BM25 scores, best first; `keep`
+    /// filters candidates (scope) before they compete for a place.
+    pub fn search(&self, query: &str, k: usize, keep: &dyn Fn(&str) -> bool) -> Vec<(String, f64)> {
+        if self.live == 0 || k == 0 {
+            return vec![];
+        }
+        let n = self.live as f64;
+        let avg = (self.total_len as f64 / n).max(1.0);
+        let mut q: Vec<u32> = tokenize(query).iter().filter_map(|t| self.terms.get(t).copied()).collect();
+        q.sort_unstable();
+        q.dedup();
+        let mut scores: HashMap<u32, f64> = HashMap::new();
+        for term in q {
+            let posting = &self.postings[term as usize];
+            if posting.is_empty() {
+                continue;
+            }
+            let df = posting.len() as f64;
+            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+            for (doc, f) in posting {
+                let len = self.docs[*doc as usize].as_ref().map(|d| d.len).unwrap_or(1) as f64;
+                let f = *f as f64;
+                let s = idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg));
+                *scores.entry(*doc).or_default() += s;
+            }
+        }
+        let mut ranked: Vec<(String, f64)> = scores
+            .into_iter()
+            .filter_map(|(d, s)| self.docs[d as usize].as_ref().map(|doc| (doc.slug.clone(), s)))
+            .filter(|(slug, _)| keep(slug))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        ranked.truncate(k);
+        ranked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokenizer_lowercases_drops_stopwords_and_stems() {
+        assert_eq!(tokenize("The Caches are FLAKING on runners"), vec!["cach", "flak", "runner"]);
+        assert_eq!(tokenize("policies"), vec!["policy"]);
+        assert_eq!(tokenize("status bus"), vec!["status", "bus"]);
+    }
+
+    #[test]
+    fn bm25_prefers_rarer_terms_and_label_matches() {
+        let mut ix = LexicalIndex::new();
+        ix.upsert("a", "cache flake", "the cache test flakes on two cores");
+        ix.upsert("b", "deploy", "deploy with the blue green script and the cache");
+        ix.upsert("c", "ci", "ci runners are slow");
+        let r = ix.search("cache flakes", 10, &|_| true);
+        assert_eq!(r[0].0, "a");
+        assert_eq!(r.len(), 2);
+        let r = ix.search("blue green", 10, &|_| true);
+        assert_eq!(r[0].0, "b");
+        assert!(ix.search("nothing matches", 10, &|_| true).is_empty());
+    }
+
+    #[test]
+    fn upsert_replaces_and_remove_forgets() {
+        let mut ix = LexicalIndex::new();
+        ix.upsert("a", "x", "zebra");
+        ix.upsert("a", "x", "giraffe");
+        assert!(ix.search("zebra", 5, &|_| true).is_empty());
+        assert_eq!(ix.search("giraffe", 5, &|_| true)[0].0, "a");
+        ix.remove("a");
+        assert!(ix.is_empty());
+        assert!(ix.search("giraffe", 5, &|_| true).is_empty());
+        ix.upsert("b", "y", "giraffe");
+        assert_eq!(ix.search("giraffe", 5, &|s| s != "b").len(), 0, "the filter applies");
+    }
+}

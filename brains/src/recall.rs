@@ -99,3 +99,52 @@ pub struct RecallResult {
     pub hits: Vec<Hit>,
     pub retrieval: Retrieval,
 }
+
+/// The constant of reciprocal rank fusion: larger flattens the advantage of the top ranks.
+pub const RRF_K: f64 = 60.0;
+
+/// Reciprocal rank fusion of ranked lists of ids: `score(d) = Σ 1 / (k + rank)`, with
+/// 1-based ranks. Best first; ties broken by id for determinism.
+pub fn fuse(lists: &[&[String]], k: f64) -> Vec<(String, f64)> {
+    let mut scores: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
+    for list in lists {
+        for (i, id) in list.iter().enumerate() {
+            *scores.entry(id.as_str()).or_default() += 1.0 / (k + (i + 1) as f64);
+        }
+    }
+    let mut out: Vec<(String, f64)> = scores.into_iter().map(|(id, s)| (id.to_string(), s)).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn fusion_rewards_agreement() {
+        let a = ids(&["x", "y", "z"]);
+        let b = ids(&["y", "w", "x"]);
+        let f = fuse(&[&a, &b], RRF_K);
+        assert_eq!(f[0].0, "y", "second and first beats first and third");
+        assert_eq!(f[1].0, "x");
+        assert_eq!(f.len(), 4);
+        let single = fuse(&[&a], RRF_K);
+        assert_eq!(single.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(), vec!["x", "y", "z"]);
+    }
+
+    #[test]
+    fn aging_thresholds_are_strict() {
+        let a = Aging::default();
+        let created = 1_000_000;
+        assert!(!a.overlay(created, created + DEFAULT_STALE_AFTER_MS).stale);
+        assert!(a.overlay(created, created + DEFAULT_STALE_AFTER_MS + 1).stale);
+        assert!(!a.overlay(created, created + DEFAULT_HALF_LIFE_MS).aged_out);
+        assert!(a.overlay(created, created + DEFAULT_HALF_LIFE_MS + 1).aged_out);
+        assert_eq!(a.overlay(created, created - 5).age_ms, 0, "a clock behind the claim is not a negative age");
+    }
+}

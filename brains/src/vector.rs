@@ -1,1 +1,113 @@
 //! The vector index: usearch (cosine, f32), derived from the vectors kept in redb.
+//! It is never the truth: a missing, unreadable or out-of-step file is rebuilt.
+
+use std::path::{Path, PathBuf};
+
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use crate::error::StoreError;
+
+pub const INDEX_FILE: &str = "vectors.usearch";
+
+fn err(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Storage(format!("vector index {what}: {e}"))
+}
+
+/// A usearch index with the bookkeeping the store needs.
+pub struct VectorIndex {
+    index: Index,
+    dims: usize,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex").field("dims", &self.dims).field("size", &self.index.size()).finish()
+    }
+}
+
+fn options(dims: usize) -> IndexOptions {
+    IndexOptions {
+        dimensions: dims,
+        metric: MetricKind::Cos,
+        quantization: ScalarKind::F32,
+        connectivity: 0,
+        expansion_add: 0,
+        expansion_search: 0,
+        multi: false,
+    }
+}
+
+impl VectorIndex {
+    /// An empty index for vectors of `dims` dimensions, saved at `dir/vectors.usearch`.
+    pub fn empty(dir: &Path, dims: usize) -> Result<Self, StoreError> {
+        let index = Index::new(&options(dims)).map_err(|e| err("create", e))?;
+        index.reserve(1024).map_err(|e| err("reserve", e))?;
+        Ok(Self { index, dims, path: dir.join(INDEX_FILE) })
+    }
+
+    /// Load the saved file; `Err` says why it cannot be used.
+    pub fn load(dir: &Path, dims: usize) -> Result<Self, String> {
+        let path = dir.join(INDEX_FILE);
+        if !path.exists() {
+            return Err("the index file is missing".into());
+        }
+        let meta = Index::metadata(&path.to_string_lossy()).map_err(|e| format!("the index file is unreadable: {e}"))?;
+        if meta.dimensions as usize != dims {
+            return Err(format!("the index holds {}-dimensional vectors, the model makes {dims}", meta.dimensions));
+        }
+        let index = Index::new(&options(dims)).map_err(|e| e.to_string())?;
+        index.load(&path.to_string_lossy()).map_err(|e| format!("the index file is unreadable: {e}"))?;
+        Ok(Self { index, dims, path })
+    }
+
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    pub fn size(&self) -> usize {
+        self.index.size()
+    }
+
+    pub fn contains(&self, key: u64) -> bool {
+        self.index.contains(key)
+    }
+
+    pub fn add(&mut self, key: u64, v: &[f32]) -> Result<(), StoreError> {
+        if v.len() != self.dims {
+            return Err(err("add", format!("vector has {} dimensions, expected {}", v.len(), self.dims)));
+        }
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(|e| err("remove", e))?;
+        }
+        if self.index.size() + 1 >= self.index.capacity() {
+            let grow = (self.index.capacity() * 2).max(1024);
+            self.index.reserve(grow).map_err(|e| err("reserve", e))?;
+        }
+        self.index.add(key, v).map_err(|e| err("add", e))
+    }
+
+    pub fn remove(&mut self, key: u64) -> Result<(), StoreError> {
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(|e| err("remove", e))?;
+        }
+        Ok(())
+    }
+
+    /// Nearest keys by cosine similarity (1 - distance), best first.
+    pub fn search(&self, q: &[f32], k: usize, keep: &dyn Fn(u64) -> bool) -> Result<Vec<(u64, f32)>, StoreError> {
+        if self.index.size() == 0 || k == 0 {
+            return Ok(vec![]);
+        }
+        let m = self.index.filtered_search(q, k, |key| keep(key)).map_err(|e| err("search", e))?;
+        Ok(m.keys.into_iter().zip(m.distances).map(|(key, d)| (key, 1.0 - d)).collect())
+    }
+
+    /// Write the file atomically: a temp file, then a rename.
+    pub fn save(&self) -> Result<(), StoreError> {
+        let tmp = self.path.with_extension("usearch.tmp");
+        self.index.save(&tmp.to_string_lossy()).map_err(|e| err("save", e))?;
+        std::fs::rename(&tmp, &self.path)
+            .map_err(|e| StoreError::Io { path: self.path.display().to_string(), detail: e.to_string() })
+    }
+}

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use brains::{Clock, StoreOptions};
+use brains::StoreOptions;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use serde::Serialize;
 
@@ -207,7 +207,7 @@ impl OwnerState {
             }
         }
         // Drain: queued requests finish before the store closes.
-        if let Err(e) = warm.actor.drain_and_wait(None, Some(Duration::from_secs(30))).await {
+        if let Err(e) = warm.actor.drain_and_wait(Some(Duration::from_secs(30))).await {
             tracing::warn!(brain = fp, error = %e, "brain did not drain cleanly");
         }
         tracing::info!(brain = fp, "brain unloaded");
@@ -274,7 +274,7 @@ impl Actor for OwnerActor {
             st.unload(&fp).await;
         }
         let medulla = st.registry.medulla();
-        let _ = medulla.drain_and_wait(None, Some(Duration::from_secs(30))).await;
+        let _ = medulla.drain_and_wait(Some(Duration::from_secs(30))).await;
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 //! time budget and is fail-open: the project part always arrives.
 
 use std::path::Path;
-use std::time::Duration;
+
 
 use brains::{MemorizeInput, RecallQuery, Strength};
 use schemars::JsonSchema;
@@ -337,6 +337,8 @@ pub async fn debrief(svc: &Service, a: DebriefArgs, routed: &Routed, input: &Rou
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+
+    use std::time::Duration;
 
     use brains::{Retrieval, StoreOptions, SystemClock};
 

