@@ -42,8 +42,12 @@ fn rpc_error(id: Value, code: i64, message: String) -> Value {
 pub async fn run(url: String) -> anyhow::Result<()> {
     let endpoint = format!("{}/mcp", url.trim_end_matches('/'));
     let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
-    let binding = std::env::var("MEDULLA_BRAIN").ok().filter(|b| !b.is_empty());
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(300)).build()?;
+    let binding = std::env::var("MEDULLA_BRAIN")
+        .ok()
+        .filter(|b| !b.is_empty());
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(300))
+        .build()?;
     let mut session: Option<String> = None;
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut stdout = tokio::io::stdout();
@@ -51,7 +55,9 @@ pub async fn run(url: String) -> anyhow::Result<()> {
         if line.trim().is_empty() {
             continue;
         }
-        let id = serde_json::from_str::<Value>(&line).ok().and_then(|v| v.get("id").cloned());
+        let id = serde_json::from_str::<Value>(&line)
+            .ok()
+            .and_then(|v| v.get("id").cloned());
         let mut req = http
             .post(&endpoint)
             .header("content-type", "application/json")
@@ -66,16 +72,31 @@ pub async fn run(url: String) -> anyhow::Result<()> {
         }
         let answers = match req.send().await {
             Ok(resp) => {
-                if let Some(s) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+                if let Some(s) = resp
+                    .headers()
+                    .get("mcp-session-id")
+                    .and_then(|v| v.to_str().ok())
+                {
                     session = Some(s.to_string());
                 }
                 let status = resp.status();
-                let ct = resp.headers().get("content-type").and_then(|c| c.to_str().ok()).unwrap_or("").to_string();
+                let ct = resp
+                    .headers()
+                    .get("content-type")
+                    .and_then(|c| c.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
                 let body = resp.text().await.unwrap_or_default();
                 let msgs = messages_of(&ct, &body);
                 if msgs.is_empty() && !status.is_success() {
                     id.clone()
-                        .map(|id| vec![rpc_error(id, -32603, format!("the owner answered HTTP {status}: {body}"))])
+                        .map(|id| {
+                            vec![rpc_error(
+                                id,
+                                -32603,
+                                format!("the owner answered HTTP {status}: {body}"),
+                            )]
+                        })
                         .unwrap_or_default()
                 } else {
                     msgs
@@ -88,27 +109,39 @@ pub async fn run(url: String) -> anyhow::Result<()> {
                     format!("the request to {url} failed: {e}")
                 };
                 tracing::error!("{msg}");
-                id.clone().map(|id| vec![rpc_error(id, -32603, msg)]).unwrap_or_default()
+                id.clone()
+                    .map(|id| vec![rpc_error(id, -32603, msg)])
+                    .unwrap_or_default()
             }
         };
         for a in answers {
             let mut text = serde_json::to_string(&a)?;
             text.push('\n');
-            stdout.write_all(text.as_bytes()).await.context("stdout closed")?;
+            stdout
+                .write_all(text.as_bytes())
+                .await
+                .context("stdout closed")?;
         }
         stdout.flush().await?;
     }
     // End the HTTP session so the owner can drop it.
     if let Some(s) = session {
-        let _ = http.delete(&endpoint).header("mcp-session-id", s).send().await;
+        let _ = http
+            .delete(&endpoint)
+            .header("mcp-session-id", s)
+            .send()
+            .await;
     }
     Ok(())
 }
 
 /// The blocking entry point used by the CLI.
 pub fn main(url: String) -> anyhow::Result<i32> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(run(url)).map_err(|e| anyhow!("bridge stopped: {e}"))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(run(url))
+        .map_err(|e| anyhow!("bridge stopped: {e}"))?;
     Ok(0)
 }
 
@@ -124,6 +157,9 @@ mod tests {
         assert_eq!(m[0]["id"], 1);
         assert_eq!(messages_of("application/json", "{\"id\":2}")[0]["id"], 2);
         assert!(messages_of("application/json", "").is_empty());
-        assert_eq!(messages_of("application/json", "[{\"id\":1},{\"id\":2}]").len(), 2);
+        assert_eq!(
+            messages_of("application/json", "[{\"id\":1},{\"id\":2}]").len(),
+            2
+        );
     }
 }

@@ -11,7 +11,11 @@ use serde_json::{json, Value};
 use crate::config::{default_home, Config};
 
 #[derive(Debug, Parser)]
-#[command(name = "medulla", version, about = "A local memory owner for AI coding agents")]
+#[command(
+    name = "medulla",
+    version,
+    about = "A local memory owner for AI coding agents"
+)]
 pub struct Cli {
     /// The owner's URL (default: from $MEDULLA_HOME/owner.json, else http://127.0.0.1:1338).
     #[arg(long, global = true, env = "MEDULLA_URL")]
@@ -174,7 +178,10 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         return serve(args);
     }
     if let Command::Bridge = cli.command {
-        tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter("warn").init();
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter("warn")
+            .init();
         return crate::bridge::main(owner_url(cli.url.clone()));
     }
     let client = Client::new(cli.url.clone())?;
@@ -256,7 +263,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&home).with_context(|| format!("cannot create {}", home.display()))?;
     let mut cfg = Config::load(&home)?;
     if let Some(l) = args.listen {
-        cfg.listen = l.parse().with_context(|| format!("--listen {l:?} is not ip:port"))?;
+        cfg.listen = l
+            .parse()
+            .with_context(|| format!("--listen {l:?} is not ip:port"))?;
     }
     cfg.allow_remote |= args.allow_remote;
     cfg.no_model |= args.no_model;
@@ -271,11 +280,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     }
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MEDULLA_LOG").unwrap_or_else(|_| "medulla=info,warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("MEDULLA_LOG")
+                .unwrap_or_else(|_| "medulla=info,warn".into()),
         )
         .with_writer(std::io::stderr)
         .init();
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     rt.block_on(crate::serve::run(cfg))?;
     Ok(0)
 }
@@ -293,7 +305,10 @@ fn owner_url(explicit: Option<String>) -> String {
     }
     let file = default_home().join("owner.json");
     if let Ok(text) = std::fs::read_to_string(file) {
-        if let Some(u) = serde_json::from_str::<Value>(&text).ok().and_then(|v| v["url"].as_str().map(str::to_string)) {
+        if let Some(u) = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v["url"].as_str().map(str::to_string))
+        {
             return u;
         }
     }
@@ -302,9 +317,17 @@ fn owner_url(explicit: Option<String>) -> String {
 
 impl Client {
     fn new(url: Option<String>) -> anyhow::Result<Client> {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let http = reqwest::Client::builder().timeout(Duration::from_secs(120)).build()?;
-        Ok(Client { base: owner_url(url), http, rt })
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .build()?;
+        Ok(Client {
+            base: owner_url(url),
+            http,
+            rt,
+        })
     }
 
     fn send(&self, req: reqwest::RequestBuilder) -> anyhow::Result<(u16, Value)> {
@@ -337,10 +360,16 @@ impl Client {
     fn call(&self, tool: &str, args: Value) -> anyhow::Result<(u16, Value)> {
         // Drop nulls so optional arguments stay absent.
         let args = match args {
-            Value::Object(m) => Value::Object(m.into_iter().filter(|(_, v)| !v.is_null()).collect()),
+            Value::Object(m) => {
+                Value::Object(m.into_iter().filter(|(_, v)| !v.is_null()).collect())
+            }
             v => v,
         };
-        self.send(self.http.post(format!("{}/api/call/{tool}", self.base)).json(&args))
+        self.send(
+            self.http
+                .post(format!("{}/api/call/{tool}", self.base))
+                .json(&args),
+        )
     }
 }
 
@@ -348,7 +377,9 @@ impl Client {
 fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -356,7 +387,11 @@ fn encode(s: &str) -> String {
 
 fn print_rows(rows: &[Value]) {
     for r in rows {
-        let stale = if r["stale"].as_bool() == Some(true) { " stale" } else { "" };
+        let stale = if r["stale"].as_bool() == Some(true) {
+            " stale"
+        } else {
+            ""
+        };
         println!(
             "[{}] {} — {}\n    {} · {} · {}{}",
             r["tier"].as_str().unwrap_or("?"),
@@ -406,23 +441,39 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
                     Some(root) => println!(
                         "{} {} {:>6} claims {}",
                         b["fingerprint"].as_str().unwrap_or(""),
-                        if b["warm"].as_bool() == Some(true) { "warm   " } else { "dormant" },
+                        if b["warm"].as_bool() == Some(true) {
+                            "warm   "
+                        } else {
+                            "dormant"
+                        },
                         b["claims"],
                         root
                     ),
-                    None => println!("{} unreadable: {}", b["fingerprint"].as_str().unwrap_or(""), b["problem"]),
+                    None => println!(
+                        "{} unreadable: {}",
+                        b["fingerprint"].as_str().unwrap_or(""),
+                        b["problem"]
+                    ),
                 }
             }
             println!("medulla: {} claims", body["medulla"]["claims"]);
         }
         Command::Bootstrap { .. } => println!(
             "{} brain {} for {}",
-            if body["created"].as_bool() == Some(true) { "created" } else { "already had" },
+            if body["created"].as_bool() == Some(true) {
+                "created"
+            } else {
+                "already had"
+            },
             body["brain"]["fingerprint"].as_str().unwrap_or(""),
             body["brain"]["root"].as_str().unwrap_or("")
         ),
         Command::Memorize { .. } => {
-            println!("{}: {}", body["outcome"].as_str().unwrap_or("?"), body["claim"]["slug"].as_str().unwrap_or(""))
+            println!(
+                "{}: {}",
+                body["outcome"].as_str().unwrap_or("?"),
+                body["claim"]["slug"].as_str().unwrap_or("")
+            )
         }
         Command::Seek { .. } => {
             if let Some(groups) = body["groups"].as_array() {
@@ -433,7 +484,10 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
             } else {
                 let rows = body["results"].as_array().map(Vec::as_slice).unwrap_or(&[]);
                 if rows.is_empty() {
-                    println!("no claim matched (retrieval: {})", body["retrieval"].as_str().unwrap_or("?"));
+                    println!(
+                        "no claim matched (retrieval: {})",
+                        body["retrieval"].as_str().unwrap_or("?")
+                    );
                 }
                 print_rows(rows);
             }
@@ -463,7 +517,10 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
                 body["identities"]["medulla"].as_str().unwrap_or("")
             );
             if body["etiquette"]["expected"].as_bool() == Some(false) {
-                println!("etiquette: {}", body["etiquette"]["message"].as_str().unwrap_or(""));
+                println!(
+                    "etiquette: {}",
+                    body["etiquette"]["message"].as_str().unwrap_or("")
+                );
             }
             println!(
                 "medulla: {} live claims (soft cap {})",
@@ -479,7 +536,11 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
                     e["slug"].as_str().unwrap_or(""),
                     e["agent"].as_str().unwrap_or("?"),
                     e["origin_brain"].as_str().unwrap_or("unknown"),
-                    if e["flag"].is_string() { " [etiquette breach]" } else { "" },
+                    if e["flag"].is_string() {
+                        " [etiquette breach]"
+                    } else {
+                        ""
+                    },
                     e["reason"].as_str().unwrap_or("")
                 );
             }
@@ -488,13 +549,25 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
             println!("{}", body["note"].as_str().unwrap_or(""));
             print_rows(body["project"].as_array().map(Vec::as_slice).unwrap_or(&[]));
             print_rows(body["medulla"].as_array().map(Vec::as_slice).unwrap_or(&[]));
-            print_rows(body["recent_unmatched"].as_array().map(Vec::as_slice).unwrap_or(&[]));
+            print_rows(
+                body["recent_unmatched"]
+                    .as_array()
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]),
+            );
             if let Some(e) = body.get("medulla_error") {
-                println!("medulla part failed: {}", e["message"].as_str().unwrap_or(""));
+                println!(
+                    "medulla part failed: {}",
+                    e["message"].as_str().unwrap_or("")
+                );
             }
         }
         Command::Delegate { .. } => print!("{}", body["text"].as_str().unwrap_or("")),
-        Command::Report { .. } => println!("letter {} filed: {}", body["id"].as_str().unwrap_or("?"), body["filed"]),
+        Command::Report { .. } => println!(
+            "letter {} filed: {}",
+            body["id"].as_str().unwrap_or("?"),
+            body["filed"]
+        ),
         Command::Mailbox(MailboxCmd::Show { .. }) | Command::Mailbox(MailboxCmd::Sweep) => {
             if let Some(s) = body["served_brain"].as_str() {
                 println!("box of {s}");
@@ -517,11 +590,18 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
             }
             println!("open: {} ({})", body["counts"]["open"], body["counts"]);
             for u in body["unreachable"].as_array().into_iter().flatten() {
-                println!("unreachable: {} ({})", u["box"], u["why"].as_str().unwrap_or(""));
+                println!(
+                    "unreachable: {} ({})",
+                    u["box"],
+                    u["why"].as_str().unwrap_or("")
+                );
             }
         }
         Command::Mailbox(MailboxCmd::Distribute) => {
-            println!("filed {}; pending {}; refused {}", body["filed"], body["pending"], body["refused"])
+            println!(
+                "filed {}; pending {}; refused {}",
+                body["filed"], body["pending"], body["refused"]
+            )
         }
         Command::Doctor => println!("{}", serde_json::to_string_pretty(body).unwrap_or_default()),
         Command::Serve(_) | Command::Bridge => {}

@@ -58,7 +58,9 @@ pub fn default_home() -> PathBuf {
     if let Some(h) = std::env::var_os("MEDULLA_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h);
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".medulla")
 }
 
@@ -73,9 +75,12 @@ impl Config {
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
         let listen = file.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
-        let listen: SocketAddr = listen
-            .parse()
-            .with_context(|| format!("listen address {listen:?} in {} is not ip:port", path.display()))?;
+        let listen: SocketAddr = listen.parse().with_context(|| {
+            format!(
+                "listen address {listen:?} in {} is not ip:port",
+                path.display()
+            )
+        })?;
         let mut aging = Aging::default();
         if let Some(d) = file.stale_after_days {
             aging.stale_after_ms = (d * 24 * 3600 * 1000) as i64;

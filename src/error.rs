@@ -14,7 +14,10 @@ pub enum OwnerError {
     #[error("{0}")]
     BadInput(String),
     #[error("refused by the hygiene floor: {found}; remove the secret or conflict marker from the claim (supersede it) and try again")]
-    HygieneRefused { found: String, findings: serde_json::Value },
+    HygieneRefused {
+        found: String,
+        findings: serde_json::Value,
+    },
     #[error("the medulla already holds {slug:?} promoted from {holder} at the same strength: promote a stronger claim, or demote the holder first")]
     PromotionConflict { slug: String, holder: String },
     #[error("unknown tool {0:?}: list the tools with tools/list")]
@@ -49,7 +52,9 @@ impl OwnerError {
     pub fn status(&self) -> u16 {
         match self {
             OwnerError::Store(e) if e.is_bad_input() => 400,
-            OwnerError::Store(StoreError::UnknownClaim { .. } | StoreError::UnknownKey { .. }) => 404,
+            OwnerError::Store(StoreError::UnknownClaim { .. } | StoreError::UnknownKey { .. }) => {
+                404
+            }
             OwnerError::Store(StoreError::WouldDowngrade { .. }) => 409,
             OwnerError::Store(StoreError::StoreLocked { .. }) => 503,
             OwnerError::Store(_) => 500,
@@ -76,7 +81,11 @@ impl OwnerError {
             OwnerError::HygieneRefused { findings, .. } => {
                 v["findings"] = findings.clone();
             }
-            OwnerError::Store(StoreError::WouldDowngrade { slug, live, attempted }) => {
+            OwnerError::Store(StoreError::WouldDowngrade {
+                slug,
+                live,
+                attempted,
+            }) => {
                 v["slug"] = slug.clone().into();
                 v["live_strength"] = live.as_str().into();
                 v["attempted_strength"] = attempted.as_str().into();

@@ -108,8 +108,16 @@ pub fn scan(brains_dir: &Path) -> Vec<RosterEntry> {
         .map(|e| {
             let dir = e.path();
             match read_manifest(&dir) {
-                Ok(m) => RosterEntry { dir, manifest: Some(m), problem: None },
-                Err(problem) => RosterEntry { dir, manifest: None, problem: Some(problem) },
+                Ok(m) => RosterEntry {
+                    dir,
+                    manifest: Some(m),
+                    problem: None,
+                },
+                Err(problem) => RosterEntry {
+                    dir,
+                    manifest: None,
+                    problem: Some(problem),
+                },
             }
         })
         .collect();
@@ -119,20 +127,28 @@ pub fn scan(brains_dir: &Path) -> Vec<RosterEntry> {
 
 pub fn read_manifest(dir: &Path) -> std::result::Result<Manifest, String> {
     let path = dir.join(MANIFEST_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{} is not a valid manifest: {e}", path.display()))
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a valid manifest: {e}", path.display()))
 }
 
 /// Write a manifest atomically (temp file, then rename).
 pub fn write_manifest(dir: &Path, m: &Manifest) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let tmp = dir.join(format!("{MANIFEST_FILE}.tmp"));
-    std::fs::write(&tmp, serde_json::to_vec_pretty(m).expect("manifest serializes"))?;
+    std::fs::write(
+        &tmp,
+        serde_json::to_vec_pretty(m).expect("manifest serializes"),
+    )?;
     std::fs::rename(tmp, dir.join(MANIFEST_FILE))
 }
 
 /// The registered brain whose root is the longest path-component prefix of `caller`.
-pub fn longest_prefix<'a>(manifests: impl IntoIterator<Item = &'a Manifest>, caller: &Path) -> Option<&'a Manifest> {
+pub fn longest_prefix<'a>(
+    manifests: impl IntoIterator<Item = &'a Manifest>,
+    caller: &Path,
+) -> Option<&'a Manifest> {
     manifests
         .into_iter()
         .filter(|m| caller.starts_with(Path::new(&m.root)))
@@ -144,7 +160,12 @@ mod tests {
     use super::*;
 
     fn m(root: &str) -> Manifest {
-        Manifest { root: root.into(), fingerprint: fingerprint(root), created: 0, counts: Default::default() }
+        Manifest {
+            root: root.into(),
+            fingerprint: fingerprint(root),
+            created: 0,
+            counts: Default::default(),
+        }
     }
 
     #[test]

@@ -53,7 +53,8 @@ async fn shutdown_signal() {
 /// Run the owner until a shutdown signal.
 pub async fn run(cfg: Config) -> anyhow::Result<()> {
     cfg.check_listen()?;
-    std::fs::create_dir_all(&cfg.home).with_context(|| format!("cannot create {}", cfg.home.display()))?;
+    std::fs::create_dir_all(&cfg.home)
+        .with_context(|| format!("cannot create {}", cfg.home.display()))?;
     let cfg = Arc::new(cfg);
     let model = {
         let c = cfg.clone();
@@ -66,22 +67,46 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             (None, Some(note))
         }
     };
-    let retrieval = if embedder.is_some() { Retrieval::Hybrid } else { Retrieval::Lexical };
+    let retrieval = if embedder.is_some() {
+        Retrieval::Hybrid
+    } else {
+        Retrieval::Lexical
+    };
     let clock = Arc::new(SystemClock);
-    let opts = StoreOptions { embedder, clock: clock.clone(), aging: cfg.aging };
+    let opts = StoreOptions {
+        embedder,
+        clock: clock.clone(),
+        aging: cfg.aging,
+    };
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await
-        .with_context(|| format!("cannot listen on {}: is another medulla owner running? (`medulla status`)", cfg.listen))?;
+        .with_context(|| {
+            format!(
+                "cannot listen on {}: is another medulla owner running? (`medulla status`)",
+                cfg.listen
+            )
+        })?;
     let addr = listener.local_addr()?;
     let (owner, join) = OwnerHandle::start(cfg.clone(), opts).await?;
-    let svc = Service { owner: owner.clone(), retrieval, model_note: model_note.clone(), clock };
+    let svc = Service {
+        owner: owner.clone(),
+        retrieval,
+        model_note: model_note.clone(),
+        clock,
+    };
 
     let url = format!("http://{addr}");
     let owner_file = cfg.owner_file();
-    std::fs::write(&owner_file, serde_json::to_vec_pretty(&json!({ "url": url, "pid": std::process::id() }))?)
-        .with_context(|| format!("cannot write {}", owner_file.display()))?;
+    std::fs::write(
+        &owner_file,
+        serde_json::to_vec_pretty(&json!({ "url": url, "pid": std::process::id() }))?,
+    )
+    .with_context(|| format!("cannot write {}", owner_file.display()))?;
     // The first stdout line is the contract tests and scripts read the address from.
-    println!("medulla listening on {url} (retrieval: {})", retrieval.as_str());
+    println!(
+        "medulla listening on {url} (retrieval: {})",
+        retrieval.as_str()
+    );
     if let Some(note) = &model_note {
         println!("medulla: {note}");
     }

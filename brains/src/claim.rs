@@ -18,7 +18,9 @@ pub const MAX_SHORT_FIELD_BYTES: usize = 512;
 pub const MAX_EVIDENCE: usize = 32;
 
 /// How firmly a claim is held. Ordered: `Hint < Observed < Verified`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Strength {
     Hint,
@@ -213,7 +215,7 @@ pub enum MemorizeOutcome {
     /// A new slug.
     Created { claim: Claim },
     /// The live version was replaced; `previous` is now in history as outdated.
-    Superseded { claim: Claim, previous: Claim },
+    Superseded { claim: Claim, previous: Box<Claim> },
     /// Identical content: no new version, nothing written but nothing lost.
     Unchanged { claim: Claim },
 }
@@ -302,7 +304,9 @@ pub fn slugify(label: &str) -> String {
 
 /// Check an agent id is `vendor:role`: two non-empty parts of `[a-z0-9._-]`.
 pub fn validate_agent_id(agent: &str) -> Result<(), StoreError> {
-    let bad = || StoreError::BadAgentId { agent: agent.to_string() };
+    let bad = || StoreError::BadAgentId {
+        agent: agent.to_string(),
+    };
     if agent.len() > MAX_SHORT_FIELD_BYTES {
         return Err(bad());
     }
@@ -354,13 +358,19 @@ impl MemorizeInput {
         }
         let label_chars = self.label.chars().count();
         if label_chars > MAX_LABEL_CHARS {
-            return Err(StoreError::LabelTooLong { len: label_chars, max: MAX_LABEL_CHARS });
+            return Err(StoreError::LabelTooLong {
+                len: label_chars,
+                max: MAX_LABEL_CHARS,
+            });
         }
         if self.text.is_empty() {
             return Err(StoreError::EmptyText);
         }
         if self.text.len() > MAX_TEXT_BYTES {
-            return Err(StoreError::TextTooLong { len: self.text.len(), max: MAX_TEXT_BYTES });
+            return Err(StoreError::TextTooLong {
+                len: self.text.len(),
+                max: MAX_TEXT_BYTES,
+            });
         }
         validate_agent_id(&self.source_agent)?;
         if let Some(by) = &self.promoted_by {
@@ -380,7 +390,9 @@ impl MemorizeInput {
         check_short("origin_brain", self.origin_brain.as_deref())?;
         let slug = slugify(&self.label);
         if slug.is_empty() {
-            return Err(StoreError::LabelWithoutSlug { label: self.label.clone() });
+            return Err(StoreError::LabelWithoutSlug {
+                label: self.label.clone(),
+            });
         }
         Ok(slug)
     }
@@ -408,10 +420,23 @@ mod tests {
 
     #[test]
     fn agent_ids_must_be_vendor_role() {
-        for ok in ["claude:maker", "codex:orchestrator", "human:founder", "a.b:c-d_e"] {
+        for ok in [
+            "claude:maker",
+            "codex:orchestrator",
+            "human:founder",
+            "a.b:c-d_e",
+        ] {
             assert!(validate_agent_id(ok).is_ok(), "{ok}");
         }
-        for bad in ["", "claude", ":maker", "claude:", "claude:ma ker", "a:b:c", "Claude Maker"] {
+        for bad in [
+            "",
+            "claude",
+            ":maker",
+            "claude:",
+            "claude:ma ker",
+            "a:b:c",
+            "Claude Maker",
+        ] {
             let err = validate_agent_id(bad).unwrap_err();
             assert_eq!(err.code(), "bad_agent_id", "{bad}");
         }
@@ -422,7 +447,10 @@ mod tests {
         assert!(Strength::Hint < Strength::Observed);
         assert!(Strength::Observed < Strength::Verified);
         assert_eq!(Strength::parse("Verified").unwrap(), Strength::Verified);
-        assert_eq!(Strength::parse("strong").unwrap_err().code(), "invalid_input");
+        assert_eq!(
+            Strength::parse("strong").unwrap_err().code(),
+            "invalid_input"
+        );
     }
 
     #[test]

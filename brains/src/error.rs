@@ -18,16 +18,26 @@ pub enum StoreError {
     #[error("agent id {agent:?} is not of the form vendor:role (e.g. claude:maker): send a vendor:role agent id")]
     BadAgentId { agent: String },
     #[error("{field} is {len} bytes, over the limit of {max}: shorten it")]
-    FieldTooLong { field: &'static str, len: usize, max: usize },
+    FieldTooLong {
+        field: &'static str,
+        len: usize,
+        max: usize,
+    },
     #[error("would downgrade {slug:?}: the live version is {live} and this write is {attempted}; write at {live} or stronger, or leave the claim as it is")]
-    WouldDowngrade { slug: String, live: Strength, attempted: Strength },
+    WouldDowngrade {
+        slug: String,
+        live: Strength,
+        attempted: Strength,
+    },
     #[error("no live claim {slug:?} in this store: list claims with seek or check the slug")]
     UnknownClaim { slug: String },
     #[error("no key {key:?} in boot memory: list keys with op list")]
     UnknownKey { key: String },
     #[error("the store at {path} is held by another process: stop the other medulla owner, or point MEDULLA_HOME elsewhere")]
     StoreLocked { path: String },
-    #[error("the store at {path} is unreadable ({detail}): restore it from a backup or move it aside")]
+    #[error(
+        "the store at {path} is unreadable ({detail}): restore it from a backup or move it aside"
+    )]
     Corrupt { path: String, detail: String },
     #[error("storage error: {0}")]
     Storage(String),

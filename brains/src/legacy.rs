@@ -9,7 +9,9 @@ use crate::claim::{slugify, Claim, ClaimState, MemorizeInput, Strength};
 /// Typed parse errors, each naming the fix.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LegacyError {
-    #[error("no frontmatter: a .light.md file starts with `Key: value` lines (Node:, Created:, ...)")]
+    #[error(
+        "no frontmatter: a .light.md file starts with `Key: value` lines (Node:, Created:, ...)"
+    )]
     NoFrontmatter,
     #[error("missing Node: every claim file names its label with `Node: <label>`")]
     MissingNode,
@@ -46,7 +48,10 @@ pub struct LegacyClaim {
 fn is_key_line(l: &str) -> Option<(&str, &str)> {
     let (k, v) = l.split_once(':')?;
     let k = k.trim();
-    (!k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')).then(|| (k, v.trim()))
+    (!k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+    .then(|| (k, v.trim()))
 }
 
 /// Parse one `.light.md` file.
@@ -111,12 +116,21 @@ pub fn parse(text: &str) -> Result<LegacyClaim, LegacyError> {
                     _ => return Err(LegacyError::BadState(v)),
                 }
             }
-            "created" => c.created = Some(v.parse().map_err(|_| LegacyError::BadCreated(v.clone()))?),
+            "created" => {
+                c.created = Some(v.parse().map_err(|_| LegacyError::BadCreated(v.clone()))?)
+            }
             "source-agent" => c.source_agent = opt(&v),
             "origin-brain" => c.origin_brain = opt(&v),
-            "strength" => c.strength = Strength::parse(&v).map_err(|_| LegacyError::BadStrength(v.clone()))?,
+            "strength" => {
+                c.strength = Strength::parse(&v).map_err(|_| LegacyError::BadStrength(v.clone()))?
+            }
             "supersedes" => c.supersedes = opt(&v),
-            "evidence" => c.evidence.extend(v.split(',').map(str::trim).filter(|e| !e.is_empty()).map(str::to_string)),
+            "evidence" => c.evidence.extend(
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|e| !e.is_empty())
+                    .map(str::to_string),
+            ),
             "promoted-to" => c.promoted_to = opt(&v),
             "origin-claim" => c.origin_claim = opt(&v),
             "promoted-by" => c.promoted_by = opt(&v),
@@ -146,7 +160,10 @@ impl LegacyClaim {
         MemorizeInput {
             label: self.label.clone(),
             text: self.text.clone(),
-            source_agent: self.source_agent.clone().unwrap_or_else(|| "unknown:legacy".into()),
+            source_agent: self
+                .source_agent
+                .clone()
+                .unwrap_or_else(|| "unknown:legacy".into()),
             strength: self.strength,
             evidence: self.evidence.clone(),
             origin_brain: self.origin_brain.clone(),

@@ -10,17 +10,25 @@ const B: f64 = 0.75;
 const LABEL_WEIGHT: u32 = 2;
 
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from", "had", "has", "have",
-    "he", "her", "his", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "she", "so", "that",
-    "the", "their", "them", "there", "they", "this", "to", "was", "we", "were", "what", "when", "where", "which",
-    "who", "why", "will", "with", "you", "your",
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "did", "do", "does", "for", "from",
+    "had", "has", "have", "he", "her", "his", "how", "i", "in", "is", "it", "its", "me", "my",
+    "of", "on", "or", "our", "she", "so", "that", "the", "their", "them", "there", "they", "this",
+    "to", "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with",
+    "you", "your",
 ];
 
 /// A light suffix stemmer: plurals, -ing, -ed, -ly. Crude on purpose; measured by
 /// `cargo xtask eval`, not assumed.
 fn stem(w: &str) -> String {
     let n = w.chars().count();
-    for (suffix, min_stem) in [("ies", 3), ("ing", 4), ("ed", 4), ("ly", 4), ("es", 4), ("s", 3)] {
+    for (suffix, min_stem) in [
+        ("ies", 3),
+        ("ing", 4),
+        ("ed", 4),
+        ("ly", 4),
+        ("es", 4),
+        ("s", 3),
+    ] {
         if let Some(base) = w.strip_suffix(suffix) {
             if base.chars().count() >= min_stem && n > suffix.len() {
                 if suffix == "ies" {
@@ -100,7 +108,11 @@ impl LexicalIndex {
         for (term, f) in tf {
             self.postings[term as usize].push((doc_id, f));
         }
-        let doc = Doc { slug: slug.to_string(), len, terms };
+        let doc = Doc {
+            slug: slug.to_string(),
+            len,
+            terms,
+        };
         if doc_id as usize == self.docs.len() {
             self.docs.push(Some(doc));
         } else {
@@ -112,7 +124,9 @@ impl LexicalIndex {
     }
 
     pub fn remove(&mut self, slug: &str) {
-        let Some(doc_id) = self.by_slug.remove(slug) else { return };
+        let Some(doc_id) = self.by_slug.remove(slug) else {
+            return;
+        };
         if let Some(doc) = self.docs[doc_id as usize].take() {
             for t in &doc.terms {
                 self.postings[*t as usize].retain(|(d, _)| *d != doc_id);
@@ -131,7 +145,10 @@ impl LexicalIndex {
         }
         let n = self.live as f64;
         let avg = (self.total_len as f64 / n).max(1.0);
-        let mut q: Vec<u32> = tokenize(query).iter().filter_map(|t| self.terms.get(t).copied()).collect();
+        let mut q: Vec<u32> = tokenize(query)
+            .iter()
+            .filter_map(|t| self.terms.get(t).copied())
+            .collect();
         q.sort_unstable();
         q.dedup();
         let mut scores: HashMap<u32, f64> = HashMap::new();
@@ -143,7 +160,10 @@ impl LexicalIndex {
             let df = posting.len() as f64;
             let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
             for (doc, f) in posting {
-                let len = self.docs[*doc as usize].as_ref().map(|d| d.len).unwrap_or(1) as f64;
+                let len = self.docs[*doc as usize]
+                    .as_ref()
+                    .map(|d| d.len)
+                    .unwrap_or(1) as f64;
                 let f = *f as f64;
                 let s = idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg));
                 *scores.entry(*doc).or_default() += s;
@@ -151,7 +171,11 @@ impl LexicalIndex {
         }
         let mut ranked: Vec<(String, f64)> = scores
             .into_iter()
-            .filter_map(|(d, s)| self.docs[d as usize].as_ref().map(|doc| (doc.slug.clone(), s)))
+            .filter_map(|(d, s)| {
+                self.docs[d as usize]
+                    .as_ref()
+                    .map(|doc| (doc.slug.clone(), s))
+            })
             .filter(|(slug, _)| keep(slug))
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -166,7 +190,10 @@ mod tests {
 
     #[test]
     fn tokenizer_lowercases_drops_stopwords_and_stems() {
-        assert_eq!(tokenize("The Caches are FLAKING on runners"), vec!["cach", "flak", "runner"]);
+        assert_eq!(
+            tokenize("The Caches are FLAKING on runners"),
+            vec!["cach", "flak", "runner"]
+        );
         assert_eq!(tokenize("policies"), vec!["policy"]);
         assert_eq!(tokenize("status bus"), vec!["status", "bus"]);
     }
@@ -175,7 +202,11 @@ mod tests {
     fn bm25_prefers_rarer_terms_and_label_matches() {
         let mut ix = LexicalIndex::new();
         ix.upsert("a", "cache flake", "the cache test flakes on two cores");
-        ix.upsert("b", "deploy", "deploy with the blue green script and the cache");
+        ix.upsert(
+            "b",
+            "deploy",
+            "deploy with the blue green script and the cache",
+        );
         ix.upsert("c", "ci", "ci runners are slow");
         let r = ix.search("cache flakes", 10, &|_| true);
         assert_eq!(r[0].0, "a");
@@ -196,6 +227,10 @@ mod tests {
         assert!(ix.is_empty());
         assert!(ix.search("giraffe", 5, &|_| true).is_empty());
         ix.upsert("b", "y", "giraffe");
-        assert_eq!(ix.search("giraffe", 5, &|s| s != "b").len(), 0, "the filter applies");
+        assert_eq!(
+            ix.search("giraffe", 5, &|s| s != "b").len(),
+            0,
+            "the filter applies"
+        );
     }
 }

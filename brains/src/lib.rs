@@ -33,7 +33,7 @@ pub use claim::{
     Verdict,
 };
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use embed::{Embedder, EmbedError};
+pub use embed::{EmbedError, Embedder};
 pub use error::StoreError;
 pub use recall::{Aging, Hit, Overlay, RecallQuery, RecallResult, Retrieval};
 pub use store::{Store, StoreOptions, StoreStats};

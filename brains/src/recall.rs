@@ -18,7 +18,10 @@ pub struct Aging {
 
 impl Default for Aging {
     fn default() -> Self {
-        Self { stale_after_ms: DEFAULT_STALE_AFTER_MS, half_life_ms: DEFAULT_HALF_LIFE_MS }
+        Self {
+            stale_after_ms: DEFAULT_STALE_AFTER_MS,
+            half_life_ms: DEFAULT_HALF_LIFE_MS,
+        }
     }
 }
 
@@ -112,7 +115,10 @@ pub fn fuse(lists: &[&[String]], k: f64) -> Vec<(String, f64)> {
             *scores.entry(id.as_str()).or_default() += 1.0 / (k + (i + 1) as f64);
         }
     }
-    let mut out: Vec<(String, f64)> = scores.into_iter().map(|(id, s)| (id.to_string(), s)).collect();
+    let mut out: Vec<(String, f64)> = scores
+        .into_iter()
+        .map(|(id, s)| (id.to_string(), s))
+        .collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out
 }
@@ -134,7 +140,10 @@ mod tests {
         assert_eq!(f[1].0, "x");
         assert_eq!(f.len(), 4);
         let single = fuse(&[&a], RRF_K);
-        assert_eq!(single.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(), vec!["x", "y", "z"]);
+        assert_eq!(
+            single.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+            vec!["x", "y", "z"]
+        );
     }
 
     #[test]
@@ -142,9 +151,19 @@ mod tests {
         let a = Aging::default();
         let created = 1_000_000;
         assert!(!a.overlay(created, created + DEFAULT_STALE_AFTER_MS).stale);
-        assert!(a.overlay(created, created + DEFAULT_STALE_AFTER_MS + 1).stale);
+        assert!(
+            a.overlay(created, created + DEFAULT_STALE_AFTER_MS + 1)
+                .stale
+        );
         assert!(!a.overlay(created, created + DEFAULT_HALF_LIFE_MS).aged_out);
-        assert!(a.overlay(created, created + DEFAULT_HALF_LIFE_MS + 1).aged_out);
-        assert_eq!(a.overlay(created, created - 5).age_ms, 0, "a clock behind the claim is not a negative age");
+        assert!(
+            a.overlay(created, created + DEFAULT_HALF_LIFE_MS + 1)
+                .aged_out
+        );
+        assert_eq!(
+            a.overlay(created, created - 5).age_ms,
+            0,
+            "a clock behind the claim is not a negative age"
+        );
     }
 }

@@ -10,7 +10,9 @@ use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, Tab
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::claim::{content_hash, Act, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome, Verdict};
+use crate::claim::{
+    content_hash, Act, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome, Verdict,
+};
 use crate::clock::{Clock, SystemClock};
 use crate::embed::Embedder;
 use crate::error::StoreError;
@@ -29,7 +31,11 @@ pub struct StoreOptions {
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        Self { embedder: None, clock: Arc::new(SystemClock), aging: Aging::default() }
+        Self {
+            embedder: None,
+            clock: Arc::new(SystemClock),
+            aging: Aging::default(),
+        }
     }
 }
 
@@ -89,7 +95,10 @@ pub struct Store {
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store").field("dir", &self.dir).field("live", &self.lexical.len()).finish()
+        f.debug_struct("Store")
+            .field("dir", &self.dir)
+            .field("live", &self.lexical.len())
+            .finish()
     }
 }
 
@@ -98,11 +107,14 @@ fn to_bytes(v: &[f32]) -> Vec<u8> {
 }
 
 fn from_bytes(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 fn decode(b: &[u8]) -> Result<Claim, StoreError> {
-    serde_json::from_slice(b).map_err(|e| StoreError::Storage(format!("undecodable claim record: {e}")))
+    serde_json::from_slice(b)
+        .map_err(|e| StoreError::Storage(format!("undecodable claim record: {e}")))
 }
 
 fn encode(c: &Claim) -> Vec<u8> {
@@ -120,16 +132,27 @@ fn embed_text(label: &str, text: &str) -> String {
 impl Store {
     /// Open or create the store in `dir`. Refuses a store another process holds.
     pub fn open(dir: &Path, opts: StoreOptions) -> Result<(Store, OpenReport), StoreError> {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io { path: dir.display().to_string(), detail: e.to_string() })?;
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io {
+            path: dir.display().to_string(),
+            detail: e.to_string(),
+        })?;
         let path = dir.join(DB_FILE);
         let db = Database::create(&path).map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen | redb::DatabaseError::LockProtocolMismatch => {
-                StoreError::StoreLocked { path: path.display().to_string() }
+            redb::DatabaseError::DatabaseAlreadyOpen
+            | redb::DatabaseError::LockProtocolMismatch => StoreError::StoreLocked {
+                path: path.display().to_string(),
+            },
+            redb::DatabaseError::Storage(redb::StorageError::Io(io))
+                if io.kind() == std::io::ErrorKind::WouldBlock =>
+            {
+                StoreError::StoreLocked {
+                    path: path.display().to_string(),
+                }
             }
-            redb::DatabaseError::Storage(redb::StorageError::Io(io)) if io.kind() == std::io::ErrorKind::WouldBlock => {
-                StoreError::StoreLocked { path: path.display().to_string() }
-            }
-            other => StoreError::Corrupt { path: path.display().to_string(), detail: other.to_string() },
+            other => StoreError::Corrupt {
+                path: path.display().to_string(),
+                detail: other.to_string(),
+            },
         })?;
         // Create every table, so readers never meet a missing one.
         let tx = db.begin_write()?;
@@ -171,8 +194,12 @@ impl Store {
             }
             for row in rx.open_table(VEC_KEYS)?.iter()? {
                 let (slug, key) = row?;
-                store.key_to_slug.insert(key.value(), slug.value().to_string());
-                store.slug_to_key.insert(slug.value().to_string(), key.value());
+                store
+                    .key_to_slug
+                    .insert(key.value(), slug.value().to_string());
+                store
+                    .slug_to_key
+                    .insert(slug.value().to_string(), key.value());
             }
             let meta = rx.open_table(META)?;
             let num = |k: &str| -> Result<Option<u64>, StoreError> {
@@ -197,10 +224,13 @@ impl Store {
             let rx = self.db.begin_read()?;
             let meta = rx.open_table(META)?;
             let m = meta.get("model")?.map(|v| v.value().to_string());
-            let d = meta.get("dims")?.and_then(|v| v.value().parse::<usize>().ok());
+            let d = meta
+                .get("dims")?
+                .and_then(|v| v.value().parse::<usize>().ok());
             (m, d)
         };
-        let model_changed = model.as_deref().is_some_and(|m| m != embedder.id()) || stored_dims.is_some_and(|d| d != dims);
+        let model_changed = model.as_deref().is_some_and(|m| m != embedder.id())
+            || stored_dims.is_some_and(|d| d != dims);
         if model_changed {
             let tx = self.db.begin_write()?;
             {
@@ -211,14 +241,27 @@ impl Store {
             self.key_to_slug.clear();
             self.slug_to_key.clear();
             report.index_rebuilt = true;
-            report.index_rebuild_reason = Some(format!("the embedding model changed ({} → {})", model.unwrap_or_default(), embedder.id()));
+            report.index_rebuild_reason = Some(format!(
+                "the embedding model changed ({} → {})",
+                model.unwrap_or_default(),
+                embedder.id()
+            ));
         }
         // Claims without a vector: embed them now, in batches, one transaction each.
-        let missing: Vec<Claim> = self.live_claims()?.into_iter().filter(|c| !self.slug_to_key.contains_key(&c.slug)).collect();
+        let missing: Vec<Claim> = self
+            .live_claims()?
+            .into_iter()
+            .filter(|c| !self.slug_to_key.contains_key(&c.slug))
+            .collect();
         for chunk in missing.chunks(64) {
-            let texts: Vec<String> = chunk.iter().map(|c| embed_text(&c.label, &c.text)).collect();
+            let texts: Vec<String> = chunk
+                .iter()
+                .map(|c| embed_text(&c.label, &c.text))
+                .collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let vecs = embedder.embed(&refs).map_err(|e| StoreError::Embedding(e.to_string()))?;
+            let vecs = embedder
+                .embed(&refs)
+                .map_err(|e| StoreError::Embedding(e.to_string()))?;
             let tx = self.db.begin_write()?;
             {
                 let mut vk = tx.open_table(VEC_KEYS)?;
@@ -247,7 +290,11 @@ impl Store {
             tx.commit()?;
         }
         let loaded = if model_changed || report.embedded_on_open > 0 {
-            Err(if model_changed { "the model changed".to_string() } else { "claims gained vectors".to_string() })
+            Err(if model_changed {
+                "the model changed".to_string()
+            } else {
+                "claims gained vectors".to_string()
+            })
         } else {
             VectorIndex::load(&self.dir, dims).and_then(|ix| match self.index_out_of_step(&ix) {
                 Ok(None) => Ok(ix),
@@ -280,12 +327,18 @@ impl Store {
         let vt = rx.open_table(VECTORS)?;
         let n = vt.len()?;
         if ix.size() as u64 != n {
-            return Ok(Some(format!("the index holds {} vectors, redb {n}", ix.size())));
+            return Ok(Some(format!(
+                "the index holds {} vectors, redb {n}",
+                ix.size()
+            )));
         }
         for row in vt.iter()? {
             let (k, _) = row?;
             if !ix.contains(k.value()) {
-                return Ok(Some(format!("vector {} is missing from the index", k.value())));
+                return Ok(Some(format!(
+                    "vector {} is missing from the index",
+                    k.value()
+                )));
             }
         }
         Ok(None)
@@ -312,8 +365,12 @@ impl Store {
     }
 
     fn embed_one(&self, label: &str, text: &str) -> Result<Option<Vec<f32>>, StoreError> {
-        let Some(e) = &self.opts.embedder else { return Ok(None) };
-        let mut v = e.embed(&[embed_text(label, text).as_str()]).map_err(|e| StoreError::Embedding(e.to_string()))?;
+        let Some(e) = &self.opts.embedder else {
+            return Ok(None);
+        };
+        let mut v = e
+            .embed(&[embed_text(label, text).as_str()])
+            .map_err(|e| StoreError::Embedding(e.to_string()))?;
         Ok(v.pop())
     }
 
@@ -325,15 +382,38 @@ impl Store {
         Ok(())
     }
 
-    fn new_act(&mut self, kind: ActKind, subject: &str, actor: &str, before: Option<String>, after: Option<String>, note: Option<String>) -> Act {
+    fn new_act(
+        &mut self,
+        kind: ActKind,
+        subject: &str,
+        actor: &str,
+        before: Option<String>,
+        after: Option<String>,
+        note: Option<String>,
+    ) -> Act {
         let seq = self.next_act;
         self.next_act += 1;
-        Act { seq, kind, subject: subject.to_string(), actor: actor.to_string(), at: self.now_ms(), before_hash: before, after_hash: after, note }
+        Act {
+            seq,
+            kind,
+            subject: subject.to_string(),
+            actor: actor.to_string(),
+            at: self.now_ms(),
+            before_hash: before,
+            after_hash: after,
+            note,
+        }
     }
 
     /// Write a new live version (with its vector) and, when there was one, move the old
     /// version to history; one transaction. Updates the in-memory indexes after commit.
-    fn write_version(&mut self, new: &Claim, old: Option<(&Claim, &str)>, vector: Option<Vec<f32>>, act: Act) -> Result<(), StoreError> {
+    fn write_version(
+        &mut self,
+        new: &Claim,
+        old: Option<(&Claim, &str)>,
+        vector: Option<Vec<f32>>,
+        act: Act,
+    ) -> Result<(), StoreError> {
         let new_key = vector.as_ref().map(|_| self.next_key);
         if new_key.is_some() {
             self.next_key += 1;
@@ -358,13 +438,15 @@ impl Store {
                 }
                 vt.insert(key, to_bytes(v).as_slice())?;
                 tx.open_table(VEC_KEYS)?.insert(new.slug.as_str(), key)?;
-                tx.open_table(META)?.insert("next_key", self.next_key.to_string().as_str())?;
+                tx.open_table(META)?
+                    .insert("next_key", self.next_key.to_string().as_str())?;
             }
         }
         self.act(&tx, act)?;
         tx.commit()?;
         self.lexical.upsert(&new.slug, &new.label, &new.text);
-        self.labels.insert(new.slug.clone(), new.label.to_lowercase());
+        self.labels
+            .insert(new.slug.clone(), new.label.to_lowercase());
         if let (Some(key), Some(v)) = (new_key, vector) {
             if let Some(ok) = old_key {
                 self.key_to_slug.remove(&ok);
@@ -400,7 +482,11 @@ impl Store {
                 return Ok(MemorizeOutcome::Unchanged { claim: l.clone() });
             }
             if input.strength < l.strength {
-                return Err(StoreError::WouldDowngrade { slug, live: l.strength, attempted: input.strength });
+                return Err(StoreError::WouldDowngrade {
+                    slug,
+                    live: l.strength,
+                    attempted: input.strength,
+                });
             }
         }
         let mut created = input.created.unwrap_or_else(|| self.now_ms());
@@ -433,16 +519,38 @@ impl Store {
             outdated_reason: None,
             outdated_at: None,
         };
-        let kind = input.act.unwrap_or(if live.is_some() { ActKind::Supersede } else { ActKind::Memorize });
-        let actor = input.promoted_by.clone().unwrap_or_else(|| input.source_agent.clone());
-        let act = self.new_act(kind, &slug, &actor, live.as_ref().map(|l| l.content_hash.clone()), Some(hash), None);
-        self.write_version(&claim, live.as_ref().map(|l| (l, "superseded")), vector, act)?;
+        let kind = input.act.unwrap_or(if live.is_some() {
+            ActKind::Supersede
+        } else {
+            ActKind::Memorize
+        });
+        let actor = input
+            .promoted_by
+            .clone()
+            .unwrap_or_else(|| input.source_agent.clone());
+        let act = self.new_act(
+            kind,
+            &slug,
+            &actor,
+            live.as_ref().map(|l| l.content_hash.clone()),
+            Some(hash),
+            None,
+        );
+        self.write_version(
+            &claim,
+            live.as_ref().map(|l| (l, "superseded")),
+            vector,
+            act,
+        )?;
         Ok(match live {
             Some(previous) => {
                 let mut previous = previous;
                 previous.state = ClaimState::Outdated;
                 previous.outdated_reason = Some("superseded".into());
-                MemorizeOutcome::Superseded { claim, previous }
+                MemorizeOutcome::Superseded {
+                    claim,
+                    previous: Box::new(previous),
+                }
             }
             None => MemorizeOutcome::Created { claim },
         })
@@ -510,14 +618,26 @@ impl Store {
             all.truncate(limit);
             let hits = all
                 .into_iter()
-                .map(|c| Hit { overlay: self.opts.aging.overlay(c.created, now), claim: c, score: 0.0, lexical_rank: None, vector_rank: None })
+                .map(|c| Hit {
+                    overlay: self.opts.aging.overlay(c.created, now),
+                    claim: c,
+                    score: 0.0,
+                    lexical_rank: None,
+                    vector_rank: None,
+                })
                 .collect();
-            return Ok(RecallResult { hits, retrieval: self.retrieval() });
+            return Ok(RecallResult {
+                hits,
+                retrieval: self.retrieval(),
+            });
         }
         let depth = (limit * 4).max(50);
         let keep = |slug: &str| self.in_scope(&q.scope, slug);
-        let lexical: Vec<(String, f64)> =
-            if q.mode == RankMode::Vector { vec![] } else { self.lexical.search(&q.text, depth, &keep) };
+        let lexical: Vec<(String, f64)> = if q.mode == RankMode::Vector {
+            vec![]
+        } else {
+            self.lexical.search(&q.text, depth, &keep)
+        };
         let mut vector: Vec<(String, f64)> = vec![];
         let mut used_vector = false;
         if q.mode != RankMode::Lexical {
@@ -527,7 +647,9 @@ impl Store {
                     vector = ix
                         .search(&qv, depth, &keep_key)?
                         .into_iter()
-                        .filter_map(|(k, sim)| self.key_to_slug.get(&k).map(|s| (s.clone(), sim as f64)))
+                        .filter_map(|(k, sim)| {
+                            self.key_to_slug.get(&k).map(|s| (s.clone(), sim as f64))
+                        })
                         .collect();
                     used_vector = true;
                 }
@@ -540,13 +662,23 @@ impl Store {
             (_, true) => fuse(&[&lex_ids, &vec_ids], RRF_K),
             (_, false) => lexical.clone(),
         };
-        let lex_rank: HashMap<&str, usize> = lex_ids.iter().enumerate().map(|(i, s)| (s.as_str(), i + 1)).collect();
-        let vec_rank: HashMap<&str, usize> = vec_ids.iter().enumerate().map(|(i, s)| (s.as_str(), i + 1)).collect();
+        let lex_rank: HashMap<&str, usize> = lex_ids
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.as_str(), i + 1))
+            .collect();
+        let vec_rank: HashMap<&str, usize> = vec_ids
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.as_str(), i + 1))
+            .collect();
         let rx = self.db.begin_read()?;
         let claims = rx.open_table(CLAIMS)?;
         let mut hits = Vec::new();
         for (slug, score) in ranked.into_iter().take(limit) {
-            let Some(v) = claims.get(slug.as_str())? else { continue };
+            let Some(v) = claims.get(slug.as_str())? else {
+                continue;
+            };
             let c = decode(v.value())?;
             hits.push(Hit {
                 overlay: self.opts.aging.overlay(c.created, now),
@@ -556,15 +688,30 @@ impl Store {
                 score,
             });
         }
-        Ok(RecallResult { hits, retrieval: if used_vector { Retrieval::Hybrid } else { Retrieval::Lexical } })
+        Ok(RecallResult {
+            hits,
+            retrieval: if used_vector {
+                Retrieval::Hybrid
+            } else {
+                Retrieval::Lexical
+            },
+        })
     }
 
     fn require_live(&self, slug: &str) -> Result<Claim, StoreError> {
-        self.get(slug)?.ok_or_else(|| StoreError::UnknownClaim { slug: slug.to_string() })
+        self.get(slug)?.ok_or_else(|| StoreError::UnknownClaim {
+            slug: slug.to_string(),
+        })
     }
 
     /// Grade the live version; a recorded act.
-    pub fn learn(&mut self, slug: &str, verdict: Verdict, actor: &str, note: Option<&str>) -> Result<Claim, StoreError> {
+    pub fn learn(
+        &mut self,
+        slug: &str,
+        verdict: Verdict,
+        actor: &str,
+        note: Option<&str>,
+    ) -> Result<Claim, StoreError> {
         crate::claim::validate_agent_id(actor)?;
         let mut c = self.require_live(slug)?;
         match verdict {
@@ -576,7 +723,14 @@ impl Store {
             Some(n) => format!("{}: {n}", verdict.as_str()),
             None => verdict.as_str().to_string(),
         });
-        let act = self.new_act(ActKind::Learn, slug, actor, Some(c.content_hash.clone()), Some(c.content_hash.clone()), note);
+        let act = self.new_act(
+            ActKind::Learn,
+            slug,
+            actor,
+            Some(c.content_hash.clone()),
+            Some(c.content_hash.clone()),
+            note,
+        );
         let tx = self.db.begin_write()?;
         tx.open_table(CLAIMS)?.insert(slug, encode(&c).as_slice())?;
         self.act(&tx, act)?;
@@ -594,11 +748,19 @@ impl Store {
         out.outdated_reason = Some(format!("demoted: {}", reason.trim()));
         out.outdated_at = Some(now);
         let key = self.slug_to_key.get(slug).copied();
-        let act = self.new_act(ActKind::Demote, slug, actor, Some(live.content_hash.clone()), None, Some(reason.trim().to_string()));
+        let act = self.new_act(
+            ActKind::Demote,
+            slug,
+            actor,
+            Some(live.content_hash.clone()),
+            None,
+            Some(reason.trim().to_string()),
+        );
         let tx = self.db.begin_write()?;
         {
             tx.open_table(CLAIMS)?.remove(slug)?;
-            tx.open_table(HISTORY)?.insert((slug, live.version), encode(&out).as_slice())?;
+            tx.open_table(HISTORY)?
+                .insert((slug, live.version), encode(&out).as_slice())?;
             if let Some(k) = key {
                 tx.open_table(VECTORS)?.remove(k)?;
                 tx.open_table(VEC_KEYS)?.remove(slug)?;
@@ -621,7 +783,12 @@ impl Store {
 
     /// Stamp the witness of a promotion: a new live version carrying `promoted_to`, the
     /// pre-promotion version kept in history.
-    pub fn stamp_promoted_to(&mut self, slug: &str, stamp: &str, actor: &str) -> Result<Claim, StoreError> {
+    pub fn stamp_promoted_to(
+        &mut self,
+        slug: &str,
+        stamp: &str,
+        actor: &str,
+    ) -> Result<Claim, StoreError> {
         crate::claim::validate_agent_id(actor)?;
         let live = self.require_live(slug)?;
         let mut now = self.now_ms();
@@ -656,7 +823,9 @@ impl Store {
     pub fn kv_set(&mut self, key: &str, value: &str, actor: &str) -> Result<(), StoreError> {
         crate::claim::validate_agent_id(actor)?;
         if key.is_empty() || key.len() > MAX_KV_KEY {
-            return Err(StoreError::Invalid(format!("boot memory keys are 1 to {MAX_KV_KEY} bytes: shorten the key")));
+            return Err(StoreError::Invalid(format!(
+                "boot memory keys are 1 to {MAX_KV_KEY} bytes: shorten the key"
+            )));
         }
         if value.len() > MAX_KV_VALUE {
             return Err(StoreError::Invalid(format!(
@@ -685,8 +854,17 @@ impl Store {
 
     pub fn kv_delete(&mut self, key: &str, actor: &str) -> Result<(), StoreError> {
         crate::claim::validate_agent_id(actor)?;
-        let before = self.kv_get(key)?.ok_or_else(|| StoreError::UnknownKey { key: key.to_string() })?;
-        let act = self.new_act(ActKind::KvDelete, key, actor, Some(sha(&before)), None, None);
+        let before = self.kv_get(key)?.ok_or_else(|| StoreError::UnknownKey {
+            key: key.to_string(),
+        })?;
+        let act = self.new_act(
+            ActKind::KvDelete,
+            key,
+            actor,
+            Some(sha(&before)),
+            None,
+            None,
+        );
         let tx = self.db.begin_write()?;
         tx.open_table(KV)?.remove(key)?;
         self.act(&tx, act)?;

@@ -22,7 +22,10 @@ pub struct VectorIndex {
 
 impl std::fmt::Debug for VectorIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VectorIndex").field("dims", &self.dims).field("size", &self.index.size()).finish()
+        f.debug_struct("VectorIndex")
+            .field("dims", &self.dims)
+            .field("size", &self.index.size())
+            .finish()
     }
 }
 
@@ -43,7 +46,11 @@ impl VectorIndex {
     pub fn empty(dir: &Path, dims: usize) -> Result<Self, StoreError> {
         let index = Index::new(&options(dims)).map_err(|e| err("create", e))?;
         index.reserve(1024).map_err(|e| err("reserve", e))?;
-        Ok(Self { index, dims, path: dir.join(INDEX_FILE) })
+        Ok(Self {
+            index,
+            dims,
+            path: dir.join(INDEX_FILE),
+        })
     }
 
     /// Load the saved file; `Err` says why it cannot be used.
@@ -52,12 +59,18 @@ impl VectorIndex {
         if !path.exists() {
             return Err("the index file is missing".into());
         }
-        let meta = Index::metadata(&path.to_string_lossy()).map_err(|e| format!("the index file is unreadable: {e}"))?;
+        let meta = Index::metadata(&path.to_string_lossy())
+            .map_err(|e| format!("the index file is unreadable: {e}"))?;
         if meta.dimensions as usize != dims {
-            return Err(format!("the index holds {}-dimensional vectors, the model makes {dims}", meta.dimensions));
+            return Err(format!(
+                "the index holds {}-dimensional vectors, the model makes {dims}",
+                meta.dimensions
+            ));
         }
         let index = Index::new(&options(dims)).map_err(|e| e.to_string())?;
-        index.load(&path.to_string_lossy()).map_err(|e| format!("the index file is unreadable: {e}"))?;
+        index
+            .load(&path.to_string_lossy())
+            .map_err(|e| format!("the index file is unreadable: {e}"))?;
         Ok(Self { index, dims, path })
     }
 
@@ -75,7 +88,10 @@ impl VectorIndex {
 
     pub fn add(&mut self, key: u64, v: &[f32]) -> Result<(), StoreError> {
         if v.len() != self.dims {
-            return Err(err("add", format!("vector has {} dimensions, expected {}", v.len(), self.dims)));
+            return Err(err(
+                "add",
+                format!("vector has {} dimensions, expected {}", v.len(), self.dims),
+            ));
         }
         if self.index.contains(key) {
             self.index.remove(key).map_err(|e| err("remove", e))?;
@@ -95,19 +111,35 @@ impl VectorIndex {
     }
 
     /// Nearest keys by cosine similarity (1 - distance), best first.
-    pub fn search(&self, q: &[f32], k: usize, keep: &dyn Fn(u64) -> bool) -> Result<Vec<(u64, f32)>, StoreError> {
+    pub fn search(
+        &self,
+        q: &[f32],
+        k: usize,
+        keep: &dyn Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
         if self.index.size() == 0 || k == 0 {
             return Ok(vec![]);
         }
-        let m = self.index.filtered_search(q, k, |key| keep(key)).map_err(|e| err("search", e))?;
-        Ok(m.keys.into_iter().zip(m.distances).map(|(key, d)| (key, 1.0 - d)).collect())
+        let m = self
+            .index
+            .filtered_search(q, k, keep)
+            .map_err(|e| err("search", e))?;
+        Ok(m.keys
+            .into_iter()
+            .zip(m.distances)
+            .map(|(key, d)| (key, 1.0 - d))
+            .collect())
     }
 
     /// Write the file atomically: a temp file, then a rename.
     pub fn save(&self) -> Result<(), StoreError> {
         let tmp = self.path.with_extension("usearch.tmp");
-        self.index.save(&tmp.to_string_lossy()).map_err(|e| err("save", e))?;
-        std::fs::rename(&tmp, &self.path)
-            .map_err(|e| StoreError::Io { path: self.path.display().to_string(), detail: e.to_string() })
+        self.index
+            .save(&tmp.to_string_lossy())
+            .map_err(|e| err("save", e))?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| StoreError::Io {
+            path: self.path.display().to_string(),
+            detail: e.to_string(),
+        })
     }
 }

@@ -24,7 +24,10 @@ pub const WARN_FROM: u64 = 300;
 
 /// True when the agent is expected to write the medulla.
 pub fn etiquette_ok(agent: &str) -> bool {
-    agent == "human:founder" || agent.split_once(':').is_some_and(|(_, role)| role == "orchestrator")
+    agent == "human:founder"
+        || agent
+            .split_once(':')
+            .is_some_and(|(_, role)| role == "orchestrator")
 }
 
 fn etiquette_json(agent: &str) -> Value {
@@ -41,9 +44,24 @@ fn etiquette_json(agent: &str) -> Value {
 
 /// Messages to the audit actor.
 pub enum AuditMsg {
-    Promote { agent: String, brain: Manifest, slug: String, reason: String, reply: RpcReplyPort<Result<Value>> },
-    DoctrineBirth { input: MemorizeInput, reply: RpcReplyPort<Result<Value>> },
-    Learn { agent: String, slug: String, verdict: Verdict, note: Option<String>, reply: RpcReplyPort<Result<Value>> },
+    Promote {
+        agent: String,
+        brain: Manifest,
+        slug: String,
+        reason: String,
+        reply: RpcReplyPort<Result<Value>>,
+    },
+    DoctrineBirth {
+        input: MemorizeInput,
+        reply: RpcReplyPort<Result<Value>>,
+    },
+    Learn {
+        agent: String,
+        slug: String,
+        verdict: Verdict,
+        note: Option<String>,
+        reply: RpcReplyPort<Result<Value>>,
+    },
 }
 
 pub struct AuditActor;
@@ -57,19 +75,40 @@ impl Actor for AuditActor {
     type State = AuditState;
     type Arguments = OwnerHandle;
 
-    async fn pre_start(&self, _me: ActorRef<AuditMsg>, owner: OwnerHandle) -> std::result::Result<AuditState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        _me: ActorRef<AuditMsg>,
+        owner: OwnerHandle,
+    ) -> std::result::Result<AuditState, ActorProcessingErr> {
         Ok(AuditState { owner })
     }
 
-    async fn handle(&self, _me: ActorRef<AuditMsg>, msg: AuditMsg, st: &mut AuditState) -> std::result::Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        _me: ActorRef<AuditMsg>,
+        msg: AuditMsg,
+        st: &mut AuditState,
+    ) -> std::result::Result<(), ActorProcessingErr> {
         match msg {
-            AuditMsg::Promote { agent, brain, slug, reason, reply } => {
+            AuditMsg::Promote {
+                agent,
+                brain,
+                slug,
+                reason,
+                reply,
+            } => {
                 let _ = reply.send(promote(&st.owner, &agent, &brain, &slug, &reason).await);
             }
             AuditMsg::DoctrineBirth { input, reply } => {
                 let _ = reply.send(doctrine_birth(&st.owner, input).await);
             }
-            AuditMsg::Learn { agent, slug, verdict, note, reply } => {
+            AuditMsg::Learn {
+                agent,
+                slug,
+                verdict,
+                note,
+                reply,
+            } => {
                 let _ = reply.send(learn(&st.owner, &agent, &slug, verdict, note).await);
             }
         }
@@ -84,13 +123,20 @@ fn hygiene_floor(label: &str, text: &str) -> Result<()> {
         return Ok(());
     }
     Err(OwnerError::HygieneRefused {
-        found: findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; "),
+        found: findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("; "),
         findings: serde_json::to_value(&findings).unwrap_or(Value::Null),
     })
 }
 
 async fn cap_report(owner: &OwnerHandle) -> Result<Value> {
-    let live = owner.ask(None, crate::service::brain_stats).await?.live_claims;
+    let live = owner
+        .ask(None, crate::service::brain_stats)
+        .await?
+        .live_claims;
     let status = if live >= WARN_FROM {
         "warn"
     } else if live > SOFT_CAP {
@@ -98,7 +144,8 @@ async fn cap_report(owner: &OwnerHandle) -> Result<Value> {
     } else {
         "ok"
     };
-    let mut v = json!({ "live": live, "soft_cap": SOFT_CAP, "warn_from": WARN_FROM, "status": status });
+    let mut v =
+        json!({ "live": live, "soft_cap": SOFT_CAP, "warn_from": WARN_FROM, "status": status });
     if status != "ok" {
         v["message"] = json!(format!(
             "the medulla holds {live} live claims (soft cap {SOFT_CAP}): it is an index, not a warehouse; demote what no longer holds across projects"
@@ -107,20 +154,32 @@ async fn cap_report(owner: &OwnerHandle) -> Result<Value> {
     Ok(v)
 }
 
-async fn promote(owner: &OwnerHandle, agent: &str, brain: &Manifest, slug: &str, reason: &str) -> Result<Value> {
+async fn promote(
+    owner: &OwnerHandle,
+    agent: &str,
+    brain: &Manifest,
+    slug: &str,
+    reason: &str,
+) -> Result<Value> {
     validate_agent_id(agent)?;
     let reason = reason.trim();
     if reason.is_empty() {
-        return Err(OwnerError::BadInput("a promotion needs a reason: say in one line why this holds beyond its project".into()));
+        return Err(OwnerError::BadInput(
+            "a promotion needs a reason: say in one line why this holds beyond its project".into(),
+        ));
     }
     if reason.contains('\n') {
-        return Err(OwnerError::BadInput("the promotion reason must be one line".into()));
+        return Err(OwnerError::BadInput(
+            "the promotion reason must be one line".into(),
+        ));
     }
     let s = slug.to_string();
     let witness: Claim = owner
         .ask(Some(&brain.fingerprint), |r| BrainMsg::Get(s.clone(), r))
         .await?
-        .ok_or_else(|| StoreError::UnknownClaim { slug: slug.to_string() })?;
+        .ok_or_else(|| StoreError::UnknownClaim {
+            slug: slug.to_string(),
+        })?;
     hygiene_floor(&witness.label, &witness.text)?;
     let origin_claim = format!("{}#{}", brain.root, witness.slug);
     // Two origins racing for one label: the first lands, the second bounces unless it
@@ -128,10 +187,16 @@ async fn promote(owner: &OwnerHandle, agent: &str, brain: &Manifest, slug: &str,
     let ws = witness.slug.clone();
     if let Some(live) = owner.ask(None, |r| BrainMsg::Get(ws.clone(), r)).await? {
         let other_origin = live.origin_claim.as_deref() != Some(origin_claim.as_str());
-        if other_origin && witness.strength == live.strength && live.content_hash != witness.content_hash {
+        if other_origin
+            && witness.strength == live.strength
+            && live.content_hash != witness.content_hash
+        {
             return Err(OwnerError::PromotionConflict {
                 slug: live.slug.clone(),
-                holder: live.origin_claim.clone().unwrap_or_else(|| live.origin_or_unknown().to_string()),
+                holder: live
+                    .origin_claim
+                    .clone()
+                    .unwrap_or_else(|| live.origin_or_unknown().to_string()),
             });
         }
     }
@@ -150,7 +215,9 @@ async fn promote(owner: &OwnerHandle, agent: &str, brain: &Manifest, slug: &str,
         created: None,
         act: Some(ActKind::Promote),
     };
-    let outcome = owner.ask(None, |r| BrainMsg::Memorize(input.clone(), r)).await?;
+    let outcome = owner
+        .ask(None, |r| BrainMsg::Memorize(input.clone(), r))
+        .await?;
     let copy = outcome.claim().clone();
     let now = owner.opts.clock.now_ms();
     let aging = owner.opts.aging;
@@ -160,7 +227,12 @@ async fn promote(owner: &OwnerHandle, agent: &str, brain: &Manifest, slug: &str,
     } else {
         let (s, st, a) = (witness.slug.clone(), stamp.clone(), agent.to_string());
         owner
-            .ask(Some(&brain.fingerprint), |r| BrainMsg::StampPromoted { slug: s.clone(), stamp: st.clone(), actor: a.clone(), reply: r })
+            .ask(Some(&brain.fingerprint), |r| BrainMsg::StampPromoted {
+                slug: s.clone(),
+                stamp: st.clone(),
+                actor: a.clone(),
+                reply: r,
+            })
             .await?
     };
     Ok(json!({
@@ -186,7 +258,9 @@ async fn doctrine_birth(owner: &OwnerHandle, mut input: MemorizeInput) -> Result
     input.origin_brain = Some("medulla".into());
     input.act = Some(ActKind::DoctrineBirth);
     let agent = input.source_agent.clone();
-    let outcome = owner.ask(None, |r| BrainMsg::Memorize(input.clone(), r)).await?;
+    let outcome = owner
+        .ask(None, |r| BrainMsg::Memorize(input.clone(), r))
+        .await?;
     let c = outcome.claim().clone();
     Ok(json!({
         "outcome": outcome_name(&outcome),
@@ -197,7 +271,13 @@ async fn doctrine_birth(owner: &OwnerHandle, mut input: MemorizeInput) -> Result
     }))
 }
 
-async fn learn(owner: &OwnerHandle, agent: &str, slug: &str, verdict: Verdict, note_text: Option<String>) -> Result<Value> {
+async fn learn(
+    owner: &OwnerHandle,
+    agent: &str,
+    slug: &str,
+    verdict: Verdict,
+    note_text: Option<String>,
+) -> Result<Value> {
     validate_agent_id(agent)?;
     let now = owner.opts.clock.now_ms();
     let aging = owner.opts.aging;
@@ -206,7 +286,14 @@ async fn learn(owner: &OwnerHandle, agent: &str, slug: &str, verdict: Verdict, n
         // Demotion: the medulla version goes to history; the project witness is not touched.
         let reason = note_text.clone().unwrap_or_else(|| "judged wrong".into());
         let (a, r2) = (agent.to_string(), reason.clone());
-        let demoted = owner.ask(None, |r| BrainMsg::Demote { slug: s.clone(), actor: a.clone(), reason: r2.clone(), reply: r }).await?;
+        let demoted = owner
+            .ask(None, |r| BrainMsg::Demote {
+                slug: s.clone(),
+                actor: a.clone(),
+                reason: r2.clone(),
+                reply: r,
+            })
+            .await?;
         return Ok(json!({
             "verdict": "wrong",
             "demoted": row(&demoted, Tier::Medulla, &aging, now, None),
@@ -217,7 +304,13 @@ async fn learn(owner: &OwnerHandle, agent: &str, slug: &str, verdict: Verdict, n
     }
     let a = agent.to_string();
     let c = owner
-        .ask(None, |r| BrainMsg::Learn { slug: s.clone(), verdict, actor: a.clone(), note: note_text.clone(), reply: r })
+        .ask(None, |r| BrainMsg::Learn {
+            slug: s.clone(),
+            verdict,
+            actor: a.clone(),
+            note: note_text.clone(),
+            reply: r,
+        })
         .await?;
     Ok(json!({
         "verdict": verdict.as_str(),

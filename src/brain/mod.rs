@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use brains::store::OpenReport;
 use brains::{
-    Act, Claim, MemorizeInput, MemorizeOutcome, RecallQuery, RecallResult, Store, StoreError, StoreOptions,
-    StoreStats, Verdict,
+    Act, Claim, MemorizeInput, MemorizeOutcome, RecallQuery, RecallResult, Store, StoreError,
+    StoreOptions, StoreStats, Verdict,
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
@@ -25,13 +25,38 @@ pub enum BrainMsg {
     Recall(RecallQuery, Reply<RecallResult>),
     Recent(usize, Reply<Vec<Claim>>),
     LiveClaims(Reply<Vec<Claim>>),
-    Learn { slug: String, verdict: Verdict, actor: String, note: Option<String>, reply: Reply<Claim> },
-    Demote { slug: String, actor: String, reason: String, reply: Reply<Claim> },
-    StampPromoted { slug: String, stamp: String, actor: String, reply: Reply<Claim> },
+    Learn {
+        slug: String,
+        verdict: Verdict,
+        actor: String,
+        note: Option<String>,
+        reply: Reply<Claim>,
+    },
+    Demote {
+        slug: String,
+        actor: String,
+        reason: String,
+        reply: Reply<Claim>,
+    },
+    StampPromoted {
+        slug: String,
+        stamp: String,
+        actor: String,
+        reply: Reply<Claim>,
+    },
     KvGet(String, Reply<Option<String>>),
-    KvSet { key: String, value: String, actor: String, reply: Reply<()> },
+    KvSet {
+        key: String,
+        value: String,
+        actor: String,
+        reply: Reply<()>,
+    },
     KvList(Reply<Vec<(String, String)>>),
-    KvDelete { key: String, actor: String, reply: Reply<()> },
+    KvDelete {
+        key: String,
+        actor: String,
+        reply: Reply<()>,
+    },
     ActsNewest(usize, Reply<Vec<Act>>),
     Stats(Reply<StoreStats>),
     CheckIndex(Reply<Option<String>>),
@@ -89,17 +114,29 @@ impl Actor for BrainActor {
     type State = BrainState;
     type Arguments = BrainArgs;
 
-    async fn pre_start(&self, _me: ActorRef<BrainMsg>, args: BrainArgs) -> Result<BrainState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        _me: ActorRef<BrainMsg>,
+        args: BrainArgs,
+    ) -> Result<BrainState, ActorProcessingErr> {
         let dir = args.dir.clone();
         let opened = tokio::task::spawn_blocking(move || Store::open(&args.dir, args.opts)).await?;
-        let (store, open_report) = opened.map_err(|e| format!("cannot open store at {}: {e}", dir.display()))?;
+        let (store, open_report) =
+            opened.map_err(|e| format!("cannot open store at {}: {e}", dir.display()))?;
         if open_report.index_rebuilt {
             tracing::warn!(dir = %dir.display(), reason = ?open_report.index_rebuild_reason, "vector index rebuilt from redb");
         }
-        Ok(BrainState { store: Arc::new(Mutex::new(Some(store))), open_report })
+        Ok(BrainState {
+            store: Arc::new(Mutex::new(Some(store))),
+            open_report,
+        })
     }
 
-    async fn post_stop(&self, _me: ActorRef<BrainMsg>, state: &mut BrainState) -> Result<(), ActorProcessingErr> {
+    async fn post_stop(
+        &self,
+        _me: ActorRef<BrainMsg>,
+        state: &mut BrainState,
+    ) -> Result<(), ActorProcessingErr> {
         let store = state.store.clone();
         let closed = tokio::task::spawn_blocking(move || {
             let taken = store.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -112,7 +149,12 @@ impl Actor for BrainActor {
         Ok(())
     }
 
-    async fn handle(&self, _me: ActorRef<BrainMsg>, msg: BrainMsg, st: &mut BrainState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        _me: ActorRef<BrainMsg>,
+        msg: BrainMsg,
+        st: &mut BrainState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             BrainMsg::Memorize(input, r) => send(r, st.run(move |s| s.memorize(input)).await?),
             BrainMsg::Get(slug, r) => send(r, st.run(move |s| s.get(&slug)).await?),
@@ -120,21 +162,50 @@ impl Actor for BrainActor {
             BrainMsg::Recall(q, r) => send(r, st.run(move |s| s.recall(&q)).await?),
             BrainMsg::Recent(n, r) => send(r, st.run(move |s| s.recent(n)).await?),
             BrainMsg::LiveClaims(r) => send(r, st.run(|s| s.live_claims()).await?),
-            BrainMsg::Learn { slug, verdict, actor, note, reply } => {
-                send(reply, st.run(move |s| s.learn(&slug, verdict, &actor, note.as_deref())).await?)
-            }
-            BrainMsg::Demote { slug, actor, reason, reply } => {
-                send(reply, st.run(move |s| s.demote(&slug, &actor, &reason)).await?)
-            }
-            BrainMsg::StampPromoted { slug, stamp, actor, reply } => {
-                send(reply, st.run(move |s| s.stamp_promoted_to(&slug, &stamp, &actor)).await?)
-            }
+            BrainMsg::Learn {
+                slug,
+                verdict,
+                actor,
+                note,
+                reply,
+            } => send(
+                reply,
+                st.run(move |s| s.learn(&slug, verdict, &actor, note.as_deref()))
+                    .await?,
+            ),
+            BrainMsg::Demote {
+                slug,
+                actor,
+                reason,
+                reply,
+            } => send(
+                reply,
+                st.run(move |s| s.demote(&slug, &actor, &reason)).await?,
+            ),
+            BrainMsg::StampPromoted {
+                slug,
+                stamp,
+                actor,
+                reply,
+            } => send(
+                reply,
+                st.run(move |s| s.stamp_promoted_to(&slug, &stamp, &actor))
+                    .await?,
+            ),
             BrainMsg::KvGet(key, r) => send(r, st.run(move |s| s.kv_get(&key)).await?),
-            BrainMsg::KvSet { key, value, actor, reply } => {
-                send(reply, st.run(move |s| s.kv_set(&key, &value, &actor)).await?)
-            }
+            BrainMsg::KvSet {
+                key,
+                value,
+                actor,
+                reply,
+            } => send(
+                reply,
+                st.run(move |s| s.kv_set(&key, &value, &actor)).await?,
+            ),
             BrainMsg::KvList(r) => send(r, st.run(|s| s.kv_list()).await?),
-            BrainMsg::KvDelete { key, actor, reply } => send(reply, st.run(move |s| s.kv_delete(&key, &actor)).await?),
+            BrainMsg::KvDelete { key, actor, reply } => {
+                send(reply, st.run(move |s| s.kv_delete(&key, &actor)).await?)
+            }
             BrainMsg::ActsNewest(n, r) => send(r, st.run(move |s| s.acts_newest(n)).await?),
             BrainMsg::Stats(r) => send(r, st.run(|s| s.stats()).await?),
             BrainMsg::CheckIndex(r) => send(r, st.run(|s| s.check_index()).await?),

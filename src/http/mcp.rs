@@ -11,7 +11,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::owner::BrainCounters;
-use crate::service::route::{AGENT_HEADER, BRAIN_HEADER, CALLER_ROOT_HEADER, LEGACY_CALLER_ROOT_HEADER};
+use crate::service::route::{
+    AGENT_HEADER, BRAIN_HEADER, CALLER_ROOT_HEADER, LEGACY_CALLER_ROOT_HEADER,
+};
 use crate::service::{tools, RouteInput, Service};
 
 /// The MCP face of the owner. Cloned per session by the transport's factory.
@@ -24,12 +26,21 @@ pub struct McpHandler {
 
 impl McpHandler {
     pub fn new(svc: Service) -> Self {
-        Self { svc, sticky: Arc::new(Mutex::new(None)) }
+        Self {
+            svc,
+            sticky: Arc::new(Mutex::new(None)),
+        }
     }
 }
 
 fn header(parts: Option<&http::request::Parts>, name: &str) -> Option<String> {
-    parts?.headers.get(name)?.to_str().ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    parts?
+        .headers
+        .get(name)?
+        .to_str()
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 /// An agent id from the client's self-description when the call names none:
@@ -40,7 +51,13 @@ fn client_agent(ctx: &RequestContext<RoleServer>) -> Option<String> {
         .client_info
         .name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect();
     let name = name.trim_matches('-');
     (!name.is_empty()).then(|| format!("{name}:agent"))
@@ -77,16 +94,23 @@ impl ServerHandler for McpHandler {
         let input = RouteInput {
             binding: header(parts, BRAIN_HEADER),
             sticky: self.sticky.lock().expect("sticky lock").clone(),
-            caller_root: header(parts, CALLER_ROOT_HEADER).or_else(|| header(parts, LEGACY_CALLER_ROOT_HEADER)),
+            caller_root: header(parts, CALLER_ROOT_HEADER)
+                .or_else(|| header(parts, LEGACY_CALLER_ROOT_HEADER)),
             agent: header(parts, AGENT_HEADER).or_else(|| client_agent(&ctx)),
         };
         if !tools::specs().iter().any(|s| s.name == request.name) {
             return Err(ErrorData::invalid_params(
-                format!("unknown tool {:?}: list the tools with tools/list", request.name),
+                format!(
+                    "unknown tool {:?}: list the tools with tools/list",
+                    request.name
+                ),
                 None,
             ));
         }
-        let args = request.arguments.map(serde_json::Value::Object).unwrap_or_default();
+        let args = request
+            .arguments
+            .map(serde_json::Value::Object)
+            .unwrap_or_default();
         let result = match self.svc.call_tool(&request.name, args, &input).await {
             Ok(out) => {
                 if let Some(fp) = out.landed {

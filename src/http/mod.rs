@@ -21,7 +21,9 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::OwnerError;
-use crate::service::route::{AGENT_HEADER, BRAIN_HEADER, CALLER_ROOT_HEADER, LEGACY_CALLER_ROOT_HEADER};
+use crate::service::route::{
+    AGENT_HEADER, BRAIN_HEADER, CALLER_ROOT_HEADER, LEGACY_CALLER_ROOT_HEADER,
+};
 use crate::service::{RouteInput, Service};
 use mcp::McpHandler;
 
@@ -46,7 +48,10 @@ fn error_response(e: &OwnerError) -> Response<Body> {
 }
 
 fn plain_error(status: u16, code: &str, message: String) -> Response<Body> {
-    json_response(status, &json!({ "error": { "code": code, "message": message } }))
+    json_response(
+        status,
+        &json!({ "error": { "code": code, "message": message } }),
+    )
 }
 
 /// True for `localhost`, `127.x.x.x` and `[::1]`, with or without a port.
@@ -54,21 +59,43 @@ fn is_loopback_authority(authority: &str) -> bool {
     let host = if let Some(rest) = authority.strip_prefix('[') {
         rest.split(']').next().unwrap_or("")
     } else {
-        authority.rsplit_once(':').map(|(h, p)| if p.chars().all(|c| c.is_ascii_digit()) { h } else { authority }).unwrap_or(authority)
+        authority
+            .rsplit_once(':')
+            .map(|(h, p)| {
+                if p.chars().all(|c| c.is_ascii_digit()) {
+                    h
+                } else {
+                    authority
+                }
+            })
+            .unwrap_or(authority)
     };
     let host = host.to_ascii_lowercase();
-    host == "localhost" || host == "::1" || host.parse::<std::net::Ipv4Addr>().map(|ip| ip.is_loopback()).unwrap_or(false)
+    host == "localhost"
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .map(|ip| ip.is_loopback())
+            .unwrap_or(false)
 }
 
 /// DNS-rebinding guard: Host must be loopback; Origin, when sent, must be a loopback origin.
 fn check_origin(req: &Request<Incoming>) -> Result<(), String> {
-    let host = req.headers().get(http::header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let host = req
+        .headers()
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
     if !host.is_empty() && !is_loopback_authority(host) {
-        return Err(format!("host {host:?} is not this machine's loopback: medulla only answers local callers"));
+        return Err(format!(
+            "host {host:?} is not this machine's loopback: medulla only answers local callers"
+        ));
     }
     if let Some(origin) = req.headers().get(http::header::ORIGIN) {
         let o = origin.to_str().unwrap_or("");
-        let authority = o.strip_prefix("http://").or_else(|| o.strip_prefix("https://"));
+        let authority = o
+            .strip_prefix("http://")
+            .or_else(|| o.strip_prefix("https://"));
         match authority {
             Some(a) if is_loopback_authority(a.trim_end_matches('/')) => {}
             _ => return Err(format!("origin {o:?} is not a loopback origin: browsers on other sites may not call medulla")),
@@ -78,7 +105,13 @@ fn check_origin(req: &Request<Incoming>) -> Result<(), String> {
 }
 
 fn route_input(req: &Request<Incoming>) -> RouteInput {
-    let h = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok()).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let h = |n: &str| {
+        req.headers()
+            .get(n)
+            .and_then(|v| v.to_str().ok())
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
     RouteInput {
         binding: h(BRAIN_HEADER),
         sticky: None,
@@ -97,7 +130,10 @@ pub fn parse_query(q: &str) -> Vec<(String, String)> {
             match bytes[i] {
                 b'+' => out.push(b' '),
                 b'%' if i + 2 < bytes.len() => {
-                    match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    match u8::from_str_radix(
+                        std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
+                        16,
+                    ) {
                         Ok(b) => {
                             out.push(b);
                             i += 2;
@@ -121,14 +157,22 @@ pub fn parse_query(q: &str) -> Vec<(String, String)> {
 }
 
 async fn read_json(req: Request<Incoming>, max: usize) -> Result<Value, Response<Body>> {
-    let body = Limited::new(req.into_body(), max).collect().await.map_err(|e| {
-        plain_error(413, "body_too_large", format!("request body refused ({e}): the limit is {max} bytes"))
-    })?;
+    let body = Limited::new(req.into_body(), max)
+        .collect()
+        .await
+        .map_err(|e| {
+            plain_error(
+                413,
+                "body_too_large",
+                format!("request body refused ({e}): the limit is {max} bytes"),
+            )
+        })?;
     let bytes = body.to_bytes();
     if bytes.is_empty() {
         return Ok(json!({}));
     }
-    serde_json::from_slice(&bytes).map_err(|e| plain_error(400, "parse_error", format!("body is not valid JSON: {e}")))
+    serde_json::from_slice(&bytes)
+        .map_err(|e| plain_error(400, "parse_error", format!("body is not valid JSON: {e}")))
 }
 
 impl App {
@@ -143,6 +187,32 @@ impl App {
             (_, "/mcp") => {
                 use tower_service::Service as _;
                 let mut svc = self.mcp.clone();
+                // Read the body here so a POST that is not JSON gets a JSON-RPC parse
+                // error, as the protocol asks, not a transport complaint in plain text.
+                let is_post = req.method() == Method::POST;
+                let (parts, body) = req.into_parts();
+                let bytes = match Limited::new(body, self.max_body).collect().await {
+                    Ok(b) => b.to_bytes(),
+                    Err(e) => {
+                        return plain_error(
+                            413,
+                            "body_too_large",
+                            format!(
+                                "request body refused ({e}): the limit is {} bytes",
+                                self.max_body
+                            ),
+                        )
+                    }
+                };
+                if is_post {
+                    if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
+                        return json_response(
+                            400,
+                            &json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": format!("parse error: the body is not JSON ({e})") } }),
+                        );
+                    }
+                }
+                let req = Request::from_parts(parts, Full::new(bytes));
                 match svc.call(req).await {
                     Ok(r) => r,
                     Err(never) => match never {},
@@ -154,38 +224,56 @@ impl App {
                 Err(e) => error_response(&e),
             },
             (Method::GET, "/api/claims") => match param("brain") {
-                None => plain_error(400, "invalid_input", "pass ?brain=<root, fingerprint or medulla>".into()),
+                None => plain_error(
+                    400,
+                    "invalid_input",
+                    "pass ?brain=<root, fingerprint or medulla>".into(),
+                ),
                 Some(b) => match self.svc.claims(&b).await {
                     Ok(v) => json_response(200, &v),
                     Err(e) => error_response(&e),
                 },
             },
             (Method::GET, "/api/mailbox") => match param("brain") {
-                None => plain_error(400, "invalid_input", "pass ?brain=<root, fingerprint or medulla>".into()),
+                None => plain_error(
+                    400,
+                    "invalid_input",
+                    "pass ?brain=<root, fingerprint or medulla>".into(),
+                ),
                 Some(b) => match crate::service::mailbox::show_box(&self.svc, &b).await {
                     Ok(v) => json_response(200, &v),
                     Err(e) => error_response(&e),
                 },
             },
-            (Method::GET, "/api/mailbox/sweep") => match crate::service::mailbox::sweep(&self.svc).await {
-                Ok(v) => json_response(200, &v),
-                Err(e) => error_response(&e),
-            },
-            (Method::POST, "/api/mailbox/distribute") => match crate::service::mailbox::distribute_now(&self.svc).await {
-                Ok(r) => json_response(200, &json!(r)),
-                Err(e) => error_response(&e),
-            },
-            (Method::GET, "/api/doctor") => match crate::service::mailbox::doctor(&self.svc).await {
-                Ok(v) => json_response(200, &v),
-                Err(e) => error_response(&e),
-            },
+            (Method::GET, "/api/mailbox/sweep") => {
+                match crate::service::mailbox::sweep(&self.svc).await {
+                    Ok(v) => json_response(200, &v),
+                    Err(e) => error_response(&e),
+                }
+            }
+            (Method::POST, "/api/mailbox/distribute") => {
+                match crate::service::mailbox::distribute_now(&self.svc).await {
+                    Ok(r) => json_response(200, &json!(r)),
+                    Err(e) => error_response(&e),
+                }
+            }
+            (Method::GET, "/api/doctor") => {
+                match crate::service::mailbox::doctor(&self.svc).await {
+                    Ok(v) => json_response(200, &v),
+                    Err(e) => error_response(&e),
+                }
+            }
             (Method::POST, "/api/reports") => {
                 let input = route_input(&req);
                 let letter = match read_json(req, self.max_body).await {
                     Ok(v) => v,
                     Err(resp) => return resp,
                 };
-                match self.svc.call_tool("report", json!({ "letter": letter }), &input).await {
+                match self
+                    .svc
+                    .call_tool("report", json!({ "letter": letter }), &input)
+                    .await
+                {
                     Ok(out) => json_response(200, &out.value),
                     Err(e) => error_response(&e),
                 }
@@ -200,13 +288,21 @@ impl App {
                 if let Some(l) = param("limit").and_then(|l| l.parse::<usize>().ok()) {
                     args.insert("limit".into(), json!(l));
                 }
-                match self.svc.call_tool("audit", Value::Object(args), &route_input(&req)).await {
+                match self
+                    .svc
+                    .call_tool("audit", Value::Object(args), &route_input(&req))
+                    .await
+                {
                     Ok(out) => json_response(200, &out.value),
                     Err(e) => error_response(&e),
                 }
             }
             (Method::POST, p) if p.starts_with("/api/call/") || p == "/api/promote" => {
-                let tool = if p == "/api/promote" { "promote".to_string() } else { p.trim_start_matches("/api/call/").to_string() };
+                let tool = if p == "/api/promote" {
+                    "promote".to_string()
+                } else {
+                    p.trim_start_matches("/api/call/").to_string()
+                };
                 let input = route_input(&req);
                 let args = match read_json(req, self.max_body).await {
                     Ok(v) => v,
@@ -217,17 +313,30 @@ impl App {
                     Err(e) => error_response(&e),
                 }
             }
-            (_, p) if p.starts_with("/api/") => {
-                plain_error(404, "not_found", format!("no route {} {p}: see docs/PROTOCOL.md for the REST surface", req.method()))
-            }
-            _ => plain_error(404, "not_found", format!("nothing at {path}: MCP lives at POST /mcp, REST under /api/")),
+            (_, p) if p.starts_with("/api/") => plain_error(
+                404,
+                "not_found",
+                format!(
+                    "no route {} {p}: see docs/PROTOCOL.md for the REST surface",
+                    req.method()
+                ),
+            ),
+            _ => plain_error(
+                404,
+                "not_found",
+                format!("nothing at {path}: MCP lives at POST /mcp, REST under /api/"),
+            ),
         }
     }
 }
 
 /// Serve until `shutdown` resolves; then stop accepting, let in-flight requests finish
 /// (bounded), and return.
-pub async fn serve(listener: TcpListener, svc: Service, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    svc: Service,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
     let max_body = svc.owner.config.max_body_bytes;
     let config = StreamableHttpServerConfig::default()

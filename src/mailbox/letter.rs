@@ -9,7 +9,13 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 /// The misdelivery kinds a `memory_misdelivery` letter may carry.
-pub const MISDELIVERY_KINDS: [&str; 5] = ["leak", "false_absence", "wrong_store_write", "misattribution", "vanished"];
+pub const MISDELIVERY_KINDS: [&str; 5] = [
+    "leak",
+    "false_absence",
+    "wrong_store_write",
+    "misattribution",
+    "vanished",
+];
 
 /// `hex(sha256(raw line bytes))[0..12]`.
 pub fn letter_id(raw: &[u8]) -> String {
@@ -27,16 +33,28 @@ pub struct Letter {
 impl Letter {
     pub fn parse(raw: &str) -> Option<Letter> {
         let body: Value = serde_json::from_str(raw).ok()?;
-        body.is_object().then(|| Letter { id: letter_id(raw.as_bytes()), raw: raw.to_string(), body })
+        body.is_object().then(|| Letter {
+            id: letter_id(raw.as_bytes()),
+            raw: raw.to_string(),
+            body,
+        })
     }
     pub fn field(&self, k: &str) -> Option<&str> {
-        self.body.get(k).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
+        self.body
+            .get(k)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
     }
     pub fn answers(&self) -> Vec<String> {
         self.body
             .get("answers")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -87,7 +105,9 @@ pub struct Context<'a> {
 
 fn expand_home(s: &str, home: Option<&Path>) -> String {
     match (s.strip_prefix('~'), home) {
-        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => format!("{}{rest}", h.display()),
+        (Some(rest), Some(h)) if rest.is_empty() || rest.starts_with('/') => {
+            format!("{}{rest}", h.display())
+        }
         _ => s.to_string(),
     }
 }
@@ -111,7 +131,11 @@ fn strip_notes(s: &str) -> String {
 fn worktree_main(dir: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(dir.join(".git")).ok()?;
     let gitdir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
-    let gitdir = if gitdir.is_absolute() { gitdir } else { dir.join(gitdir) };
+    let gitdir = if gitdir.is_absolute() {
+        gitdir
+    } else {
+        dir.join(gitdir)
+    };
     // <main>/.git/worktrees/<name> → <main>
     let dot_git = gitdir.parent()?.parent()?;
     (dot_git.file_name()? == ".git").then(|| dot_git.parent().map(Path::to_path_buf))?
@@ -143,11 +167,18 @@ pub fn destination(letter: &Letter, cx: &Context) -> Destination {
         if b == "medulla" {
             return Destination::Medulla;
         }
-        if let Some(root) = cx.roots.iter().find(|r| r.as_os_str() == b || crate::roster::fingerprint(&r.to_string_lossy()) == b) {
+        if let Some(root) = cx
+            .roots
+            .iter()
+            .find(|r| r.as_os_str() == b || crate::roster::fingerprint(&r.to_string_lossy()) == b)
+        {
             return Destination::Project { repo: root.clone() };
         }
     }
-    let raw = letter.field("repo").or_else(|| letter.field("brain").filter(|b| b.contains('/'))).unwrap_or("");
+    let raw = letter
+        .field("repo")
+        .or_else(|| letter.field("brain").filter(|b| b.contains('/')))
+        .unwrap_or("");
     let stripped = strip_notes(raw);
     if is_projectless(&stripped) {
         return Destination::Medulla;
@@ -160,13 +191,37 @@ pub fn destination(letter: &Letter, cx: &Context) -> Destination {
             return Destination::Medulla;
         }
         if path.is_dir() {
-            let main = worktree_main(&path).or_else(|| (!path.join(".git").exists()).then(|| suffixed_sibling(&path)).flatten());
+            let main = worktree_main(&path).or_else(|| {
+                (!path.join(".git").exists())
+                    .then(|| suffixed_sibling(&path))
+                    .flatten()
+            });
             let repo = main.unwrap_or(path);
             // Inside a registered root: the root's box.
-            if let Some(root) = cx.roots.iter().filter(|r| repo.starts_with(r)).max_by_key(|r| r.components().count()) {
+            if let Some(root) = cx
+                .roots
+                .iter()
+                .filter(|r| repo.starts_with(r))
+                .max_by_key(|r| r.components().count())
+            {
                 return Destination::Project { repo: root.clone() };
             }
             return Destination::Project { repo };
+        }
+        // A path this machine lacks, inside a registered root or a repository it has:
+        // that repository's box. Otherwise the repository itself is absent.
+        if let Some(root) = cx
+            .roots
+            .iter()
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.components().count())
+        {
+            return Destination::Project { repo: root.clone() };
+        }
+        if let Some(repo) = path.ancestors().skip(1).find(|a| a.join(".git").exists()) {
+            return Destination::Project {
+                repo: repo.to_path_buf(),
+            };
         }
         if let Some(main) = suffixed_sibling(&path) {
             return Destination::Project { repo: main };
@@ -175,7 +230,15 @@ pub fn destination(letter: &Letter, cx: &Context) -> Destination {
     }
     // A bare name: a registered root of that name, else a worktree-style name of one.
     let name = expanded.to_ascii_lowercase();
-    let by_name = |n: &str| cx.roots.iter().find(|r| r.file_name().is_some_and(|f| f.to_string_lossy().to_ascii_lowercase() == n)).cloned();
+    let by_name = |n: &str| {
+        cx.roots
+            .iter()
+            .find(|r| {
+                r.file_name()
+                    .is_some_and(|f| f.to_string_lossy().to_ascii_lowercase() == n)
+            })
+            .cloned()
+    };
     if let Some(r) = by_name(&name) {
         return Destination::Project { repo: r };
     }
@@ -204,7 +267,9 @@ fn is_closing(l: &Letter) -> bool {
 }
 
 fn is_external(l: &Letter) -> bool {
-    l.field("class") == Some("external") || l.field("tool").is_some_and(|t| !t.eq_ignore_ascii_case("medulla"))
+    l.field("class") == Some("external")
+        || l.field("tool")
+            .is_some_and(|t| !t.eq_ignore_ascii_case("medulla"))
 }
 
 /// The fate of every letter in `letters`, given every letter that may answer them.
@@ -281,8 +346,15 @@ mod tests {
     #[test]
     fn ids_are_the_first_12_hex_of_the_raw_line_hash() {
         let raw = r#"{"class":"bug","what":"x"}"#;
-        assert_eq!(letter_id(raw.as_bytes()), hex::encode(Sha256::digest(raw.as_bytes()))[..12]);
-        assert_ne!(letter_id(b"{\"a\":1}"), letter_id(b"{\"a\": 1}"), "raw bytes, not the parsed value");
+        assert_eq!(
+            letter_id(raw.as_bytes()),
+            hex::encode(Sha256::digest(raw.as_bytes()))[..12]
+        );
+        assert_ne!(
+            letter_id(b"{\"a\":1}"),
+            letter_id(b"{\"a\": 1}"),
+            "raw bytes, not the parsed value"
+        );
     }
 
     #[test]
@@ -298,23 +370,49 @@ mod tests {
     fn notes_are_stripped_and_projectless_letters_go_to_the_medulla() {
         assert_eq!(strip_notes("m1nd (worktree fix-x) "), "m1nd");
         let home = tempfile::tempdir().unwrap();
-        let cx = Context { home_dir: None, medulla_home: home.path(), roots: &[] };
+        let cx = Context {
+            home_dir: None,
+            medulla_home: home.path(),
+            roots: &[],
+        };
         for repo in ["all", "", "(research task, no repo)"] {
-            assert_eq!(destination(&letter(json!({"repo": repo})), &cx), Destination::Medulla, "{repo:?}");
+            assert_eq!(
+                destination(&letter(json!({"repo": repo})), &cx),
+                Destination::Medulla,
+                "{repo:?}"
+            );
         }
-        assert_eq!(destination(&letter(json!({"what": "no repo field"})), &cx), Destination::Medulla);
+        assert_eq!(
+            destination(&letter(json!({"what": "no repo field"})), &cx),
+            Destination::Medulla
+        );
         let own = home.path().join("runtimes/claude");
         std::fs::create_dir_all(&own).unwrap();
-        assert_eq!(destination(&letter(json!({"repo": own})), &cx), Destination::Medulla);
+        assert_eq!(
+            destination(&letter(json!({"repo": own})), &cx),
+            Destination::Medulla
+        );
     }
 
     #[test]
     fn a_missing_repository_is_pending_never_the_medulla() {
         let home = tempfile::tempdir().unwrap();
-        let cx = Context { home_dir: Some(Path::new("/nonexistent-home")), medulla_home: home.path(), roots: &[] };
+        let cx = Context {
+            home_dir: Some(Path::new("/nonexistent-home")),
+            medulla_home: home.path(),
+            roots: &[],
+        };
         let d = destination(&letter(json!({"repo": "~/almus"})), &cx);
-        assert_eq!(d, Destination::Pending { repo: "/nonexistent-home/almus".into() });
-        assert!(matches!(destination(&letter(json!({"repo": "someproject"})), &cx), Destination::Pending { .. }));
+        assert_eq!(
+            d,
+            Destination::Pending {
+                repo: "/nonexistent-home/almus".into()
+            }
+        );
+        assert!(matches!(
+            destination(&letter(json!({"repo": "someproject"})), &cx),
+            Destination::Pending { .. }
+        ));
     }
 
     #[test]
@@ -325,19 +423,47 @@ mod tests {
         std::fs::create_dir_all(main.join(".git/worktrees/fix")).unwrap();
         let wt = base.join("elsewhere/fix");
         std::fs::create_dir_all(&wt).unwrap();
-        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", main.join(".git/worktrees/fix").display())).unwrap();
+        std::fs::write(
+            wt.join(".git"),
+            format!("gitdir: {}\n", main.join(".git/worktrees/fix").display()),
+        )
+        .unwrap();
         let suffixed = base.join("m1nd-hotfix-2");
         std::fs::create_dir_all(&suffixed).unwrap();
         let home = tempfile::tempdir().unwrap();
         let roots = vec![main.clone()];
-        let cx = Context { home_dir: Some(&base), medulla_home: home.path(), roots: &roots };
+        let cx = Context {
+            home_dir: Some(&base),
+            medulla_home: home.path(),
+            roots: &roots,
+        };
         let to_main = Destination::Project { repo: main.clone() };
         assert_eq!(destination(&letter(json!({"repo": wt})), &cx), to_main);
-        assert_eq!(destination(&letter(json!({"repo": suffixed})), &cx), to_main);
-        assert_eq!(destination(&letter(json!({"repo": "~/m1nd (worktree fix)"})), &cx), to_main);
-        assert_eq!(destination(&letter(json!({"repo": "m1nd-feature-x"})), &cx), to_main, "a worktree-style bare name");
-        assert_eq!(destination(&letter(json!({"repo": "M1ND"})), &cx), to_main, "a bare name of a registered root");
-        assert_eq!(destination(&letter(json!({"brain": main.to_string_lossy(), "repo": "all"})), &cx), to_main);
+        assert_eq!(
+            destination(&letter(json!({"repo": suffixed})), &cx),
+            to_main
+        );
+        assert_eq!(
+            destination(&letter(json!({"repo": "~/m1nd (worktree fix)"})), &cx),
+            to_main
+        );
+        assert_eq!(
+            destination(&letter(json!({"repo": "m1nd-feature-x"})), &cx),
+            to_main,
+            "a worktree-style bare name"
+        );
+        assert_eq!(
+            destination(&letter(json!({"repo": "M1ND"})), &cx),
+            to_main,
+            "a bare name of a registered root"
+        );
+        assert_eq!(
+            destination(
+                &letter(json!({"brain": main.to_string_lossy(), "repo": "all"})),
+                &cx
+            ),
+            to_main
+        );
     }
 
     #[test]
@@ -351,12 +477,16 @@ mod tests {
         assert_eq!(f[&a.id], Fate::InFlight);
         assert_eq!(f[&b.id], Fate::WetInk);
         assert_eq!(f[&ext.id], Fate::External);
-        let receipt = letter(json!({"class": "receipt", "answers": [a.id.clone(), ext.id.clone()]}));
+        let receipt =
+            letter(json!({"class": "receipt", "answers": [a.id.clone(), ext.id.clone()]}));
         let all = vec![a.clone(), b, ext.clone(), note, receipt];
         let f = fates(&all, &all);
         assert_eq!(f[&a.id], Fate::FiredClay);
         assert_eq!(f[&ext.id], Fate::FiredClay);
         let c = counts(&f);
-        assert_eq!(c["open"], 2, "b and the note are open; the receipt is settled; external never counts: {c}");
+        assert_eq!(
+            c["open"], 2,
+            "b and the note are open; the receipt is settled; external never counts: {c}"
+        );
     }
 }

@@ -31,7 +31,10 @@ pub fn box_path(repo: &Path) -> PathBuf {
 /// Append one letter to the spool with O_APPEND, as one line. Returns its raw line.
 pub fn append_to_spool(home: &Path, body: &Value) -> std::io::Result<String> {
     let line = serde_json::to_string(body).expect("a JSON value serializes");
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(home.join(SPOOL))?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(home.join(SPOOL))?;
     // One write call per line: appends from several writers never interleave.
     f.write_all(format!("{line}\n").as_bytes())?;
     f.sync_data()?;
@@ -58,10 +61,15 @@ pub struct State {
 pub struct MailboxView {
     pub open_by_repo: RwLock<HashMap<String, usize>>,
     pub state: RwLock<State>,
+    /// Where recent letters went, whichever pass filed them (bounded).
+    pub destinations: RwLock<HashMap<String, Value>>,
 }
 
 fn load_state(home: &Path) -> State {
-    std::fs::read(home.join(STATE)).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default()
+    std::fs::read(home.join(STATE))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
 }
 
 fn save_state(home: &Path, st: &State) -> std::io::Result<()> {
@@ -71,7 +79,9 @@ fn save_state(home: &Path, st: &State) -> std::io::Result<()> {
 }
 
 fn ids_in(path: &Path) -> HashSet<String> {
-    read_letters(path).map(|(ls, _)| ls.into_iter().map(|l| l.id).collect()).unwrap_or_default()
+    read_letters(path)
+        .map(|(ls, _)| ls.into_iter().map(|l| l.id).collect())
+        .unwrap_or_default()
 }
 
 /// Append raw lines to a box, skipping ids it already holds (boxes travel with git and
@@ -85,7 +95,10 @@ fn file_into(box_file: &Path, letters: &[&Letter]) -> std::io::Result<u64> {
     if let Some(dir) = box_file.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(box_file)?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(box_file)?;
     let mut buf = String::new();
     let mut seen = HashSet::new();
     for l in new {
@@ -124,14 +137,21 @@ pub fn distribute(home: &Path, roots: &[PathBuf]) -> std::io::Result<(PassReport
         if len < st.offset {
             // The spool is never truncated by medulla; if something else did, start over.
             // Dedup by id keeps this from filing anything twice.
-            report.errors.push(format!("the spool shrank below the saved offset ({len} < {}); rescanned from the start", st.offset));
+            report.errors.push(format!(
+                "the spool shrank below the saved offset ({len} < {}); rescanned from the start",
+                st.offset
+            ));
             st.offset = 0;
         }
         f.seek(SeekFrom::Start(st.offset))?;
         let mut bytes = Vec::new();
         f.read_to_end(&mut bytes)?;
         // Only complete lines: a writer may be mid-append.
-        let complete = bytes.iter().rposition(|b| *b == b'\n').map(|i| i + 1).unwrap_or(0);
+        let complete = bytes
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map(|i| i + 1)
+            .unwrap_or(0);
         for line in bytes[..complete].split(|b| *b == b'\n') {
             let text = String::from_utf8_lossy(line);
             if text.trim().is_empty() {
@@ -147,30 +167,51 @@ pub fn distribute(home: &Path, roots: &[PathBuf]) -> std::io::Result<(PassReport
     }
     let home_dir = std::env::var_os("HOME").map(PathBuf::from);
     let medulla_home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
-    let cx = Context { home_dir: home_dir.as_deref(), medulla_home: &medulla_home, roots };
-    let mut retry: Vec<Letter> = st.pending.values().filter_map(|(_, raw)| Letter::parse(raw)).collect();
+    let cx = Context {
+        home_dir: home_dir.as_deref(),
+        medulla_home: &medulla_home,
+        roots,
+    };
+    let mut retry: Vec<Letter> = st
+        .pending
+        .values()
+        .filter_map(|(_, raw)| Letter::parse(raw))
+        .collect();
     retry.append(&mut fresh);
     let mut by_box: BTreeMap<PathBuf, Vec<&Letter>> = BTreeMap::new();
     for l in &retry {
         let findings = brains::hygiene::scan(&l.raw);
         if !findings.is_empty() {
-            let what = findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; ");
-            report.destinations.insert(l.id.clone(), json!({ "to": "refused", "found": what }));
+            let what = findings
+                .iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+                .join("; ");
+            report
+                .destinations
+                .insert(l.id.clone(), json!({ "to": "refused", "found": what }));
             st.refused.insert(l.id.clone(), what);
             st.pending.remove(&l.id);
             continue;
         }
         match destination(l, &cx) {
             Destination::Project { repo } => {
-                report.destinations.insert(l.id.clone(), json!({ "to": "project", "repo": repo }));
+                report
+                    .destinations
+                    .insert(l.id.clone(), json!({ "to": "project", "repo": repo }));
                 by_box.entry(box_path(&repo)).or_default().push(l);
             }
             Destination::Medulla => {
-                report.destinations.insert(l.id.clone(), json!({ "to": "medulla" }));
+                report
+                    .destinations
+                    .insert(l.id.clone(), json!({ "to": "medulla" }));
                 by_box.entry(home.join(MEDULLA_BOX)).or_default().push(l);
             }
             Destination::Pending { repo } => {
-                report.destinations.insert(l.id.clone(), json!({ "to": "pending_distribution", "repo": repo }));
+                report.destinations.insert(
+                    l.id.clone(),
+                    json!({ "to": "pending_distribution", "repo": repo }),
+                );
                 st.pending.insert(l.id.clone(), (repo, l.raw.clone()));
             }
         }
@@ -179,16 +220,23 @@ pub fn distribute(home: &Path, roots: &[PathBuf]) -> std::io::Result<(PassReport
         match file_into(box_file, letters) {
             Ok(n) => {
                 report.filed += n;
-                *st.filed.entry(box_file.to_string_lossy().into_owned()).or_default() += n;
+                *st.filed
+                    .entry(box_file.to_string_lossy().into_owned())
+                    .or_default() += n;
                 for l in letters {
                     st.pending.remove(&l.id);
                 }
             }
             Err(e) => {
                 // Not filed: keep them pending so the next pass tries again.
-                report.errors.push(format!("cannot write {}: {e}", box_file.display()));
+                report
+                    .errors
+                    .push(format!("cannot write {}: {e}", box_file.display()));
                 for l in letters {
-                    st.pending.insert(l.id.clone(), (box_file.to_string_lossy().into_owned(), l.raw.clone()));
+                    st.pending.insert(
+                        l.id.clone(),
+                        (box_file.to_string_lossy().into_owned(), l.raw.clone()),
+                    );
                 }
             }
         }
@@ -220,7 +268,10 @@ pub fn sweep(home: &Path, roots: &[PathBuf]) -> Value {
     let mut seen = HashSet::new();
     let mut where_found: HashMap<String, Vec<String>> = HashMap::new();
     for l in spool {
-        where_found.entry(l.id.clone()).or_default().push("spool".into());
+        where_found
+            .entry(l.id.clone())
+            .or_default()
+            .push("spool".into());
         if seen.insert(l.id.clone()) {
             all.push(l);
         }
@@ -235,7 +286,10 @@ pub fn sweep(home: &Path, roots: &[PathBuf]) -> Value {
         match read_letters(&b) {
             Ok((ls, _)) => {
                 for l in ls {
-                    where_found.entry(l.id.clone()).or_default().push(b.to_string_lossy().into_owned());
+                    where_found
+                        .entry(l.id.clone())
+                        .or_default()
+                        .push(b.to_string_lossy().into_owned());
                     if seen.insert(l.id.clone()) {
                         all.push(l);
                     }
@@ -248,7 +302,10 @@ pub fn sweep(home: &Path, roots: &[PathBuf]) -> Value {
         unreachable.push(json!({ "box": box_path(Path::new(repo)), "why": "pending: the repository is not on this machine" }));
     }
     let f = fates(&all, &all);
-    let letters: Vec<Value> = all.iter().map(|l| letter_json(l, &f, &all, where_found.get(&l.id))).collect();
+    let letters: Vec<Value> = all
+        .iter()
+        .map(|l| letter_json(l, &f, &all, where_found.get(&l.id)))
+        .collect();
     json!({
         "letters": letters,
         "counts": counts(&f),
@@ -259,8 +316,17 @@ pub fn sweep(home: &Path, roots: &[PathBuf]) -> Value {
     })
 }
 
-fn letter_json(l: &Letter, f: &HashMap<String, letter::Fate>, all: &[Letter], found_in: Option<&Vec<String>>) -> Value {
-    let answered_by: Vec<&str> = all.iter().filter(|o| o.answers().contains(&l.id)).map(|o| o.id.as_str()).collect();
+fn letter_json(
+    l: &Letter,
+    f: &HashMap<String, letter::Fate>,
+    all: &[Letter],
+    found_in: Option<&Vec<String>>,
+) -> Value {
+    let answered_by: Vec<&str> = all
+        .iter()
+        .filter(|o| o.answers().contains(&l.id))
+        .map(|o| o.id.as_str())
+        .collect();
     let mut v = json!({
         "id": l.id,
         "state": f.get(&l.id),
@@ -268,7 +334,9 @@ fn letter_json(l: &Letter, f: &HashMap<String, letter::Fate>, all: &[Letter], fo
         "answered_by": answered_by,
         "letter": l.body,
     });
-    for k in ["ts", "agent", "class", "kind", "repo", "brain", "tool", "what", "expected", "snippet"] {
+    for k in [
+        "ts", "agent", "class", "kind", "repo", "brain", "tool", "what", "expected", "snippet",
+    ] {
         if let Some(x) = l.body.get(k) {
             v[k] = x.clone();
         }
@@ -287,7 +355,10 @@ pub fn read_box(home: &Path, box_file: &Path) -> std::io::Result<(Vec<Value>, Va
     let ids: HashSet<String> = letters.iter().map(|l| l.id.clone()).collect();
     all.extend(spool.into_iter().filter(|l| !ids.contains(&l.id)));
     let f = fates(&letters, &all);
-    let rows = letters.iter().map(|l| letter_json(l, &f, &all, None)).collect();
+    let rows = letters
+        .iter()
+        .map(|l| letter_json(l, &f, &all, None))
+        .collect();
     Ok((rows, counts(&f)))
 }
 
@@ -317,7 +388,11 @@ impl Actor for Distributor {
     type State = DistributorState;
     type Arguments = DistributorArgs;
 
-    async fn pre_start(&self, me: ActorRef<MailboxMsg>, args: DistributorArgs) -> Result<DistributorState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        me: ActorRef<MailboxMsg>,
+        args: DistributorArgs,
+    ) -> Result<DistributorState, ActorProcessingErr> {
         use notify::Watcher;
         std::fs::create_dir_all(&args.home)?;
         // Watch the directory: the spool may not exist yet, and editors replace files.
@@ -325,12 +400,19 @@ impl Actor for Distributor {
         let spool_name = std::ffi::OsString::from(SPOOL);
         let watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
             if let Ok(ev) = ev {
-                if ev.paths.iter().any(|p| p.file_name() == Some(spool_name.as_os_str())) {
+                if ev
+                    .paths
+                    .iter()
+                    .any(|p| p.file_name() == Some(spool_name.as_os_str()))
+                {
                     let _ = wake.cast(MailboxMsg::Distribute(None));
                 }
             }
         })
-        .and_then(|mut w| w.watch(&args.home, notify::RecursiveMode::NonRecursive).map(|_| w));
+        .and_then(|mut w| {
+            w.watch(&args.home, notify::RecursiveMode::NonRecursive)
+                .map(|_| w)
+        });
         let watcher = match watcher {
             Ok(w) => Some(w),
             Err(e) => {
@@ -350,10 +432,18 @@ impl Actor for Distributor {
                 }
             }
         });
-        Ok(DistributorState { args, _watcher: watcher })
+        Ok(DistributorState {
+            args,
+            _watcher: watcher,
+        })
     }
 
-    async fn handle(&self, _me: ActorRef<MailboxMsg>, msg: MailboxMsg, st: &mut DistributorState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        _me: ActorRef<MailboxMsg>,
+        msg: MailboxMsg,
+        st: &mut DistributorState,
+    ) -> Result<(), ActorProcessingErr> {
         let MailboxMsg::Distribute(reply) = msg;
         let home = st.args.home.clone();
         let roots = (st.args.roots)();
@@ -364,11 +454,24 @@ impl Actor for Distributor {
             let mut open = HashMap::new();
             for r in &roots {
                 if let Ok((_, c)) = read_box(&home, &box_path(r)) {
-                    open.insert(r.to_string_lossy().into_owned(), c["open"].as_u64().unwrap_or(0) as usize);
+                    open.insert(
+                        r.to_string_lossy().into_owned(),
+                        c["open"].as_u64().unwrap_or(0) as usize,
+                    );
                 }
             }
             *view.open_by_repo.write().expect("mailbox view lock") = open;
             *view.state.write().expect("mailbox view lock") = state;
+            let mut d = view.destinations.write().expect("mailbox view lock");
+            if d.len() > 10_000 {
+                d.clear();
+            }
+            d.extend(
+                report
+                    .destinations
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone())),
+            );
             Ok::<_, std::io::Error>(report)
         })
         .await?

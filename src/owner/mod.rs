@@ -16,8 +16,8 @@ use serde::Serialize;
 use crate::audit::{AuditActor, AuditMsg};
 use crate::brain::{BrainActor, BrainArgs, BrainMsg};
 use crate::config::Config;
-use crate::mailbox::{Distributor, DistributorArgs, MailboxMsg, MailboxView};
 use crate::error::{OwnerError, Result};
+use crate::mailbox::{Distributor, DistributorArgs, MailboxMsg, MailboxView};
 use crate::roster::{self, Manifest, RosterEntry};
 
 /// Per-brain counters, since the owner started. Never summed into an owner-wide number
@@ -65,11 +65,21 @@ impl Registry {
     }
 
     pub fn manifest(&self, fp: &str) -> Option<Manifest> {
-        self.manifests.read().expect("registry lock").get(fp).cloned()
+        self.manifests
+            .read()
+            .expect("registry lock")
+            .get(fp)
+            .cloned()
     }
 
     pub fn all_manifests(&self) -> Vec<Manifest> {
-        let mut v: Vec<Manifest> = self.manifests.read().expect("registry lock").values().cloned().collect();
+        let mut v: Vec<Manifest> = self
+            .manifests
+            .read()
+            .expect("registry lock")
+            .values()
+            .cloned()
+            .collect();
         v.sort_by(|a, b| a.root.cmp(&b.root));
         v
     }
@@ -94,25 +104,42 @@ impl Registry {
         if let Some(c) = self.counters.read().expect("registry lock").get(fp) {
             return c.clone();
         }
-        self.counters.write().expect("registry lock").entry(fp.to_string()).or_default().clone()
+        self.counters
+            .write()
+            .expect("registry lock")
+            .entry(fp.to_string())
+            .or_default()
+            .clone()
     }
 }
 
 /// Messages to the owner.
 pub enum OwnerMsg {
     /// The actor of a registered brain, loading it when dormant.
-    Load { fp: String, reply: RpcReplyPort<Result<ActorRef<BrainMsg>>> },
+    Load {
+        fp: String,
+        reply: RpcReplyPort<Result<ActorRef<BrainMsg>>>,
+    },
     /// Create a brain for a canonical root (idempotent). Replies with the manifest and
     /// whether it was created now.
-    Bootstrap { root: PathBuf, reply: RpcReplyPort<Result<(Manifest, bool)>> },
+    Bootstrap {
+        root: PathBuf,
+        reply: RpcReplyPort<Result<(Manifest, bool)>>,
+    },
     /// Re-read the roster from disk; replies with every directory found.
     Rescan(RpcReplyPort<Vec<RosterEntry>>),
     /// Unload brains idle for longer than the configured time.
     UnloadIdle,
     /// Unload one brain now (replies whether it was warm).
-    Unload { fp: String, reply: RpcReplyPort<bool> },
+    Unload {
+        fp: String,
+        reply: RpcReplyPort<bool>,
+    },
     /// Spawn the audit actor under this supervisor (it needs the finished handle).
-    StartAudit { handle: OwnerHandle, reply: RpcReplyPort<std::result::Result<(), String>> },
+    StartAudit {
+        handle: OwnerHandle,
+        reply: RpcReplyPort<std::result::Result<(), String>>,
+    },
 }
 
 pub struct OwnerArgs {
@@ -159,15 +186,27 @@ impl OwnerState {
         if self.registry.manifest(fp).is_none() {
             self.rescan();
             if self.registry.manifest(fp).is_none() {
-                return Err(OwnerError::UnknownBrain { name: fp.to_string() });
+                return Err(OwnerError::UnknownBrain {
+                    name: fp.to_string(),
+                });
             }
         }
         let actor = spawn_brain(me, self.brain_dir(fp), self.opts.clone())
             .await
-            .map_err(|detail| OwnerError::Unreachable { actor: format!("brain {fp}"), detail })?;
+            .map_err(|detail| OwnerError::Unreachable {
+                actor: format!("brain {fp}"),
+                detail,
+            })?;
         self.by_cell.insert(actor.get_id(), fp.to_string());
-        let warm = Warm { actor: actor.clone(), last_used: Arc::new(AtomicI64::new(self.registry.elapsed_ms())) };
-        self.registry.warm.write().expect("registry lock").insert(fp.to_string(), warm);
+        let warm = Warm {
+            actor: actor.clone(),
+            last_used: Arc::new(AtomicI64::new(self.registry.elapsed_ms())),
+        };
+        self.registry
+            .warm
+            .write()
+            .expect("registry lock")
+            .insert(fp.to_string(), warm);
         tracing::info!(brain = fp, "brain loaded");
         Ok(actor)
     }
@@ -185,13 +224,21 @@ impl OwnerState {
     }
 
     async fn unload(&mut self, fp: &str) -> bool {
-        let Some(warm) = self.registry.warm.write().expect("registry lock").remove(fp) else {
+        let Some(warm) = self
+            .registry
+            .warm
+            .write()
+            .expect("registry lock")
+            .remove(fp)
+        else {
             return false;
         };
         self.by_cell.remove(&warm.actor.get_id());
         // Persist the counts into the manifest so a dormant row still says something true.
-        if let Ok(ractor::rpc::CallResult::Success(Ok(stats))) =
-            warm.actor.call(BrainMsg::Stats, Some(Duration::from_secs(5))).await
+        if let Ok(ractor::rpc::CallResult::Success(Ok(stats))) = warm
+            .actor
+            .call(BrainMsg::Stats, Some(Duration::from_secs(5)))
+            .await
         {
             if let Some(mut m) = self.registry.manifest(fp) {
                 m.counts = roster::ManifestCounts {
@@ -203,11 +250,19 @@ impl OwnerState {
                 if let Err(e) = roster::write_manifest(&self.brain_dir(fp), &m) {
                     tracing::warn!(brain = fp, error = %e, "could not refresh manifest counts");
                 }
-                self.registry.manifests.write().expect("registry lock").insert(fp.to_string(), m);
+                self.registry
+                    .manifests
+                    .write()
+                    .expect("registry lock")
+                    .insert(fp.to_string(), m);
             }
         }
         // Drain: queued requests finish before the store closes.
-        if let Err(e) = warm.actor.drain_and_wait(Some(Duration::from_secs(30))).await {
+        if let Err(e) = warm
+            .actor
+            .drain_and_wait(Some(Duration::from_secs(30)))
+            .await
+        {
             tracing::warn!(brain = fp, error = %e, "brain did not drain cleanly");
         }
         tracing::info!(brain = fp, "brain unloaded");
@@ -220,7 +275,11 @@ impl Actor for OwnerActor {
     type State = OwnerState;
     type Arguments = OwnerArgs;
 
-    async fn pre_start(&self, me: ActorRef<OwnerMsg>, args: OwnerArgs) -> std::result::Result<OwnerState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        me: ActorRef<OwnerMsg>,
+        args: OwnerArgs,
+    ) -> std::result::Result<OwnerState, ActorProcessingErr> {
         std::fs::create_dir_all(args.config.brains_dir())?;
         let medulla = spawn_brain(&me, args.config.medulla_dir(), args.opts.clone()).await?;
         let registry = Arc::new(Registry {
@@ -246,14 +305,20 @@ impl Actor for OwnerActor {
         let reg = state.registry.clone();
         let margs = DistributorArgs {
             home: state.config.home.clone(),
-            roots: Arc::new(move || reg.all_manifests().into_iter().map(|m| PathBuf::from(m.root)).collect()),
+            roots: Arc::new(move || {
+                reg.all_manifests()
+                    .into_iter()
+                    .map(|m| PathBuf::from(m.root))
+                    .collect()
+            }),
             view: state.registry.mailbox_view.clone(),
             rescan_every: state.config.mailbox_rescan,
         };
         spawn_mailbox(&me, &mut state, margs).await?;
         state.rescan();
         // The idle sweep: a tick a quarter of the idle time (bounded to [1 s, 60 s]).
-        let every = (state.config.idle_unload / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
+        let every =
+            (state.config.idle_unload / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
         let ticker = me.clone();
         tokio::spawn(async move {
             let mut iv = tokio::time::interval(every);
@@ -268,8 +333,19 @@ impl Actor for OwnerActor {
         Ok(state)
     }
 
-    async fn post_stop(&self, _me: ActorRef<OwnerMsg>, st: &mut OwnerState) -> std::result::Result<(), ActorProcessingErr> {
-        let fps: Vec<String> = st.registry.warm.read().expect("registry lock").keys().cloned().collect();
+    async fn post_stop(
+        &self,
+        _me: ActorRef<OwnerMsg>,
+        st: &mut OwnerState,
+    ) -> std::result::Result<(), ActorProcessingErr> {
+        let fps: Vec<String> = st
+            .registry
+            .warm
+            .read()
+            .expect("registry lock")
+            .keys()
+            .cloned()
+            .collect();
         for fp in fps {
             st.unload(&fp).await;
         }
@@ -278,7 +354,12 @@ impl Actor for OwnerActor {
         Ok(())
     }
 
-    async fn handle(&self, me: ActorRef<OwnerMsg>, msg: OwnerMsg, st: &mut OwnerState) -> std::result::Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        me: ActorRef<OwnerMsg>,
+        msg: OwnerMsg,
+        st: &mut OwnerState,
+    ) -> std::result::Result<(), ActorProcessingErr> {
         match msg {
             OwnerMsg::Load { fp, reply } => {
                 let r = st.load(&me, &fp).await;
@@ -327,7 +408,9 @@ impl Actor for OwnerActor {
     ) -> std::result::Result<(), ActorProcessingErr> {
         let (cell, why): (ActorCell, String) = match evt {
             SupervisionEvent::ActorFailed(cell, err) => (cell, format!("failed: {err}")),
-            SupervisionEvent::ActorTerminated(cell, _, reason) => (cell, format!("stopped: {reason:?}")),
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                (cell, format!("stopped: {reason:?}"))
+            }
             _ => return Ok(()),
         };
         let id = cell.get_id();
@@ -368,21 +451,37 @@ impl Actor for OwnerActor {
     }
 }
 
-async fn spawn_mailbox(me: &ActorRef<OwnerMsg>, st: &mut OwnerState, args: DistributorArgs) -> std::result::Result<(), String> {
-    let (mb, _) = Actor::spawn_linked(None, Distributor, args.clone(), me.get_cell()).await.map_err(|e| e.to_string())?;
+async fn spawn_mailbox(
+    me: &ActorRef<OwnerMsg>,
+    st: &mut OwnerState,
+    args: DistributorArgs,
+) -> std::result::Result<(), String> {
+    let (mb, _) = Actor::spawn_linked(None, Distributor, args.clone(), me.get_cell())
+        .await
+        .map_err(|e| e.to_string())?;
     st.mailbox = Some((mb.get_id(), args));
     *st.registry.mailbox.write().expect("registry lock") = Some(mb);
     Ok(())
 }
 
-async fn spawn_audit(me: &ActorRef<OwnerMsg>, st: &mut OwnerState, handle: OwnerHandle) -> std::result::Result<(), String> {
-    let (audit, _) = Actor::spawn_linked(None, AuditActor, handle.clone(), me.get_cell()).await.map_err(|e| e.to_string())?;
+async fn spawn_audit(
+    me: &ActorRef<OwnerMsg>,
+    st: &mut OwnerState,
+    handle: OwnerHandle,
+) -> std::result::Result<(), String> {
+    let (audit, _) = Actor::spawn_linked(None, AuditActor, handle.clone(), me.get_cell())
+        .await
+        .map_err(|e| e.to_string())?;
     st.audit = Some((audit.get_id(), handle));
     *st.registry.audit.write().expect("registry lock") = Some(audit);
     Ok(())
 }
 
-async fn bootstrap(st: &mut OwnerState, me: &ActorRef<OwnerMsg>, root: &Path) -> Result<(Manifest, bool)> {
+async fn bootstrap(
+    st: &mut OwnerState,
+    me: &ActorRef<OwnerMsg>,
+    root: &Path,
+) -> Result<(Manifest, bool)> {
     let root_s = root.to_string_lossy().into_owned();
     let fp = roster::fingerprint(&root_s);
     if let Some(m) = st.registry.manifest(&fp) {
@@ -390,12 +489,27 @@ async fn bootstrap(st: &mut OwnerState, me: &ActorRef<OwnerMsg>, root: &Path) ->
     }
     let dir = st.brain_dir(&fp);
     if let Ok(m) = roster::read_manifest(&dir) {
-        st.registry.manifests.write().expect("registry lock").insert(fp.clone(), m.clone());
+        st.registry
+            .manifests
+            .write()
+            .expect("registry lock")
+            .insert(fp.clone(), m.clone());
         return Ok((m, false));
     }
-    let m = Manifest { root: root_s, fingerprint: fp.clone(), created: st.opts.clock.now_ms(), counts: Default::default() };
-    roster::write_manifest(&dir, &m).map_err(|e| OwnerError::Internal(format!("cannot write manifest in {}: {e}", dir.display())))?;
-    st.registry.manifests.write().expect("registry lock").insert(fp.clone(), m.clone());
+    let m = Manifest {
+        root: root_s,
+        fingerprint: fp.clone(),
+        created: st.opts.clock.now_ms(),
+        counts: Default::default(),
+    };
+    roster::write_manifest(&dir, &m).map_err(|e| {
+        OwnerError::Internal(format!("cannot write manifest in {}: {e}", dir.display()))
+    })?;
+    st.registry
+        .manifests
+        .write()
+        .expect("registry lock")
+        .insert(fp.clone(), m.clone());
     st.load(me, &fp).await?;
     tracing::info!(brain = fp, root = %m.root, "brain bootstrapped");
     Ok((m, true))
@@ -412,17 +526,29 @@ pub struct OwnerHandle {
 
 impl OwnerHandle {
     /// Start the owner and its medulla actor.
-    pub async fn start(config: Arc<Config>, opts: StoreOptions) -> anyhow::Result<(OwnerHandle, ractor::concurrency::JoinHandle<()>)> {
+    pub async fn start(
+        config: Arc<Config>,
+        opts: StoreOptions,
+    ) -> anyhow::Result<(OwnerHandle, ractor::concurrency::JoinHandle<()>)> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let (actor, join) = Actor::spawn(
-            Some(format!("medulla-owner-{}", std::process::id())),
+            None,
             OwnerActor,
-            OwnerArgs { config: config.clone(), opts: opts.clone(), registry_slot: tx },
+            OwnerArgs {
+                config: config.clone(),
+                opts: opts.clone(),
+                registry_slot: tx,
+            },
         )
         .await
         .map_err(|e| anyhow::anyhow!("the owner did not start: {e}"))?;
         let registry = rx.await?;
-        let handle = OwnerHandle { actor, registry, config, opts };
+        let handle = OwnerHandle {
+            actor,
+            registry,
+            config,
+            opts,
+        };
         let h = handle.clone();
         handle
             .call_owner(|reply| OwnerMsg::StartAudit { handle: h, reply })
@@ -441,11 +567,16 @@ impl OwnerHandle {
         if let Some(a) = self.registry.warm_actor(fp) {
             return Ok(a);
         }
-        self.call_owner(|reply| OwnerMsg::Load { fp: fp.to_string(), reply }).await?
+        self.call_owner(|reply| OwnerMsg::Load {
+            fp: fp.to_string(),
+            reply,
+        })
+        .await?
     }
 
     pub async fn bootstrap(&self, root: PathBuf) -> Result<(Manifest, bool)> {
-        self.call_owner(|reply| OwnerMsg::Bootstrap { root, reply }).await?
+        self.call_owner(|reply| OwnerMsg::Bootstrap { root, reply })
+            .await?
     }
 
     pub async fn rescan(&self) -> Result<Vec<RosterEntry>> {
@@ -453,33 +584,57 @@ impl OwnerHandle {
     }
 
     pub async fn unload(&self, fp: &str) -> Result<bool> {
-        self.call_owner(|reply| OwnerMsg::Unload { fp: fp.to_string(), reply }).await
+        self.call_owner(|reply| OwnerMsg::Unload {
+            fp: fp.to_string(),
+            reply,
+        })
+        .await
     }
 
-    async fn call_owner<T: Send + 'static>(&self, build: impl FnOnce(RpcReplyPort<T>) -> OwnerMsg) -> Result<T> {
+    async fn call_owner<T: Send + 'static>(
+        &self,
+        build: impl FnOnce(RpcReplyPort<T>) -> OwnerMsg,
+    ) -> Result<T> {
         use ractor::rpc::CallResult;
         match self.actor.call(build, Some(self.timeout())).await {
             Ok(CallResult::Success(v)) => Ok(v),
-            Ok(CallResult::Timeout) => Err(OwnerError::Timeout { actor: MEDULLA_OWNER.into(), ms: self.timeout().as_millis() as u64 }),
-            Ok(CallResult::SenderError) | Err(_) => {
-                Err(OwnerError::Unreachable { actor: MEDULLA_OWNER.into(), detail: "the owner actor is not running".into() })
-            }
+            Ok(CallResult::Timeout) => Err(OwnerError::Timeout {
+                actor: MEDULLA_OWNER.into(),
+                ms: self.timeout().as_millis() as u64,
+            }),
+            Ok(CallResult::SenderError) | Err(_) => Err(OwnerError::Unreachable {
+                actor: MEDULLA_OWNER.into(),
+                detail: "the owner actor is not running".into(),
+            }),
         }
     }
 
     /// Ask the audit actor (the only writer of the medulla).
-    pub async fn audit<T: Send + 'static>(&self, build: impl FnOnce(RpcReplyPort<Result<T>>) -> AuditMsg) -> Result<T> {
+    pub async fn audit<T: Send + 'static>(
+        &self,
+        build: impl FnOnce(RpcReplyPort<Result<T>>) -> AuditMsg,
+    ) -> Result<T> {
         use ractor::rpc::CallResult;
-        let audit = self.registry.audit.read().expect("registry lock").clone().ok_or_else(|| OwnerError::Unreachable {
-            actor: "audit".into(),
-            detail: "the audit actor is not running".into(),
-        })?;
+        let audit = self
+            .registry
+            .audit
+            .read()
+            .expect("registry lock")
+            .clone()
+            .ok_or_else(|| OwnerError::Unreachable {
+                actor: "audit".into(),
+                detail: "the audit actor is not running".into(),
+            })?;
         match audit.call(build, Some(self.timeout())).await {
             Ok(CallResult::Success(r)) => r,
-            Ok(CallResult::Timeout) => Err(OwnerError::Timeout { actor: "audit".into(), ms: self.timeout().as_millis() as u64 }),
-            Ok(CallResult::SenderError) | Err(_) => {
-                Err(OwnerError::Unreachable { actor: "audit".into(), detail: "it stopped before answering".into() })
-            }
+            Ok(CallResult::Timeout) => Err(OwnerError::Timeout {
+                actor: "audit".into(),
+                ms: self.timeout().as_millis() as u64,
+            }),
+            Ok(CallResult::SenderError) | Err(_) => Err(OwnerError::Unreachable {
+                actor: "audit".into(),
+                detail: "it stopped before answering".into(),
+            }),
         }
     }
 
@@ -501,7 +656,10 @@ impl OwnerHandle {
             match actor.call(&build, Some(self.timeout())).await {
                 Ok(CallResult::Success(r)) => return r.map_err(OwnerError::from),
                 Ok(CallResult::Timeout) => {
-                    return Err(OwnerError::Timeout { actor: format!("brain {name}"), ms: self.timeout().as_millis() as u64 })
+                    return Err(OwnerError::Timeout {
+                        actor: format!("brain {name}"),
+                        ms: self.timeout().as_millis() as u64,
+                    })
                 }
                 Ok(CallResult::SenderError) | Err(_) if attempt == 0 => {
                     tokio::task::yield_now().await;
@@ -510,7 +668,10 @@ impl OwnerHandle {
                 Ok(CallResult::SenderError) | Err(_) => break,
             }
         }
-        Err(OwnerError::Unreachable { actor: format!("brain {name}"), detail: "it stopped before answering".into() })
+        Err(OwnerError::Unreachable {
+            actor: format!("brain {name}"),
+            detail: "it stopped before answering".into(),
+        })
     }
 }
 
@@ -544,12 +705,20 @@ mod tests {
             source_agent: "claude:maker".into(),
             ..Default::default()
         };
-        owner.ask(Some(fp), |r| BrainMsg::Memorize(input.clone(), r)).await.unwrap();
+        owner
+            .ask(Some(fp), |r| BrainMsg::Memorize(input.clone(), r))
+            .await
+            .unwrap();
     }
 
     async fn live(owner: &OwnerHandle, fp: &str) -> Vec<String> {
-        let mut v: Vec<String> =
-            owner.ask(Some(fp), BrainMsg::LiveClaims).await.unwrap().into_iter().map(|c| c.label).collect();
+        let mut v: Vec<String> = owner
+            .ask(Some(fp), BrainMsg::LiveClaims)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.label)
+            .collect();
         v.sort();
         v
     }
@@ -560,11 +729,19 @@ mod tests {
     async fn a_crashed_brain_restarts_and_other_brains_never_notice() {
         let home = tempfile::tempdir().unwrap();
         let projects = tempfile::tempdir().unwrap();
-        let (owner, _join) = OwnerHandle::start(config(home.path()), StoreOptions::default()).await.unwrap();
-        let (a, _) = owner.bootstrap(std::fs::canonicalize(projects.path()).unwrap()).await.unwrap();
+        let (owner, _join) = OwnerHandle::start(config(home.path()), StoreOptions::default())
+            .await
+            .unwrap();
+        let (a, _) = owner
+            .bootstrap(std::fs::canonicalize(projects.path()).unwrap())
+            .await
+            .unwrap();
         let b_root = projects.path().join("b");
         std::fs::create_dir_all(&b_root).unwrap();
-        let (b, _) = owner.bootstrap(std::fs::canonicalize(&b_root).unwrap()).await.unwrap();
+        let (b, _) = owner
+            .bootstrap(std::fs::canonicalize(&b_root).unwrap())
+            .await
+            .unwrap();
         memorize(&owner, &a.fingerprint, "a1").await;
         memorize(&owner, &a.fingerprint, "a2").await;
         memorize(&owner, &b.fingerprint, "b1").await;
@@ -577,7 +754,11 @@ mod tests {
         // new actor or retried into it by `ask`.
         let mut restarted = false;
         for _ in 0..200 {
-            if owner.registry.warm_actor(&a.fingerprint).is_some_and(|r| r.get_id() != a_id) {
+            if owner
+                .registry
+                .warm_actor(&a.fingerprint)
+                .is_some_and(|r| r.get_id() != a_id)
+            {
                 restarted = true;
                 break;
             }
@@ -587,7 +768,11 @@ mod tests {
         assert_eq!(live(&owner, &a.fingerprint).await, vec!["a1", "a2"]);
         memorize(&owner, &a.fingerprint, "a3").await;
         assert_eq!(live(&owner, &a.fingerprint).await, vec!["a1", "a2", "a3"]);
-        assert_eq!(owner.registry.warm_actor(&b.fingerprint).unwrap().get_id(), b_actor, "b was never restarted");
+        assert_eq!(
+            owner.registry.warm_actor(&b.fingerprint).unwrap().get_id(),
+            b_actor,
+            "b was never restarted"
+        );
         assert_eq!(live(&owner, &b.fingerprint).await, vec!["b1"]);
     }
 
@@ -596,8 +781,13 @@ mod tests {
     async fn unload_closes_the_store_and_the_next_request_reloads_it() {
         let home = tempfile::tempdir().unwrap();
         let projects = tempfile::tempdir().unwrap();
-        let (owner, _join) = OwnerHandle::start(config(home.path()), StoreOptions::default()).await.unwrap();
-        let (a, _) = owner.bootstrap(std::fs::canonicalize(projects.path()).unwrap()).await.unwrap();
+        let (owner, _join) = OwnerHandle::start(config(home.path()), StoreOptions::default())
+            .await
+            .unwrap();
+        let (a, _) = owner
+            .bootstrap(std::fs::canonicalize(projects.path()).unwrap())
+            .await
+            .unwrap();
         memorize(&owner, &a.fingerprint, "x").await;
         assert!(owner.unload(&a.fingerprint).await.unwrap());
         assert!(!owner.registry.is_warm(&a.fingerprint));

@@ -25,20 +25,44 @@ pub struct ReportArgs {
 pub struct SweepArgs {}
 
 fn roots(svc: &Service) -> Vec<PathBuf> {
-    svc.owner.registry.all_manifests().into_iter().map(|m| PathBuf::from(m.root)).collect()
+    svc.owner
+        .registry
+        .all_manifests()
+        .into_iter()
+        .map(|m| PathBuf::from(m.root))
+        .collect()
 }
 
 /// Run a distribution pass now and wait for it.
 pub async fn distribute_now(svc: &Service) -> Result<PassReport> {
     use ractor::rpc::CallResult;
-    let mb = svc.owner.registry.mailbox.read().expect("registry lock").clone().ok_or_else(|| OwnerError::Unreachable {
-        actor: "mailbox".into(),
-        detail: "the distributor is not running; letters wait safely in the spool".into(),
-    })?;
-    match mb.call(|r| MailboxMsg::Distribute(Some(r)), Some(svc.owner.config.call_timeout)).await {
+    let mb = svc
+        .owner
+        .registry
+        .mailbox
+        .read()
+        .expect("registry lock")
+        .clone()
+        .ok_or_else(|| OwnerError::Unreachable {
+            actor: "mailbox".into(),
+            detail: "the distributor is not running; letters wait safely in the spool".into(),
+        })?;
+    match mb
+        .call(
+            |r| MailboxMsg::Distribute(Some(r)),
+            Some(svc.owner.config.call_timeout),
+        )
+        .await
+    {
         Ok(CallResult::Success(r)) => r.map_err(OwnerError::Internal),
-        Ok(CallResult::Timeout) => Err(OwnerError::Timeout { actor: "mailbox".into(), ms: svc.owner.config.call_timeout.as_millis() as u64 }),
-        _ => Err(OwnerError::Unreachable { actor: "mailbox".into(), detail: "it stopped before answering".into() }),
+        Ok(CallResult::Timeout) => Err(OwnerError::Timeout {
+            actor: "mailbox".into(),
+            ms: svc.owner.config.call_timeout.as_millis() as u64,
+        }),
+        _ => Err(OwnerError::Unreachable {
+            actor: "mailbox".into(),
+            detail: "it stopped before answering".into(),
+        }),
     }
 }
 
@@ -61,8 +85,18 @@ pub async fn report(svc: &Service, a: ReportArgs, input: &RouteInput) -> Result<
         .map_err(|e| OwnerError::Internal(format!("cannot append to the spool: {e}")))?;
     let id = letter::letter_id(line.as_bytes());
     // Filing is best-effort here: the letter is safe in the spool either way.
+    // The watcher may have filed it already; either way the view knows where it went.
     let filed = match distribute_now(svc).await {
-        Ok(pass) => pass.destinations.get(&id).cloned().unwrap_or(json!({ "to": "spool" })),
+        Ok(_) => svc
+            .owner
+            .registry
+            .mailbox_view
+            .destinations
+            .read()
+            .expect("mailbox view lock")
+            .get(&id)
+            .cloned()
+            .unwrap_or(json!({ "to": "spool" })),
         Err(e) => json!({ "to": "spool", "note": e.to_string() }),
     };
     Ok(json!({ "id": id, "appended": true, "filed": filed }))
@@ -71,7 +105,9 @@ pub async fn report(svc: &Service, a: ReportArgs, input: &RouteInput) -> Result<
 pub async fn sweep(svc: &Service) -> Result<Value> {
     let home = svc.owner.config.home.clone();
     let roots = roots(svc);
-    tokio::task::spawn_blocking(move || mailbox::sweep(&home, &roots)).await.map_err(|e| OwnerError::Internal(e.to_string()))
+    tokio::task::spawn_blocking(move || mailbox::sweep(&home, &roots))
+        .await
+        .map_err(|e| OwnerError::Internal(e.to_string()))
 }
 
 /// `GET /api/mailbox?brain=<root>|medulla`.
@@ -80,8 +116,13 @@ pub async fn show_box(svc: &Service, brain: &str) -> Result<Value> {
     let (served, box_file) = if brain == "medulla" {
         ("medulla".to_string(), home.join(mailbox::MEDULLA_BOX))
     } else {
-        let m = find_brain(&svc.owner.registry, brain).ok_or_else(|| OwnerError::UnknownBrain { name: brain.to_string() })?;
-        (m.root.clone(), mailbox::box_path(std::path::Path::new(&m.root)))
+        let m = find_brain(&svc.owner.registry, brain).ok_or_else(|| OwnerError::UnknownBrain {
+            name: brain.to_string(),
+        })?;
+        (
+            m.root.clone(),
+            mailbox::box_path(std::path::Path::new(&m.root)),
+        )
     };
     let bf = box_file.clone();
     let (letters, counts) = tokio::task::spawn_blocking(move || mailbox::read_box(&home, &bf))
@@ -113,7 +154,9 @@ pub fn iso_week(ts: &Value) -> Option<String> {
     // 1970-01-01 was a Thursday; ISO weeks start on Monday and belong to the year of their Thursday.
     let weekday = (days + 3).rem_euclid(7); // 0 = Monday
     let thursday = days - weekday + 3;
-    let year: i64 = super::render::date(thursday * 86_400_000)[..4].parse().ok()?;
+    let year: i64 = super::render::date(thursday * 86_400_000)[..4]
+        .parse()
+        .ok()?;
     let jan1 = {
         let y2 = year - 1;
         let era = y2.div_euclid(400);
@@ -138,8 +181,15 @@ pub async fn doctor(svc: &Service) -> Result<Value> {
     }
     let inst = svc.instances().await?;
     let rows = inst["instances"].as_array().cloned().unwrap_or_default();
-    let live_claims: u64 = rows.iter().filter_map(|r| r["claims"].as_u64()).sum::<u64>() + inst["medulla"]["claims"].as_u64().unwrap_or(0);
-    let beats: u64 = rows.iter().filter_map(|r| r["memory_beats_served"].as_u64()).sum();
+    let live_claims: u64 = rows
+        .iter()
+        .filter_map(|r| r["claims"].as_u64())
+        .sum::<u64>()
+        + inst["medulla"]["claims"].as_u64().unwrap_or(0);
+    let beats: u64 = rows
+        .iter()
+        .filter_map(|r| r["memory_beats_served"].as_u64())
+        .sum();
     let mut broken = Vec::new();
     for r in &rows {
         if let Some(p) = r["problem"].as_str() {
@@ -147,15 +197,26 @@ pub async fn doctor(svc: &Service) -> Result<Value> {
         }
         if r["warm"] == true {
             if let Some(fp) = r["fingerprint"].as_str() {
-                if let Ok(Some(why)) = svc.owner.ask(Some(fp), crate::brain::BrainMsg::CheckIndex).await {
+                if let Ok(Some(why)) = svc
+                    .owner
+                    .ask(Some(fp), crate::brain::BrainMsg::CheckIndex)
+                    .await
+                {
                     broken.push(json!({ "brain": r["root"], "problem": format!("vector index out of step: {why}") }));
                 }
             }
         }
         if let Some(root) = r["root"].as_str() {
             let dir = std::path::Path::new(root).join(".medulla");
-            let probe = if dir.exists() { dir.clone() } else { std::path::PathBuf::from(root) };
-            if std::fs::metadata(&probe).map(|m| m.permissions().readonly()).unwrap_or(true) {
+            let probe = if dir.exists() {
+                dir.clone()
+            } else {
+                std::path::PathBuf::from(root)
+            };
+            if std::fs::metadata(&probe)
+                .map(|m| m.permissions().readonly())
+                .unwrap_or(true)
+            {
                 broken.push(json!({ "brain": root, "problem": format!("box not writable: {}", dir.display()) }));
             }
         }
@@ -184,7 +245,10 @@ mod tests {
 
     #[test]
     fn iso_weeks_follow_the_thursday_rule() {
-        assert_eq!(iso_week(&json!("2026-07-05T10:00:00Z")).as_deref(), Some("2026-W27"));
+        assert_eq!(
+            iso_week(&json!("2026-07-05T10:00:00Z")).as_deref(),
+            Some("2026-W27")
+        );
         assert_eq!(iso_week(&json!("2021-01-03")).as_deref(), Some("2020-W53"));
         assert_eq!(iso_week(&json!("2024-12-30")).as_deref(), Some("2025-W01"));
         assert_eq!(iso_week(&json!(0)).as_deref(), Some("1970-W01"));

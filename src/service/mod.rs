@@ -50,7 +50,12 @@ impl Service {
     }
 
     /// Call a tool by name with JSON arguments.
-    pub async fn call_tool(&self, name: &str, args: Value, input: &RouteInput) -> Result<ToolOutput> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        args: Value,
+        input: &RouteInput,
+    ) -> Result<ToolOutput> {
         let args = if args.is_null() { json!({}) } else { args };
         tools::dispatch(self, name, args, input).await
     }
@@ -76,11 +81,26 @@ impl Service {
         let c = self.counters(&m.fingerprint);
         let (claims, history, acts, counts_from) = if warm {
             match self.owner.ask(Some(&m.fingerprint), brain_stats).await {
-                Ok(s) => (s.live_claims, s.history_versions, s.acts, "live".to_string()),
-                Err(_) => (m.counts.live_claims, m.counts.history_versions, m.counts.acts, "manifest".into()),
+                Ok(s) => (
+                    s.live_claims,
+                    s.history_versions,
+                    s.acts,
+                    "live".to_string(),
+                ),
+                Err(_) => (
+                    m.counts.live_claims,
+                    m.counts.history_versions,
+                    m.counts.acts,
+                    "manifest".into(),
+                ),
             }
         } else {
-            (m.counts.live_claims, m.counts.history_versions, m.counts.acts, "manifest".into())
+            (
+                m.counts.live_claims,
+                m.counts.history_versions,
+                m.counts.acts,
+                "manifest".into(),
+            )
         };
         json!({
             "root": m.root,
@@ -128,15 +148,22 @@ impl Service {
         let aging = self.owner.opts.aging;
         if brain == "medulla" {
             let claims = self.owner.ask(None, brains_live).await?;
-            let rows: Vec<Value> =
-                claims.iter().map(|c| render::row(c, render::Tier::Medulla, &aging, now, None)).collect();
+            let rows: Vec<Value> = claims
+                .iter()
+                .map(|c| render::row(c, render::Tier::Medulla, &aging, now, None))
+                .collect();
             return Ok(json!({ "served_brain": "medulla", "claims": rows }));
         }
-        let m = route::find_brain(&self.owner.registry, brain)
-            .ok_or_else(|| OwnerError::UnknownBrain { name: brain.to_string() })?;
+        let m = route::find_brain(&self.owner.registry, brain).ok_or_else(|| {
+            OwnerError::UnknownBrain {
+                name: brain.to_string(),
+            }
+        })?;
         let claims = self.owner.ask(Some(&m.fingerprint), brains_live).await?;
-        let mut rows: Vec<Value> =
-            claims.iter().map(|c| render::row(c, render::Tier::Project, &aging, now, None)).collect();
+        let mut rows: Vec<Value> = claims
+            .iter()
+            .map(|c| render::row(c, render::Tier::Project, &aging, now, None))
+            .collect();
         rows.sort_by(|a, b| b["created"].as_i64().cmp(&a["created"].as_i64()));
         Ok(json!({ "served_brain": m.root, "fingerprint": m.fingerprint, "claims": rows }))
     }

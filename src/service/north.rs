@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-
 use brains::{MemorizeInput, RecallQuery, Strength};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -75,29 +74,70 @@ struct Beat {
     recent: Vec<Value>,
 }
 
-async fn compose(svc: &Service, brain: Option<&Manifest>, task: &str, limit: usize) -> Result<Beat> {
-    let q = RecallQuery { text: task.to_string(), scope: None, limit, mode: Default::default() };
+async fn compose(
+    svc: &Service,
+    brain: Option<&Manifest>,
+    task: &str,
+    limit: usize,
+) -> Result<Beat> {
+    let q = RecallQuery {
+        text: task.to_string(),
+        scope: None,
+        limit,
+        mode: Default::default(),
+    };
     let now = svc.now_ms();
     let aging = svc.owner.opts.aging;
     let mut project = Vec::new();
     let mut project_count = 0;
     if let Some(b) = brain {
-        let res = svc.owner.ask(Some(&b.fingerprint), |r| BrainMsg::Recall(q.clone(), r)).await?;
-        project = res.hits.iter().map(|h| row(&h.claim, Tier::Project, &aging, now, Some(h.score))).collect();
-        project_count = svc.owner.ask(Some(&b.fingerprint), super::brain_stats).await?.live_claims;
+        let res = svc
+            .owner
+            .ask(Some(&b.fingerprint), |r| BrainMsg::Recall(q.clone(), r))
+            .await?;
+        project = res
+            .hits
+            .iter()
+            .map(|h| row(&h.claim, Tier::Project, &aging, now, Some(h.score)))
+            .collect();
+        project_count = svc
+            .owner
+            .ask(Some(&b.fingerprint), super::brain_stats)
+            .await?
+            .live_claims;
     }
     // The medulla part: a hard budget, fail-open.
     let budget = svc.owner.config.medulla_budget;
     let medulla_part = async {
-        let res = svc.owner.ask(None, |r| BrainMsg::Recall(q.clone(), r)).await?;
+        let res = svc
+            .owner
+            .ask(None, |r| BrainMsg::Recall(q.clone(), r))
+            .await?;
         let count = svc.owner.ask(None, super::brain_stats).await?.live_claims;
         Ok::<_, OwnerError>((res, count))
     };
-    let (medulla, medulla_count, medulla_error) = match tokio::time::timeout(budget, medulla_part).await {
-        Ok(Ok((res, count))) => {
-            (res.hits.iter().map(|h| row(&h.claim, Tier::Medulla, &aging, now, Some(h.score))).collect(), Some(count), None)
-        }
-        Ok(Err(e)) => (vec![], None, Some(json!({ "code": e.code(), "message": e.to_string() }))),
+    // A zero budget leaves the medulla no time at all: do not even ask.
+    let outcome = if budget.is_zero() {
+        Err(())
+    } else {
+        tokio::time::timeout(budget, medulla_part)
+            .await
+            .map_err(|_| ())
+    };
+    let (medulla, medulla_count, medulla_error) = match outcome {
+        Ok(Ok((res, count))) => (
+            res.hits
+                .iter()
+                .map(|h| row(&h.claim, Tier::Medulla, &aging, now, Some(h.score)))
+                .collect(),
+            Some(count),
+            None,
+        ),
+        Ok(Err(e)) => (
+            vec![],
+            None,
+            Some(json!({ "code": e.code(), "message": e.to_string() })),
+        ),
         Err(_) => (
             vec![],
             None,
@@ -112,7 +152,11 @@ async fn compose(svc: &Service, brain: Option<&Manifest>, task: &str, limit: usi
     let mut recent = Vec::new();
     if project.is_empty() && medulla.is_empty() {
         if let Some(b) = brain.filter(|_| project_count > 0) {
-            for c in svc.owner.ask(Some(&b.fingerprint), |r| BrainMsg::Recent(3, r)).await? {
+            for c in svc
+                .owner
+                .ask(Some(&b.fingerprint), |r| BrainMsg::Recent(3, r))
+                .await?
+            {
                 let mut r = row(&c, Tier::Project, &aging, now, None);
                 r["matched_task"] = json!(false);
                 recent.push(r);
@@ -128,7 +172,13 @@ async fn compose(svc: &Service, brain: Option<&Manifest>, task: &str, limit: usi
             }
         }
     }
-    Ok(Beat { project, medulla, medulla_error, exists: (project_count, medulla_count), recent })
+    Ok(Beat {
+        project,
+        medulla,
+        medulla_error,
+        exists: (project_count, medulla_count),
+        recent,
+    })
 }
 
 fn exists_json(b: &Beat) -> Value {
@@ -138,7 +188,11 @@ fn exists_json(b: &Beat) -> Value {
 fn absence_note(b: &Beat) -> String {
     let (p, m) = b.exists;
     if !b.project.is_empty() || !b.medulla.is_empty() {
-        return format!("{} project and {} medulla claims matched the task", b.project.len(), b.medulla.len());
+        return format!(
+            "{} project and {} medulla claims matched the task",
+            b.project.len(),
+            b.medulla.len()
+        );
     }
     match m {
         Some(m) if p == 0 && m == 0 => "no memory yet: this brain and the medulla hold no claims".into(),
@@ -153,7 +207,9 @@ fn absence_note(b: &Beat) -> String {
 
 pub async fn north(svc: &Service, a: NorthArgs, routed: &Routed) -> Result<Value> {
     if a.task.trim().is_empty() {
-        return Err(OwnerError::BadInput("north needs a task: describe what you are about to work on".into()));
+        return Err(OwnerError::BadInput(
+            "north needs a task: describe what you are about to work on".into(),
+        ));
     }
     let brain = routed.brain.as_ref();
     let beat = compose(svc, brain, &a.task, limit(a.limit)).await?;
@@ -184,14 +240,22 @@ pub fn git_head(root: &Path) -> Option<String> {
         let text = std::fs::read_to_string(&dot_git).ok()?;
         let p = text.trim().strip_prefix("gitdir:")?.trim().to_string();
         let p = Path::new(&p);
-        if p.is_absolute() { p.to_path_buf() } else { root.join(p) }
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            root.join(p)
+        }
     } else {
         dot_git
     };
     let common = match std::fs::read_to_string(git_dir.join("commondir")) {
         Ok(c) => {
             let c = c.trim();
-            if Path::new(c).is_absolute() { Path::new(c).to_path_buf() } else { git_dir.join(c) }
+            if Path::new(c).is_absolute() {
+                Path::new(c).to_path_buf()
+            } else {
+                git_dir.join(c)
+            }
         }
         Err(_) => git_dir.clone(),
     };
@@ -219,7 +283,10 @@ pub fn git_head(root: &Path) -> Option<String> {
 fn render_packet_text(p: &Value) -> String {
     let mut s = String::new();
     s.push_str("## medulla delegation packet\n");
-    s.push_str(&format!("binding: send the header `{}` on every medulla call\n", p["binding"]["header"].as_str().unwrap_or("")));
+    s.push_str(&format!(
+        "binding: send the header `{}` on every medulla call\n",
+        p["binding"]["header"].as_str().unwrap_or("")
+    ));
     s.push_str(&format!(
         "sources: project {} (fp {}), medulla {}, composed {}\n",
         p["sources"]["project"].as_str().unwrap_or(""),
@@ -230,7 +297,10 @@ fn render_packet_text(p: &Value) -> String {
     s.push_str("memory:\n");
     let rows = p["memory"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     if rows.is_empty() {
-        s.push_str(&format!("- (none matched the task; {})\n", p["note"].as_str().unwrap_or("")));
+        s.push_str(&format!(
+            "- (none matched the task; {})\n",
+            p["note"].as_str().unwrap_or("")
+        ));
     }
     for r in rows {
         s.push_str(&format!(
@@ -241,7 +311,11 @@ fn render_packet_text(p: &Value) -> String {
             r["origin_brain"].as_str().unwrap_or("unknown"),
             r["source_agent"].as_str().unwrap_or("?"),
             r["age_ms"].as_i64().unwrap_or(0) / 86_400_000,
-            if r["stale"].as_bool() == Some(true) { ", stale" } else { "" },
+            if r["stale"].as_bool() == Some(true) {
+                ", stale"
+            } else {
+                ""
+            },
         ));
     }
     s.push_str(&format!("etiquette: {ETIQUETTE}\n"));
@@ -283,14 +357,21 @@ pub async fn delegate(svc: &Service, a: DelegateArgs, routed: &Routed) -> Result
     Ok(packet)
 }
 
-pub async fn debrief(svc: &Service, a: DebriefArgs, routed: &Routed, input: &RouteInput) -> Result<Value> {
+pub async fn debrief(
+    svc: &Service,
+    a: DebriefArgs,
+    routed: &Routed,
+    input: &RouteInput,
+) -> Result<Value> {
     if let Some(t) = a.tier.as_deref().filter(|t| *t != "project") {
         return Err(OwnerError::BadInput(format!(
             "debrief writes only the project tier, not {t:?}: findings are proposed here and promoted by an orchestrator"
         )));
     }
     if a.findings.is_empty() {
-        return Err(OwnerError::BadInput("debrief needs at least one finding".into()));
+        return Err(OwnerError::BadInput(
+            "debrief needs at least one finding".into(),
+        ));
     }
     let target = super::tools::write_target(routed)?.clone();
     let agent = super::tools::agent(a.agent_id, input)?;
@@ -301,7 +382,12 @@ pub async fn debrief(svc: &Service, a: DebriefArgs, routed: &Routed, input: &Rou
             label: f.label,
             text: f.text,
             source_agent: agent.clone(),
-            strength: f.strength.as_deref().map(Strength::parse).transpose()?.unwrap_or_default(),
+            strength: f
+                .strength
+                .as_deref()
+                .map(Strength::parse)
+                .transpose()?
+                .unwrap_or_default(),
             evidence: f.evidence.unwrap_or_default(),
             origin_brain: Some(target.root.clone()),
             ..Default::default()
@@ -314,7 +400,13 @@ pub async fn debrief(svc: &Service, a: DebriefArgs, routed: &Routed, input: &Rou
     let mut results = Vec::new();
     for mi in inputs {
         let label = mi.label.clone();
-        match svc.owner.ask(Some(&target.fingerprint), |r| BrainMsg::Memorize(mi.clone(), r)).await {
+        match svc
+            .owner
+            .ask(Some(&target.fingerprint), |r| {
+                BrainMsg::Memorize(mi.clone(), r)
+            })
+            .await
+        {
             Ok(outcome) => {
                 BrainCounters::bump(&svc.counters(&target.fingerprint).writes);
                 results.push(json!({
@@ -330,9 +422,10 @@ pub async fn debrief(svc: &Service, a: DebriefArgs, routed: &Routed, input: &Rou
             Err(e) => results.push(json!({ "label": label, "error": e.to_json() })),
         }
     }
-    Ok(json!({ "brain": { "root": target.root, "fingerprint": target.fingerprint }, "agent": agent, "findings": results }))
+    Ok(
+        json!({ "brain": { "root": target.root, "fingerprint": target.fingerprint }, "agent": agent, "findings": results }),
+    )
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -348,8 +441,15 @@ mod tests {
 
     async fn service(home: &Path) -> Service {
         let cfg = Arc::new(Config::load(home).unwrap());
-        let (owner, _join) = OwnerHandle::start(cfg, StoreOptions::default()).await.unwrap();
-        Service { owner, retrieval: Retrieval::Lexical, model_note: None, clock: Arc::new(SystemClock) }
+        let (owner, _join) = OwnerHandle::start(cfg, StoreOptions::default())
+            .await
+            .unwrap();
+        Service {
+            owner,
+            retrieval: Retrieval::Lexical,
+            model_note: None,
+            clock: Arc::new(SystemClock),
+        }
     }
 
     /// The medulla part is fail-open: a stalled medulla costs the beat its medulla rows,
@@ -361,16 +461,35 @@ mod tests {
         let svc = service(home.path()).await;
         let root = std::fs::canonicalize(proj.path()).unwrap();
         let (m, _) = svc.owner.bootstrap(root.clone()).await.unwrap();
-        let input = RouteInput { binding: Some(m.root.clone()), agent: Some("claude:maker".into()), ..Default::default() };
-        svc.call_tool("memorize", json!({ "label": "deploy", "text": "deploy with the blue-green script" }), &input)
-            .await
+        let input = RouteInput {
+            binding: Some(m.root.clone()),
+            agent: Some("claude:maker".into()),
+            ..Default::default()
+        };
+        svc.call_tool(
+            "memorize",
+            json!({ "label": "deploy", "text": "deploy with the blue-green script" }),
+            &input,
+        )
+        .await
+        .unwrap();
+        svc.owner
+            .registry
+            .medulla()
+            .cast(BrainMsg::Stall(Duration::from_secs(4)))
             .unwrap();
-        svc.owner.registry.medulla().cast(BrainMsg::Stall(Duration::from_secs(4))).unwrap();
-        let out = svc.call_tool("north", json!({ "task": "how do we deploy" }), &input).await.unwrap().value;
+        let out = svc
+            .call_tool("north", json!({ "task": "how do we deploy" }), &input)
+            .await
+            .unwrap()
+            .value;
         assert_eq!(out["project"][0]["label"], "deploy", "{out}");
         assert_eq!(out["medulla_error"]["code"], "medulla_timeout", "{out}");
         assert_eq!(out["memory_exists"]["project"], 1);
-        assert!(out["memory_exists"]["medulla"].is_null(), "an unknown count is not a zero: {out}");
+        assert!(
+            out["memory_exists"]["medulla"].is_null(),
+            "an unknown count is not a zero: {out}"
+        );
     }
 
     #[test]
@@ -382,10 +501,18 @@ mod tests {
         assert_eq!(git_head(root), None, "not a repository");
         std::fs::create_dir_all(root.join(".git/refs/heads")).unwrap();
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-        std::fs::write(root.join(".git/packed-refs"), format!("# pack-refs with: peeled\n{sha} refs/heads/main\n")).unwrap();
+        std::fs::write(
+            root.join(".git/packed-refs"),
+            format!("# pack-refs with: peeled\n{sha} refs/heads/main\n"),
+        )
+        .unwrap();
         assert_eq!(git_head(root).as_deref(), Some(sha), "packed ref");
         std::fs::write(root.join(".git/refs/heads/main"), format!("{other}\n")).unwrap();
-        assert_eq!(git_head(root).as_deref(), Some(other), "a loose ref wins over a packed one");
+        assert_eq!(
+            git_head(root).as_deref(),
+            Some(other),
+            "a loose ref wins over a packed one"
+        );
         // A linked worktree: `.git` is a file; HEAD is per worktree, refs are shared.
         let wt = root.join("wt");
         let wt_git = root.join(".git/worktrees/wt");

@@ -37,31 +37,65 @@ pub struct AuditArgs {
     pub limit: Option<usize>,
 }
 
-pub async fn promote(svc: &Service, a: PromoteArgs, routed: &Routed, input: &RouteInput) -> Result<Value> {
+pub async fn promote(
+    svc: &Service,
+    a: PromoteArgs,
+    routed: &Routed,
+    input: &RouteInput,
+) -> Result<Value> {
     let agent = super::tools::agent(a.agent_id, input)?;
     let brain = match a.brain.as_deref() {
-        Some(b) => find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain { name: b.to_string() })?,
+        Some(b) => find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
+            name: b.to_string(),
+        })?,
         None => super::tools::write_target(routed)?.clone(),
     };
     let slug = brains::slugify(&a.claim);
     let reason = a.reason;
-    svc.owner.audit(|reply| AuditMsg::Promote { agent, brain, slug, reason, reply }).await
+    svc.owner
+        .audit(|reply| AuditMsg::Promote {
+            agent,
+            brain,
+            slug,
+            reason,
+            reply,
+        })
+        .await
 }
 
 pub async fn doctrine_birth(svc: &Service, mut input: MemorizeInput) -> Result<Value> {
     input.validate()?;
-    svc.owner.audit(|reply| AuditMsg::DoctrineBirth { input, reply }).await
+    svc.owner
+        .audit(|reply| AuditMsg::DoctrineBirth { input, reply })
+        .await
 }
 
-pub async fn learn_medulla(svc: &Service, agent: String, slug: String, verdict: Verdict, note: Option<String>) -> Result<Value> {
-    svc.owner.audit(|reply| AuditMsg::Learn { agent, slug, verdict, note, reply }).await
+pub async fn learn_medulla(
+    svc: &Service,
+    agent: String,
+    slug: String,
+    verdict: Verdict,
+    note: Option<String>,
+) -> Result<Value> {
+    svc.owner
+        .audit(|reply| AuditMsg::Learn {
+            agent,
+            slug,
+            verdict,
+            note,
+            reply,
+        })
+        .await
 }
 
 /// The audit log: promotions, doctrine births and demotions in the medulla's act log,
 /// newest first, with their origin and etiquette verdict.
 pub async fn audit_log(svc: &Service, a: AuditArgs) -> Result<Value> {
     let limit = a.limit.unwrap_or(50).clamp(1, 500);
-    let acts = svc.owner.ask(None, |r| BrainMsg::ActsNewest(5000, r)).await?;
+    let acts = svc
+        .owner
+        .ask(None, |r| BrainMsg::ActsNewest(5000, r))
+        .await?;
     let brain_filter = match a.brain.as_deref() {
         None | Some("") => None,
         Some("medulla") => Some("medulla".to_string()),
@@ -73,26 +107,44 @@ pub async fn audit_log(svc: &Service, a: AuditArgs) -> Result<Value> {
     };
     let mut entries = Vec::new();
     for act in acts {
-        if !matches!(act.kind, ActKind::Promote | ActKind::DoctrineBirth | ActKind::Demote) {
+        if !matches!(
+            act.kind,
+            ActKind::Promote | ActKind::DoctrineBirth | ActKind::Demote
+        ) {
             continue;
         }
         if a.agent.as_deref().is_some_and(|ag| ag != act.actor) {
             continue;
         }
         let subject = act.subject.clone();
-        let versions = svc.owner.ask(None, |r| BrainMsg::History(subject.clone(), r)).await.unwrap_or_default();
+        let versions = svc
+            .owner
+            .ask(None, |r| BrainMsg::History(subject.clone(), r))
+            .await
+            .unwrap_or_default();
         let version = versions
             .iter()
             .find(|v| v.created == act.at)
-            .or_else(|| versions.iter().rev().find(|v| act.after_hash.as_deref() == Some(v.content_hash.as_str())))
+            .or_else(|| {
+                versions
+                    .iter()
+                    .rev()
+                    .find(|v| act.after_hash.as_deref() == Some(v.content_hash.as_str()))
+            })
             .or(versions.last());
-        let origin = version.map(|v| v.origin_or_unknown().to_string()).unwrap_or_else(|| "unknown".into());
+        let origin = version
+            .map(|v| v.origin_or_unknown().to_string())
+            .unwrap_or_else(|| "unknown".into());
         if brain_filter.as_deref().is_some_and(|b| b != origin) {
             continue;
         }
         let reason = match act.kind {
-            ActKind::Demote => version.and_then(|v| v.outdated_reason.clone()).or(act.note.clone()),
-            _ => version.and_then(|v| v.promotion_reason.clone()).or(act.note.clone()),
+            ActKind::Demote => version
+                .and_then(|v| v.outdated_reason.clone())
+                .or(act.note.clone()),
+            _ => version
+                .and_then(|v| v.promotion_reason.clone())
+                .or(act.note.clone()),
         };
         let mut e = json!({
             "kind": act.kind.as_str(),

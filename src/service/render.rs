@@ -41,8 +41,14 @@ pub fn chain_line(c: &Claim) -> Option<String> {
     let by = c.promoted_by.as_deref()?;
     let learned_in = c.origin_brain.as_deref().unwrap_or("unknown");
     let learned_by = c.origin_agent.as_deref().unwrap_or("unknown");
-    let learned_when = c.origin_created.map(date).unwrap_or_else(|| "unknown".into());
-    let reason = c.promotion_reason.as_deref().unwrap_or("no reason recorded");
+    let learned_when = c
+        .origin_created
+        .map(date)
+        .unwrap_or_else(|| "unknown".into());
+    let reason = c
+        .promotion_reason
+        .as_deref()
+        .unwrap_or("no reason recorded");
     Some(format!(
         "learned in {learned_in} by {learned_by} ({learned_when}); promoted by {by} ({}): {reason}",
         date(c.created)
@@ -106,7 +112,7 @@ mod tests {
     #[test]
     fn dates_render_in_utc() {
         assert_eq!(date(0), "1970-01-01");
-        assert_eq!(date(1_783_209_431_408), "2026-07-05");
+        assert_eq!(date(1_783_209_431_408), "2026-07-04");
         assert_eq!(date(951_782_400_000), "2000-02-29");
     }
 }

@@ -73,7 +73,9 @@ pub fn bootstrap_fix(root: Option<&str>) -> String {
 }
 
 fn shell_quote(s: &str) -> String {
-    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -94,7 +96,11 @@ pub fn find_brain(reg: &Registry, name: &str) -> Option<Manifest> {
 
 /// Decide which brain serves a request.
 pub fn route(reg: &Registry, input: &RouteInput) -> Result<Routed> {
-    let caller_root = match input.caller_root.as_deref().filter(|s| !s.trim().is_empty()) {
+    let caller_root = match input
+        .caller_root
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
         Some(raw) => Some(roster::normalize_caller_root(raw)?),
         None => None,
     };
@@ -103,7 +109,9 @@ pub fn route(reg: &Registry, input: &RouteInput) -> Result<Routed> {
         .and_then(|c| roster::longest_prefix(reg.all_manifests().iter(), c).cloned());
 
     let (brain, via) = if let Some(b) = input.binding.as_deref().filter(|s| !s.trim().is_empty()) {
-        let m = find_brain(reg, b).ok_or_else(|| OwnerError::UnknownBrain { name: b.to_string() })?;
+        let m = find_brain(reg, b).ok_or_else(|| OwnerError::UnknownBrain {
+            name: b.to_string(),
+        })?;
         (Some(m), Via::Binding)
     } else if let Some(m) = input.sticky.as_deref().and_then(|fp| reg.manifest(fp)) {
         (Some(m), Via::Sticky)
@@ -113,7 +121,9 @@ pub fn route(reg: &Registry, input: &RouteInput) -> Result<Routed> {
         (None, Via::Unrouted)
     };
 
-    let caller_s = caller_root.as_ref().map(|p| p.to_string_lossy().into_owned());
+    let caller_s = caller_root
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned());
     let reception = match (&brain, &caller_s) {
         (None, Some(c)) => Some(Reception {
             status: "unrouted",
@@ -146,5 +156,10 @@ pub fn route(reg: &Registry, input: &RouteInput) -> Result<Routed> {
         // compare against: silence.
         _ => None,
     };
-    Ok(Routed { brain, via, caller_root, reception })
+    Ok(Routed {
+        brain,
+        via,
+        caller_root,
+        reception,
+    })
 }

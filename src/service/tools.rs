@@ -7,8 +7,8 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::north::{self, DebriefArgs, DelegateArgs, NorthArgs};
 use super::mailbox::{self, ReportArgs, SweepArgs};
+use super::north::{self, DebriefArgs, DelegateArgs, NorthArgs};
 use super::promote::{self, AuditArgs, PromoteArgs};
 use super::render::{row, Tier};
 use super::route::{bootstrap_fix, Routed};
@@ -193,11 +193,18 @@ pub fn specs() -> Vec<ToolSpec> {
 
 fn parse<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
     serde_json::from_value(args).map_err(|e| {
-        OwnerError::BadInput(format!("bad arguments for {tool}: {e}; see the tool's input schema in tools/list"))
+        OwnerError::BadInput(format!(
+            "bad arguments for {tool}: {e}; see the tool's input schema in tools/list"
+        ))
     })
 }
 
-pub async fn dispatch(svc: &Service, name: &str, args: Value, input: &RouteInput) -> Result<ToolOutput> {
+pub async fn dispatch(
+    svc: &Service,
+    name: &str,
+    args: Value,
+    input: &RouteInput,
+) -> Result<ToolOutput> {
     let routed = svc.route(input)?;
     let landed = routed.brain.as_ref().map(|m| m.fingerprint.clone());
     let mut value = match name {
@@ -224,7 +231,8 @@ pub async fn dispatch(svc: &Service, name: &str, args: Value, input: &RouteInput
         other => return Err(OwnerError::UnknownTool(other.to_string())),
     };
     if let Value::Object(map) = &mut value {
-        map.entry("retrieval").or_insert_with(|| json!(svc.retrieval.as_str()));
+        map.entry("retrieval")
+            .or_insert_with(|| json!(svc.retrieval.as_str()));
         if let Some(r) = &routed.reception {
             map.insert("reception".into(), json!(r));
         }
@@ -232,14 +240,24 @@ pub async fn dispatch(svc: &Service, name: &str, args: Value, input: &RouteInput
             map.entry("served_brain").or_insert_with(|| json!(b.root));
         }
     }
-    let landed = if name == "bootstrap" { value["brain"]["fingerprint"].as_str().map(str::to_string).or(landed) } else { landed };
+    let landed = if name == "bootstrap" {
+        value["brain"]["fingerprint"]
+            .as_str()
+            .map(str::to_string)
+            .or(landed)
+    } else {
+        landed
+    };
     Ok(ToolOutput { value, landed })
 }
 
 /// The brain a write must land on, or the `unbootstrapped` refusal with the fix.
 pub(crate) fn write_target(routed: &Routed) -> Result<&Manifest> {
     routed.brain.as_ref().ok_or_else(|| {
-        let root = routed.caller_root.as_ref().map(|p| p.to_string_lossy().into_owned());
+        let root = routed
+            .caller_root
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned());
         OwnerError::Unbootstrapped {
             caller_root: root.clone().unwrap_or_else(|| "an unnamed caller".into()),
             fix: bootstrap_fix(root.as_deref()),
@@ -273,7 +291,11 @@ fn tier_arg(t: Option<&str>, allow_all: bool) -> Result<TierArg> {
         Some("all-brains") if allow_all => Ok(TierArg::AllBrains),
         Some(other) => Err(OwnerError::BadInput(format!(
             "unknown tier {other:?}: use {}",
-            if allow_all { "project, medulla or all-brains, or leave it out" } else { "project or medulla, or leave it out" }
+            if allow_all {
+                "project, medulla or all-brains, or leave it out"
+            } else {
+                "project or medulla, or leave it out"
+            }
         ))),
     }
 }
@@ -289,7 +311,9 @@ async fn bootstrap(svc: &Service, a: BootstrapArgs, routed: &Routed) -> Result<V
             .caller_root
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned())
-            .ok_or_else(|| OwnerError::BadInput("no root given and no caller root header: pass root".into()))?,
+            .ok_or_else(|| {
+                OwnerError::BadInput("no root given and no caller root header: pass root".into())
+            })?,
     };
     let root = roster::canonical_root(&raw)?;
     let (m, created) = svc.owner.bootstrap(root).await?;
@@ -300,9 +324,19 @@ async fn bootstrap(svc: &Service, a: BootstrapArgs, routed: &Routed) -> Result<V
     }))
 }
 
-async fn memorize(svc: &Service, a: MemorizeArgs, routed: &Routed, input: &RouteInput) -> Result<Value> {
+async fn memorize(
+    svc: &Service,
+    a: MemorizeArgs,
+    routed: &Routed,
+    input: &RouteInput,
+) -> Result<Value> {
     let tier = tier_arg(a.tier.as_deref(), false)?;
-    let strength = a.strength.as_deref().map(Strength::parse).transpose()?.unwrap_or_default();
+    let strength = a
+        .strength
+        .as_deref()
+        .map(Strength::parse)
+        .transpose()?
+        .unwrap_or_default();
     if tier == TierArg::Medulla {
         let mi = MemorizeInput {
             label: a.label,
@@ -324,7 +358,12 @@ async fn memorize(svc: &Service, a: MemorizeArgs, routed: &Routed, input: &Route
         origin_brain: Some(target.root.clone()),
         ..Default::default()
     };
-    let outcome = svc.owner.ask(Some(&target.fingerprint), |r| BrainMsg::Memorize(mi.clone(), r)).await?;
+    let outcome = svc
+        .owner
+        .ask(Some(&target.fingerprint), |r| {
+            BrainMsg::Memorize(mi.clone(), r)
+        })
+        .await?;
     BrainCounters::bump(&svc.counters(&target.fingerprint).writes);
     let now = svc.now_ms();
     let aging = svc.owner.opts.aging;
@@ -349,11 +388,23 @@ fn clamp_limit(l: Option<usize>) -> usize {
 }
 
 /// Recall one store and render its rows.
-async fn recall_rows(svc: &Service, fp: Option<&str>, q: &RecallQuery, tier: Tier) -> Result<(Vec<Value>, brains::Retrieval)> {
-    let res = svc.owner.ask(fp, |r| BrainMsg::Recall(q.clone(), r)).await?;
+async fn recall_rows(
+    svc: &Service,
+    fp: Option<&str>,
+    q: &RecallQuery,
+    tier: Tier,
+) -> Result<(Vec<Value>, brains::Retrieval)> {
+    let res = svc
+        .owner
+        .ask(fp, |r| BrainMsg::Recall(q.clone(), r))
+        .await?;
     let now = svc.now_ms();
     let aging = svc.owner.opts.aging;
-    let rows = res.hits.iter().map(|h| row(&h.claim, tier, &aging, now, Some(h.score))).collect();
+    let rows = res
+        .hits
+        .iter()
+        .map(|h| row(&h.claim, tier, &aging, now, Some(h.score)))
+        .collect();
     Ok((rows, res.retrieval))
 }
 
@@ -361,7 +412,8 @@ fn merge_by_score(mut rows: Vec<Value>, limit: usize) -> Vec<Value> {
     rows.sort_by(|a, b| {
         let sa = a["score"].as_f64().unwrap_or(0.0);
         let sb = b["score"].as_f64().unwrap_or(0.0);
-        sb.total_cmp(&sa).then_with(|| b["created"].as_i64().cmp(&a["created"].as_i64()))
+        sb.total_cmp(&sa)
+            .then_with(|| b["created"].as_i64().cmp(&a["created"].as_i64()))
     });
     rows.truncate(limit);
     rows
@@ -370,7 +422,12 @@ fn merge_by_score(mut rows: Vec<Value>, limit: usize) -> Vec<Value> {
 async fn seek(svc: &Service, a: SeekArgs, routed: &Routed) -> Result<Value> {
     let tier = tier_arg(a.tier.as_deref(), true)?;
     let limit = clamp_limit(a.limit);
-    let q = RecallQuery { text: a.query.clone(), scope: a.scope.clone(), limit, mode: Default::default() };
+    let q = RecallQuery {
+        text: a.query.clone(),
+        scope: a.scope.clone(),
+        limit,
+        mode: Default::default(),
+    };
     let brain = routed.brain.as_ref();
     if let Some(b) = brain {
         BrainCounters::bump(&svc.counters(&b.fingerprint).recalls);
@@ -384,14 +441,25 @@ async fn seek(svc: &Service, a: SeekArgs, routed: &Routed) -> Result<Value> {
                     .as_ref()
                     .map(|p| p.to_string_lossy().into_owned())
                     .unwrap_or_else(|| "an unnamed caller".into()),
-                fix: bootstrap_fix(routed.caller_root.as_ref().map(|p| p.to_string_lossy()).as_deref()),
+                fix: bootstrap_fix(
+                    routed
+                        .caller_root
+                        .as_ref()
+                        .map(|p| p.to_string_lossy())
+                        .as_deref(),
+                ),
             })?;
-            let (rows, retrieval) = recall_rows(svc, Some(&b.fingerprint), &q, Tier::Project).await?;
-            return Ok(json!({ "tier": "project", "results": rows, "retrieval": retrieval.as_str() }));
+            let (rows, retrieval) =
+                recall_rows(svc, Some(&b.fingerprint), &q, Tier::Project).await?;
+            return Ok(
+                json!({ "tier": "project", "results": rows, "retrieval": retrieval.as_str() }),
+            );
         }
         TierArg::Medulla => {
             let (rows, retrieval) = recall_rows(svc, None, &q, Tier::Medulla).await?;
-            return Ok(json!({ "tier": "medulla", "results": rows, "retrieval": retrieval.as_str() }));
+            return Ok(
+                json!({ "tier": "medulla", "results": rows, "retrieval": retrieval.as_str() }),
+            );
         }
         TierArg::Default => {}
     }
@@ -413,7 +481,12 @@ async fn seek(svc: &Service, a: SeekArgs, routed: &Routed) -> Result<Value> {
 
 async fn seek_all_brains(svc: &Service, q: &RecallQuery) -> Result<Value> {
     let manifests = svc.owner.registry.all_manifests();
-    let per_brain = join_all(manifests.iter().map(|m| recall_rows(svc, Some(&m.fingerprint), q, Tier::Project))).await;
+    let per_brain = join_all(
+        manifests
+            .iter()
+            .map(|m| recall_rows(svc, Some(&m.fingerprint), q, Tier::Project)),
+    )
+    .await;
     let (medulla_rows, _) = recall_rows(svc, None, q, Tier::Medulla).await?;
     let mut groups: std::collections::BTreeMap<String, Vec<Value>> = Default::default();
     let mut failed = Vec::new();
@@ -435,7 +508,9 @@ async fn seek_all_brains(svc: &Service, q: &RecallQuery) -> Result<Value> {
         .into_iter()
         .map(|(origin, rows)| json!({ "origin_brain": origin, "results": merge_by_score(rows, q.limit) }))
         .collect();
-    Ok(json!({ "tier": "all-brains", "brains_searched": manifests.len(), "groups": groups, "failed": failed }))
+    Ok(
+        json!({ "tier": "all-brains", "brains_searched": manifests.len(), "groups": groups, "failed": failed }),
+    )
 }
 
 async fn history(svc: &Service, a: HistoryArgs, routed: &Routed) -> Result<Value> {
@@ -443,19 +518,31 @@ async fn history(svc: &Service, a: HistoryArgs, routed: &Routed) -> Result<Value
     let slug = brains::slugify(&a.slug);
     let now = svc.now_ms();
     let aging = svc.owner.opts.aging;
-    let render = |vs: Vec<Claim>, t: Tier| -> Vec<Value> { vs.iter().map(|c| row(c, t, &aging, now, None)).collect() };
+    let render = |vs: Vec<Claim>, t: Tier| -> Vec<Value> {
+        vs.iter().map(|c| row(c, t, &aging, now, None)).collect()
+    };
     let mut versions = Vec::new();
     if tier != TierArg::Medulla {
         if let Some(b) = routed.brain.as_ref() {
             let s = slug.clone();
-            versions.extend(render(svc.owner.ask(Some(&b.fingerprint), |r| BrainMsg::History(s.clone(), r)).await?, Tier::Project));
+            versions.extend(render(
+                svc.owner
+                    .ask(Some(&b.fingerprint), |r| BrainMsg::History(s.clone(), r))
+                    .await?,
+                Tier::Project,
+            ));
         } else if tier == TierArg::Project {
             return Err(write_target(routed).unwrap_err());
         }
     }
     if tier == TierArg::Medulla || (tier == TierArg::Default && versions.is_empty()) {
         let s = slug.clone();
-        versions.extend(render(svc.owner.ask(None, |r| BrainMsg::History(s.clone(), r)).await?, Tier::Medulla));
+        versions.extend(render(
+            svc.owner
+                .ask(None, |r| BrainMsg::History(s.clone(), r))
+                .await?,
+            Tier::Medulla,
+        ));
     }
     if versions.is_empty() {
         return Err(brains::StoreError::UnknownClaim { slug }.into());
@@ -463,10 +550,18 @@ async fn history(svc: &Service, a: HistoryArgs, routed: &Routed) -> Result<Value
     Ok(json!({ "slug": slug, "versions": versions }))
 }
 
-async fn boot_memory(svc: &Service, a: BootMemoryArgs, routed: &Routed, input: &RouteInput) -> Result<Value> {
+async fn boot_memory(
+    svc: &Service,
+    a: BootMemoryArgs,
+    routed: &Routed,
+    input: &RouteInput,
+) -> Result<Value> {
     let tier = tier_arg(a.tier.as_deref(), false)?;
     let key = || -> Result<String> {
-        a.key.clone().filter(|k| !k.is_empty()).ok_or_else(|| OwnerError::BadInput(format!("op {} needs a key", a.op)))
+        a.key
+            .clone()
+            .filter(|k| !k.is_empty())
+            .ok_or_else(|| OwnerError::BadInput(format!("op {} needs a key", a.op)))
     };
     let brain_fp = routed.brain.as_ref().map(|m| m.fingerprint.clone());
     match a.op.as_str() {
@@ -475,7 +570,11 @@ async fn boot_memory(svc: &Service, a: BootMemoryArgs, routed: &Routed, input: &
             if tier != TierArg::Medulla {
                 if let Some(fp) = &brain_fp {
                     let kk = k.clone();
-                    if let Some(v) = svc.owner.ask(Some(fp), |r| BrainMsg::KvGet(kk.clone(), r)).await? {
+                    if let Some(v) = svc
+                        .owner
+                        .ask(Some(fp), |r| BrainMsg::KvGet(kk.clone(), r))
+                        .await?
+                    {
                         return Ok(json!({ "key": k, "value": v, "tier": "project" }));
                     }
                 } else if tier == TierArg::Project {
@@ -484,7 +583,11 @@ async fn boot_memory(svc: &Service, a: BootMemoryArgs, routed: &Routed, input: &
             }
             if tier != TierArg::Project {
                 let kk = k.clone();
-                if let Some(v) = svc.owner.ask(None, |r| BrainMsg::KvGet(kk.clone(), r)).await? {
+                if let Some(v) = svc
+                    .owner
+                    .ask(None, |r| BrainMsg::KvGet(kk.clone(), r))
+                    .await?
+                {
                     return Ok(json!({ "key": k, "value": v, "tier": "medulla" }));
                 }
             }
@@ -517,19 +620,35 @@ async fn boot_memory(svc: &Service, a: BootMemoryArgs, routed: &Routed, input: &
             let k = key()?;
             let actor = agent(a.agent_id.clone(), input)?;
             if a.op == "set" {
-                let v = a.value.clone().ok_or_else(|| OwnerError::BadInput("op set needs a value".into()))?;
+                let v = a
+                    .value
+                    .clone()
+                    .ok_or_else(|| OwnerError::BadInput("op set needs a value".into()))?;
                 let (kk, vv, aa) = (k.clone(), v.clone(), actor.clone());
                 svc.owner
-                    .ask(Some(&target), |r| BrainMsg::KvSet { key: kk.clone(), value: vv.clone(), actor: aa.clone(), reply: r })
+                    .ask(Some(&target), |r| BrainMsg::KvSet {
+                        key: kk.clone(),
+                        value: vv.clone(),
+                        actor: aa.clone(),
+                        reply: r,
+                    })
                     .await?;
                 Ok(json!({ "key": k, "value": v, "tier": "project", "op": "set" }))
             } else {
                 let (kk, aa) = (k.clone(), actor.clone());
-                svc.owner.ask(Some(&target), |r| BrainMsg::KvDelete { key: kk.clone(), actor: aa.clone(), reply: r }).await?;
+                svc.owner
+                    .ask(Some(&target), |r| BrainMsg::KvDelete {
+                        key: kk.clone(),
+                        actor: aa.clone(),
+                        reply: r,
+                    })
+                    .await?;
                 Ok(json!({ "key": k, "tier": "project", "op": "delete" }))
             }
         }
-        other => Err(OwnerError::BadInput(format!("unknown op {other:?}: use get, set, list or delete"))),
+        other => Err(OwnerError::BadInput(format!(
+            "unknown op {other:?}: use get, set, list or delete"
+        ))),
     }
 }
 
@@ -554,5 +673,7 @@ async fn learn(svc: &Service, a: LearnArgs, routed: &Routed, input: &RouteInput)
         })
         .await?;
     let now = svc.now_ms();
-    Ok(json!({ "verdict": verdict.as_str(), "claim": row(&claim, Tier::Project, &svc.owner.opts.aging, now, None) }))
+    Ok(
+        json!({ "verdict": verdict.as_str(), "claim": row(&claim, Tier::Project, &svc.owner.opts.aging, now, None) }),
+    )
 }

@@ -25,7 +25,10 @@ fn cases() -> Vec<(String, PathBuf)> {
         for case in std::fs::read_dir(&inv).unwrap() {
             let case = case.unwrap().path();
             if case.extension().is_some_and(|e| e == "json") {
-                out.push((inv.file_name().unwrap().to_string_lossy().into_owned(), case));
+                out.push((
+                    inv.file_name().unwrap().to_string_lossy().into_owned(),
+                    case,
+                ));
             }
         }
     }
@@ -41,15 +44,21 @@ fn subst(v: &Value, projects: &Path) -> Value {
             while let Some(i) = s.find("$FP(") {
                 let j = s[i..].find(')').expect("closing paren in $FP(") + i;
                 let name = &s[i + 4..j];
-                let root = std::fs::canonicalize(projects.join(name)).expect("$FP names an existing project");
-                let digest = <sha2::Sha256 as sha2::Digest>::digest(root.to_string_lossy().as_bytes());
+                let root = std::fs::canonicalize(projects.join(name))
+                    .expect("$FP names an existing project");
+                let digest =
+                    <sha2::Sha256 as sha2::Digest>::digest(root.to_string_lossy().as_bytes());
                 let fp = hex::encode(digest)[..16].to_string();
                 s.replace_range(i..=j, &fp);
             }
             Value::String(s.replace("$P", &projects.to_string_lossy()))
         }
         Value::Array(a) => Value::Array(a.iter().map(|x| subst(x, projects)).collect()),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), subst(x, projects))).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), subst(x, projects)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -64,7 +73,10 @@ fn select<'a>(v: &'a Value, pointer: &str) -> Vec<&'a Value> {
                 if let Some(a) = c.as_array() {
                     next.extend(a.iter());
                 }
-            } else if let Some(x) = c.get(part).or_else(|| part.parse::<usize>().ok().and_then(|i| c.get(i))) {
+            } else if let Some(x) = c
+                .get(part)
+                .or_else(|| part.parse::<usize>().ok().and_then(|i| c.get(i)))
+            {
                 next.push(x);
             }
         }
@@ -83,7 +95,10 @@ fn check(expect: &Value, status: u16, body: &Value) -> Vec<String> {
     }
     if let Some(code) = expect.get("error_code").and_then(Value::as_str) {
         if body["error"]["code"].as_str() != Some(code) {
-            fails.push(format!("expected error code {code}, got {}", body["error"]["code"]));
+            fails.push(format!(
+                "expected error code {code}, got {}",
+                body["error"]["code"]
+            ));
         }
     }
     if let Some(s) = expect.get("status").and_then(Value::as_u64) {
@@ -91,43 +106,78 @@ fn check(expect: &Value, status: u16, body: &Value) -> Vec<String> {
             fails.push(format!("expected HTTP {s}, got {status}"));
         }
     }
-    for (ptr, want) in expect.get("eq").and_then(Value::as_object).into_iter().flatten() {
+    for (ptr, want) in expect
+        .get("eq")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         let got = select(body, ptr);
         if got.first().copied() != Some(want) {
             fails.push(format!("{ptr}: expected {want}, got {:?}", got.first()));
         }
     }
-    for (ptr, want) in expect.get("all_eq").and_then(Value::as_object).into_iter().flatten() {
+    for (ptr, want) in expect
+        .get("all_eq")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         for got in select(body, ptr) {
             if got != want {
                 fails.push(format!("{ptr}: every match must be {want}, one is {got}"));
             }
         }
     }
-    for ptr in expect.get("absent").and_then(Value::as_array).into_iter().flatten() {
+    for ptr in expect
+        .get("absent")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let ptr = ptr.as_str().unwrap();
         if !select(body, ptr).is_empty() {
             fails.push(format!("{ptr} must be absent"));
         }
     }
     let found = labels(body);
-    for l in expect.get("labels_include").and_then(Value::as_array).into_iter().flatten() {
+    for l in expect
+        .get("labels_include")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if !found.iter().any(|f| Some(f.as_str()) == l.as_str()) {
             fails.push(format!("label {l} missing from {found:?}"));
         }
     }
-    for l in expect.get("labels_exclude").and_then(Value::as_array).into_iter().flatten() {
+    for l in expect
+        .get("labels_exclude")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if found.iter().any(|f| Some(f.as_str()) == l.as_str()) {
             fails.push(format!("label {l} must not appear, got {found:?}"));
         }
     }
     let text = body.to_string();
-    for t in expect.get("text_absent").and_then(Value::as_array).into_iter().flatten() {
+    for t in expect
+        .get("text_absent")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if text.contains(t.as_str().unwrap()) {
             fails.push(format!("text {t} must not appear anywhere in the answer"));
         }
     }
-    for t in expect.get("text_present").and_then(Value::as_array).into_iter().flatten() {
+    for t in expect
+        .get("text_present")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if !text.contains(t.as_str().unwrap()) {
             fails.push(format!("text {t} must appear in the answer"));
         }
@@ -137,24 +187,47 @@ fn check(expect: &Value, status: u16, body: &Value) -> Vec<String> {
 
 fn append(path: &Path, text: &str) {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
     f.write_all(text.as_bytes()).unwrap();
 }
 
 fn run_case(path: &Path) -> Vec<String> {
     let case: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap())
         .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", path.display()));
-    let owner_args: Vec<String> =
-        case["owner_args"].as_array().into_iter().flatten().map(|a| a.as_str().unwrap().to_string()).collect();
+    let owner_args: Vec<String> = case["owner_args"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
     let projects_dir = tempfile::tempdir().unwrap();
     let projects = std::fs::canonicalize(projects_dir.path()).unwrap();
     let env: Vec<(String, String)> = case["owner_env"]
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap().replace("$P", &projects.to_string_lossy())))
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.as_str()
+                    .unwrap()
+                    .replace("$P", &projects.to_string_lossy()),
+            )
+        })
         .collect();
-    let o = Owner::start_in(tempfile::tempdir().unwrap(), projects_dir, OwnerOptions { extra_args: owner_args, env, ..Default::default() });
+    let o = Owner::start_in(
+        tempfile::tempdir().unwrap(),
+        projects_dir,
+        OwnerOptions {
+            extra_args: owner_args,
+            env,
+            ..Default::default()
+        },
+    );
     let home = std::fs::canonicalize(o.home.path()).unwrap();
     let case_dir = path.parent().unwrap().to_path_buf();
     let mut vars: HashMap<String, String> = HashMap::new();
@@ -197,7 +270,9 @@ fn run_case(path: &Path) -> Vec<String> {
         }
         if let Some(file) = step["append_spool_file"].as_str() {
             let raw = std::fs::read_to_string(case_dir.join(file)).unwrap();
-            let raw = raw.replace("$HOME", &home.to_string_lossy()).replace("$P", &projects.to_string_lossy());
+            let raw = raw
+                .replace("$HOME", &home.to_string_lossy())
+                .replace("$P", &projects.to_string_lossy());
             append(&home.join("field-reports.jsonl"), &raw);
             continue;
         }
@@ -207,17 +282,28 @@ fn run_case(path: &Path) -> Vec<String> {
             .flatten()
             .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
             .collect();
-        let h: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        let h: Vec<(&str, &str)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
         let (status, body) = if let Some(path) = step["get"].as_str() {
             o.get(path)
         } else if let Some(path) = step["post"].as_str() {
-            let r = o.http.post(format!("{}{path}", o.url)).json(&step.get("body").cloned().unwrap_or(json!({}))).send().unwrap();
+            let r = o
+                .http
+                .post(format!("{}{path}", o.url))
+                .json(&step.get("body").cloned().unwrap_or(json!({})))
+                .send()
+                .unwrap();
             let s = r.status().as_u16();
             (s, r.json().unwrap_or(Value::Null))
         } else if let Some(path) = step["file_lines"].as_str() {
             // A file's lines as a JSON answer: {"lines": n, "text": "..."}.
             let text = std::fs::read_to_string(path).unwrap_or_default();
-            (200, json!({ "lines": text.lines().filter(|l| !l.trim().is_empty()).count(), "text": text, "exists": Path::new(path).exists() }))
+            (
+                200,
+                json!({ "lines": text.lines().filter(|l| !l.trim().is_empty()).count(), "text": text, "exists": Path::new(path).exists() }),
+            )
         } else {
             let tool = step["tool"].as_str().expect("a step has tool or get");
             let args = step.get("args").cloned().unwrap_or(json!({}));
@@ -240,12 +326,20 @@ fn run_case(path: &Path) -> Vec<String> {
         };
         for (name, ptr) in step["capture"].as_object().into_iter().flatten() {
             if let Some(v) = select(&body, ptr.as_str().unwrap()).first() {
-                vars.insert(name.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+                vars.insert(
+                    name.clone(),
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string()),
+                );
             }
         }
         for f in check(&step["expect"], status, &body) {
             let what = step["note"].as_str().unwrap_or("");
-            fails.push(format!("{} step {i} ({what}): {f}\n    answer: {body}", path.display()));
+            fails.push(format!(
+                "{} step {i} ({what}): {f}\n    answer: {body}",
+                path.display()
+            ));
         }
     }
     fails
@@ -268,8 +362,16 @@ fn battery_cases_hold() {
         "inv-10-never-medulla-with-repo",
         "inv-11-no-write-without-brain",
     ] {
-        assert!(per_inv.get(required).copied().unwrap_or(0) > 0, "battery/{required} has no case");
+        assert!(
+            per_inv.get(required).copied().unwrap_or(0) > 0,
+            "battery/{required} has no case"
+        );
     }
     let fails: Vec<String> = all.iter().flat_map(|(_, p)| run_case(p)).collect();
-    assert!(fails.is_empty(), "{} battery failures:\n{}", fails.len(), fails.join("\n"));
+    assert!(
+        fails.is_empty(),
+        "{} battery failures:\n{}",
+        fails.len(),
+        fails.join("\n")
+    );
 }

@@ -16,7 +16,11 @@ struct Bridge {
 impl Bridge {
     fn start(o: &Owner, cwd: &std::path::Path, brain: Option<&str>) -> Bridge {
         let mut cmd = Command::new(BIN);
-        cmd.arg("bridge").current_dir(cwd).env("MEDULLA_URL", &o.url).stdin(Stdio::piped()).stdout(Stdio::piped());
+        cmd.arg("bridge")
+            .current_dir(cwd)
+            .env("MEDULLA_URL", &o.url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
         match brain {
             Some(b) => cmd.env("MEDULLA_BRAIN", b),
             None => cmd.env_remove("MEDULLA_BRAIN"),
@@ -81,7 +85,11 @@ fn stdio_calls_are_routed_by_the_bridges_working_directory() {
     // MEDULLA_BRAIN binds the bridge to y whatever its directory.
     let mut b = Bridge::start(&o, &sub, Some(y.to_str().unwrap()));
     b.handshake();
-    let v = b.call(1, "memorize", json!({ "label": "bound", "text": "lands in y", "agent_id": "claude:maker" }));
+    let v = b.call(
+        1,
+        "memorize",
+        json!({ "label": "bound", "text": "lands in y", "agent_id": "claude:maker" }),
+    );
     assert_eq!(v["brain"]["root"], y.to_string_lossy().as_ref(), "{v}");
 }
 
@@ -97,10 +105,21 @@ fn a_bridge_without_an_owner_answers_with_an_error_naming_serve() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    writeln!(child.stdin.as_mut().unwrap(), "{}", json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })).unwrap();
+    writeln!(
+        child.stdin.as_mut().unwrap(),
+        "{}",
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })
+    )
+    .unwrap();
     drop(child.stdin.take());
     let out = child.wait_with_output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["id"], 1);
-    assert!(v["error"]["message"].as_str().unwrap().contains("medulla serve"), "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("medulla serve"),
+        "{v}"
+    );
 }

@@ -16,7 +16,11 @@ fn cli(o: &Owner, cwd: &std::path::Path, args: &[&str]) -> (i32, Value) {
         .output()
         .unwrap();
     let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!("not JSON: {} / {}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+        panic!(
+            "not JSON: {} / {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
     });
     (out.status.code().unwrap_or(-1), v)
 }
@@ -28,7 +32,17 @@ fn the_cli_routes_by_working_directory() {
     let sub = o.project("proj/src");
     let (code, v) = cli(&o, &sub, &["bootstrap", p.to_str().unwrap()]);
     assert_eq!(code, 0, "{v}");
-    let (code, v) = cli(&o, &sub, &["memorize", "--label", "from cli", "--text", "the cli writes here"]);
+    let (code, v) = cli(
+        &o,
+        &sub,
+        &[
+            "memorize",
+            "--label",
+            "from cli",
+            "--text",
+            "the cli writes here",
+        ],
+    );
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["claim"]["source_agent"], "human:founder");
     assert_eq!(v["brain"]["root"], p.to_str().unwrap());

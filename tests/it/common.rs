@@ -39,9 +39,17 @@ impl Owner {
     }
 
     /// Start over an existing home (e.g. to restart an owner over the same stores).
-    pub fn start_in(home: tempfile::TempDir, projects: tempfile::TempDir, opts: OwnerOptions) -> Owner {
+    pub fn start_in(
+        home: tempfile::TempDir,
+        projects: tempfile::TempDir,
+        opts: OwnerOptions,
+    ) -> Owner {
         let mut cmd = Command::new(BIN);
-        cmd.arg("serve").arg("--listen").arg("127.0.0.1:0").arg("--home").arg(home.path());
+        cmd.arg("serve")
+            .arg("--listen")
+            .arg("127.0.0.1:0")
+            .arg("--home")
+            .arg(home.path());
         if !opts.model {
             cmd.arg("--no-model");
         }
@@ -49,11 +57,17 @@ impl Owner {
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
-        cmd.env("MEDULLA_LOG", "warn").env_remove("MEDULLA_URL").stdout(Stdio::piped()).stderr(Stdio::inherit());
+        cmd.env("MEDULLA_LOG", "warn")
+            .env_remove("MEDULLA_URL")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
         let mut child = cmd.spawn().expect("spawn medulla serve");
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
-        let first = lines.next().expect("owner printed nothing").expect("read stdout");
+        let first = lines
+            .next()
+            .expect("owner printed nothing")
+            .expect("read stdout");
         let url = first
             .split_whitespace()
             .find(|w| w.starts_with("http://"))
@@ -61,8 +75,17 @@ impl Owner {
             .to_string();
         // Keep draining stdout so the owner never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
-        let http = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
-        Owner { child, url, home, projects, http }
+        let http = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        Owner {
+            child,
+            url,
+            home,
+            projects,
+            http,
+        }
     }
 
     /// Create a project directory under the scratch dir (canonical path).
@@ -73,14 +96,21 @@ impl Owner {
     }
 
     pub fn get(&self, path: &str) -> (u16, Value) {
-        let r = self.http.get(format!("{}{path}", self.url)).send().expect("GET");
+        let r = self
+            .http
+            .get(format!("{}{path}", self.url))
+            .send()
+            .expect("GET");
         let s = r.status().as_u16();
         (s, r.json().unwrap_or(Value::Null))
     }
 
     /// `POST /api/call/<tool>` with headers.
     pub fn call(&self, tool: &str, args: Value, headers: &[(&str, &str)]) -> (u16, Value) {
-        let mut req = self.http.post(format!("{}/api/call/{tool}", self.url)).json(&args);
+        let mut req = self
+            .http
+            .post(format!("{}/api/call/{tool}", self.url))
+            .json(&args);
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -96,12 +126,20 @@ impl Owner {
     }
 
     pub fn mcp(&self) -> Mcp {
-        Mcp { url: format!("{}/mcp", self.url), http: self.http.clone(), session: None, next_id: 1 }
+        Mcp {
+            url: format!("{}/mcp", self.url),
+            http: self.http.clone(),
+            session: None,
+            next_id: 1,
+        }
     }
 
     /// SIGTERM and wait; returns the exit status.
     pub fn terminate(&mut self) -> std::process::ExitStatus {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
         self.child.wait().expect("wait owner")
     }
 
@@ -118,7 +156,10 @@ impl Owner {
 impl Drop for Owner {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {
-            let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(self.child.id().to_string())
+                .status();
             for _ in 0..100 {
                 if let Ok(Some(_)) = self.child.try_wait() {
                     return;
@@ -149,7 +190,9 @@ pub fn parse_rpc_body(content_type: &str, body: &str) -> Value {
                     continue;
                 }
                 if let Ok(v) = serde_json::from_str::<Value>(data) {
-                    if v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some()) {
+                    if v.get("id").is_some()
+                        && (v.get("result").is_some() || v.get("error").is_some())
+                    {
                         return v;
                     }
                 }
@@ -180,7 +223,12 @@ impl Mcp {
         if let Some(id) = r.headers().get("mcp-session-id") {
             self.session = Some(id.to_str().unwrap().to_string());
         }
-        let ct = r.headers().get("content-type").and_then(|c| c.to_str().ok()).unwrap_or("").to_string();
+        let ct = r
+            .headers()
+            .get("content-type")
+            .and_then(|c| c.to_str().ok())
+            .unwrap_or("")
+            .to_string();
         let text = r.text().unwrap_or_default();
         if text.trim().is_empty() {
             return (status, Value::Null);
@@ -191,7 +239,8 @@ impl Mcp {
     pub fn request(&mut self, method: &str, params: Value, headers: &[(&str, &str)]) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        let body =
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
         let (status, v) = self.raw(&body, headers);
         assert!(status < 300, "{method} → {status}: {v}");
         v
@@ -214,9 +263,21 @@ impl Mcp {
     }
 
     /// `tools/call`; returns the structured content (Ok) or the structured error (Err).
-    pub fn tool(&mut self, name: &str, args: Value, headers: &[(&str, &str)]) -> Result<Value, Value> {
-        let v = self.request("tools/call", json!({ "name": name, "arguments": args }), headers);
-        let result = v.get("result").cloned().unwrap_or_else(|| panic!("tools/call {name}: {v}"));
+    pub fn tool(
+        &mut self,
+        name: &str,
+        args: Value,
+        headers: &[(&str, &str)],
+    ) -> Result<Value, Value> {
+        let v = self.request(
+            "tools/call",
+            json!({ "name": name, "arguments": args }),
+            headers,
+        );
+        let result = v
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("tools/call {name}: {v}"));
         let sc = result["structuredContent"].clone();
         if result["isError"].as_bool() == Some(true) {
             Err(sc)
@@ -230,7 +291,10 @@ impl Mcp {
 pub fn labels(v: &Value) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(rows) = v["results"].as_array() {
-        out.extend(rows.iter().filter_map(|r| r["label"].as_str().map(str::to_string)));
+        out.extend(
+            rows.iter()
+                .filter_map(|r| r["label"].as_str().map(str::to_string)),
+        );
     }
     if let Some(groups) = v["groups"].as_array() {
         for g in groups {

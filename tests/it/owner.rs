@@ -43,15 +43,26 @@ fn memorize_transitions_over_http() {
     o.bootstrap(&root);
     let cr = root.to_string_lossy().to_string();
     let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
-    let (s, v) = o.call("memorize", json!({ "label": "CI flake", "text": "the cache test flakes on 2 cores" }), &h);
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "CI flake", "text": "the cache test flakes on 2 cores" }),
+        &h,
+    );
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["outcome"], "created");
     assert_eq!(v["claim"]["origin_brain"], cr.as_str());
     assert_eq!(v["claim"]["source_agent"], "claude:maker");
     assert_eq!(v["claim"]["tier"], "project");
-    assert!(v.get("reception").is_none(), "reception must be silent on match: {v}");
+    assert!(
+        v.get("reception").is_none(),
+        "reception must be silent on match: {v}"
+    );
 
-    let (_, v) = o.call("memorize", json!({ "label": "CI flake", "text": "the cache test flakes on 2 cores" }), &h);
+    let (_, v) = o.call(
+        "memorize",
+        json!({ "label": "CI flake", "text": "the cache test flakes on 2 cores" }),
+        &h,
+    );
     assert_eq!(v["outcome"], "unchanged");
     assert_eq!(v["unchanged"], true);
 
@@ -63,7 +74,11 @@ fn memorize_transitions_over_http() {
     assert_eq!(v["outcome"], "superseded");
     assert_eq!(v["previous"]["state"], "outdated");
 
-    let (s, v) = o.call("memorize", json!({ "label": "CI flake", "text": "maybe", "strength": "hint" }), &h);
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "CI flake", "text": "maybe", "strength": "hint" }),
+        &h,
+    );
     assert_eq!(s, 409, "{v}");
     assert_eq!(v["error"]["code"], "would_downgrade");
     assert_eq!(v["error"]["live_strength"], "verified");
@@ -79,7 +94,21 @@ fn memorize_transitions_over_http() {
     let (_, v) = o.call("seek", json!({ "query": "cache warmup race" }), &h);
     assert_eq!(labels(&v), vec!["CI flake"]);
     let row = &v["results"][0];
-    for field in ["label", "slug", "text", "tier", "origin_brain", "source_agent", "created", "age_ms", "stale", "aged_out", "strength", "trust", "score"] {
+    for field in [
+        "label",
+        "slug",
+        "text",
+        "tier",
+        "origin_brain",
+        "source_agent",
+        "created",
+        "age_ms",
+        "stale",
+        "aged_out",
+        "strength",
+        "trust",
+        "score",
+    ] {
         assert!(row.get(field).is_some(), "row lacks {field}: {row}");
     }
     assert_eq!(v["retrieval"], "lexical");
@@ -94,24 +123,70 @@ fn bad_input_gets_typed_errors_naming_the_fix() {
     let h = [("Medulla-Caller-Root", cr.as_str())];
     let (s, v) = o.call("memorize", json!({ "label": "x", "text": "y" }), &h);
     assert_eq!(s, 400);
-    assert!(v["error"]["message"].as_str().unwrap().contains("agent_id"), "{v}");
-    let (s, v) = o.call("memorize", json!({ "label": "x", "text": "", "agent_id": "claude:maker" }), &h);
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("agent_id"),
+        "{v}"
+    );
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "x", "text": "", "agent_id": "claude:maker" }),
+        &h,
+    );
     assert_eq!((s, v["error"]["code"].as_str()), (400, Some("empty_text")));
-    let (s, v) = o.call("memorize", json!({ "label": "x", "text": "y", "agent_id": "nobody" }), &h);
-    assert_eq!((s, v["error"]["code"].as_str()), (400, Some("bad_agent_id")));
-    let (s, v) = o.call("memorize", json!({ "label": "x", "text": "y", "agent_id": "a:b", "colour": 1 }), &h);
-    assert_eq!((s, v["error"]["code"].as_str()), (400, Some("invalid_input")));
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "x", "text": "y", "agent_id": "nobody" }),
+        &h,
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("bad_agent_id"))
+    );
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "x", "text": "y", "agent_id": "a:b", "colour": 1 }),
+        &h,
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("invalid_input"))
+    );
     assert!(v["error"]["message"].as_str().unwrap().contains("colour"));
     let (s, v) = o.call("seek", json!({ "query": "x", "tier": "everything" }), &h);
-    assert_eq!((s, v["error"]["code"].as_str()), (400, Some("invalid_input")));
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("invalid_input"))
+    );
     let (s, v) = o.call("nonesuch", json!({}), &h);
-    assert_eq!((s, v["error"]["code"].as_str()), (400, Some("unknown_tool")));
-    let (s, v) = o.call("seek", json!({ "query": "x" }), &[("Medulla-Brain", "/no/such/brain")]);
-    assert_eq!((s, v["error"]["code"].as_str()), (404, Some("unknown_brain")));
-    let (s, v) = o.call("learn", json!({ "slug": "ghost", "verdict": "correct", "agent_id": "a:b" }), &h);
-    assert_eq!((s, v["error"]["code"].as_str()), (404, Some("unknown_claim")));
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("unknown_tool"))
+    );
+    let (s, v) = o.call(
+        "seek",
+        json!({ "query": "x" }),
+        &[("Medulla-Brain", "/no/such/brain")],
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (404, Some("unknown_brain"))
+    );
+    let (s, v) = o.call(
+        "learn",
+        json!({ "slug": "ghost", "verdict": "correct", "agent_id": "a:b" }),
+        &h,
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (404, Some("unknown_claim"))
+    );
     // Malformed JSON on REST: a typed 400, not a dropped connection.
-    let r = o.http.post(format!("{}/api/call/seek", o.url)).body("{not json").send().unwrap();
+    let r = o
+        .http
+        .post(format!("{}/api/call/seek", o.url))
+        .body("{not json")
+        .send()
+        .unwrap();
     assert_eq!(r.status().as_u16(), 400);
     let v: serde_json::Value = r.json().unwrap();
     assert_eq!(v["error"]["code"], "parse_error");
@@ -131,7 +206,10 @@ fn unrouted_write_is_refused_with_the_fix_and_reads_fall_to_the_medulla() {
     assert_eq!(s, 200);
     assert_eq!(v["tier"], "medulla");
     assert_eq!(v["reception"]["status"], "unrouted");
-    assert!(v["reception"]["options"][0].as_str().unwrap().contains("bootstrap"));
+    assert!(v["reception"]["options"][0]
+        .as_str()
+        .unwrap()
+        .contains("bootstrap"));
     let (_, inst) = o.get("/api/instances");
     assert_eq!(inst["instances"].as_array().unwrap().len(), 0);
     assert_eq!(inst["medulla"]["claims"], 0);
@@ -146,11 +224,19 @@ fn nested_roots_resolve_to_the_innermost_brain() {
     o.bootstrap(&inner);
     let deep = o.project("outer/inner/src/deep");
     let cr = deep.to_string_lossy().to_string();
-    let (_, v) = o.call("memorize", json!({ "label": "n", "text": "nested" }), &[("Medulla-Caller-Root", &cr), AGENT]);
+    let (_, v) = o.call(
+        "memorize",
+        json!({ "label": "n", "text": "nested" }),
+        &[("Medulla-Caller-Root", &cr), AGENT],
+    );
     assert_eq!(v["brain"]["root"], inner.to_string_lossy().as_ref());
     let side = o.project("outer/src");
     let cr = side.to_string_lossy().to_string();
-    let (_, v) = o.call("memorize", json!({ "label": "o", "text": "outer" }), &[("Medulla-Caller-Root", &cr), AGENT]);
+    let (_, v) = o.call(
+        "memorize",
+        json!({ "label": "o", "text": "outer" }),
+        &[("Medulla-Caller-Root", &cr), AGENT],
+    );
     assert_eq!(v["brain"]["root"], outer.to_string_lossy().as_ref());
 }
 
@@ -161,16 +247,41 @@ fn all_brains_is_explicit_and_grouped_by_origin() {
     let y = o.project("y");
     o.bootstrap(&x);
     o.bootstrap(&y);
-    let (xs, ys) = (x.to_string_lossy().to_string(), y.to_string_lossy().to_string());
-    o.call("memorize", json!({ "label": "ylabel", "text": "zebra migration route" }), &[("Medulla-Caller-Root", &ys), AGENT]);
-    o.call("memorize", json!({ "label": "xlabel", "text": "zebra stripes" }), &[("Medulla-Caller-Root", &xs), AGENT]);
+    let (xs, ys) = (
+        x.to_string_lossy().to_string(),
+        y.to_string_lossy().to_string(),
+    );
+    o.call(
+        "memorize",
+        json!({ "label": "ylabel", "text": "zebra migration route" }),
+        &[("Medulla-Caller-Root", &ys), AGENT],
+    );
+    o.call(
+        "memorize",
+        json!({ "label": "xlabel", "text": "zebra stripes" }),
+        &[("Medulla-Caller-Root", &xs), AGENT],
+    );
     let hx = [("Medulla-Caller-Root", xs.as_str())];
     let (_, v) = o.call("seek", json!({ "query": "zebra" }), &hx);
-    assert_eq!(labels(&v), vec!["xlabel"], "default seek must not leak: {v}");
-    let (_, v) = o.call("seek", json!({ "query": "zebra", "tier": "all-brains" }), &hx);
+    assert_eq!(
+        labels(&v),
+        vec!["xlabel"],
+        "default seek must not leak: {v}"
+    );
+    let (_, v) = o.call(
+        "seek",
+        json!({ "query": "zebra", "tier": "all-brains" }),
+        &hx,
+    );
     let groups = v["groups"].as_array().unwrap();
-    let origins: Vec<&str> = groups.iter().map(|g| g["origin_brain"].as_str().unwrap()).collect();
-    assert!(origins.contains(&xs.as_str()) && origins.contains(&ys.as_str()), "{v}");
+    let origins: Vec<&str> = groups
+        .iter()
+        .map(|g| g["origin_brain"].as_str().unwrap())
+        .collect();
+    assert!(
+        origins.contains(&xs.as_str()) && origins.contains(&ys.as_str()),
+        "{v}"
+    );
     for g in groups {
         for r in g["results"].as_array().unwrap() {
             assert_eq!(r["origin_brain"], g["origin_brain"]);
@@ -187,12 +298,26 @@ fn roster_is_disk_truth_across_restarts_and_counts_are_per_brain() {
     o.bootstrap(&b);
     let as_ = a.to_string_lossy().to_string();
     for i in 0..3 {
-        o.call("memorize", json!({ "label": format!("c{i}"), "text": "t" }), &[("Medulla-Caller-Root", &as_), AGENT]);
+        o.call(
+            "memorize",
+            json!({ "label": format!("c{i}"), "text": "t" }),
+            &[("Medulla-Caller-Root", &as_), AGENT],
+        );
     }
-    o.call("seek", json!({ "query": "t" }), &[("Medulla-Caller-Root", &as_)]);
+    o.call(
+        "seek",
+        json!({ "query": "t" }),
+        &[("Medulla-Caller-Root", &as_)],
+    );
     let (_, inst) = o.get("/api/instances");
     let row = |inst: &serde_json::Value, root: &str| {
-        inst["instances"].as_array().unwrap().iter().find(|r| r["root"] == root).cloned().unwrap()
+        inst["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["root"] == root)
+            .cloned()
+            .unwrap()
     };
     let ra = row(&inst, &as_);
     assert_eq!(ra["claims"], 3);
@@ -205,13 +330,26 @@ fn roster_is_disk_truth_across_restarts_and_counts_are_per_brain() {
 
     // Restart over the same home: both brains are listed (dormant), data intact.
     let (o, status) = o.restart(OwnerOptions::default());
-    assert!(status.success(), "owner exits cleanly on SIGTERM: {status:?}");
+    assert!(
+        status.success(),
+        "owner exits cleanly on SIGTERM: {status:?}"
+    );
     let (_, inst) = o.get("/api/instances");
     let rows = inst["instances"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "{inst}");
-    assert!(rows.iter().all(|r| r["warm"] == false), "brains start dormant: {inst}");
+    assert!(
+        rows.iter().all(|r| r["warm"] == false),
+        "brains start dormant: {inst}"
+    );
     let ra = rows.iter().find(|r| r["root"] == as_.as_str()).unwrap();
-    assert_eq!(ra["claims"], 3, "dormant rows carry the manifest's counts: {ra}");
-    let (_, v) = o.call("seek", json!({ "query": "t", "tier": "project" }), &[("Medulla-Caller-Root", &as_)]);
+    assert_eq!(
+        ra["claims"], 3,
+        "dormant rows carry the manifest's counts: {ra}"
+    );
+    let (_, v) = o.call(
+        "seek",
+        json!({ "query": "t", "tier": "project" }),
+        &[("Medulla-Caller-Root", &as_)],
+    );
     assert_eq!(labels(&v).len(), 3);
 }

@@ -15,12 +15,70 @@ use brains::{Embedder, MemorizeInput, RecallQuery, Store, StoreOptions};
 struct Gen(u64);
 
 const WORDS: &[&str] = &[
-    "cache", "index", "build", "flake", "runner", "deploy", "schema", "migration", "token", "router", "session",
-    "brain", "store", "vector", "lexical", "query", "latency", "timeout", "retry", "backoff", "queue", "worker",
-    "config", "release", "branch", "merge", "commit", "review", "test", "fixture", "mock", "socket", "stream",
-    "buffer", "parser", "grammar", "compiler", "linker", "crate", "module", "trait", "actor", "mailbox", "spool",
-    "letter", "promotion", "doctrine", "witness", "history", "version", "supersede", "downgrade", "hygiene",
-    "secret", "embedding", "model", "runtime", "thread", "core", "memory", "disk", "fsync", "journal", "snapshot",
+    "cache",
+    "index",
+    "build",
+    "flake",
+    "runner",
+    "deploy",
+    "schema",
+    "migration",
+    "token",
+    "router",
+    "session",
+    "brain",
+    "store",
+    "vector",
+    "lexical",
+    "query",
+    "latency",
+    "timeout",
+    "retry",
+    "backoff",
+    "queue",
+    "worker",
+    "config",
+    "release",
+    "branch",
+    "merge",
+    "commit",
+    "review",
+    "test",
+    "fixture",
+    "mock",
+    "socket",
+    "stream",
+    "buffer",
+    "parser",
+    "grammar",
+    "compiler",
+    "linker",
+    "crate",
+    "module",
+    "trait",
+    "actor",
+    "mailbox",
+    "spool",
+    "letter",
+    "promotion",
+    "doctrine",
+    "witness",
+    "history",
+    "version",
+    "supersede",
+    "downgrade",
+    "hygiene",
+    "secret",
+    "embedding",
+    "model",
+    "runtime",
+    "thread",
+    "core",
+    "memory",
+    "disk",
+    "fsync",
+    "journal",
+    "snapshot",
 ];
 
 impl Gen {
@@ -31,7 +89,10 @@ impl Gen {
         self.0
     }
     fn words(&mut self, n: usize) -> String {
-        (0..n).map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize]).collect::<Vec<_>>().join(" ")
+        (0..n)
+            .map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize])
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -64,7 +125,10 @@ struct Row {
 fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> Result<Row> {
     let dir = tempfile::tempdir()?;
     let hybrid = embedder.is_some();
-    let opts = StoreOptions { embedder: embedder.clone(), ..Default::default() };
+    let opts = StoreOptions {
+        embedder: embedder.clone(),
+        ..Default::default()
+    };
     let (mut store, _) = Store::open(dir.path(), opts.clone())?;
     let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
     let t = Instant::now();
@@ -79,10 +143,19 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
         store.memorize(inp)?;
         mem.push(t.elapsed());
     }
-    let mode = if hybrid { RankMode::Auto } else { RankMode::Lexical };
+    let mode = if hybrid {
+        RankMode::Auto
+    } else {
+        RankMode::Lexical
+    };
     let mut rec = Vec::with_capacity(ops);
     for _ in 0..ops {
-        let q = RecallQuery { text: g.words(4), scope: None, limit: 10, mode };
+        let q = RecallQuery {
+            text: g.words(4),
+            scope: None,
+            limit: 10,
+            mode,
+        };
         let t = Instant::now();
         let r = store.recall(&q)?;
         rec.push(t.elapsed());
@@ -175,7 +248,9 @@ pub fn run(args: &[String]) -> Result<()> {
                 r.rec.0,
                 r.rec.1,
                 r.open_ms,
-                r.rebuild_ms.map(|m| format!("{m:.0}")).unwrap_or_else(|| "–".into())
+                r.rebuild_ms
+                    .map(|m| format!("{m:.0}"))
+                    .unwrap_or_else(|| "–".into())
             );
         }
     }

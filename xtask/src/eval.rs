@@ -37,7 +37,12 @@ struct Question {
 
 fn turn_ids(v: &Value) -> Vec<String> {
     match v {
-        Value::String(s) => s.split([',', ';', ' ']).map(str::trim).filter(|t| !t.is_empty()).map(str::to_string).collect(),
+        Value::String(s) => s
+            .split([',', ';', ' '])
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect(),
         Value::Array(a) => a.iter().flat_map(turn_ids).collect(),
         _ => vec![],
     }
@@ -47,12 +52,23 @@ fn load_conversation(conv: &Value) -> (Vec<Claim>, Vec<Question>) {
     let mut claims = Vec::new();
     if let Some(obs) = conv["observation"].as_object() {
         let mut sessions: Vec<(&String, &Value)> = obs.iter().collect();
-        sessions.sort_by_key(|(k, _)| k.trim_start_matches("session_").split('_').next().and_then(|n| n.parse::<u32>().ok()));
+        sessions.sort_by_key(|(k, _)| {
+            k.trim_start_matches("session_")
+                .split('_')
+                .next()
+                .and_then(|n| n.parse::<u32>().ok())
+        });
         for (session, per_speaker) in sessions {
-            let n = session.trim_start_matches("session_").split('_').next().unwrap_or("?");
+            let n = session
+                .trim_start_matches("session_")
+                .split('_')
+                .next()
+                .unwrap_or("?");
             for (speaker, items) in per_speaker.as_object().into_iter().flatten() {
                 for (i, item) in items.as_array().into_iter().flatten().enumerate() {
-                    let Some(text) = item.get(0).and_then(Value::as_str) else { continue };
+                    let Some(text) = item.get(0).and_then(Value::as_str) else {
+                        continue;
+                    };
                     claims.push(Claim {
                         label: format!("{speaker} session {n} observation {i}"),
                         text: text.to_string(),
@@ -68,7 +84,10 @@ fn load_conversation(conv: &Value) -> (Vec<Claim>, Vec<Question>) {
         .flatten()
         .filter(|q| matches!(q["category"].as_u64(), Some(1..=4)))
         .filter_map(|q| {
-            Some(Question { text: q["question"].as_str()?.to_string(), evidence: turn_ids(&q["evidence"]).into_iter().collect() })
+            Some(Question {
+                text: q["question"].as_str()?.to_string(),
+                evidence: turn_ids(&q["evidence"]).into_iter().collect(),
+            })
         })
         .collect();
     (claims, questions)
@@ -87,8 +106,16 @@ impl Sums {
         let hits = |k: usize| ranked.iter().take(k).filter(|r| **r).count() as f64;
         self.r5 += hits(5) / relevant as f64;
         self.r10 += hits(10) / relevant as f64;
-        let dcg: f64 = ranked.iter().take(10).enumerate().filter(|(_, r)| **r).map(|(i, _)| 1.0 / ((i + 2) as f64).log2()).sum();
-        let idcg: f64 = (0..relevant.min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+        let dcg: f64 = ranked
+            .iter()
+            .take(10)
+            .enumerate()
+            .filter(|(_, r)| **r)
+            .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
+            .sum();
+        let idcg: f64 = (0..relevant.min(10))
+            .map(|i| 1.0 / ((i + 2) as f64).log2())
+            .sum();
         self.ndcg10 += dcg / idcg;
         self.n += 1;
     }
@@ -100,11 +127,21 @@ impl Sums {
     }
     fn row(&self, name: &str) -> String {
         let n = self.n.max(1) as f64;
-        format!("| {name} | {:.3} | {:.3} | {:.3} | {} |", self.r5 / n, self.r10 / n, self.ndcg10 / n, self.n)
+        format!(
+            "| {name} | {:.3} | {:.3} | {:.3} | {} |",
+            self.r5 / n,
+            self.r10 / n,
+            self.ndcg10 / n,
+            self.n
+        )
     }
 }
 
-const MODES: [(&str, RankMode); 3] = [("lexical", RankMode::Lexical), ("vector", RankMode::Vector), ("fused", RankMode::Auto)];
+const MODES: [(&str, RankMode); 3] = [
+    ("lexical", RankMode::Lexical),
+    ("vector", RankMode::Vector),
+    ("fused", RankMode::Auto),
+];
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut conversations: Vec<String> = DEV_SPLIT.iter().map(|s| s.to_string()).collect();
@@ -120,30 +157,53 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let path = data_path();
     let data: Value = serde_json::from_slice(&std::fs::read(&path).with_context(|| {
-        format!("cannot read LoCoMo at {}: set MEDULLA_LOCOMO to locomo10.json", path.display())
+        format!(
+            "cannot read LoCoMo at {}: set MEDULLA_LOCOMO to locomo10.json",
+            path.display()
+        )
     })?)?;
-    let all: Vec<&Value> = data.as_array().context("locomo10.json is not a list")?.iter().collect();
+    let all: Vec<&Value> = data
+        .as_array()
+        .context("locomo10.json is not a list")?
+        .iter()
+        .collect();
     if conversations == ["all"] {
-        conversations = all.iter().filter_map(|c| c["sample_id"].as_str().map(str::to_string)).collect();
+        conversations = all
+            .iter()
+            .filter_map(|c| c["sample_id"].as_str().map(str::to_string))
+            .collect();
     }
-    let held_out: Vec<&String> = conversations.iter().filter(|c| !DEV_SPLIT.contains(&c.as_str())).collect();
+    let held_out: Vec<&String> = conversations
+        .iter()
+        .filter(|c| !DEV_SPLIT.contains(&c.as_str()))
+        .collect();
     if !held_out.is_empty() {
-        eprintln!("note: measuring on held-out conversations {held_out:?}; never tune on these numbers");
+        eprintln!(
+            "note: measuring on held-out conversations {held_out:?}; never tune on these numbers"
+        );
     }
     let embedder: Option<Arc<dyn Embedder>> = match brains::embed::ModelFiles::locate() {
         Some(files) => Some(Arc::new(brains::embed::MiniLm::load(&files)?)),
         None => {
-            eprintln!("no embedding model: run `cargo xtask fetch-model`; vector and fused rows need it");
+            eprintln!(
+                "no embedding model: run `cargo xtask fetch-model`; vector and fused rows need it"
+            );
             None
         }
     };
     let mut totals = [Sums::default(); 3];
     let started = Instant::now();
     for id in &conversations {
-        let conv = all.iter().find(|c| c["sample_id"].as_str() == Some(id)).with_context(|| format!("no conversation {id}"))?;
+        let conv = all
+            .iter()
+            .find(|c| c["sample_id"].as_str() == Some(id))
+            .with_context(|| format!("no conversation {id}"))?;
         let (claims, questions) = load_conversation(conv);
         let dir = tempfile::tempdir()?;
-        let opts = StoreOptions { embedder: embedder.clone(), ..Default::default() };
+        let opts = StoreOptions {
+            embedder: embedder.clone(),
+            ..Default::default()
+        };
         let (mut store, _) = Store::open(dir.path(), opts)?;
         for c in &claims {
             store.memorize(MemorizeInput {
@@ -156,7 +216,10 @@ pub fn run(args: &[String]) -> Result<()> {
         }
         let mut per = [Sums::default(); 3];
         for q in &questions {
-            let relevant = claims.iter().filter(|c| c.turns.iter().any(|t| q.evidence.contains(t))).count();
+            let relevant = claims
+                .iter()
+                .filter(|c| c.turns.iter().any(|t| q.evidence.contains(t)))
+                .count();
             if relevant == 0 {
                 continue;
             }
@@ -164,16 +227,30 @@ pub fn run(args: &[String]) -> Result<()> {
                 if embedder.is_none() && *mode != RankMode::Lexical {
                     continue;
                 }
-                let res = store.recall(&RecallQuery { text: q.text.clone(), scope: None, limit: 10, mode: *mode })?;
+                let res = store.recall(&RecallQuery {
+                    text: q.text.clone(),
+                    scope: None,
+                    limit: 10,
+                    mode: *mode,
+                })?;
                 let ranked: Vec<bool> = res
                     .hits
                     .iter()
-                    .map(|h| claims.iter().any(|c| c.label == h.claim.label && c.turns.iter().any(|t| q.evidence.contains(t))))
+                    .map(|h| {
+                        claims.iter().any(|c| {
+                            c.label == h.claim.label
+                                && c.turns.iter().any(|t| q.evidence.contains(t))
+                        })
+                    })
                     .collect();
                 per[m].add(&ranked, relevant);
             }
         }
-        println!("{id}: {} claims, {} questions with relevant claims", claims.len(), per[0].n);
+        println!(
+            "{id}: {} claims, {} questions with relevant claims",
+            claims.len(),
+            per[0].n
+        );
         for (m, (name, _)) in MODES.iter().enumerate() {
             if per[m].n > 0 {
                 println!("  {}", per[m].row(name));

@@ -27,7 +27,10 @@ fn cargo(args: &[&str]) -> Result<()> {
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (task, rest) = args.split_first().map(|(t, r)| (t.as_str(), r)).unwrap_or(("help", &[]));
+    let (task, rest) = args
+        .split_first()
+        .map(|(t, r)| (t.as_str(), r))
+        .unwrap_or(("help", &[]));
     match task {
         "fetch-model" => {
             let dir = match rest {
@@ -38,9 +41,18 @@ fn main() -> Result<()> {
             let files = brains::embed::fetch_model(&dir)?;
             let model = brains::embed::MiniLm::load(&files)?;
             let v = brains::Embedder::embed(&model, &["medulla keeps memory"])?;
-            println!("model ready at {} ({} dimensions)", files.dir.display(), v[0].len());
-            if std::env::var_os("MEDULLA_MODEL_DIR").is_none() && dir != brains::embed::ModelFiles::default_dir() {
-                println!("set MEDULLA_MODEL_DIR={} for the owner to find it", files.dir.display());
+            println!(
+                "model ready at {} ({} dimensions)",
+                files.dir.display(),
+                v[0].len()
+            );
+            if std::env::var_os("MEDULLA_MODEL_DIR").is_none()
+                && dir != brains::embed::ModelFiles::default_dir()
+            {
+                println!(
+                    "set MEDULLA_MODEL_DIR={} for the owner to find it",
+                    files.dir.display()
+                );
             }
             Ok(())
         }
@@ -49,7 +61,14 @@ fn main() -> Result<()> {
         "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),
         "ci" => {
             cargo(&["fmt", "--all", "--check"])?;
-            cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+            cargo(&[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ])?;
             cargo(&["test", "--workspace"])
         }
         _ => {
