@@ -1,0 +1,54 @@
+//! Shared helpers of the brains tests: a deterministic embedder and store openers.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use brains::{EmbedError, Embedder, FixedClock, MemorizeInput, Store, StoreOptions};
+
+/// Words hashed into 64 buckets, normalised: texts sharing words are near.
+#[derive(Debug)]
+pub struct BagOfWords;
+
+impl Embedder for BagOfWords {
+    fn id(&self) -> &str {
+        "test-bag-of-words"
+    }
+    fn dims(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                for w in t.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                    let h = w.to_lowercase().bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211));
+                    v[(h % 64) as usize] += 1.0;
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter_mut().for_each(|x| *x /= n);
+                v
+            })
+            .collect())
+    }
+}
+
+pub const T0: i64 = 1_780_000_000_000;
+
+pub fn opts(clock: &Arc<FixedClock>, vectors: bool) -> StoreOptions {
+    StoreOptions {
+        embedder: vectors.then(|| Arc::new(BagOfWords) as Arc<dyn Embedder>),
+        clock: clock.clone(),
+        aging: Default::default(),
+    }
+}
+
+pub fn open(dir: &Path, clock: &Arc<FixedClock>, vectors: bool) -> Store {
+    Store::open(dir, opts(clock, vectors)).expect("open store").0
+}
+
+pub fn input(label: &str, text: &str) -> MemorizeInput {
+    MemorizeInput { label: label.into(), text: text.into(), source_agent: "claude:maker".into(), origin_brain: Some("/p".into()), ..Default::default() }
+}
