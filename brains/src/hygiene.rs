@@ -103,9 +103,9 @@ re!(
 );
 re!(
     ASSIGNMENT,
-    r#"(?i)\b(password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|client[_-]?secret)\b["']?\s*[:=]\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s,;'"]+))"#
+    r#"(?i)(?:\b|_)(password|passwd|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|client[_-]?secret)\b["']?\s*[:=]\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s,;'"]+))"#
 );
-re!(CANDIDATE, r"[A-Za-z0-9+/=_\-]{24,}");
+re!(CANDIDATE, r"[A-Za-z0-9+/_\-]{24,}={0,2}");
 
 const PLACEHOLDERS: &[&str] = &[
     "changeme",

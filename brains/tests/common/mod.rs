@@ -23,8 +23,16 @@ impl Embedder for BagOfWords {
             .iter()
             .map(|t| {
                 let mut v = vec![0f32; 64];
-                for w in t.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-                    let h = w.to_lowercase().bytes().fold(1469598103934665603u64, |h, b| (h ^ b as u64).wrapping_mul(1099511628211));
+                for w in t
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
+                    let h = w
+                        .to_lowercase()
+                        .bytes()
+                        .fold(1469598103934665603u64, |h, b| {
+                            (h ^ b as u64).wrapping_mul(1099511628211)
+                        });
                     v[(h % 64) as usize] += 1.0;
                 }
                 let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
@@ -46,9 +54,17 @@ pub fn opts(clock: &Arc<FixedClock>, vectors: bool) -> StoreOptions {
 }
 
 pub fn open(dir: &Path, clock: &Arc<FixedClock>, vectors: bool) -> Store {
-    Store::open(dir, opts(clock, vectors)).expect("open store").0
+    Store::open(dir, opts(clock, vectors))
+        .expect("open store")
+        .0
 }
 
 pub fn input(label: &str, text: &str) -> MemorizeInput {
-    MemorizeInput { label: label.into(), text: text.into(), source_agent: "claude:maker".into(), origin_brain: Some("/p".into()), ..Default::default() }
+    MemorizeInput {
+        label: label.into(),
+        text: text.into(),
+        source_agent: "claude:maker".into(),
+        origin_brain: Some("/p".into()),
+        ..Default::default()
+    }
 }
