@@ -6,3 +6,4 @@ mod cli;
 mod common;
 mod mcp;
 mod owner;
+mod python;

@@ -1,0 +1,119 @@
+//! Interoperability with a client no one here wrote: the official Python MCP SDK
+//! (`mcp==2.3.0`), installed into a virtualenv under `target/` on first use.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::common::Owner;
+
+const SDK: &str = "mcp==2.3.0";
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+}
+
+/// The venv's python, creating the venv and installing the SDK once.
+fn python() -> &'static Path {
+    static PY: OnceLock<PathBuf> = OnceLock::new();
+    PY.get_or_init(|| {
+        let venv = target_dir().join("py-mcp-2.3.0");
+        let py = venv.join("bin/python");
+        let marker = venv.join(".installed");
+        if marker.exists() {
+            return py;
+        }
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .unwrap_or_else(|e| {
+                panic!("python3 is needed for the MCP interoperability tests: {e}")
+            });
+        assert!(ok.success(), "python3 -m venv failed");
+        let out = Command::new(&py)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                SDK,
+            ])
+            .output()
+            .expect("run pip");
+        assert!(
+            out.status.success(),
+            "pip install {SDK} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::write(&marker, SDK).unwrap();
+        py
+    })
+}
+
+#[test]
+fn the_official_python_sdk_connects_lists_memorizes_and_seeks() {
+    let o = Owner::start();
+    let x = o.project("x");
+    let y = o.project("y");
+    o.bootstrap(&x);
+    o.bootstrap(&y);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/mcp_client.py");
+    let out = Command::new(python())
+        .arg(&script)
+        .arg(format!("{}/mcp", o.url))
+        .arg(&x)
+        .arg(&y)
+        .output()
+        .expect("run the python client");
+    assert!(
+        out.status.success(),
+        "python client failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let ll = &v["low_level"];
+    assert_eq!(ll["server_name"], "medulla");
+    for tool in [
+        "bootstrap",
+        "memorize",
+        "seek",
+        "north",
+        "promote",
+        "report",
+    ] {
+        assert!(
+            ll["tools"].as_array().unwrap().iter().any(|t| t == tool),
+            "{tool} not listed: {ll}"
+        );
+    }
+    assert_eq!(ll["memorize_is_error"], false, "{ll}");
+    assert_eq!(ll["memorize"]["outcome"], "created");
+    assert_eq!(
+        ll["memorize"]["brain"]["root"],
+        y.to_string_lossy().as_ref(),
+        "the caller-root header routed it to y"
+    );
+    assert_eq!(ll["seek_labels"], serde_json::json!(["py low level"]));
+
+    let auto = &v["auto"];
+    assert_eq!(auto["tools"], ll["tools"]);
+    assert_eq!(
+        auto["memorize"]["brain"]["root"],
+        x.to_string_lossy().as_ref()
+    );
+    // x's default seek never returns y's claim.
+    assert_eq!(
+        auto["seek_labels"],
+        serde_json::json!(["py auto mode"]),
+        "{auto}"
+    );
+    assert_eq!(auto["refused_is_error"], true);
+    assert_eq!(auto["refused"]["error"]["code"], "empty_text");
+}
