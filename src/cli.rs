@@ -123,6 +123,27 @@ pub enum Command {
     Mailbox(MailboxCmd),
     /// Counts that tell whether memory is being delivered well, per ISO week.
     Doctor,
+    /// Import a directory of legacy .light.md files into a brain or the medulla.
+    Import {
+        dir: PathBuf,
+        #[arg(long, conflicts_with = "medulla")]
+        brain: Option<String>,
+        #[arg(long)]
+        medulla: bool,
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Write a brain's (or the medulla's) claims as .light.md files.
+    Export {
+        dir: PathBuf,
+        #[arg(long, conflicts_with = "medulla")]
+        brain: Option<String>,
+        #[arg(long)]
+        medulla: bool,
+        /// Also write outdated versions under .history/.
+        #[arg(long)]
+        history: bool,
+    },
     /// Grade a claim: correct, partial or wrong.
     Learn {
         slug: String,
@@ -244,6 +265,16 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             client.get(&format!("/api/mailbox?brain={}", encode(&b)))?
         }
         Command::Doctor => client.get("/api/doctor")?,
+        Command::Import { dir, brain, medulla, dry_run } => {
+            let dir = std::fs::canonicalize(dir).with_context(|| format!("{} does not exist", dir.display()))?;
+            let brain = brain.as_ref().map(|b| std::fs::canonicalize(b).map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| b.clone()));
+            client.call("import", json!({ "dir": dir, "brain": brain, "medulla": medulla, "dry_run": dry_run }))?
+        }
+        Command::Export { dir, brain, medulla, history } => {
+            let dir = std::path::absolute(dir)?;
+            let brain = brain.as_ref().map(|b| std::fs::canonicalize(b).map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| b.clone()));
+            client.call("export", json!({ "dir": dir, "brain": brain, "medulla": medulla, "history": history }))?
+        }
         Command::History { slug, tier } => client.call("history", json!({ "slug": slug, "tier": tier }))?,
         Command::Learn { slug, verdict, note, agent } => {
             client.call("learn", json!({ "slug": slug, "verdict": verdict, "note": note, "agent_id": agent }))?
@@ -603,6 +634,45 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
                 body["filed"], body["pending"], body["refused"]
             )
         }
+        Command::Import { .. } => {
+            println!(
+                "{}{} files seen = {} imported live + {} into history + {} refused{}",
+                if body["dry_run"] == true {
+                    "dry run: "
+                } else {
+                    ""
+                },
+                body["files_seen"],
+                body["imported_live"],
+                body["into_history"],
+                body["refused"],
+                if body["count_conserved"] == true {
+                    ""
+                } else {
+                    "  (COUNTS DO NOT ADD UP)"
+                }
+            );
+            for r in body["refusals"].as_array().into_iter().flatten() {
+                println!(
+                    "  refused {}: {} ({})",
+                    r["file"].as_str().unwrap_or("?"),
+                    r["reason"].as_str().unwrap_or("?"),
+                    r["detail"].as_str().unwrap_or("")
+                );
+            }
+            if body["origin_unknown"].as_u64().unwrap_or(0) > 0 {
+                println!(
+                    "  {} versions had no Origin-Brain and are recorded as unknown",
+                    body["origin_unknown"]
+                );
+            }
+        }
+        Command::Export { .. } => println!(
+            "wrote {} claims and {} history versions into {}",
+            body["live_files"],
+            body["history_files"],
+            body["dir"].as_str().unwrap_or("?")
+        ),
         Command::Doctor => println!("{}", serde_json::to_string_pretty(body).unwrap_or_default()),
         Command::Serve(_) | Command::Bridge => {}
     }

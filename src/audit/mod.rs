@@ -44,6 +44,11 @@ fn etiquette_json(agent: &str) -> Value {
 
 /// Messages to the audit actor.
 pub enum AuditMsg {
+    /// One version of a legacy import into the medulla.
+    Import {
+        input: MemorizeInput,
+        reply: RpcReplyPort<Result<MemorizeOutcome>>,
+    },
     Promote {
         agent: String,
         brain: Manifest,
@@ -101,6 +106,17 @@ impl Actor for AuditActor {
             }
             AuditMsg::DoctrineBirth { input, reply } => {
                 let _ = reply.send(doctrine_birth(&st.owner, input).await);
+            }
+            AuditMsg::Import { input, reply } => {
+                let r = match hygiene_floor(&input.label, &input.text) {
+                    Ok(()) => {
+                        st.owner
+                            .ask(None, |r| BrainMsg::Memorize(input.clone(), r))
+                            .await
+                    }
+                    Err(e) => Err(e),
+                };
+                let _ = reply.send(r);
             }
             AuditMsg::Learn {
                 agent,

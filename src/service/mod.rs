@@ -7,6 +7,7 @@ pub mod promote;
 pub mod render;
 pub mod route;
 pub mod tools;
+pub mod transfer;
 
 use std::sync::Arc;
 

@@ -12,6 +12,7 @@ use super::north::{self, DebriefArgs, DelegateArgs, NorthArgs};
 use super::promote::{self, AuditArgs, PromoteArgs};
 use super::render::{row, Tier};
 use super::route::{bootstrap_fix, Routed};
+use super::transfer::{self, ExportArgs, ImportArgs};
 use super::{RouteInput, Service, ToolOutput};
 use crate::brain::BrainMsg;
 use crate::error::{OwnerError, Result};
@@ -184,6 +185,16 @@ pub fn specs() -> Vec<ToolSpec> {
             schema: schema::<SweepArgs>(),
         },
         ToolSpec {
+            name: "import",
+            description: "Import a directory of legacy .light.md claim files (and .history/ versions) into a brain or the medulla; count-conserving report; dry_run to check first.",
+            schema: schema::<ImportArgs>(),
+        },
+        ToolSpec {
+            name: "export",
+            description: "Render a brain's (or the medulla's) live claims, and optionally their history, as .light.md files with every provenance field.",
+            schema: schema::<ExportArgs>(),
+        },
+        ToolSpec {
             name: "learn",
             description: "Grade a claim: verdict correct | partial | wrong adjusts its trust.",
             schema: schema::<LearnArgs>(),
@@ -225,6 +236,8 @@ pub async fn dispatch(
             let _: SweepArgs = parse(name, args)?;
             mailbox::sweep(svc).await?
         }
+        "import" => transfer::import(svc, parse(name, args)?).await?,
+        "export" => transfer::export(svc, parse(name, args)?).await?,
         "north" => north::north(svc, parse(name, args)?, &routed).await?,
         "delegate" => north::delegate(svc, parse(name, args)?, &routed).await?,
         "debrief" => north::debrief(svc, parse(name, args)?, &routed, input).await?,

@@ -7,3 +7,4 @@ mod common;
 mod mcp;
 mod owner;
 mod python;
+mod transfer;

@@ -1,0 +1,192 @@
+//! Import of legacy `.light.md` directories (count-conserving, idempotent, dry run) and
+//! export back to files (a lossless round trip).
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::common::Owner;
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+/// 32 files: 25 live claims (8 without Origin-Brain, some with unknown keys), 4 history
+/// versions of two of them, a secret, a malformed file, and a duplicate.
+fn fixture(dir: &Path) {
+    for i in 0..25 {
+        let origin = if i % 3 == 0 {
+            String::new()
+        } else {
+            format!("Origin-Brain: /legacy/project{}\n", i % 2)
+        };
+        let extra = if i % 5 == 0 { "Mood: cheerful\n" } else { "" };
+        write(
+            dir,
+            &format!("claim-{i}.light.md"),
+            &format!("Protocol: L1GHT/1.0\nNode: Claim {i}\nState: authored\nCreated: {}\nSource-Agent: claude:maker\n{origin}{extra}\nThe body of claim {i}, about lanterns.\n", 1_780_000_000_000i64 + i * 1000),
+        );
+    }
+    for (slug, i) in [("claim-1", 1), ("claim-2", 2)] {
+        for v in 0..2 {
+            write(
+                dir,
+                &format!(".history/{slug}.{}.light.md", 1_770_000_000_000i64 + v),
+                &format!("Node: Claim {i}\nState: outdated\nCreated: {}\nSource-Agent: codex:maker\nOrigin-Brain: /legacy/project{}\n\nan older belief number {v}\n", 1_770_000_000_000i64 + v, i % 2),
+            );
+        }
+    }
+    write(dir, "leaky.light.md", "Node: Leaky\nCreated: 1780000000000\nSource-Agent: claude:maker\n\nuse AKIAIOSFODNN7EXAMPLE for the bucket\n");
+    write(
+        dir,
+        "broken.light.md",
+        "this file lost its frontmatter\nand means nothing\n",
+    );
+    let dup = std::fs::read_to_string(dir.join(".history/claim-1.1770000000000.light.md")).unwrap();
+    write(dir, ".history/claim-1-copy.1770000000000.light.md", &dup);
+}
+
+fn import(o: &Owner, args: Value) -> Value {
+    let (s, v) = o.call("import", args, &[]);
+    assert_eq!(s, 200, "{v}");
+    v
+}
+
+#[test]
+fn import_conserves_counts_refuses_with_reasons_and_is_idempotent() {
+    let o = Owner::start();
+    let root = o.project("legacy");
+    o.bootstrap(&root);
+    let src = tempfile::tempdir().unwrap();
+    fixture(src.path());
+    let args = |dry: bool| json!({ "dir": src.path(), "brain": root, "dry_run": dry });
+
+    let dry = import(&o, args(true));
+    assert_eq!(
+        (dry["files_seen"].as_u64(), dry["count_conserved"].as_bool()),
+        (Some(32), Some(true)),
+        "{dry}"
+    );
+    let (_, inst) = o.get("/api/instances");
+    assert_eq!(
+        inst["instances"][0]["claims"], 0,
+        "a dry run writes nothing"
+    );
+
+    let v = import(&o, args(false));
+    assert_eq!(v["files_seen"], 32);
+    assert_eq!(v["imported_live"], 25, "{v}");
+    assert_eq!(v["into_history"], 4, "{v}");
+    assert_eq!(v["refused"], 3, "{v}");
+    assert_eq!(v["count_conserved"], true);
+    assert_eq!(
+        (dry["imported_live"].clone(), dry["into_history"].clone()),
+        (v["imported_live"].clone(), v["into_history"].clone())
+    );
+    let reasons: Vec<&str> = v["refusals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap())
+        .collect();
+    for r in ["secret found", "unparseable", "duplicate"] {
+        assert!(reasons.contains(&r), "{r} missing from {reasons:?}");
+    }
+    assert!(
+        !v.to_string().contains("AKIAIOSFODNN7EXAMPLE"),
+        "refusals are redacted"
+    );
+    assert_eq!(
+        v["origin_unknown"], 9,
+        "9 of 25 live files lack Origin-Brain: {v}"
+    );
+
+    let cr = root.to_string_lossy().to_string();
+    let (_, h) = o.call(
+        "history",
+        json!({ "slug": "claim-1" }),
+        &[("Medulla-Caller-Root", &cr)],
+    );
+    let versions = h["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 3);
+    assert_eq!(versions[0]["text"], "an older belief number 0");
+    assert_eq!(versions[2]["state"], "authored");
+    let (_, c) = o.call(
+        "seek",
+        json!({ "query": "claim 0 lanterns", "tier": "project", "limit": 1 }),
+        &[("Medulla-Caller-Root", &cr)],
+    );
+    assert_eq!(
+        c["results"][0]["origin_brain"], "unknown",
+        "never guessed: {c}"
+    );
+
+    let again = import(&o, args(false));
+    assert_eq!(
+        (
+            again["imported_live"].as_u64(),
+            again["into_history"].as_u64()
+        ),
+        (Some(0), Some(0)),
+        "{again}"
+    );
+    assert_eq!(again["count_conserved"], true);
+}
+
+#[test]
+fn export_then_import_into_a_fresh_brain_is_lossless() {
+    let o = Owner::start();
+    let a = o.project("a");
+    let b = o.project("b");
+    o.bootstrap(&a);
+    o.bootstrap(&b);
+    let src = tempfile::tempdir().unwrap();
+    fixture(src.path());
+    import(&o, json!({ "dir": src.path(), "brain": a }));
+    let ar = a.to_string_lossy().to_string();
+    o.call("memorize", json!({ "label": "fresh", "text": "written live", "evidence": ["src/x.rs"], "strength": "verified" }), &[("Medulla-Caller-Root", &ar), ("Medulla-Agent", "claude:maker")]);
+    let out = tempfile::tempdir().unwrap();
+    let (s, e) = o.call(
+        "export",
+        json!({ "dir": out.path(), "brain": a, "history": true }),
+        &[],
+    );
+    assert_eq!(s, 200, "{e}");
+    assert_eq!(e["live_files"], 26);
+    assert_eq!(e["history_files"], 4);
+    let v = import(&o, json!({ "dir": out.path(), "brain": b }));
+    assert_eq!(
+        (
+            v["imported_live"].as_u64(),
+            v["into_history"].as_u64(),
+            v["refused"].as_u64()
+        ),
+        (Some(26), Some(4), Some(0)),
+        "{v}"
+    );
+
+    let claims = |root: &Path| {
+        let (_, v) = o.get(&format!("/api/claims?brain={}", root.display()));
+        let mut rows: Vec<Value> = v["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                json!([
+                    r["label"],
+                    r["text"],
+                    r["created"],
+                    r["source_agent"],
+                    r["origin_brain"],
+                    r["strength"],
+                    r["evidence"],
+                    r["version"]
+                ])
+            })
+            .collect();
+        rows.sort_by_key(|r| r.to_string());
+        rows
+    };
+    assert_eq!(claims(&a), claims(&b));
+}
