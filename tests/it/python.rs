@@ -117,3 +117,34 @@ fn the_official_python_sdk_connects_lists_memorizes_and_seeks() {
     assert_eq!(auto["refused_is_error"], true);
     assert_eq!(auto["refused"]["error"]["code"], "empty_text");
 }
+
+#[test]
+fn the_official_python_stdio_client_drives_the_bridge() {
+    let o = Owner::start();
+    let p = o.project("p");
+    o.bootstrap(&p);
+    let sub = o.project("p/deep/dir");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/stdio_client.py");
+    let out = Command::new(python())
+        .arg(&script)
+        .arg(crate::common::BIN)
+        .arg(&o.url)
+        .arg(&sub)
+        .output()
+        .expect("run the python stdio client");
+    assert!(
+        out.status.success(),
+        "python stdio client failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["server_name"], "medulla");
+    assert!(v["tools"].as_u64().unwrap() >= 10, "{v}");
+    assert_eq!(
+        v["memorize"]["brain"]["root"],
+        p.to_string_lossy().as_ref(),
+        "routed by the bridge's working directory: {v}"
+    );
+    assert_eq!(v["seek_labels"], serde_json::json!(["via stdio sdk"]));
+}
