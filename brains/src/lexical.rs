@@ -151,7 +151,9 @@ impl LexicalIndex {
             .collect();
         q.sort_unstable();
         q.dedup();
-        let mut scores: HashMap<u32, f64> = HashMap::new();
+        // Dense accumulators indexed by document id: no hashing in the inner loop.
+        let mut scores = vec![0f64; self.docs.len()];
+        let mut touched: Vec<u32> = Vec::new();
         for term in q {
             let posting = &self.postings[term as usize];
             if posting.is_empty() {
@@ -165,22 +167,41 @@ impl LexicalIndex {
                     .map(|d| d.len)
                     .unwrap_or(1) as f64;
                 let f = *f as f64;
-                let s = idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg));
-                *scores.entry(*doc).or_default() += s;
+                let slot = &mut scores[*doc as usize];
+                if *slot == 0.0 {
+                    touched.push(*doc);
+                }
+                *slot += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg));
             }
         }
-        let mut ranked: Vec<(String, f64)> = scores
+        let mut cands: Vec<(u32, f64)> = touched
             .into_iter()
-            .filter_map(|(d, s)| {
-                self.docs[d as usize]
+            .filter(|d| {
+                self.docs[*d as usize]
                     .as_ref()
-                    .map(|doc| (doc.slug.clone(), s))
+                    .is_some_and(|doc| keep(&doc.slug))
             })
-            .filter(|(slug, _)| keep(slug))
+            .map(|d| (d, scores[d as usize]))
             .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        ranked.truncate(k);
-        ranked
+        let slug = |d: u32| {
+            self.docs[d as usize]
+                .as_ref()
+                .map(|doc| doc.slug.as_str())
+                .unwrap_or("")
+        };
+        let order = |a: &(u32, f64), b: &(u32, f64)| {
+            b.1.total_cmp(&a.1).then_with(|| slug(a.0).cmp(slug(b.0)))
+        };
+        // Only the best k are sorted and only their slugs are copied.
+        if cands.len() > k {
+            cands.select_nth_unstable_by(k - 1, order);
+            cands.truncate(k);
+        }
+        cands.sort_by(order);
+        cands
+            .into_iter()
+            .map(|(d, s)| (slug(d).to_string(), s))
+            .collect()
     }
 }
 

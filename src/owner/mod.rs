@@ -595,18 +595,7 @@ impl OwnerHandle {
         &self,
         build: impl FnOnce(RpcReplyPort<T>) -> OwnerMsg,
     ) -> Result<T> {
-        use ractor::rpc::CallResult;
-        match self.actor.call(build, Some(self.timeout())).await {
-            Ok(CallResult::Success(v)) => Ok(v),
-            Ok(CallResult::Timeout) => Err(OwnerError::Timeout {
-                actor: MEDULLA_OWNER.into(),
-                ms: self.timeout().as_millis() as u64,
-            }),
-            Ok(CallResult::SenderError) | Err(_) => Err(OwnerError::Unreachable {
-                actor: MEDULLA_OWNER.into(),
-                detail: "the owner actor is not running".into(),
-            }),
-        }
+        call_actor(&self.actor, MEDULLA_OWNER, self.timeout(), build).await
     }
 
     /// Ask the audit actor (the only writer of the medulla).
@@ -614,7 +603,6 @@ impl OwnerHandle {
         &self,
         build: impl FnOnce(RpcReplyPort<Result<T>>) -> AuditMsg,
     ) -> Result<T> {
-        use ractor::rpc::CallResult;
         let audit = self
             .registry
             .audit
@@ -625,17 +613,7 @@ impl OwnerHandle {
                 actor: "audit".into(),
                 detail: "the audit actor is not running".into(),
             })?;
-        match audit.call(build, Some(self.timeout())).await {
-            Ok(CallResult::Success(r)) => r,
-            Ok(CallResult::Timeout) => Err(OwnerError::Timeout {
-                actor: "audit".into(),
-                ms: self.timeout().as_millis() as u64,
-            }),
-            Ok(CallResult::SenderError) | Err(_) => Err(OwnerError::Unreachable {
-                actor: "audit".into(),
-                detail: "it stopped before answering".into(),
-            }),
-        }
+        call_actor(&audit, "audit", self.timeout(), build).await?
     }
 
     /// Ask a brain actor something, mapping delivery failure to 503 and timeout to 504.
@@ -676,6 +654,28 @@ impl OwnerHandle {
 }
 
 const MEDULLA_OWNER: &str = "owner";
+
+/// Call an actor with a deadline: a missed deadline is `timeout` (504), an actor that is
+/// gone or stopped before answering is `actor_unreachable` (503).
+pub async fn call_actor<M: ractor::Message, T: Send + 'static>(
+    actor: &ActorRef<M>,
+    name: &str,
+    timeout: Duration,
+    build: impl FnOnce(RpcReplyPort<T>) -> M,
+) -> Result<T> {
+    use ractor::rpc::CallResult;
+    match actor.call(build, Some(timeout)).await {
+        Ok(CallResult::Success(v)) => Ok(v),
+        Ok(CallResult::Timeout) => Err(OwnerError::Timeout {
+            actor: name.to_string(),
+            ms: timeout.as_millis() as u64,
+        }),
+        Ok(CallResult::SenderError) | Err(_) => Err(OwnerError::Unreachable {
+            actor: name.to_string(),
+            detail: "it stopped before answering".into(),
+        }),
+    }
+}
 
 /// The serializable view of one roster row.
 #[derive(Debug, Clone, Serialize)]

@@ -35,7 +35,6 @@ fn roots(svc: &Service) -> Vec<PathBuf> {
 
 /// Run a distribution pass now and wait for it.
 pub async fn distribute_now(svc: &Service) -> Result<PassReport> {
-    use ractor::rpc::CallResult;
     let mb = svc
         .owner
         .registry
@@ -47,23 +46,11 @@ pub async fn distribute_now(svc: &Service) -> Result<PassReport> {
             actor: "mailbox".into(),
             detail: "the distributor is not running; letters wait safely in the spool".into(),
         })?;
-    match mb
-        .call(
-            |r| MailboxMsg::Distribute(Some(r)),
-            Some(svc.owner.config.call_timeout),
-        )
-        .await
-    {
-        Ok(CallResult::Success(r)) => r.map_err(OwnerError::Internal),
-        Ok(CallResult::Timeout) => Err(OwnerError::Timeout {
-            actor: "mailbox".into(),
-            ms: svc.owner.config.call_timeout.as_millis() as u64,
-        }),
-        _ => Err(OwnerError::Unreachable {
-            actor: "mailbox".into(),
-            detail: "it stopped before answering".into(),
-        }),
-    }
+    crate::owner::call_actor(&mb, "mailbox", svc.owner.config.call_timeout, |r| {
+        MailboxMsg::Distribute(Some(r))
+    })
+    .await?
+    .map_err(OwnerError::Internal)
 }
 
 pub async fn report(svc: &Service, a: ReportArgs, input: &RouteInput) -> Result<Value> {

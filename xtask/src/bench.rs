@@ -94,6 +94,18 @@ impl Gen {
             .collect::<Vec<_>>()
             .join(" ")
     }
+    /// Words of a 20k-word vocabulary with a Zipf-like skew (rank ~ 1/u), the shape of
+    /// real text: a few frequent terms, a long tail of rare ones.
+    fn rare(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|_| {
+                let u = (self.next() % 1_000_000) as f64 / 1_000_000.0 + 1e-6;
+                let rank = ((1.0 / u) as u64).min(20_000);
+                format!("t{rank}x{}", rank % 7)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 fn pct(samples: &mut [Duration], p: f64) -> f64 {
@@ -104,8 +116,14 @@ fn pct(samples: &mut [Duration], p: f64) -> f64 {
 
 fn input(g: &mut Gen, i: usize) -> MemorizeInput {
     MemorizeInput {
-        label: format!("claim {i} {}", g.words(3)),
-        text: format!("{} observed while {}", g.words(12), g.words(6)),
+        label: format!("claim {i} {} {}", g.words(2), g.rare(1)),
+        text: format!(
+            "{} {} observed while {} {}",
+            g.words(6),
+            g.rare(6),
+            g.words(3),
+            g.rare(3)
+        ),
         source_agent: "bench:maker".into(),
         origin_brain: Some("/bench".into()),
         ..Default::default()
@@ -151,7 +169,7 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
     let mut rec = Vec::with_capacity(ops);
     for _ in 0..ops {
         let q = RecallQuery {
-            text: g.words(4),
+            text: format!("{} {}", g.words(2), g.rare(2)),
             scope: None,
             limit: 10,
             mode,

@@ -17,7 +17,10 @@ struct Owner {
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
         let _ = self.child.wait();
     }
 }
@@ -28,16 +31,27 @@ fn binary() -> PathBuf {
 
 fn start(home: &Path, model: bool) -> Result<Owner> {
     let mut cmd = Command::new(binary());
-    cmd.args(["serve", "--listen", "127.0.0.1:0", "--home"]).arg(home).env("MEDULLA_LOG", "error");
+    cmd.args(["serve", "--listen", "127.0.0.1:0", "--home"])
+        .arg(home)
+        .env("MEDULLA_LOG", "error");
     if !model {
         cmd.arg("--no-model");
     }
-    let mut child = cmd.stdout(Stdio::piped()).spawn().context("build it first: cargo build --release")?;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("build it first: cargo build --release")?;
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let first = lines.next().context("no output")??;
-    let url = first.split_whitespace().find(|w| w.starts_with("http://")).context("no url")?.to_string();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .context("no url")?
+        .to_string();
     std::thread::spawn(move || for _ in lines {});
-    let http = reqwest::blocking::Client::builder().timeout(Duration::from_secs(300)).build()?;
+    let http = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(300))
+        .build()?;
     Ok(Owner { child, url, http })
 }
 
@@ -60,7 +74,11 @@ impl Owner {
     fn rss_kib(&self) -> u64 {
         std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
             .ok()
-            .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmRSS:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            })
             .unwrap_or(0)
     }
 }
@@ -75,7 +93,12 @@ struct Mcp<'a> {
 
 impl<'a> Mcp<'a> {
     fn new(o: &'a Owner, root: &str) -> Result<Self> {
-        let mut m = Mcp { o, session: None, root: root.to_string(), id: 0 };
+        let mut m = Mcp {
+            o,
+            session: None,
+            root: root.to_string(),
+            id: 0,
+        };
         m.rpc("initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "bench", "version": "0" } }))?;
         m.post(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))?;
         Ok(m)
@@ -99,7 +122,8 @@ impl<'a> Mcp<'a> {
     }
     fn rpc(&mut self, method: &str, params: Value) -> Result<String> {
         self.id += 1;
-        let body = self.post(json!({ "jsonrpc": "2.0", "id": self.id, "method": method, "params": params }))?;
+        let body = self
+            .post(json!({ "jsonrpc": "2.0", "id": self.id, "method": method, "params": params }))?;
         if body.contains("\"error\"") && !body.contains("\"result\"") {
             bail!("{method}: {body}");
         }
@@ -129,19 +153,34 @@ fn timed(n: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<(f64, f64)>
 fn echo_server() -> Result<String> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
         rt.block_on(async move {
             let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             tx.send(l.local_addr().unwrap()).unwrap();
             loop {
                 let (s, _) = l.accept().await.unwrap();
                 tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(|req: hyper::Request<hyper::body::Incoming>| async move {
-                        use http_body_util::BodyExt;
-                        let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-                        Ok::<_, std::convert::Infallible>(hyper::Response::new(http_body_util::Full::new(body)))
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new().serve_connection(hyper_util::rt::TokioIo::new(s), svc).await;
+                    let svc = hyper::service::service_fn(
+                        |req: hyper::Request<hyper::body::Incoming>| async move {
+                            use http_body_util::BodyExt;
+                            let body = req
+                                .into_body()
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes())
+                                .unwrap_or_default();
+                            Ok::<_, std::convert::Infallible>(hyper::Response::new(
+                                http_body_util::Full::new(body),
+                            ))
+                        },
+                    );
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(s), svc)
+                        .await;
                 });
             }
         });
@@ -169,21 +208,37 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
     std::fs::create_dir_all(&main_root)?;
     let main = main_root.to_string_lossy().to_string();
     o.call("bootstrap", json!({ "root": main }), &main)?;
-    println!("mode: {}", if model { "hybrid (model loaded)" } else { "lexical (--no-model)" });
+    println!(
+        "mode: {}",
+        if model {
+            "hybrid (model loaded)"
+        } else {
+            "lexical (--no-model)"
+        }
+    );
 
     // Round trips: a bare echo vs MCP ping vs a trivial tool.
     let echo = echo_server()?;
     let (e50, _) = timed(2000, |_| {
-        o.http.post(&echo).body("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}").send()?.bytes()?;
+        o.http
+            .post(&echo)
+            .body("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}")
+            .send()?
+            .bytes()?;
         Ok(())
     })?;
     let mut m = Mcp::new(&o, &main)?;
     let (p50, _) = timed(2000, |_| m.rpc("ping", json!({})).map(|_| ()))?;
-    let (t50, _) = timed(2000, |_| m.tool("boot_memory", json!({ "op": "list" })).map(|_| ()))?;
+    let (t50, _) = timed(2000, |_| {
+        m.tool("boot_memory", json!({ "op": "list" })).map(|_| ())
+    })?;
     println!("| round trip | p50 (ms) | vs echo |\n|---|---|---|");
     println!("| bare hyper echo | {e50:.3} | 1.0× |");
     println!("| MCP ping | {p50:.3} | {:.1}× |", p50 / e50);
-    println!("| MCP tools/call boot_memory list | {t50:.3} | {:.1}× |", t50 / e50);
+    println!(
+        "| MCP tools/call boot_memory list | {t50:.3} | {:.1}× |",
+        t50 / e50
+    );
 
     // One brain at `big` claims, 200 medulla claims.
     let t = Instant::now();
@@ -192,9 +247,23 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
     for i in 0..200 {
         o.call("memorize", json!({ "label": format!("doctrine {i}"), "text": format!("doctrine {i}: deploy timeouts are raised, never retried blindly {}", i % 13), "tier": "medulla" }), &main)?;
     }
-    let (m50, m95) = timed(300, |i| m.tool("memorize", json!({ "label": format!("mcp {i}"), "text": format!("written over mcp {i} about cache flakes"), "agent_id": "bench:maker" })).map(|_| ()))?;
-    let (s50, s95) = timed(300, |i| m.tool("seek", json!({ "query": format!("deploy timeouts {}", i % 50) })).map(|_| ()))?;
-    let (n50, n95) = timed(300, |i| m.tool("north", json!({ "task": format!("fix the build cache flake {}", i % 50) })).map(|_| ()))?;
+    let (m50, m95) = timed(300, |i| {
+        m.tool("memorize", json!({ "label": format!("mcp {i}"), "text": format!("written over mcp {i} about cache flakes"), "agent_id": "bench:maker" })).map(|_| ())
+    })?;
+    let (s50, s95) = timed(300, |i| {
+        m.tool(
+            "seek",
+            json!({ "query": format!("deploy timeouts {}", i % 50) }),
+        )
+        .map(|_| ())
+    })?;
+    let (n50, n95) = timed(300, |i| {
+        m.tool(
+            "north",
+            json!({ "task": format!("fix the build cache flake {}", i % 50) }),
+        )
+        .map(|_| ())
+    })?;
     println!("\n{big} project claims (filled in {fill_s:.1} s over REST) + 200 medulla claims:");
     println!("| verb over MCP | p50 (ms) | p95 (ms) |\n|---|---|---|");
     println!("| memorize | {m50:.3} | {m95:.3} |\n| seek (brain + medulla) | {s50:.3} | {s95:.3} |\n| north | {n50:.3} | {n95:.3} |");
@@ -207,17 +276,31 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
 
     // The mailbox: append → filed latency (report files synchronously) and throughput.
     let (r50, r95) = timed(300, |i| {
-        o.http.post(format!("{}/api/reports", o.url)).json(&json!({ "class": "bench", "repo": main, "what": format!("letter {i}") })).send()?;
+        o.http
+            .post(format!("{}/api/reports", o.url))
+            .json(&json!({ "class": "bench", "repo": main, "what": format!("letter {i}") }))
+            .send()?;
         Ok(())
     })?;
     {
-        let mut f = std::fs::OpenOptions::new().append(true).create(true).open(home.path().join("field-reports.jsonl"))?;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(home.path().join("field-reports.jsonl"))?;
         for i in 0..5000 {
-            writeln!(f, "{}", json!({ "class": "bench", "repo": main, "what": format!("bulk {i}") }))?;
+            writeln!(
+                f,
+                "{}",
+                json!({ "class": "bench", "repo": main, "what": format!("bulk {i}") })
+            )?;
         }
     }
     let t = Instant::now();
-    let pass: Value = o.http.post(format!("{}/api/mailbox/distribute", o.url)).send()?.json()?;
+    let pass: Value = o
+        .http
+        .post(format!("{}/api/mailbox/distribute", o.url))
+        .send()?
+        .json()?;
     let secs = t.elapsed().as_secs_f64();
     let read = pass["read"].as_u64().unwrap_or(0);
     println!("| report (append + file into the box) | {r50:.3} | {r95:.3} |");
@@ -231,7 +314,14 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
         o.call("bootstrap", json!({ "root": rs }), &rs)?;
         fill(&o, &rs, per_brain, &format!("b{b}"))?;
     }
-    let (a50, a95) = timed(50, |i| o.call("seek", json!({ "query": format!("deploy timeouts {}", i % 40), "tier": "all-brains" }), &main).map(|_| ()))?;
+    let (a50, a95) = timed(50, |i| {
+        o.call(
+            "seek",
+            json!({ "query": format!("deploy timeouts {}", i % 40), "tier": "all-brains" }),
+            &main,
+        )
+        .map(|_| ())
+    })?;
     println!("\nall-brains seek over {brains} brains × {per_brain} claims (+ main) warm: p50 {a50:.1} ms, p95 {a95:.1} ms");
     drop(m);
     drop(o);
@@ -256,6 +346,10 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
         o2.call("seek", json!({ "query": "deploy", "tier": "project" }), &rs)?;
     }
     std::thread::sleep(Duration::from_millis(500));
-    println!("idle RSS with {} registered brains, 3 warm: {:.1} MiB", brains + 1, o2.rss_kib() as f64 / 1024.0);
+    println!(
+        "idle RSS with {} registered brains, 3 warm: {:.1} MiB",
+        brains + 1,
+        o2.rss_kib() as f64 / 1024.0
+    );
     Ok(())
 }

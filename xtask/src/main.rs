@@ -63,12 +63,20 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("--http") => {
             let num = |flag: &str, default: usize| -> Result<usize> {
                 match rest.iter().position(|a| a == flag) {
-                    Some(i) => Ok(rest.get(i + 1).context("a number after the flag")?.parse()?),
+                    Some(i) => Ok(rest
+                        .get(i + 1)
+                        .context("a number after the flag")?
+                        .parse()?),
                     None => Ok(default),
                 }
             };
             let model = !rest.iter().any(|a| a == "--no-model");
-            bench_http::run(model, num("--brains", 100)?, num("--per-brain", 1000)?, num("--claims", 10_000)?)
+            bench_http::run(
+                model,
+                num("--brains", 100)?,
+                num("--per-brain", 1000)?,
+                num("--claims", 10_000)?,
+            )
         }
         "bench" => bench::run(rest),
         "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),
