@@ -307,6 +307,9 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
     println!("\ndistribution: a pass read {read} letters in {:.0} ms (the watcher may have taken some first): {:.0} letters/s", secs * 1000.0, read as f64 / secs.max(1e-9));
 
     // Many brains: all-brains fan-out, dormant opens, idle memory.
+    if brains == 0 {
+        return Ok(());
+    }
     for b in 0..brains {
         let r = proot.join(format!("b{b:03}"));
         std::fs::create_dir_all(&r)?;
