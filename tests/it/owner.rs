@@ -353,3 +353,38 @@ fn roster_is_disk_truth_across_restarts_and_counts_are_per_brain() {
     );
     assert_eq!(labels(&v).len(), 3);
 }
+
+/// The distributor resumes from its saved position after a restart: nothing is filed
+/// twice, and letters appended while the owner was down are filed once it is back.
+#[test]
+fn the_distributor_resumes_without_refiling_or_skipping() {
+    let o = Owner::start();
+    let p = o.project("p");
+    o.bootstrap(&p);
+    let box_file = p.join(".medulla/inbox.jsonl");
+    let letter = |what: &str| json!({ "class": "bug", "repo": p, "what": what });
+    let r = o.http.post(format!("{}/api/reports", o.url)).json(&letter("before")).send().unwrap();
+    assert!(r.status().is_success());
+    let lines = |f: &std::path::Path| std::fs::read_to_string(f).unwrap_or_default().lines().count();
+    assert_eq!(lines(&box_file), 1);
+    let spool = o.home.path().join("field-reports.jsonl");
+    let (mut o, status) = {
+        let mut o = o;
+        let status = o.terminate();
+        // Written straight to the spool while no owner runs, as an agent may.
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().append(true).open(&spool).unwrap();
+        writeln!(f, "{}", letter("while down")).unwrap();
+        (o, status)
+    };
+    assert!(status.success());
+    let home = std::mem::replace(&mut o.home, tempfile::tempdir().unwrap());
+    let projects = std::mem::replace(&mut o.projects, tempfile::tempdir().unwrap());
+    drop(o);
+    let o = Owner::start_in(home, projects, OwnerOptions::default());
+    let r: serde_json::Value = o.http.post(format!("{}/api/mailbox/distribute", o.url)).send().unwrap().json().unwrap();
+    assert!(r["errors"].as_array().unwrap().is_empty(), "{r}");
+    let text = std::fs::read_to_string(&box_file).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains("while down") && text.matches("before").count() == 1);
+}
