@@ -132,6 +132,9 @@ pub enum Command {
         medulla: bool,
         #[arg(long)]
         dry_run: bool,
+        /// Triage a mixed legacy store by the rules in this TOML file (see docs/OPERATIONS.md).
+        #[arg(long, conflicts_with_all = ["brain", "medulla"])]
+        triage: Option<PathBuf>,
     },
     /// Write a brain's (or the medulla's) claims as .light.md files.
     Export {
@@ -265,10 +268,11 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             client.get(&format!("/api/mailbox?brain={}", encode(&b)))?
         }
         Command::Doctor => client.get("/api/doctor")?,
-        Command::Import { dir, brain, medulla, dry_run } => {
+        Command::Import { dir, brain, medulla, dry_run, triage } => {
+            let triage = triage.as_ref().map(std::fs::canonicalize).transpose().context("the rules file does not exist")?;
             let dir = std::fs::canonicalize(dir).with_context(|| format!("{} does not exist", dir.display()))?;
             let brain = brain.as_ref().map(|b| std::fs::canonicalize(b).map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| b.clone()));
-            client.call("import", json!({ "dir": dir, "brain": brain, "medulla": medulla, "dry_run": dry_run }))?
+            client.call("import", json!({ "dir": dir, "brain": brain, "medulla": medulla, "dry_run": dry_run, "triage": triage }))?
         }
         Command::Export { dir, brain, medulla, history } => {
             let dir = std::path::absolute(dir)?;
@@ -658,6 +662,28 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
                     r["file"].as_str().unwrap_or("?"),
                     r["reason"].as_str().unwrap_or("?"),
                     r["detail"].as_str().unwrap_or("")
+                );
+            }
+            if let Some(by) = body["live_by_store"].as_object() {
+                for (store, n) in by {
+                    println!("  {n} live claims → {store}");
+                }
+            }
+            for a in body["ambiguous_kept_in_medulla"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                println!(
+                    "  ambiguous, kept in the medulla for you to triage: {} ({})",
+                    a["slug"].as_str().unwrap_or("?"),
+                    a["candidates"]
+                );
+            }
+            if body["target"] == "triage" {
+                println!(
+                    "  count gate (baseline = project + medulla): {}",
+                    body["count_gate"]
                 );
             }
             if body["origin_unknown"].as_u64().unwrap_or(0) > 0 {

@@ -63,7 +63,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let (embedder, model_note) = match model {
         Ok(e) => (Some(e), None),
         Err(note) => {
-            tracing::warn!("{note}");
+            tracing::info!("{note}");
             (None, Some(note))
         }
     };

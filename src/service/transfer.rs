@@ -31,6 +31,68 @@ pub struct ImportArgs {
     pub dry_run: bool,
     /// Who imports (recorded on every act). Defaults to `human:founder`.
     pub agent_id: Option<String>,
+    /// Triage a mixed legacy store: the absolute path of a rules file (TOML) sending each
+    /// claim to a project brain by path/label/text patterns; unmatched and ambiguous
+    /// claims stay in the medulla. Replaces `brain`/`medulla`.
+    pub triage: Option<String>,
+}
+
+/// One triage rule: every pattern given must match (regexes); `brain` is a registered root.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rule {
+    brain: String,
+    path: Option<String>,
+    label: Option<String>,
+    text: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rules {
+    #[serde(default)]
+    rule: Vec<Rule>,
+}
+
+struct CompiledRule {
+    fp: String,
+    root: String,
+    path: Option<regex::Regex>,
+    label: Option<regex::Regex>,
+    text: Option<regex::Regex>,
+}
+
+fn load_rules(svc: &Service, path: &str) -> Result<Vec<CompiledRule>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| OwnerError::BadInput(format!("cannot read the triage rules {path}: {e}")))?;
+    let rules: Rules = toml::from_str(&text)
+        .map_err(|e| OwnerError::BadInput(format!("{path} is not a valid rules file: {e}")))?;
+    let re = |p: &Option<String>| -> Result<Option<regex::Regex>> {
+        p.as_deref()
+            .map(|p| {
+                regex::Regex::new(p)
+                    .map_err(|e| OwnerError::BadInput(format!("bad pattern {p:?} in {path}: {e}")))
+            })
+            .transpose()
+    };
+    rules
+        .rule
+        .iter()
+        .map(|r| {
+            let m = find_brain(&svc.owner.registry, &r.brain).ok_or_else(|| {
+                OwnerError::UnknownBrain {
+                    name: r.brain.clone(),
+                }
+            })?;
+            Ok(CompiledRule {
+                fp: m.fingerprint,
+                root: m.root,
+                path: re(&r.path)?,
+                label: re(&r.label)?,
+                text: re(&r.text)?,
+            })
+        })
+        .collect()
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -46,6 +108,7 @@ pub struct ExportArgs {
     pub history: bool,
 }
 
+#[derive(Clone)]
 enum Target {
     Brain(String, String),
     Medulla,
@@ -90,7 +153,23 @@ pub async fn import(svc: &Service, a: ImportArgs) -> Result<Value> {
             a.dir
         )));
     }
-    let tgt = target(svc, a.brain.as_deref(), a.medulla)?;
+    let rules = match &a.triage {
+        Some(p) if a.brain.is_none() && !a.medulla => Some(load_rules(svc, p)?),
+        Some(_) => {
+            return Err(OwnerError::BadInput(
+                "triage chooses each claim's store: do not also name brain or medulla".into(),
+            ))
+        }
+        None => None,
+    };
+    let fixed = if rules.is_none() {
+        Some(target(svc, a.brain.as_deref(), a.medulla)?)
+    } else {
+        None
+    };
+    let mut per_target: BTreeMap<String, usize> = BTreeMap::new();
+    let mut ambiguous: Vec<Value> = Vec::new();
+    let mut baseline = 0usize;
     let agent = a.agent_id.clone().unwrap_or_else(|| "human:founder".into());
     brains::claim::validate_agent_id(&agent)?;
     let mut files = light_files(&dir);
@@ -131,6 +210,48 @@ pub async fn import(svc: &Service, a: ImportArgs) -> Result<Value> {
     let (mut live, mut into_history) = (0usize, 0usize);
     let mut unknown_origin = 0usize;
     for (slug, mut versions) in groups {
+        let tgt = match (&fixed, &rules) {
+            (Some(t), _) => t.clone(),
+            (None, Some(rules)) => {
+                let probe = versions
+                    .iter()
+                    .rev()
+                    .find(|p| p.claim.state == brains::ClaimState::Authored)
+                    .or(versions.last());
+                let probe = probe.expect("a group is never empty");
+                let hits: std::collections::BTreeSet<(String, String)> = rules
+                    .iter()
+                    .filter(|r| {
+                        r.path
+                            .as_ref()
+                            .is_none_or(|re| re.is_match(&probe.file.to_string_lossy()))
+                            && r.label
+                                .as_ref()
+                                .is_none_or(|re| re.is_match(&probe.claim.label))
+                            && r.text
+                                .as_ref()
+                                .is_none_or(|re| re.is_match(&probe.claim.text))
+                    })
+                    .map(|r| (r.fp.clone(), r.root.clone()))
+                    .collect();
+                match hits.len() {
+                    1 => {
+                        let (fp, root) = hits.into_iter().next().expect("one hit");
+                        Target::Brain(fp, root)
+                    }
+                    0 => Target::Medulla,
+                    _ => {
+                        ambiguous.push(json!({ "slug": slug, "file": probe.file, "candidates": hits.iter().map(|h| &h.1).collect::<Vec<_>>() }));
+                        Target::Medulla
+                    }
+                }
+            }
+            (None, None) => unreachable!("a fixed target or rules"),
+        };
+        let tgt_name = match &tgt {
+            Target::Brain(_, root) => root.clone(),
+            Target::Medulla => "medulla".to_string(),
+        };
         // Oldest first; the authored version last among equals, so it ends live.
         versions.sort_by_key(|p| {
             (
@@ -188,9 +309,13 @@ pub async fn import(svc: &Service, a: ImportArgs) -> Result<Value> {
                 continue;
             }
             let is_last = i + 1 == n && !all_outdated;
+            if is_last {
+                baseline += 1;
+            }
             if a.dry_run {
                 if is_last {
-                    live += 1
+                    live += 1;
+                    *per_target.entry(tgt_name.clone()).or_default() += 1;
                 } else {
                     into_history += 1
                 }
@@ -217,7 +342,8 @@ pub async fn import(svc: &Service, a: ImportArgs) -> Result<Value> {
                 }
                 Ok(_) => {
                     if is_last {
-                        live += 1
+                        live += 1;
+                        *per_target.entry(tgt_name.clone()).or_default() += 1;
                     } else {
                         into_history += 1
                     }
@@ -237,7 +363,11 @@ pub async fn import(svc: &Service, a: ImportArgs) -> Result<Value> {
     let conserved = seen == live + into_history + refused.len();
     Ok(json!({
         "dry_run": a.dry_run,
-        "target": match &tgt { Target::Brain(_, root) => root.clone(), Target::Medulla => "medulla".into() },
+        "target": match &fixed { Some(Target::Brain(_, root)) => json!(root), Some(Target::Medulla) => json!("medulla"), None => json!("triage") },
+        "live_by_store": per_target,
+        "ambiguous_kept_in_medulla": ambiguous,
+        // The triage gate: every live claim of the legacy store is live in exactly one store.
+        "count_gate": { "baseline": baseline, "placed": live, "holds": baseline == live },
         "files_seen": seen,
         "imported_live": live,
         "into_history": into_history,

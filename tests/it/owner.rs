@@ -363,9 +363,19 @@ fn the_distributor_resumes_without_refiling_or_skipping() {
     o.bootstrap(&p);
     let box_file = p.join(".medulla/inbox.jsonl");
     let letter = |what: &str| json!({ "class": "bug", "repo": p, "what": what });
-    let r = o.http.post(format!("{}/api/reports", o.url)).json(&letter("before")).send().unwrap();
+    let r = o
+        .http
+        .post(format!("{}/api/reports", o.url))
+        .json(&letter("before"))
+        .send()
+        .unwrap();
     assert!(r.status().is_success());
-    let lines = |f: &std::path::Path| std::fs::read_to_string(f).unwrap_or_default().lines().count();
+    let lines = |f: &std::path::Path| {
+        std::fs::read_to_string(f)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
     assert_eq!(lines(&box_file), 1);
     let spool = o.home.path().join("field-reports.jsonl");
     let (mut o, status) = {
@@ -373,7 +383,10 @@ fn the_distributor_resumes_without_refiling_or_skipping() {
         let status = o.terminate();
         // Written straight to the spool while no owner runs, as an agent may.
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().append(true).open(&spool).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&spool)
+            .unwrap();
         writeln!(f, "{}", letter("while down")).unwrap();
         (o, status)
     };
@@ -382,7 +395,13 @@ fn the_distributor_resumes_without_refiling_or_skipping() {
     let projects = std::mem::replace(&mut o.projects, tempfile::tempdir().unwrap());
     drop(o);
     let o = Owner::start_in(home, projects, OwnerOptions::default());
-    let r: serde_json::Value = o.http.post(format!("{}/api/mailbox/distribute", o.url)).send().unwrap().json().unwrap();
+    let r: serde_json::Value = o
+        .http
+        .post(format!("{}/api/mailbox/distribute", o.url))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
     assert!(r["errors"].as_array().unwrap().is_empty(), "{r}");
     let text = std::fs::read_to_string(&box_file).unwrap();
     assert_eq!(text.lines().count(), 2, "{text}");

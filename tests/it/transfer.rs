@@ -190,3 +190,52 @@ fn export_then_import_into_a_fresh_brain_is_lossless() {
     };
     assert_eq!(claims(&a), claims(&b));
 }
+
+#[test]
+fn triage_sends_each_claim_to_one_store_and_keeps_the_ambiguous_in_the_medulla() {
+    let o = Owner::start();
+    let x = o.project("x");
+    let y = o.project("y");
+    o.bootstrap(&x);
+    o.bootstrap(&y);
+    let src = tempfile::tempdir().unwrap();
+    let claim = |name: &str, text: &str| {
+        write(
+            src.path(),
+            &format!("{name}.light.md"),
+            &format!(
+                "Node: {name}\nCreated: 1780000000000\nSource-Agent: claude:maker\n\n{text}\n"
+            ),
+        );
+    };
+    claim("x-one", "the xproj hall fix");
+    claim("x-two", "xproj ci flake gotcha");
+    claim("y-one", "yproj ranking note");
+    claim("both", "seen in xproj and in yproj");
+    claim("doctrine", "the founder prefers small commits");
+    let rules = src.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        format!("[[rule]]\nbrain = {:?}\ntext = \"xproj\"\n\n[[rule]]\nbrain = {:?}\ntext = \"yproj\"\n", x.to_str().unwrap(), y.to_str().unwrap()),
+    )
+    .unwrap();
+    let v = import(&o, json!({ "dir": src.path(), "triage": rules }));
+    assert_eq!(v["files_seen"], 5, "the rules file is not a claim: {v}");
+    assert_eq!(v["count_gate"]["holds"], true, "{v}");
+    assert_eq!(v["count_gate"]["baseline"], 5);
+    assert_eq!(v["live_by_store"][x.to_str().unwrap()], 2, "{v}");
+    assert_eq!(v["live_by_store"][y.to_str().unwrap()], 1);
+    assert_eq!(v["live_by_store"]["medulla"], 2);
+    assert_eq!(v["ambiguous_kept_in_medulla"][0]["slug"], "both");
+    let (_, inst) = o.get("/api/instances");
+    assert_eq!(inst["medulla"]["claims"], 2);
+    let (s, bad) = o.call(
+        "import",
+        json!({ "dir": src.path(), "triage": rules, "medulla": true }),
+        &[],
+    );
+    assert_eq!(
+        (s, bad["error"]["code"].as_str()),
+        (400, Some("invalid_input"))
+    );
+}
