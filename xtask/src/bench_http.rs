@@ -86,6 +86,7 @@ impl Owner {
 /// An MCP session over plain HTTP (JSON-RPC posts; SSE or JSON answers).
 struct Mcp<'a> {
     o: &'a Owner,
+    http: reqwest::blocking::Client,
     session: Option<String>,
     root: String,
     id: u64,
@@ -93,8 +94,10 @@ struct Mcp<'a> {
 
 impl<'a> Mcp<'a> {
     fn new(o: &'a Owner, root: &str) -> Result<Self> {
+        let http = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).pool_max_idle_per_host(0).build()?;
         let mut m = Mcp {
             o,
+            http,
             session: None,
             root: root.to_string(),
             id: 0,
@@ -105,7 +108,6 @@ impl<'a> Mcp<'a> {
     }
     fn post(&mut self, body: Value) -> Result<String> {
         let mut r = self
-            .o
             .http
             .post(format!("{}/mcp", self.o.url))
             .header("accept", "application/json, text/event-stream")
@@ -118,7 +120,20 @@ impl<'a> Mcp<'a> {
         if let Some(s) = resp.headers().get("mcp-session-id") {
             self.session = Some(s.to_str()?.to_string());
         }
-        Ok(resp.text()?)
+        let sse = resp.headers().get("content-type").and_then(|c| c.to_str().ok()).is_some_and(|c| c.starts_with("text/event-stream"));
+        if !sse {
+            return Ok(resp.text()?);
+        }
+        // An SSE answer may stay open after the response: read up to the first message.
+        for line in BufReader::new(resp).lines() {
+            let line = line?;
+            if let Some(data) = line.strip_prefix("data:") {
+                if data.contains("\"jsonrpc\"") {
+                    return Ok(data.to_string());
+                }
+            }
+        }
+        Ok(String::new())
     }
     fn rpc(&mut self, method: &str, params: Value) -> Result<String> {
         self.id += 1;
@@ -218,6 +233,7 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
     );
 
     // Round trips: a bare echo vs MCP ping vs a trivial tool.
+    eprintln!("round trips…");
     let echo = echo_server()?;
     let (e50, _) = timed(2000, |_| {
         o.http
@@ -227,6 +243,7 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
             .bytes()?;
         Ok(())
     })?;
+    eprintln!("echo done; MCP…");
     let mut m = Mcp::new(&o, &main)?;
     let (p50, _) = timed(2000, |_| m.rpc("ping", json!({})).map(|_| ()))?;
     let (t50, _) = timed(2000, |_| {
