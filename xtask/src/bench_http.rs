@@ -94,7 +94,10 @@ struct Mcp<'a> {
 
 impl<'a> Mcp<'a> {
     fn new(o: &'a Owner, root: &str) -> Result<Self> {
-        let http = reqwest::blocking::Client::builder().timeout(Duration::from_secs(60)).pool_max_idle_per_host(0).build()?;
+        let http = reqwest::blocking::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .pool_max_idle_per_host(0)
+            .build()?;
         let mut m = Mcp {
             o,
             http,
@@ -120,7 +123,11 @@ impl<'a> Mcp<'a> {
         if let Some(s) = resp.headers().get("mcp-session-id") {
             self.session = Some(s.to_str()?.to_string());
         }
-        let sse = resp.headers().get("content-type").and_then(|c| c.to_str().ok()).is_some_and(|c| c.starts_with("text/event-stream"));
+        let sse = resp
+            .headers()
+            .get("content-type")
+            .and_then(|c| c.to_str().ok())
+            .is_some_and(|c| c.starts_with("text/event-stream"));
         if !sse {
             return Ok(resp.text()?);
         }
