@@ -349,17 +349,42 @@ fn letter_json(
 
 /// One box's letters with fates (answers looked up across the spool and the box).
 pub fn read_box(home: &Path, box_file: &Path) -> std::io::Result<(Vec<Value>, Value)> {
-    let (letters, _) = read_letters(box_file)?;
     let (spool, _) = read_letters(&home.join(SPOOL)).unwrap_or_default();
+    read_box_with(&spool, box_file)
+}
+
+/// One box's letters with fates, the spool already read (answers may live in either).
+fn read_box_with(spool: &[Letter], box_file: &Path) -> std::io::Result<(Vec<Value>, Value)> {
+    let (letters, _) = read_letters(box_file)?;
     let mut all = letters.clone();
-    let ids: HashSet<String> = letters.iter().map(|l| l.id.clone()).collect();
-    all.extend(spool.into_iter().filter(|l| !ids.contains(&l.id)));
+    let ids: HashSet<&str> = letters.iter().map(|l| l.id.as_str()).collect();
+    all.extend(
+        spool
+            .iter()
+            .filter(|l| !ids.contains(l.id.as_str()))
+            .cloned(),
+    );
     let f = fates(&letters, &all);
     let rows = letters
         .iter()
         .map(|l| letter_json(l, &f, &all, None))
         .collect();
     Ok((rows, counts(&f)))
+}
+
+/// Each root's open count, reading the spool once for all of them.
+fn open_counts(home: &Path, roots: &[PathBuf]) -> HashMap<String, usize> {
+    let (spool, _) = read_letters(&home.join(SPOOL)).unwrap_or_default();
+    roots
+        .iter()
+        .filter_map(|r| {
+            let (_, c) = read_box_with(&spool, &box_path(r)).ok()?;
+            Some((
+                r.to_string_lossy().into_owned(),
+                c["open"].as_u64().unwrap_or(0) as usize,
+            ))
+        })
+        .collect()
 }
 
 /// Messages to the distributor.
@@ -450,16 +475,14 @@ impl Actor for Distributor {
         let view = st.args.view.clone();
         let result = tokio::task::spawn_blocking(move || {
             let (report, state) = distribute(&home, &roots)?;
-            // Keep each brain's open count current so listings never read N boxes.
-            let mut open = HashMap::new();
-            for r in &roots {
-                if let Ok((_, c)) = read_box(&home, &box_path(r)) {
-                    open.insert(
-                        r.to_string_lossy().into_owned(),
-                        c["open"].as_u64().unwrap_or(0) as usize,
-                    );
-                }
-            }
+            // Keep each brain's open count current so listings never read N boxes; a
+            // pass that read and filed nothing changes no count, unless roots changed.
+            let known = view.open_by_repo.read().expect("mailbox view lock").len();
+            let open = if report.read > 0 || report.filed > 0 || known != roots.len() {
+                open_counts(&home, &roots)
+            } else {
+                view.open_by_repo.read().expect("mailbox view lock").clone()
+            };
             *view.open_by_repo.write().expect("mailbox view lock") = open;
             *view.state.write().expect("mailbox view lock") = state;
             let mut d = view.destinations.write().expect("mailbox view lock");
