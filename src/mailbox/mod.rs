@@ -391,6 +391,10 @@ fn open_counts(home: &Path, roots: &[PathBuf]) -> HashMap<String, usize> {
 pub enum MailboxMsg {
     /// Run a pass now; reply with its report.
     Distribute(Option<RpcReplyPort<Result<PassReport, String>>>),
+    /// Something may have changed at this instant (a file event, the periodic tick). A
+    /// pass that started after it has already seen the change, so bursts of events
+    /// coalesce into one pass instead of queueing one each.
+    Wake(std::time::Instant),
 }
 
 #[derive(Clone)]
@@ -403,6 +407,7 @@ pub struct DistributorArgs {
 
 pub struct DistributorState {
     args: DistributorArgs,
+    last_pass_started: Option<std::time::Instant>,
     _watcher: Option<notify::RecommendedWatcher>,
 }
 
@@ -430,7 +435,7 @@ impl Actor for Distributor {
                     .iter()
                     .any(|p| p.file_name() == Some(spool_name.as_os_str()))
                 {
-                    let _ = wake.cast(MailboxMsg::Distribute(None));
+                    let _ = wake.cast(MailboxMsg::Wake(std::time::Instant::now()));
                 }
             }
         })
@@ -452,13 +457,17 @@ impl Actor for Distributor {
             let mut iv = tokio::time::interval(every);
             loop {
                 iv.tick().await;
-                if tick.cast(MailboxMsg::Distribute(None)).is_err() {
+                if tick
+                    .cast(MailboxMsg::Wake(std::time::Instant::now()))
+                    .is_err()
+                {
                     break;
                 }
             }
         });
         Ok(DistributorState {
             args,
+            last_pass_started: None,
             _watcher: watcher,
         })
     }
@@ -469,7 +478,16 @@ impl Actor for Distributor {
         msg: MailboxMsg,
         st: &mut DistributorState,
     ) -> Result<(), ActorProcessingErr> {
-        let MailboxMsg::Distribute(reply) = msg;
+        let reply = match msg {
+            MailboxMsg::Distribute(reply) => reply,
+            MailboxMsg::Wake(at) => {
+                if st.last_pass_started.is_some_and(|started| started >= at) {
+                    return Ok(());
+                }
+                None
+            }
+        };
+        st.last_pass_started = Some(std::time::Instant::now());
         let home = st.args.home.clone();
         let roots = (st.args.roots)();
         let view = st.args.view.clone();
