@@ -366,8 +366,9 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
     }
     let (o50, w50) = (pct(&mut opens, 0.5), pct(&mut warm, 0.5));
     println!("dormant brain ({per_brain} claims): first request p50 {o50:.2} ms vs warm {w50:.2} ms → open ≈ {:.2} ms", o50 - w50);
-    let o2 = start(home.path(), model)?;
+    // One owner per home: the first must be gone before the next can open the stores.
     drop(o);
+    let o2 = start(home.path(), model)?;
     for b in 0..3 {
         let rs = proot.join(format!("b{b:03}")).to_string_lossy().to_string();
         o2.call("seek", json!({ "query": "deploy", "tier": "project" }), &rs)?;
