@@ -247,6 +247,7 @@ pub enum ActKind {
     Import,
     KvSet,
     KvDelete,
+    Purge,
 }
 
 impl ActKind {
@@ -262,6 +263,7 @@ impl ActKind {
             ActKind::Import => "import",
             ActKind::KvSet => "kv_set",
             ActKind::KvDelete => "kv_delete",
+            ActKind::Purge => "purge",
         }
     }
 }
@@ -337,6 +339,41 @@ pub fn content_hash(label: &str, text: &str, strength: Strength, evidence: &[Str
     hex::encode(h.finalize())
 }
 
+/// Refuse NUL and other control characters in a one-line field (names, ids, references).
+pub fn check_line(field: &'static str, value: &str) -> Result<(), StoreError> {
+    if value.chars().any(char::is_control) {
+        return Err(StoreError::ControlCharacters { field });
+    }
+    Ok(())
+}
+
+/// Refuse NUL and control characters in free text, except newline, carriage return and tab.
+pub fn check_text(field: &'static str, value: &str) -> Result<(), StoreError> {
+    if value
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return Err(StoreError::ControlCharacters { field });
+    }
+    Ok(())
+}
+
+/// The identity of a label: case and runs of whitespace do not make a different claim,
+/// anything else does (`C++ build` and `C# build` are two claims, though both slug to
+/// `c-build`).
+pub fn label_identity(label: &str) -> String {
+    label
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// True when two labels name the same claim.
+pub fn same_label(a: &str, b: &str) -> bool {
+    label_identity(a) == label_identity(b)
+}
+
 fn check_short(field: &'static str, value: Option<&str>) -> Result<(), StoreError> {
     match value {
         Some(v) if v.len() > MAX_SHORT_FIELD_BYTES => Err(StoreError::FieldTooLong {
@@ -372,6 +409,8 @@ impl MemorizeInput {
                 max: MAX_TEXT_BYTES,
             });
         }
+        check_line("label", &self.label)?;
+        check_text("text", &self.text)?;
         validate_agent_id(&self.source_agent)?;
         if let Some(by) = &self.promoted_by {
             validate_agent_id(by)?;
@@ -384,10 +423,21 @@ impl MemorizeInput {
         }
         for e in &self.evidence {
             check_short("evidence entry", Some(e))?;
+            check_line("evidence entry", e)?;
         }
         check_short("promotion_reason", self.promotion_reason.as_deref())?;
         check_short("origin_claim", self.origin_claim.as_deref())?;
         check_short("origin_brain", self.origin_brain.as_deref())?;
+        for (field, v) in [
+            ("promotion_reason", &self.promotion_reason),
+            ("origin_claim", &self.origin_claim),
+            ("origin_brain", &self.origin_brain),
+            ("origin_agent", &self.origin_agent),
+        ] {
+            if let Some(v) = v {
+                check_line(field, v)?;
+            }
+        }
         let slug = slugify(&self.label);
         if slug.is_empty() {
             return Err(StoreError::LabelWithoutSlug {
@@ -486,8 +536,30 @@ mod tests {
         let mut m = base.clone();
         m.source_agent = "nobody".into();
         assert_eq!(m.validate().unwrap_err().code(), "bad_agent_id");
+        let mut m = base.clone();
+        m.label = "a\u{0}b".into();
+        assert_eq!(m.validate().unwrap_err().code(), "control_characters");
+        let mut m = base.clone();
+        m.label = "two\nlines".into();
+        assert_eq!(m.validate().unwrap_err().code(), "control_characters");
+        let mut m = base.clone();
+        m.text = "bell \u{7} in text".into();
+        assert_eq!(m.validate().unwrap_err().code(), "control_characters");
+        let mut m = base.clone();
+        m.evidence = vec!["src/a.rs\nsrc/b.rs".into()];
+        assert_eq!(m.validate().unwrap_err().code(), "control_characters");
+        let mut m = base.clone();
+        m.text = "lines\r\nand\ttabs are text".into();
+        assert!(m.validate().is_ok());
         let mut m = base;
         assert_eq!(m.validate().unwrap(), "x");
+    }
+
+    #[test]
+    fn labels_are_identities_up_to_case_and_spacing() {
+        assert!(same_label("Deploy  rule", "deploy rule"));
+        assert!(!same_label("C++ build", "C# build"));
+        assert_eq!(slugify("C++ build"), slugify("C# build"));
     }
 
     #[test]

@@ -29,8 +29,18 @@ pub enum StoreError {
         live: Strength,
         attempted: Strength,
     },
+    #[error("{field} carries a control character (NUL or another non-printing byte): remove it; text may use newlines and tabs, names and references may not")]
+    ControlCharacters { field: &'static str },
+    #[error("the label {attempted:?} derives the slug {slug:?}, which the label {existing:?} already holds in this store: two labels never share a slug; reuse {existing:?} to supersede it, or choose a label that differs in letters or digits")]
+    LabelCollision {
+        slug: String,
+        existing: String,
+        attempted: String,
+    },
     #[error("no live claim {slug:?} in this store: list claims with seek or check the slug")]
     UnknownClaim { slug: String },
+    #[error("no claim {slug:?} in this store, live or in history: nothing to purge")]
+    NothingToPurge { slug: String },
     #[error("no key {key:?} in boot memory: list keys with op list")]
     UnknownKey { key: String },
     #[error("the store at {path} is held by another process: stop the other medulla owner, or point MEDULLA_HOME elsewhere")]
@@ -61,7 +71,10 @@ impl StoreError {
             StoreError::BadAgentId { .. } => "bad_agent_id",
             StoreError::FieldTooLong { .. } => "field_too_long",
             StoreError::WouldDowngrade { .. } => "would_downgrade",
+            StoreError::ControlCharacters { .. } => "control_characters",
+            StoreError::LabelCollision { .. } => "label_collision",
             StoreError::UnknownClaim { .. } => "unknown_claim",
+            StoreError::NothingToPurge { .. } => "nothing_to_purge",
             StoreError::UnknownKey { .. } => "unknown_key",
             StoreError::StoreLocked { .. } => "store_locked",
             StoreError::Corrupt { .. } => "store_corrupt",
@@ -83,6 +96,7 @@ impl StoreError {
                 | StoreError::LabelWithoutSlug { .. }
                 | StoreError::BadAgentId { .. }
                 | StoreError::FieldTooLong { .. }
+                | StoreError::ControlCharacters { .. }
                 | StoreError::Invalid(_)
         )
     }

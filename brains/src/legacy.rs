@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::claim::{slugify, Claim, ClaimState, MemorizeInput, Strength};
 
-/// Typed parse errors, each naming the fix.
+/// Typed parse errors, each naming the fix. They name the line, never the file's bytes:
+/// an error message must not become a way to read a file.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LegacyError {
     #[error(
@@ -15,12 +16,14 @@ pub enum LegacyError {
     NoFrontmatter,
     #[error("missing Node: every claim file names its label with `Node: <label>`")]
     MissingNode,
-    #[error("Created is {0:?}, not milliseconds since the epoch: write Created: <ms>")]
-    BadCreated(String),
-    #[error("State is {0:?}: use authored or outdated")]
-    BadState(String),
-    #[error("Strength is {0:?}: use hint, observed or verified")]
-    BadStrength(String),
+    #[error("Created on line {line} is neither milliseconds since the epoch nor an ISO 8601 date: write Created: 1783209431408 or Created: 2026-07-04T10:00:00Z")]
+    BadCreated { line: usize },
+    #[error("State on line {line} is not a state: use authored or outdated")]
+    BadState { line: usize },
+    #[error("Strength on line {line} is not a strength: use hint, observed or verified")]
+    BadStrength { line: usize },
+    #[error("Evidence on line {line} starts with [ but is not a JSON list of strings: write Evidence: a, b or Evidence: [\"a, b\", \"c\"]")]
+    BadEvidence { line: usize },
     #[error("the claim text is empty: put the text after the frontmatter and a blank line")]
     EmptyBody,
 }
@@ -41,6 +44,8 @@ pub struct LegacyClaim {
     pub origin_claim: Option<String>,
     pub promoted_by: Option<String>,
     pub promotion_reason: Option<String>,
+    pub origin_created: Option<i64>,
+    pub origin_agent: Option<String>,
     /// Keys this grammar does not know, kept for diagnostics.
     pub unknown: BTreeMap<String, String>,
 }
@@ -54,16 +59,111 @@ fn is_key_line(l: &str) -> Option<(&str, &str)> {
     .then(|| (k, v.trim()))
 }
 
-/// Parse one `.light.md` file.
-pub fn parse(text: &str) -> Result<LegacyClaim, LegacyError> {
-    let text = text.replace("\r\n", "\n");
-    let mut lines = text.lines().peekable();
-    let fenced = lines.peek().is_some_and(|l| l.trim() == "---");
-    if fenced {
-        lines.next();
+/// Days since 1970-01-01 of a proleptic Gregorian date.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `Created`: milliseconds since the epoch, or an ISO 8601 date or date-time
+/// (`2026-07-04`, `2026-07-04T10:00:00Z`, `2026-07-04 10:00:00.250+02:00`; no zone = UTC).
+pub fn parse_created(v: &str) -> Option<i64> {
+    let v = v.trim();
+    if let Ok(ms) = v.parse::<i64>() {
+        return Some(ms);
     }
-    let mut fields: Vec<(String, String)> = Vec::new();
-    for line in lines.by_ref() {
+    let num = |s: &str| -> Option<i64> {
+        (!s.is_empty() && s.chars().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse().ok())
+            .flatten()
+    };
+    let (date, rest) = if v.len() > 10 {
+        v.split_at(10)
+    } else {
+        (v, "")
+    };
+    let mut parts = date.split('-');
+    let (y, m, d) = (
+        num(parts.next()?)?,
+        num(parts.next()?)?,
+        num(parts.next()?)?,
+    );
+    if parts.next().is_some() || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return None;
+    }
+    let mut ms = days_from_civil(y, m, d) * 86_400_000;
+    if rest.is_empty() {
+        return Some(ms);
+    }
+    let rest = rest.strip_prefix(['T', 't', ' '])?;
+    // Split the zone off: Z, or the last + / - (dates are already cut away).
+    let (time, zone) = if let Some(t) = rest.strip_suffix(['Z', 'z']) {
+        (t, 0)
+    } else if let Some(i) = rest.rfind(['+', '-']) {
+        let (t, z) = rest.split_at(i);
+        let sign = if z.starts_with('-') { -1 } else { 1 };
+        let z = &z[1..];
+        let (zh, zm) = z.split_once(':').unwrap_or((z, "0"));
+        (t, sign * (num(zh)? * 60 + num(zm)?) * 60_000)
+    } else {
+        (rest, 0)
+    };
+    let mut hms = time.split(':');
+    let h = num(hms.next()?)?;
+    let mi = num(hms.next()?)?;
+    let (sec, frac) = match hms.next() {
+        Some(sv) => match sv.split_once('.') {
+            Some((s, f)) => {
+                let f3: String = f.chars().chain("000".chars()).take(3).collect();
+                (num(s)?, num(&f3)?)
+            }
+            None => (num(sv)?, 0),
+        },
+        None => (0, 0),
+    };
+    if hms.next().is_some() || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    ms += ((h * 60 + mi) * 60 + sec) * 1000 + frac;
+    Some(ms - zone)
+}
+
+/// Evidence: `a, b, c`, or a JSON list when an entry holds a comma or a quote.
+fn parse_evidence(v: &str, line: usize) -> Result<Vec<String>, LegacyError> {
+    if v.starts_with('[') {
+        return serde_json::from_str::<Vec<String>>(v)
+            .map_err(|_| LegacyError::BadEvidence { line });
+    }
+    Ok(v.split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// Parse one `.light.md` file. The frontmatter may use CRLF line ends; the body is
+/// kept byte for byte (only leading and trailing whitespace trimmed, as every stored
+/// text is), so carriage returns inside a text survive a round trip.
+pub fn parse(text: &str) -> Result<LegacyClaim, LegacyError> {
+    let mut offset = 0usize;
+    let mut lines = text.split_inclusive('\n').peekable();
+    let strip = |l: &str| l.trim_end_matches(['\n', '\r']).to_string();
+    let fenced = lines.peek().is_some_and(|l| strip(l).trim() == "---");
+    if fenced {
+        offset += lines.next().map(str::len).unwrap_or(0);
+    }
+    // (line number, key, value)
+    let mut fields: Vec<(usize, String, String)> = Vec::new();
+    let mut line_no = usize::from(fenced);
+    for raw in lines {
+        offset += raw.len();
+        line_no += 1;
+        let line = strip(raw);
         if fenced && line.trim() == "---" {
             break;
         }
@@ -73,14 +173,14 @@ pub fn parse(text: &str) -> Result<LegacyClaim, LegacyError> {
             }
             break;
         }
-        match is_key_line(line) {
-            Some((k, v)) => fields.push((k.to_string(), v.to_string())),
+        match is_key_line(&line) {
+            Some((k, v)) => fields.push((line_no, k.to_string(), v.to_string())),
             None if fields.is_empty() => return Err(LegacyError::NoFrontmatter),
             None => {
                 // A continuation of the previous value (wrapped lines).
                 if let Some(last) = fields.last_mut() {
-                    last.1.push(' ');
-                    last.1.push_str(line.trim());
+                    last.2.push(' ');
+                    last.2.push_str(line.trim());
                 }
             }
         }
@@ -88,7 +188,7 @@ pub fn parse(text: &str) -> Result<LegacyClaim, LegacyError> {
     if fields.is_empty() {
         return Err(LegacyError::NoFrontmatter);
     }
-    let body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
+    let body = text.get(offset..).unwrap_or("").trim().to_string();
     let mut c = LegacyClaim {
         label: String::new(),
         text: body,
@@ -103,38 +203,37 @@ pub fn parse(text: &str) -> Result<LegacyClaim, LegacyError> {
         origin_claim: None,
         promoted_by: None,
         promotion_reason: None,
+        origin_created: None,
+        origin_agent: None,
         unknown: BTreeMap::new(),
     };
     let opt = |v: &str| (!v.is_empty()).then(|| v.to_string());
-    for (k, v) in fields {
+    for (line, k, v) in fields {
         match k.to_ascii_lowercase().as_str() {
             "node" => c.label = v,
             "state" => {
                 c.state = match v.to_ascii_lowercase().as_str() {
                     "authored" | "" => ClaimState::Authored,
                     "outdated" => ClaimState::Outdated,
-                    _ => return Err(LegacyError::BadState(v)),
+                    _ => return Err(LegacyError::BadState { line }),
                 }
             }
             "created" => {
-                c.created = Some(v.parse().map_err(|_| LegacyError::BadCreated(v.clone()))?)
+                c.created = Some(parse_created(&v).ok_or(LegacyError::BadCreated { line })?)
             }
             "source-agent" => c.source_agent = opt(&v),
             "origin-brain" => c.origin_brain = opt(&v),
             "strength" => {
-                c.strength = Strength::parse(&v).map_err(|_| LegacyError::BadStrength(v.clone()))?
+                c.strength = Strength::parse(&v).map_err(|_| LegacyError::BadStrength { line })?
             }
             "supersedes" => c.supersedes = opt(&v),
-            "evidence" => c.evidence.extend(
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|e| !e.is_empty())
-                    .map(str::to_string),
-            ),
+            "evidence" => c.evidence.extend(parse_evidence(&v, line)?),
             "promoted-to" => c.promoted_to = opt(&v),
             "origin-claim" => c.origin_claim = opt(&v),
             "promoted-by" => c.promoted_by = opt(&v),
             "promotion-reason" => c.promotion_reason = opt(&v),
+            "origin-created" => c.origin_created = parse_created(&v),
+            "origin-agent" => c.origin_agent = opt(&v),
             "protocol" => {}
             _ => {
                 c.unknown.insert(k, v);
@@ -170,8 +269,8 @@ impl LegacyClaim {
             origin_claim: self.origin_claim.clone(),
             promoted_by: self.promoted_by.clone(),
             promotion_reason: self.promotion_reason.clone(),
-            origin_created: None,
-            origin_agent: None,
+            origin_created: self.origin_created,
+            origin_agent: self.origin_agent.clone(),
             created: self.created,
             act: Some(crate::claim::ActKind::Import),
         }
@@ -197,17 +296,34 @@ pub fn render(c: &Claim) -> String {
         kv("Supersedes", x);
     }
     if !c.evidence.is_empty() {
-        kv("Evidence", &c.evidence.join(", "));
+        // The plain comma form reads best; an entry that would not survive it (a comma, a
+        // quote, a leading bracket) makes the whole list JSON.
+        let plain = c
+            .evidence
+            .iter()
+            .all(|e| !e.contains(',') && !e.contains('"') && !e.starts_with('[') && e.trim() == e);
+        if plain {
+            kv("Evidence", &c.evidence.join(", "));
+        } else {
+            kv(
+                "Evidence",
+                &serde_json::to_string(&c.evidence).expect("strings serialize"),
+            );
+        }
     }
     for (k, v) in [
         ("Promoted-To", &c.promoted_to),
         ("Origin-Claim", &c.origin_claim),
         ("Promoted-By", &c.promoted_by),
         ("Promotion-Reason", &c.promotion_reason),
+        ("Origin-Agent", &c.origin_agent),
     ] {
         if let Some(v) = v {
             kv(k, v);
         }
+    }
+    if let Some(t) = c.origin_created {
+        kv("Origin-Created", &t.to_string());
     }
     s.push('\n');
     s.push_str(&c.text);

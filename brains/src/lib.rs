@@ -36,4 +36,4 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use embed::{EmbedError, Embedder};
 pub use error::StoreError;
 pub use recall::{Aging, Hit, Overlay, RecallQuery, RecallResult, Retrieval};
-pub use store::{Store, StoreOptions, StoreStats};
+pub use store::{PurgeReport, Store, StoreOptions, StoreStats};

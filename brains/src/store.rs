@@ -50,6 +50,18 @@ pub struct StoreStats {
     pub retrieval: Option<Retrieval>,
 }
 
+/// What [`Store::purge`] erased.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct PurgeReport {
+    /// What the purge act records instead of the slug.
+    pub subject: String,
+    pub versions_erased: u64,
+    /// Earlier acts about the slug whose subject and note were replaced.
+    pub acts_scrubbed: u64,
+    /// Whether the database file was compacted afterwards.
+    pub compacted: bool,
+}
+
 /// What [`Store::open`] found and did about the derived indexes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct OpenReport {
@@ -477,6 +489,19 @@ impl Store {
         let slug = input.validate()?;
         let hash = content_hash(&input.label, &input.text, input.strength, &input.evidence);
         let live = self.get(&slug)?;
+        // Labels are identities: a different label that happens to derive the same slug
+        // is another claim, never a supersession of this one.
+        let holder = match &live {
+            Some(l) => Some(l.label.clone()),
+            None => self.newest_outdated(&slug)?.map(|c| c.label),
+        };
+        if let Some(existing) = holder.filter(|h| !crate::claim::same_label(h, &input.label)) {
+            return Err(StoreError::LabelCollision {
+                slug,
+                existing,
+                attempted: input.label,
+            });
+        }
         if let Some(l) = &live {
             if l.content_hash == hash {
                 return Ok(MemorizeOutcome::Unchanged { claim: l.clone() });
@@ -579,6 +604,93 @@ impl Store {
             out.push(decode(v.value())?);
         }
         Ok(out)
+    }
+
+    /// The newest version of a slug in history, if any.
+    fn newest_outdated(&self, slug: &str) -> Result<Option<Claim>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let hist = rx.open_table(HISTORY)?;
+        let last = hist.range((slug, 0u64)..=(slug, u64::MAX))?.next_back();
+        match last {
+            Some(row) => Ok(Some(decode(row?.1.value())?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Erase a claim and every version of it: the live record, its history, its vector,
+    /// and the slug and notes of the acts about it (the slug derives from the label, which
+    /// may be what carried the secret). One act records the purge and keeps no content:
+    /// its subject is a hash of the slug. Then the file is compacted, so the freed pages
+    /// are released rather than kept.
+    pub fn purge(&mut self, slug: &str, actor: &str) -> Result<PurgeReport, StoreError> {
+        crate::claim::validate_agent_id(actor)?;
+        let versions = self.history(slug)?;
+        if versions.is_empty() {
+            return Err(StoreError::NothingToPurge {
+                slug: slug.to_string(),
+            });
+        }
+        let subject = format!("purged:{}", &sha(slug)[..12]);
+        let key = self.slug_to_key.get(slug).copied();
+        let act = self.new_act(
+            ActKind::Purge,
+            &subject,
+            actor,
+            None,
+            None,
+            Some(format!("{} versions erased", versions.len())),
+        );
+        let mut acts_scrubbed = 0u64;
+        let tx = self.db.begin_write()?;
+        {
+            tx.open_table(CLAIMS)?.remove(slug)?;
+            tx.open_table(HISTORY)?
+                .retain_in((slug, 0u64)..=(slug, u64::MAX), |_, _| false)?;
+            if let Some(k) = key {
+                tx.open_table(VECTORS)?.remove(k)?;
+                tx.open_table(VEC_KEYS)?.remove(slug)?;
+            }
+            let mut acts = tx.open_table(ACTS)?;
+            let mut rewrite: Vec<Act> = Vec::new();
+            for row in acts.iter()? {
+                let (_, v) = row?;
+                let a: Act = serde_json::from_slice(v.value())?;
+                if a.subject == slug {
+                    rewrite.push(a);
+                }
+            }
+            for mut a in rewrite {
+                a.subject = subject.clone();
+                a.note = None;
+                acts.insert(a.seq, serde_json::to_vec(&a)?.as_slice())?;
+                acts_scrubbed += 1;
+            }
+        }
+        self.act(&tx, act)?;
+        tx.commit()?;
+        self.lexical.remove(slug);
+        self.labels.remove(slug);
+        if let Some(k) = key {
+            self.key_to_slug.remove(&k);
+            self.slug_to_key.remove(slug);
+            if let Some(ix) = self.vindex.as_mut() {
+                ix.remove(k)?;
+            }
+            self.flush_index()?;
+        }
+        let compacted = match self.db.compact() {
+            Ok(done) => done,
+            Err(e) => {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "could not compact after a purge; freed pages are reused by later writes");
+                false
+            }
+        };
+        Ok(PurgeReport {
+            subject,
+            versions_erased: versions.len() as u64,
+            acts_scrubbed,
+            compacted,
+        })
     }
 
     pub fn live_claims(&self) -> Result<Vec<Claim>, StoreError> {

@@ -197,6 +197,98 @@ fn learn_demote_and_stamp() {
     );
 }
 
+/// Regression (issue 10, finding 5): `C# build` silently superseded `C++ build` because
+/// both slug to `c-build`. Labels are identities: the second is refused, naming the first.
+#[test]
+fn two_labels_never_share_a_slug_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut s = open(dir.path(), &clock, false);
+    s.memorize(input("C++ build", "cmake with ninja")).unwrap();
+    let err = s.memorize(input("C# build", "dotnet build")).unwrap_err();
+    assert_eq!(err.code(), "label_collision");
+    assert!(err.to_string().contains("C++ build"), "{err}");
+    assert_eq!(s.get("c-build").unwrap().unwrap().text, "cmake with ninja");
+    // Case and spacing do not make another claim: that is a supersession.
+    let o = s.memorize(input("c++  BUILD", "cmake with make")).unwrap();
+    assert!(matches!(o, MemorizeOutcome::Superseded { .. }));
+    // Two long labels sharing their first 80 slug characters.
+    let stem = "a".repeat(80);
+    s.memorize(input(&format!("{stem} one"), "first")).unwrap();
+    assert_eq!(
+        s.memorize(input(&format!("{stem} two"), "second"))
+            .unwrap_err()
+            .code(),
+        "label_collision"
+    );
+    // A slug whose live version was demoted still belongs to its label.
+    s.memorize(input("Gone rule", "x")).unwrap();
+    s.demote("gone-rule", "human:founder", "wrong").unwrap();
+    assert_eq!(
+        s.memorize(input("Gone  rule!", "y"))
+            .map(|_| ())
+            .unwrap_err()
+            .code(),
+        "label_collision"
+    );
+}
+
+/// `purge` erases a claim and every version of it, and the act that records it keeps no
+/// content: not the text, not the label, not the slug.
+#[test]
+fn purge_erases_every_version_and_records_an_act_without_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let secret = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+    let mut s = open(dir.path(), &clock, true);
+    s.memorize(input("ci token", &format!("the ci token is {secret}")))
+        .unwrap();
+    clock.advance(1000);
+    s.memorize(input("ci token", "rotated, see the vault"))
+        .unwrap();
+    s.learn("ci-token", Verdict::Wrong, "human:founder", Some("leaked"))
+        .unwrap();
+    s.memorize(input("kept", "another claim")).unwrap();
+    let before = s.stats().unwrap();
+    let r = s.purge("ci-token", "human:founder").unwrap();
+    assert_eq!(r.versions_erased, 2);
+    assert!(s.get("ci-token").unwrap().is_none());
+    assert!(s.history("ci-token").unwrap().is_empty());
+    assert!(s
+        .recall(&q("ci token rotated vault", 10))
+        .unwrap()
+        .hits
+        .iter()
+        .all(|h| h.claim.slug != "ci-token"));
+    let after = s.stats().unwrap();
+    assert_eq!(after.live_claims, before.live_claims - 1);
+    assert_eq!(after.vectors, before.vectors - 1);
+    let acts = s.acts(0, 1000).unwrap();
+    let dump = serde_json::to_string(&acts).unwrap();
+    for leaked in ["ci-token", "ci token", secret, "rotated", "leaked"] {
+        assert!(
+            !dump.contains(leaked),
+            "{leaked:?} survives in the act log: {dump}"
+        );
+    }
+    let last = acts.last().unwrap();
+    assert_eq!(last.kind, ActKind::Purge);
+    assert_eq!(last.subject, r.subject);
+    assert!(last.before_hash.is_none() && last.after_hash.is_none());
+    assert_eq!(s.get("kept").unwrap().unwrap().text, "another claim");
+    assert_eq!(
+        s.purge("ci-token", "human:founder").unwrap_err().code(),
+        "nothing_to_purge"
+    );
+    drop(s);
+    // The secret's bytes are gone from the database file too.
+    let bytes = std::fs::read(dir.path().join("store.redb")).unwrap();
+    let hay = String::from_utf8_lossy(&bytes);
+    assert!(!hay.contains(secret), "the secret survives in store.redb");
+    let s = open(dir.path(), &clock, true);
+    assert!(s.history("ci-token").unwrap().is_empty());
+}
+
 #[test]
 fn key_value_get_set_list_delete() {
     let d = tempfile::tempdir().unwrap();
