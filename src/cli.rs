@@ -147,6 +147,17 @@ pub enum Command {
         #[arg(long)]
         history: bool,
     },
+    /// Erase a claim and every version of it (for a secret that got in); the act that
+    /// records it keeps no content.
+    Purge {
+        /// The claim's slug (a label is accepted).
+        slug: String,
+        /// project (default: this brain) or medulla.
+        #[arg(long)]
+        tier: Option<String>,
+        #[arg(long, default_value = "human:founder")]
+        agent: String,
+    },
     /// Grade a claim: correct, partial or wrong.
     Learn {
         slug: String,
@@ -280,6 +291,9 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
             client.call("export", json!({ "dir": dir, "brain": brain, "medulla": medulla, "history": history }))?
         }
         Command::History { slug, tier } => client.call("history", json!({ "slug": slug, "tier": tier }))?,
+        Command::Purge { slug, tier, agent } => {
+            client.call("purge", json!({ "slug": slug, "tier": tier, "agent_id": agent }))?
+        }
         Command::Learn { slug, verdict, note, agent } => {
             client.call("learn", json!({ "slug": slug, "verdict": verdict, "note": note, "agent_id": agent }))?
         }
@@ -368,6 +382,10 @@ impl Client {
     fn send(&self, req: reqwest::RequestBuilder) -> anyhow::Result<(u16, Value)> {
         let cwd = std::env::current_dir()?;
         let mut req = req.header("Medulla-Caller-Root", cwd.to_string_lossy().as_ref());
+        // The command line is the founder's surface: it presents the owner's token.
+        if let Some(t) = crate::founder::read(&default_home()) {
+            req = req.header("Medulla-Founder-Token", t);
+        }
         if let Ok(b) = std::env::var("MEDULLA_BRAIN") {
             req = req.header("Medulla-Brain", b);
         }
@@ -700,6 +718,17 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
             body["dir"].as_str().unwrap_or("?")
         ),
         Command::Doctor => println!("{}", serde_json::to_string_pretty(body).unwrap_or_default()),
+        Command::Purge { .. } => {
+            println!(
+                "purged {} versions ({} act notes scrubbed); the log records {}",
+                body["purged"]["versions_erased"],
+                body["purged"]["acts_scrubbed"],
+                body["purged"]["subject"].as_str().unwrap_or("?")
+            );
+            if let Some(n) = body["note"].as_str() {
+                println!("note: {n}");
+            }
+        }
         Command::Serve(_) | Command::Bridge => {}
     }
     let _ = status;

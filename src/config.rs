@@ -35,6 +35,28 @@ pub struct Config {
     pub model_dir: Option<PathBuf>,
     /// Run lexical-only even when a model is present.
     pub no_model: bool,
+    /// What a project write carrying a secret gets: refused (default) or accepted and
+    /// flagged. Shared and committable text (the medulla, boxes, exports) is always refused.
+    pub project_secrets: SecretPolicy,
+    /// Most MCP sessions held at once; past it the least recently used is closed.
+    pub max_sessions: usize,
+    /// An MCP session unused this long is closed (its client starts a new one).
+    pub session_idle: Duration,
+    /// A request body must arrive within this, else 408.
+    pub body_timeout: Duration,
+    /// `$MEDULLA_HOME` canonicalised, for the checks that keep writes out of it.
+    pub canonical_home: PathBuf,
+    /// The user's home directory (never a brain root), canonicalised when it exists.
+    pub user_home: Option<PathBuf>,
+}
+
+/// What a project write carrying a secret gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SecretPolicy {
+    #[default]
+    Refuse,
+    Flag,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -51,6 +73,23 @@ struct FileConfig {
     half_life_hours: Option<u64>,
     model_dir: Option<PathBuf>,
     no_model: Option<bool>,
+    project_secrets: Option<SecretPolicy>,
+    max_sessions: Option<usize>,
+    session_idle_secs: Option<u64>,
+    body_timeout_ms: Option<u64>,
+}
+
+/// A TOML error as line, column and message, never quoting the file's bytes.
+pub fn toml_problem(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+            format!("line {line}, column {col}: {}", e.message().trim())
+        }
+        None => e.message().trim().to_string(),
+    }
 }
 
 /// `$MEDULLA_HOME`, else `~/.medulla`.
@@ -69,8 +108,13 @@ impl Config {
     pub fn load(home: &Path) -> anyhow::Result<Config> {
         let path = home.join("config.toml");
         let file: FileConfig = match std::fs::read_to_string(&path) {
-            Ok(text) => toml::from_str(&text)
-                .with_context(|| format!("{} is not valid: fix or remove it", path.display()))?,
+            Ok(text) => toml::from_str(&text).map_err(|e| {
+                anyhow::anyhow!(
+                    "{} is not valid ({}): fix or remove it",
+                    path.display(),
+                    toml_problem(&text, &e)
+                )
+            })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileConfig::default(),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
@@ -96,10 +140,18 @@ impl Config {
             call_timeout: Duration::from_millis(file.call_timeout_ms.unwrap_or(30_000)),
             medulla_budget: Duration::from_millis(file.medulla_budget_ms.unwrap_or(1000)),
             mailbox_rescan: Duration::from_secs(file.mailbox_rescan_secs.unwrap_or(10)),
-            max_body_bytes: file.max_body_bytes.unwrap_or(4 * 1024 * 1024),
+            max_body_bytes: file.max_body_bytes.unwrap_or(1024 * 1024),
             aging,
             model_dir: file.model_dir,
             no_model: file.no_model.unwrap_or(false),
+            project_secrets: file.project_secrets.unwrap_or_default(),
+            max_sessions: file.max_sessions.unwrap_or(1024).max(1),
+            session_idle: Duration::from_secs(file.session_idle_secs.unwrap_or(30 * 60)),
+            body_timeout: Duration::from_millis(file.body_timeout_ms.unwrap_or(10_000)),
+            canonical_home: std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf()),
+            user_home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| std::fs::canonicalize(&h).unwrap_or_else(|_| PathBuf::from(h))),
         })
     }
 

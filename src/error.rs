@@ -13,10 +13,34 @@ pub enum OwnerError {
     UnknownBrain { name: String },
     #[error("{0}")]
     BadInput(String),
-    #[error("refused by the hygiene floor: {found}; remove the secret or conflict marker from the claim (supersede it) and try again")]
+    #[error("refusing to bootstrap {root}: {why}")]
+    RootRefused {
+        root: String,
+        why: crate::roster::RootRefusal,
+    },
+    #[error("this request is routed to {routed}, not to {brain}: only a caller routed to {brain}, or the founder (the medulla command line, or REST with the founder token), may {verb} it")]
+    NotYourBrain {
+        brain: String,
+        routed: String,
+        verb: &'static str,
+    },
+    #[error("{what} is for the founder only: run it from the medulla command line, which presents the owner's founder token")]
+    FounderOnly { what: String },
+    #[error("{what} is {len} bytes, over the limit of {max}: shorten it")]
+    TooLong {
+        what: &'static str,
+        len: usize,
+        max: usize,
+    },
+    #[error("limit {limit} is out of range: give a limit from 1 to {max}")]
+    LimitOutOfRange { limit: usize, max: usize },
+    #[error("refusing to write into {dir}: it is inside the medulla home ({home}), which only the owner writes; export somewhere else")]
+    InsideMedullaHome { dir: String, home: String },
+    #[error("refused by the hygiene floor: {found}; {fix}")]
     HygieneRefused {
         found: String,
         findings: serde_json::Value,
+        fix: String,
     },
     #[error("the medulla already holds {slug:?} promoted from {holder} at the same strength: promote a stronger claim, or demote the holder first")]
     PromotionConflict { slug: String, holder: String },
@@ -39,6 +63,12 @@ impl OwnerError {
             OwnerError::Unbootstrapped { .. } => "unbootstrapped",
             OwnerError::UnknownBrain { .. } => "unknown_brain",
             OwnerError::BadInput(_) => "invalid_input",
+            OwnerError::RootRefused { why, .. } => why.code(),
+            OwnerError::NotYourBrain { .. } => "not_your_brain",
+            OwnerError::FounderOnly { .. } => "founder_only",
+            OwnerError::TooLong { .. } => "too_long",
+            OwnerError::LimitOutOfRange { .. } => "limit_out_of_range",
+            OwnerError::InsideMedullaHome { .. } => "inside_medulla_home",
             OwnerError::HygieneRefused { .. } => "hygiene_refused",
             OwnerError::PromotionConflict { .. } => "promotion_conflict",
             OwnerError::UnknownTool(_) => "unknown_tool",
@@ -55,12 +85,21 @@ impl OwnerError {
             OwnerError::Store(StoreError::UnknownClaim { .. } | StoreError::UnknownKey { .. }) => {
                 404
             }
-            OwnerError::Store(StoreError::WouldDowngrade { .. }) => 409,
+            OwnerError::Store(
+                StoreError::WouldDowngrade { .. } | StoreError::LabelCollision { .. },
+            ) => 409,
+            OwnerError::Store(StoreError::NothingToPurge { .. }) => 404,
             OwnerError::Store(StoreError::StoreLocked { .. }) => 503,
             OwnerError::Store(_) => 500,
             OwnerError::Unbootstrapped { .. } => 409,
             OwnerError::UnknownBrain { .. } => 404,
-            OwnerError::BadInput(_) | OwnerError::UnknownTool(_) => 400,
+            OwnerError::BadInput(_)
+            | OwnerError::UnknownTool(_)
+            | OwnerError::RootRefused { .. }
+            | OwnerError::TooLong { .. }
+            | OwnerError::LimitOutOfRange { .. }
+            | OwnerError::InsideMedullaHome { .. } => 400,
+            OwnerError::NotYourBrain { .. } | OwnerError::FounderOnly { .. } => 403,
             OwnerError::HygieneRefused { .. } => 422,
             OwnerError::PromotionConflict { .. } => 409,
             OwnerError::NotYet { .. } => 501,
@@ -89,6 +128,22 @@ impl OwnerError {
                 v["slug"] = slug.clone().into();
                 v["live_strength"] = live.as_str().into();
                 v["attempted_strength"] = attempted.as_str().into();
+            }
+            OwnerError::Store(StoreError::LabelCollision {
+                slug,
+                existing,
+                attempted,
+            }) => {
+                v["slug"] = slug.clone().into();
+                v["existing_label"] = existing.clone().into();
+                v["attempted_label"] = attempted.clone().into();
+            }
+            OwnerError::RootRefused { root, .. } => {
+                v["root"] = root.clone().into();
+            }
+            OwnerError::NotYourBrain { brain, routed, .. } => {
+                v["brain"] = brain.clone().into();
+                v["routed"] = routed.clone().into();
             }
             _ => {}
         }

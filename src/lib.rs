@@ -3,6 +3,8 @@
 //! # Layout
 //!
 //! - [`config`]: `$MEDULLA_HOME`, `config.toml`, listen address and timeouts.
+//! - [`floor`]: the hygiene floor over every field of shared, committable or project text.
+//! - [`founder`]: the founder token, which marks the founder surface (CLI, the Hall).
 //! - [`roster`]: which brains exist; disk is the truth; fingerprints and root matching.
 //! - [`brain`]: the brain actor, one per warm brain plus the medulla's, each owning one
 //!   [`brains::Store`].
@@ -27,6 +29,8 @@ pub mod bridge;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod floor;
+pub mod founder;
 pub mod http;
 pub mod mailbox;
 pub mod owner;

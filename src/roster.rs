@@ -15,7 +15,7 @@ pub fn fingerprint(root: &str) -> String {
 }
 
 /// Normalise a path without touching the disk: absolute, `.` and `..` folded.
-fn lexical_normal(path: &Path) -> PathBuf {
+pub fn lexical_normal(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {
@@ -29,10 +29,21 @@ fn lexical_normal(path: &Path) -> PathBuf {
     out
 }
 
+/// Longest accepted path (caller root, bootstrap root, import or export directory).
+pub const MAX_PATH_BYTES: usize = 4096;
+
 /// A caller's root as routing sees it: absolute, canonical when it exists on disk,
 /// lexically normalised when it does not (a caller may name a path this machine lacks).
 pub fn normalize_caller_root(raw: &str) -> Result<PathBuf> {
     let raw = raw.trim();
+    if raw.len() > MAX_PATH_BYTES {
+        return Err(OwnerError::TooLong {
+            what: "a path",
+            len: raw.len(),
+            max: MAX_PATH_BYTES,
+        });
+    }
+    brains::claim::check_line("a path", raw)?;
     let p = Path::new(raw);
     if raw.is_empty() || !p.is_absolute() {
         return Err(OwnerError::BadInput(format!(
@@ -42,14 +53,151 @@ pub fn normalize_caller_root(raw: &str) -> Result<PathBuf> {
     Ok(std::fs::canonicalize(p).unwrap_or_else(|_| lexical_normal(p)))
 }
 
-/// A root for bootstrap: must be an existing directory; canonicalised.
-pub fn canonical_root(raw: &str) -> Result<PathBuf> {
+/// The path with `.` and `..` folded lexically, then canonicalised through the longest
+/// existing ancestor (so a symlink on the way is resolved even when the tail is missing).
+pub fn resolve_path(p: &Path) -> PathBuf {
+    let p = lexical_normal(p);
+    for anc in p.ancestors() {
+        if let Ok(c) = std::fs::canonicalize(anc) {
+            return match p.strip_prefix(anc) {
+                Ok(rest) if !rest.as_os_str().is_empty() => c.join(rest),
+                _ => c,
+            };
+        }
+    }
+    p
+}
+
+/// Why a directory can never be a brain's root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RootRefusal {
+    /// `/`: a brain there would cover every directory, a catch-all default brain.
+    FilesystemRoot,
+    /// `/etc`, `/usr`, `/tmp`, `/home`, ...: not a project.
+    SystemDirectory,
+    /// `$MEDULLA_HOME` or anything inside it: the owner's own data.
+    MedullaHome,
+    /// The user's home directory itself: it would cover every project under it.
+    HomeDirectory,
+    /// Missing, or a file.
+    NotADirectory,
+}
+
+impl RootRefusal {
+    pub fn code(self) -> &'static str {
+        match self {
+            RootRefusal::FilesystemRoot => "root_is_filesystem_root",
+            RootRefusal::SystemDirectory => "root_is_system_directory",
+            RootRefusal::MedullaHome => "root_inside_medulla_home",
+            RootRefusal::HomeDirectory => "root_is_home_directory",
+            RootRefusal::NotADirectory => "root_not_a_directory",
+        }
+    }
+}
+
+impl std::fmt::Display for RootRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RootRefusal::FilesystemRoot => "it is the filesystem root, and a brain there would catch every directory on the machine: bootstrap a project's own directory",
+            RootRefusal::SystemDirectory => "it is a system directory, not a project: bootstrap a project's own directory",
+            RootRefusal::MedullaHome => "it is the medulla home or inside it, the owner's own data: bootstrap a project's directory",
+            RootRefusal::HomeDirectory => "it is your home directory, and a brain there would catch every project under it: bootstrap each project's directory",
+            RootRefusal::NotADirectory => "it is not an existing directory: bootstrap the root of a project that exists on this machine",
+        })
+    }
+}
+
+/// Directories that are never a project, nor is anything inside them.
+const SYSTEM_TREES: &[&str] = &[
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/run",
+    "/sbin",
+    "/sys",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/lib",
+    "/usr/lib32",
+    "/usr/lib64",
+    "/usr/libexec",
+    "/usr/include",
+    "/usr/share",
+    "/var/lib",
+    "/var/log",
+    "/var/cache",
+    "/var/spool",
+    "/var/run",
+    "/System",
+    "/Library",
+    "/private/etc",
+    "/private/var",
+];
+/// Directories that are not a project themselves, though projects may live inside.
+const SYSTEM_DIRS: &[&str] = &[
+    "/home",
+    "/root",
+    "/tmp",
+    "/usr",
+    "/usr/local",
+    "/usr/src",
+    "/var",
+    "/var/tmp",
+    "/opt",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/Users",
+    "/Volumes",
+    "/private",
+    "/private/tmp",
+    "/Applications",
+];
+
+/// Why `root` (absolute and canonical) can never be a brain's root, judged from the path
+/// alone; `None` when it can.
+pub fn root_refusal(
+    root: &Path,
+    medulla_home: &Path,
+    user_home: Option<&Path>,
+) -> Option<RootRefusal> {
+    if root.parent().is_none() {
+        return Some(RootRefusal::FilesystemRoot);
+    }
+    if root.starts_with(medulla_home) {
+        return Some(RootRefusal::MedullaHome);
+    }
+    if user_home.is_some_and(|h| h == root) {
+        return Some(RootRefusal::HomeDirectory);
+    }
+    if SYSTEM_DIRS.iter().any(|d| root == Path::new(d))
+        || SYSTEM_TREES.iter().any(|d| root.starts_with(d))
+    {
+        return Some(RootRefusal::SystemDirectory);
+    }
+    None
+}
+
+/// A root for bootstrap: an existing directory, canonicalised (symlinks resolved), that
+/// may be a project's root.
+pub fn canonical_root(raw: &str, medulla_home: &Path, user_home: Option<&Path>) -> Result<PathBuf> {
     let p = normalize_caller_root(raw)?;
+    let refused = |why| OwnerError::RootRefused {
+        root: p.display().to_string(),
+        why,
+    };
     if !p.is_dir() {
-        return Err(OwnerError::BadInput(format!(
-            "{} is not an existing directory: bootstrap the root of a project that exists on this machine",
-            p.display()
-        )));
+        return Err(refused(RootRefusal::NotADirectory));
+    }
+    if let Some(why) = root_refusal(&p, medulla_home, user_home) {
+        return Err(refused(why));
     }
     Ok(p)
 }
@@ -186,6 +334,36 @@ mod tests {
         assert_eq!(hit("/w/outerx/src"), None);
         assert_eq!(hit("/w/out"), Some("/w/out".into()));
         assert_eq!(hit("/elsewhere"), None);
+    }
+
+    /// Regression (issue 10, finding 2): `bootstrap {"root": "/"}` made a catch-all brain.
+    #[test]
+    fn roots_that_are_not_projects_are_refused_with_why() {
+        let home = Path::new("/srv/me/.medulla");
+        let user = Some(Path::new("/home/me"));
+        let r = |p: &str| root_refusal(Path::new(p), home, user);
+        assert_eq!(r("/"), Some(RootRefusal::FilesystemRoot));
+        assert_eq!(r("/etc"), Some(RootRefusal::SystemDirectory));
+        assert_eq!(r("/etc/nginx"), Some(RootRefusal::SystemDirectory));
+        assert_eq!(r("/usr"), Some(RootRefusal::SystemDirectory));
+        assert_eq!(r("/tmp"), Some(RootRefusal::SystemDirectory));
+        assert_eq!(r("/srv/me/.medulla"), Some(RootRefusal::MedullaHome));
+        assert_eq!(
+            r("/srv/me/.medulla/brains/x"),
+            Some(RootRefusal::MedullaHome)
+        );
+        assert_eq!(r("/home/me"), Some(RootRefusal::HomeDirectory));
+        assert_eq!(r("/home"), Some(RootRefusal::SystemDirectory));
+        assert_eq!(r("/home/me/code/app"), None);
+        assert_eq!(r("/tmp/scratch-project"), None);
+        assert_eq!(r("/usr/local/src/app"), None);
+        assert_eq!(r("/srv/me/app"), None);
+    }
+
+    #[test]
+    fn resolve_path_folds_dot_dot_before_anything_else() {
+        let p = resolve_path(Path::new("/definitely/not/proj3/../victim/../x"));
+        assert_eq!(p, PathBuf::from("/definitely/not/x"));
     }
 
     #[test]

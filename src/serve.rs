@@ -87,12 +87,15 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
             )
         })?;
     let addr = listener.local_addr()?;
+    let founder_token = crate::founder::ensure(&cfg.home)
+        .with_context(|| format!("cannot create the founder token in {}", cfg.home.display()))?;
     let (owner, join) = OwnerHandle::start(cfg.clone(), opts).await?;
     let svc = Service {
         owner: owner.clone(),
         retrieval,
         model_note: model_note.clone(),
         clock,
+        founder_token: Arc::new(founder_token),
     };
 
     let url = format!("http://{addr}");

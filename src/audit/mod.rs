@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use crate::brain::BrainMsg;
 use crate::error::{OwnerError, Result};
+use crate::floor;
 use crate::owner::OwnerHandle;
 use crate::roster::Manifest;
 use crate::service::render::{row, Tier};
@@ -67,6 +68,12 @@ pub enum AuditMsg {
         note: Option<String>,
         reply: RpcReplyPort<Result<Value>>,
     },
+    /// Erase a medulla claim and every version of it (the founder's way out for a secret).
+    Purge {
+        agent: String,
+        slug: String,
+        reply: RpcReplyPort<Result<brains::PurgeReport>>,
+    },
 }
 
 pub struct AuditActor;
@@ -107,8 +114,19 @@ impl Actor for AuditActor {
             AuditMsg::DoctrineBirth { input, reply } => {
                 let _ = reply.send(doctrine_birth(&st.owner, input).await);
             }
+            AuditMsg::Purge { agent, slug, reply } => {
+                let r = st
+                    .owner
+                    .ask(None, |r| BrainMsg::Purge {
+                        slug: slug.clone(),
+                        actor: agent.clone(),
+                        reply: r,
+                    })
+                    .await;
+                let _ = reply.send(r);
+            }
             AuditMsg::Import { input, reply } => {
-                let r = match hygiene_floor(&input.label, &input.text) {
+                let r = match hygiene_floor(&input) {
                     Ok(()) => {
                         st.owner
                             .ask(None, |r| BrainMsg::Memorize(input.clone(), r))
@@ -132,20 +150,14 @@ impl Actor for AuditActor {
     }
 }
 
-/// The hygiene floor: refuse text carrying secrets or merge-conflict markers.
-fn hygiene_floor(label: &str, text: &str) -> Result<()> {
-    let findings = brains::hygiene::scan(&format!("{label}\n{text}"));
-    if findings.is_empty() {
-        return Ok(());
+/// The hygiene floor over every field that enters the medulla: label, text, evidence and
+/// the promotion reason.
+fn hygiene_floor(input: &MemorizeInput) -> Result<()> {
+    let mut fields = floor::claim_fields(&input.label, &input.text, &input.evidence);
+    if let Some(r) = &input.promotion_reason {
+        fields.push(("promotion reason", r.as_str()));
     }
-    Err(OwnerError::HygieneRefused {
-        found: findings
-            .iter()
-            .map(|f| f.to_string())
-            .collect::<Vec<_>>()
-            .join("; "),
-        findings: serde_json::to_value(&findings).unwrap_or(Value::Null),
-    })
+    floor::refuse(fields, floor::FIX_SHARED)
 }
 
 async fn cap_report(owner: &OwnerHandle) -> Result<Value> {
@@ -196,7 +208,6 @@ async fn promote(
         .ok_or_else(|| StoreError::UnknownClaim {
             slug: slug.to_string(),
         })?;
-    hygiene_floor(&witness.label, &witness.text)?;
     let origin_claim = format!("{}#{}", brain.root, witness.slug);
     // Two origins racing for one label: the first lands, the second bounces unless it
     // is strictly stronger. Serialised here, so there is never a torn medulla.
@@ -231,6 +242,7 @@ async fn promote(
         created: None,
         act: Some(ActKind::Promote),
     };
+    hygiene_floor(&input)?;
     let outcome = owner
         .ask(None, |r| BrainMsg::Memorize(input.clone(), r))
         .await?;
@@ -270,7 +282,7 @@ fn outcome_name(o: &MemorizeOutcome) -> &'static str {
 }
 
 async fn doctrine_birth(owner: &OwnerHandle, mut input: MemorizeInput) -> Result<Value> {
-    hygiene_floor(&input.label, &input.text)?;
+    hygiene_floor(&input)?;
     input.origin_brain = Some("medulla".into());
     input.act = Some(ActKind::DoctrineBirth);
     let agent = input.source_agent.clone();

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use brains::store::OpenReport;
 use brains::{
-    Act, Claim, MemorizeInput, MemorizeOutcome, RecallQuery, RecallResult, Store, StoreError,
-    StoreOptions, StoreStats, Verdict,
+    Act, Claim, MemorizeInput, MemorizeOutcome, PurgeReport, RecallQuery, RecallResult, Store,
+    StoreError, StoreOptions, StoreStats, Verdict,
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
@@ -43,6 +43,11 @@ pub enum BrainMsg {
         stamp: String,
         actor: String,
         reply: Reply<Claim>,
+    },
+    Purge {
+        slug: String,
+        actor: String,
+        reply: Reply<PurgeReport>,
     },
     KvGet(String, Reply<Option<String>>),
     KvSet {
@@ -192,6 +197,9 @@ impl Actor for BrainActor {
                 st.run(move |s| s.stamp_promoted_to(&slug, &stamp, &actor))
                     .await?,
             ),
+            BrainMsg::Purge { slug, actor, reply } => {
+                send(reply, st.run(move |s| s.purge(&slug, &actor)).await?)
+            }
             BrainMsg::KvGet(key, r) => send(r, st.run(move |s| s.kv_get(&key)).await?),
             BrainMsg::KvSet {
                 key,

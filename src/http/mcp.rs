@@ -12,7 +12,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::owner::BrainCounters;
 use crate::service::route::{
-    AGENT_HEADER, BRAIN_HEADER, CALLER_ROOT_HEADER, LEGACY_CALLER_ROOT_HEADER,
+    AGENT_HEADER, BRAIN_HEADER, CALLER_ROOT_HEADER, FOUNDER_HEADER, LEGACY_CALLER_ROOT_HEADER,
 };
 use crate::service::{tools, RouteInput, Service};
 
@@ -97,6 +97,9 @@ impl ServerHandler for McpHandler {
             caller_root: header(parts, CALLER_ROOT_HEADER)
                 .or_else(|| header(parts, LEGACY_CALLER_ROOT_HEADER)),
             agent: header(parts, AGENT_HEADER).or_else(|| client_agent(&ctx)),
+            founder: self
+                .svc
+                .is_founder(header(parts, FOUNDER_HEADER).as_deref()),
         };
         if !tools::specs().iter().any(|s| s.name == request.name) {
             return Err(ErrorData::invalid_params(

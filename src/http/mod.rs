@@ -1,7 +1,9 @@
 //! The HTTP face: hyper 1.x on loopback. `POST /mcp` is MCP Streamable HTTP (rmcp);
 //! `/api/*` is the small REST surface. Only this module knows HTTP and JSON-RPC.
 
+pub mod jsonrpc;
 pub mod mcp;
+pub mod sessions;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -22,17 +24,25 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::OwnerError;
 use crate::service::route::{
-    AGENT_HEADER, BRAIN_HEADER, CALLER_ROOT_HEADER, LEGACY_CALLER_ROOT_HEADER,
+    AGENT_HEADER, BRAIN_HEADER, CALLER_ROOT_HEADER, FOUNDER_HEADER, LEGACY_CALLER_ROOT_HEADER,
 };
 use crate::service::{RouteInput, Service};
 use mcp::McpHandler;
+use sessions::Sessions;
+
+/// Largest request head (request line and headers) hyper buffers; past it, 431.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// The request head must arrive within this.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 type Body = BoxBody<Bytes, Infallible>;
 
 struct App {
     svc: Service,
     mcp: StreamableHttpService<McpHandler, LocalSessionManager>,
+    sessions: Sessions,
     max_body: usize,
+    body_timeout: Duration,
 }
 
 fn json_response(status: u16, v: &Value) -> Response<Body> {
@@ -104,7 +114,7 @@ fn check_origin(req: &Request<Incoming>) -> Result<(), String> {
     Ok(())
 }
 
-fn route_input(req: &Request<Incoming>) -> RouteInput {
+fn route_input(svc: &Service, req: &Request<Incoming>) -> RouteInput {
     let h = |n: &str| {
         req.headers()
             .get(n)
@@ -117,6 +127,7 @@ fn route_input(req: &Request<Incoming>) -> RouteInput {
         sticky: None,
         caller_root: h(CALLER_ROOT_HEADER).or_else(|| h(LEGACY_CALLER_ROOT_HEADER)),
         agent: h(AGENT_HEADER),
+        founder: svc.is_founder(h(FOUNDER_HEADER).as_deref()),
     }
 }
 
@@ -156,18 +167,32 @@ pub fn parse_query(q: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-async fn read_json(req: Request<Incoming>, max: usize) -> Result<Value, Response<Body>> {
-    let body = Limited::new(req.into_body(), max)
-        .collect()
-        .await
-        .map_err(|e| {
-            plain_error(
-                413,
-                "body_too_large",
-                format!("request body refused ({e}): the limit is {max} bytes"),
-            )
-        })?;
-    let bytes = body.to_bytes();
+/// Read a whole body: at most `max` bytes, within `timeout`.
+async fn read_body(body: Incoming, max: usize, timeout: Duration) -> Result<Bytes, Response<Body>> {
+    match tokio::time::timeout(timeout, Limited::new(body, max).collect()).await {
+        Err(_) => Err(plain_error(
+            408,
+            "body_timeout",
+            format!(
+                "the request body did not arrive within {} ms: send it whole, promptly",
+                timeout.as_millis()
+            ),
+        )),
+        Ok(Err(e)) => Err(plain_error(
+            413,
+            "body_too_large",
+            format!("request body refused ({e}): the limit is {max} bytes"),
+        )),
+        Ok(Ok(b)) => Ok(b.to_bytes()),
+    }
+}
+
+async fn read_json(
+    req: Request<Incoming>,
+    max: usize,
+    timeout: Duration,
+) -> Result<Value, Response<Body>> {
+    let bytes = read_body(req.into_body(), max, timeout).await?;
     if bytes.is_empty() {
         return Ok(json!({}));
     }
@@ -176,6 +201,119 @@ async fn read_json(req: Request<Incoming>, max: usize) -> Result<Value, Response
 }
 
 impl App {
+    /// `/mcp`: the envelope checked here (every malformed message gets a JSON-RPC error),
+    /// sessions bounded and ended here, the rest handed to the MCP SDK.
+    async fn mcp(&self, req: Request<Incoming>) -> Response<Body> {
+        use tower_service::Service as _;
+        let session = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let method = req.method().clone();
+        if method == Method::DELETE {
+            return match session {
+                None => json_response(
+                    400,
+                    &jsonrpc::error(
+                        Value::Null,
+                        jsonrpc::INVALID_REQUEST,
+                        "DELETE /mcp ends a session: send its Mcp-Session-Id header",
+                    ),
+                ),
+                Some(id) if !self.sessions.exists(&id).await => json_response(
+                    404,
+                    &jsonrpc::error(
+                        Value::Null,
+                        jsonrpc::INVALID_REQUEST,
+                        "no such session: it ended or expired; initialize a new one",
+                    ),
+                ),
+                Some(id) => {
+                    self.sessions.close(&id).await;
+                    Response::builder()
+                        .status(204)
+                        .body(Full::new(Bytes::new()).boxed())
+                        .expect("static response parts are valid")
+                }
+            };
+        }
+        let (parts, body) = req.into_parts();
+        let bytes = match read_body(body, self.max_body, self.body_timeout).await {
+            Ok(b) => b,
+            Err(resp) => return resp,
+        };
+        if method == Method::POST {
+            let v: Value = match serde_json::from_slice(&bytes) {
+                Ok(v) => v,
+                Err(e) => {
+                    return json_response(
+                        400,
+                        &jsonrpc::error(
+                            Value::Null,
+                            jsonrpc::PARSE_ERROR,
+                            format!("parse error: the body is not JSON ({e})"),
+                        ),
+                    )
+                }
+            };
+            if let Err(answer) = jsonrpc::check(&v) {
+                return json_response(400, &answer);
+            }
+            match &session {
+                Some(id) => self.sessions.touch(id),
+                None if v["method"] == "initialize" => {
+                    let closed = self.sessions.make_room().await;
+                    if closed > 0 {
+                        tracing::info!(
+                            closed,
+                            "MCP session cap reached: closed the least recently used"
+                        );
+                    }
+                }
+                None => {}
+            }
+        }
+        let req = Request::from_parts(parts, Full::new(bytes));
+        let mut svc = self.mcp.clone();
+        let resp = match svc.call(req).await {
+            Ok(r) => r,
+            Err(never) => match never {},
+        };
+        if let Some(id) = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            self.sessions.touch(id);
+        }
+        // The SDK answers some refusals in plain text (406, 415, 404 ...): give them a
+        // JSON-RPC body too, keeping the status.
+        let is_json_or_sse = resp
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|c| c.to_str().ok())
+            .is_some_and(|c| {
+                c.starts_with("application/json") || c.starts_with("text/event-stream")
+            });
+        if resp.status().as_u16() >= 400 && !is_json_or_sse {
+            let status = resp.status().as_u16();
+            let text = match resp.into_body().collect().await {
+                Ok(b) => String::from_utf8_lossy(&b.to_bytes()).into_owned(),
+                Err(never) => match never {},
+            };
+            return json_response(
+                status,
+                &jsonrpc::error(
+                    Value::Null,
+                    jsonrpc::INVALID_REQUEST,
+                    text.trim().to_string(),
+                ),
+            );
+        }
+        resp
+    }
+
     async fn handle(self: Arc<Self>, req: Request<Incoming>) -> Response<Body> {
         if let Err(msg) = check_origin(&req) {
             return plain_error(403, "forbidden_origin", msg);
@@ -184,40 +322,7 @@ impl App {
         let query = parse_query(req.uri().query().unwrap_or(""));
         let param = |k: &str| query.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone());
         match (req.method().clone(), path.as_str()) {
-            (_, "/mcp") => {
-                use tower_service::Service as _;
-                let mut svc = self.mcp.clone();
-                // Read the body here so a POST that is not JSON gets a JSON-RPC parse
-                // error, as the protocol asks, not a transport complaint in plain text.
-                let is_post = req.method() == Method::POST;
-                let (parts, body) = req.into_parts();
-                let bytes = match Limited::new(body, self.max_body).collect().await {
-                    Ok(b) => b.to_bytes(),
-                    Err(e) => {
-                        return plain_error(
-                            413,
-                            "body_too_large",
-                            format!(
-                                "request body refused ({e}): the limit is {} bytes",
-                                self.max_body
-                            ),
-                        )
-                    }
-                };
-                if is_post {
-                    if let Err(e) = serde_json::from_slice::<Value>(&bytes) {
-                        return json_response(
-                            400,
-                            &json!({ "jsonrpc": "2.0", "id": null, "error": { "code": -32700, "message": format!("parse error: the body is not JSON ({e})") } }),
-                        );
-                    }
-                }
-                let req = Request::from_parts(parts, Full::new(bytes));
-                match svc.call(req).await {
-                    Ok(r) => r,
-                    Err(never) => match never {},
-                }
-            }
+            (_, "/mcp") => self.mcp(req).await,
             (Method::GET, "/api/health") => json_response(200, &self.svc.health()),
             (Method::GET, "/api/instances") => match self.svc.instances().await {
                 Ok(v) => json_response(200, &v),
@@ -229,7 +334,7 @@ impl App {
                     "invalid_input",
                     "pass ?brain=<root, fingerprint or medulla>".into(),
                 ),
-                Some(b) => match self.svc.claims(&b).await {
+                Some(b) => match self.svc.claims(&b, &route_input(&self.svc, &req)).await {
                     Ok(v) => json_response(200, &v),
                     Err(e) => error_response(&e),
                 },
@@ -240,7 +345,13 @@ impl App {
                     "invalid_input",
                     "pass ?brain=<root, fingerprint or medulla>".into(),
                 ),
-                Some(b) => match crate::service::mailbox::show_box(&self.svc, &b).await {
+                Some(b) => match crate::service::mailbox::show_box(
+                    &self.svc,
+                    &b,
+                    &route_input(&self.svc, &req),
+                )
+                .await
+                {
                     Ok(v) => json_response(200, &v),
                     Err(e) => error_response(&e),
                 },
@@ -264,8 +375,8 @@ impl App {
                 }
             }
             (Method::POST, "/api/reports") => {
-                let input = route_input(&req);
-                let letter = match read_json(req, self.max_body).await {
+                let input = route_input(&self.svc, &req);
+                let letter = match read_json(req, self.max_body, self.body_timeout).await {
                     Ok(v) => v,
                     Err(resp) => return resp,
                 };
@@ -290,7 +401,7 @@ impl App {
                 }
                 match self
                     .svc
-                    .call_tool("audit", Value::Object(args), &route_input(&req))
+                    .call_tool("audit", Value::Object(args), &route_input(&self.svc, &req))
                     .await
                 {
                     Ok(out) => json_response(200, &out.value),
@@ -303,8 +414,8 @@ impl App {
                 } else {
                     p.trim_start_matches("/api/call/").to_string()
                 };
-                let input = route_input(&req);
-                let args = match read_json(req, self.max_body).await {
+                let input = route_input(&self.svc, &req);
+                let args = match read_json(req, self.max_body, self.body_timeout).await {
                     Ok(v) => v,
                     Err(resp) => return resp,
                 };
@@ -345,12 +456,23 @@ pub async fn serve(
         // Our own guard checks Host and Origin for every route, MCP included.
         .disable_allowed_hosts();
     let handler_svc = svc.clone();
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive = Some(svc.owner.config.session_idle);
+    let manager = Arc::new(manager);
     let mcp = StreamableHttpService::new(
         move || Ok(McpHandler::new(handler_svc.clone())),
-        Arc::new(LocalSessionManager::default()),
+        manager.clone(),
         config,
     );
-    let app = Arc::new(App { svc, mcp, max_body });
+    let body_timeout = svc.owner.config.body_timeout;
+    let sessions = Sessions::new(manager, svc.owner.config.max_sessions);
+    let app = Arc::new(App {
+        svc,
+        mcp,
+        sessions,
+        max_body,
+        body_timeout,
+    });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
@@ -369,7 +491,11 @@ pub async fn serve(
                     let app = app.clone();
                     async move { Ok::<_, Infallible>(app.handle(req).await) }
                 });
-                let conn = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(HEAD_TIMEOUT)
+                    .max_buf_size(MAX_HEAD_BYTES)
+                    .serve_connection(TokioIo::new(stream), service);
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
                     if let Err(e) = conn.await {

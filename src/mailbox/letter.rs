@@ -186,39 +186,36 @@ pub fn destination(letter: &Letter, cx: &Context) -> Destination {
     let expanded = expand_home(&stripped, cx.home_dir);
     let path = Path::new(&expanded);
     if path.is_absolute() {
-        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        // `..` folded before anything is matched: `proj3/../victim/../x` is `x`, never
+        // proj3's box.
+        let path = crate::roster::resolve_path(path);
         if path.starts_with(cx.medulla_home) {
             return Destination::Medulla;
         }
-        if path.is_dir() {
-            let main = worktree_main(&path).or_else(|| {
-                (!path.join(".git").exists())
-                    .then(|| suffixed_sibling(&path))
-                    .flatten()
-            });
-            let repo = main.unwrap_or(path);
-            // Inside a registered root: the root's box.
-            if let Some(root) = cx
-                .roots
+        let inside_root = |p: &Path| {
+            cx.roots
                 .iter()
-                .filter(|r| repo.starts_with(r))
+                .filter(|r| p.starts_with(r))
                 .max_by_key(|r| r.components().count())
-            {
-                return Destination::Project { repo: root.clone() };
+                .cloned()
+        };
+        if path.is_dir() {
+            if let Some(main) = worktree_main(&path) {
+                return Destination::Project {
+                    repo: inside_root(&main).unwrap_or(main),
+                };
             }
-            return Destination::Project { repo };
         }
-        // A path this machine lacks, inside a registered root or a repository it has:
-        // that repository's box. Otherwise the repository itself is absent.
-        if let Some(root) = cx
-            .roots
-            .iter()
-            .filter(|r| path.starts_with(r))
-            .max_by_key(|r| r.components().count())
-        {
-            return Destination::Project { repo: root.clone() };
+        if let Some(root) = inside_root(&path) {
+            return Destination::Project { repo: root };
         }
-        if let Some(repo) = path.ancestors().skip(1).find(|a| a.join(".git").exists()) {
+        // The git repository holding the path (existing or not): boxes live only in
+        // repositories, never in an arbitrary directory, the home directory or `/`.
+        let repo = path
+            .ancestors()
+            .take_while(|a| a.parent().is_some() && Some(*a) != cx.home_dir)
+            .find(|a| a.join(".git").exists());
+        if let Some(repo) = repo {
             return Destination::Project {
                 repo: repo.to_path_buf(),
             };
@@ -226,7 +223,10 @@ pub fn destination(letter: &Letter, cx: &Context) -> Destination {
         if let Some(main) = suffixed_sibling(&path) {
             return Destination::Project { repo: main };
         }
-        return Destination::Pending { repo: expanded };
+        // Absent, or present but no repository (yet): it waits in the spool.
+        return Destination::Pending {
+            repo: path.to_string_lossy().into_owned(),
+        };
     }
     // A bare name: a registered root of that name, else a worktree-style name of one.
     let name = expanded.to_ascii_lowercase();
@@ -413,6 +413,52 @@ mod tests {
             destination(&letter(json!({"repo": "someproject"})), &cx),
             Destination::Pending { .. }
         ));
+    }
+
+    /// Regression (issue 10, finding 8): a letter naming any existing directory created
+    /// `<dir>/.medulla/inbox.jsonl`, and `proj3/../victim/../x` was filed into proj3's box.
+    #[test]
+    fn boxes_live_only_in_repositories_and_dot_dot_is_folded_first() {
+        let d = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(d.path()).unwrap();
+        let plain = base.join("plain");
+        std::fs::create_dir_all(&plain).unwrap();
+        let repo = base.join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+        let proj3 = base.join("proj3");
+        std::fs::create_dir_all(&proj3).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let roots = vec![proj3.clone()];
+        let cx = Context {
+            home_dir: Some(&base),
+            medulla_home: home.path(),
+            roots: &roots,
+        };
+        assert!(
+            matches!(
+                destination(&letter(json!({"repo": plain})), &cx),
+                Destination::Pending { .. }
+            ),
+            "a directory that is no repository gets no box"
+        );
+        assert_eq!(
+            destination(&letter(json!({"repo": repo.join("src/deep")})), &cx),
+            Destination::Project { repo: repo.clone() },
+            "a path inside a repository files into the repository's box"
+        );
+        let sneaky = format!("{}/../victim/../x", proj3.display());
+        match destination(&letter(json!({ "repo": sneaky })), &cx) {
+            Destination::Pending { repo } => assert_eq!(repo, base.join("x").to_string_lossy()),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(
+                destination(&letter(json!({"repo": base})), &cx),
+                Destination::Pending { .. }
+            ),
+            "the home directory is never a box"
+        );
     }
 
     #[test]

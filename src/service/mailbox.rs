@@ -53,9 +53,20 @@ pub async fn distribute_now(svc: &Service) -> Result<PassReport> {
     .map_err(OwnerError::Internal)
 }
 
+/// Largest letter accepted into the spool, in bytes (as one JSON line).
+pub const MAX_LETTER_BYTES: usize = 64 * 1024;
+
 pub async fn report(svc: &Service, a: ReportArgs, input: &RouteInput) -> Result<Value> {
     let mut body = Value::Object(a.letter);
     letter::validate(&body).map_err(OwnerError::BadInput)?;
+    let len = body.to_string().len();
+    if len > MAX_LETTER_BYTES {
+        return Err(OwnerError::TooLong {
+            what: "a letter",
+            len,
+            max: MAX_LETTER_BYTES,
+        });
+    }
     if body.get("ts").is_none() {
         body["ts"] = json!(svc.now_ms());
     }
@@ -97,8 +108,9 @@ pub async fn sweep(svc: &Service) -> Result<Value> {
         .map_err(|e| OwnerError::Internal(e.to_string()))
 }
 
-/// `GET /api/mailbox?brain=<root>|medulla`.
-pub async fn show_box(svc: &Service, brain: &str) -> Result<Value> {
+/// `GET /api/mailbox?brain=<root>|medulla`: a project's box for a caller routed to it
+/// or the founder; the medulla's box for anyone.
+pub async fn show_box(svc: &Service, brain: &str, input: &RouteInput) -> Result<Value> {
     let home = svc.owner.config.home.clone();
     let (served, box_file) = if brain == "medulla" {
         ("medulla".to_string(), home.join(mailbox::MEDULLA_BOX))
@@ -106,6 +118,7 @@ pub async fn show_box(svc: &Service, brain: &str) -> Result<Value> {
         let m = find_brain(&svc.owner.registry, brain).ok_or_else(|| OwnerError::UnknownBrain {
             name: brain.to_string(),
         })?;
+        svc.authorize_brain(&svc.route(input)?, input, &m, "read the mailbox of")?;
         (
             m.root.clone(),
             mailbox::box_path(std::path::Path::new(&m.root)),

@@ -28,6 +28,34 @@ pub struct Service {
     /// Why there is no model, when there is none.
     pub model_note: Option<String>,
     pub clock: Arc<dyn Clock>,
+    /// The owner's founder token (`$MEDULLA_HOME/founder.token`).
+    pub founder_token: Arc<String>,
+}
+
+/// Longest accepted query or task, in bytes.
+pub const MAX_QUERY_BYTES: usize = 4096;
+
+/// A query or task within bounds.
+pub fn check_query(what: &'static str, q: &str) -> Result<()> {
+    if q.len() > MAX_QUERY_BYTES {
+        return Err(OwnerError::TooLong {
+            what,
+            len: q.len(),
+            max: MAX_QUERY_BYTES,
+        });
+    }
+    brains::claim::check_text(what, q)?;
+    Ok(())
+}
+
+/// A `limit` argument: absent = the default; 0 or past the maximum is an error, never a
+/// silent clamp.
+pub fn check_limit(limit: Option<usize>, default: usize, max: usize) -> Result<usize> {
+    match limit {
+        None => Ok(default),
+        Some(l) if (1..=max).contains(&l) => Ok(l),
+        Some(l) => Err(OwnerError::LimitOutOfRange { limit: l, max }),
+    }
 }
 
 /// The answer of one tool call: its JSON and the brain it landed on (for stickiness).
@@ -43,7 +71,49 @@ impl Service {
     }
 
     pub fn route(&self, input: &RouteInput) -> Result<Routed> {
-        route::route(&self.owner.registry, input)
+        route::route(&self.owner.registry, &self.owner.config, input)
+    }
+
+    /// Does a presented token prove the founder?
+    pub fn is_founder(&self, presented: Option<&str>) -> bool {
+        presented.is_some_and(|p| crate::founder::matches(&self.founder_token, p))
+    }
+
+    /// A verb that names a brain may act on it only for a caller routed to that brain,
+    /// or for the founder: naming another project's brain must never become a way to
+    /// read or write its memory.
+    pub fn authorize_brain(
+        &self,
+        routed: &Routed,
+        input: &RouteInput,
+        brain: &Manifest,
+        verb: &'static str,
+    ) -> Result<()> {
+        if input.founder
+            || routed.brain.as_ref().map(|b| &b.fingerprint) == Some(&brain.fingerprint)
+        {
+            return Ok(());
+        }
+        Err(OwnerError::NotYourBrain {
+            brain: brain.root.clone(),
+            routed: routed
+                .brain
+                .as_ref()
+                .map(|b| b.root.clone())
+                .unwrap_or_else(|| "no brain".into()),
+            verb,
+        })
+    }
+
+    /// Verbs that only the founder surface may use.
+    pub fn founder_only(&self, input: &RouteInput, what: &str) -> Result<()> {
+        if input.founder {
+            Ok(())
+        } else {
+            Err(OwnerError::FounderOnly {
+                what: what.to_string(),
+            })
+        }
     }
 
     pub fn counters(&self, fp: &str) -> Arc<BrainCounters> {
@@ -143,8 +213,9 @@ impl Service {
         }))
     }
 
-    /// `GET /api/claims?brain=`: the live claims of one brain (or `medulla`).
-    pub async fn claims(&self, brain: &str) -> Result<Value> {
+    /// `GET /api/claims?brain=`: the live claims of one brain (or `medulla`), for a
+    /// caller routed to that brain or the founder.
+    pub async fn claims(&self, brain: &str, input: &RouteInput) -> Result<Value> {
         let now = self.now_ms();
         let aging = self.owner.opts.aging;
         if brain == "medulla" {
@@ -160,6 +231,7 @@ impl Service {
                 name: brain.to_string(),
             }
         })?;
+        self.authorize_brain(&self.route(input)?, input, &m, "read the claims of")?;
         let claims = self.owner.ask(Some(&m.fingerprint), brains_live).await?;
         let mut rows: Vec<Value> = claims
             .iter()

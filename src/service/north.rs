@@ -61,8 +61,11 @@ pub struct DebriefArgs {
     pub tier: Option<String>,
 }
 
-fn limit(l: Option<usize>) -> usize {
-    l.unwrap_or(8).clamp(1, 50)
+/// Most findings in one debrief.
+const MAX_FINDINGS: usize = 100;
+
+fn limit(l: Option<usize>) -> Result<usize> {
+    super::check_limit(l, 8, 50)
 }
 
 /// The composed memory of a beat.
@@ -211,8 +214,9 @@ pub async fn north(svc: &Service, a: NorthArgs, routed: &Routed) -> Result<Value
             "north needs a task: describe what you are about to work on".into(),
         ));
     }
+    super::check_query("task", &a.task)?;
     let brain = routed.brain.as_ref();
-    let beat = compose(svc, brain, &a.task, limit(a.limit)).await?;
+    let beat = compose(svc, brain, &a.task, limit(a.limit)?).await?;
     if let Some(b) = brain {
         BrainCounters::bump(&svc.counters(&b.fingerprint).beats);
     }
@@ -327,7 +331,8 @@ pub async fn delegate(svc: &Service, a: DelegateArgs, routed: &Routed) -> Result
     if let Some(c) = &a.child_agent {
         brains::claim::validate_agent_id(c)?;
     }
-    let beat = compose(svc, Some(&brain), &a.task, limit(a.limit)).await?;
+    super::check_query("task", &a.task)?;
+    let beat = compose(svc, Some(&brain), &a.task, limit(a.limit)?).await?;
     let head = git_head(Path::new(&brain.root)).unwrap_or_else(|| "unknown".into());
     let mut memory = beat.project.clone();
     memory.extend(beat.medulla.iter().cloned());
@@ -375,6 +380,12 @@ pub async fn debrief(
     }
     let target = super::tools::write_target(routed)?.clone();
     let agent = super::tools::agent(a.agent_id, input)?;
+    if a.findings.len() > MAX_FINDINGS {
+        return Err(OwnerError::BadInput(format!(
+            "a debrief carries at most {MAX_FINDINGS} findings, this one {}: split it",
+            a.findings.len()
+        )));
+    }
     // Validate all before writing any, so a bad finding never leaves a half debrief.
     let mut inputs = Vec::new();
     for f in a.findings {
@@ -393,6 +404,10 @@ pub async fn debrief(
             ..Default::default()
         };
         mi.validate()?;
+        super::tools::project_floor(
+            svc,
+            crate::floor::claim_fields(&mi.label, &mi.text, &mi.evidence),
+        )?;
         inputs.push(mi);
     }
     let now = svc.now_ms();
@@ -449,6 +464,7 @@ mod tests {
             retrieval: Retrieval::Lexical,
             model_note: None,
             clock: Arc::new(SystemClock),
+            founder_token: Arc::new("test-founder-token".repeat(4)),
         }
     }
 

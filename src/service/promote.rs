@@ -43,13 +43,22 @@ pub async fn promote(
     routed: &Routed,
     input: &RouteInput,
 ) -> Result<Value> {
-    let agent = super::tools::agent(a.agent_id, input)?;
+    // The founder surface acts as the founder unless it names another agent.
+    let agent = match (a.agent_id, input.founder) {
+        (None, true) => "human:founder".to_string(),
+        (id, _) => super::tools::agent(id, input)?,
+    };
     let brain = match a.brain.as_deref() {
         Some(b) => find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
             name: b.to_string(),
         })?,
         None => super::tools::write_target(routed)?.clone(),
     };
+    // Who may ask (SPEC §7): a caller routed to the claim's own brain, or the founder.
+    // Anyone else would be copying another project's private claim into the memory
+    // every brain reads.
+    svc.authorize_brain(routed, input, &brain, "promote a claim of")?;
+    super::check_query("claim", &a.claim)?;
     let slug = brains::slugify(&a.claim);
     let reason = a.reason;
     svc.owner
@@ -91,7 +100,7 @@ pub async fn learn_medulla(
 /// The audit log: promotions, doctrine births and demotions in the medulla's act log,
 /// newest first, with their origin and etiquette verdict.
 pub async fn audit_log(svc: &Service, a: AuditArgs) -> Result<Value> {
-    let limit = a.limit.unwrap_or(50).clamp(1, 500);
+    let limit = super::check_limit(a.limit, 50, 500)?;
     let acts = svc
         .owner
         .ask(None, |r| BrainMsg::ActsNewest(5000, r))

@@ -1,10 +1,12 @@
-//! Routing: which brain serves a request. Precedence: the binding header, the
-//! session's sticky brain, the caller root (longest path-component prefix), nothing.
+//! Routing: which brain serves a request. Precedence: the binding header, the caller
+//! root sent with the request (longest path-component prefix), the session's sticky
+//! brain (only for a request that carries neither), nothing.
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::config::Config;
 use crate::error::{OwnerError, Result};
 use crate::owner::Registry;
 use crate::roster::{self, Manifest};
@@ -17,6 +19,8 @@ pub const CALLER_ROOT_HEADER: &str = "medulla-caller-root";
 pub const LEGACY_CALLER_ROOT_HEADER: &str = "m1nd-caller-root";
 /// Header carrying the caller's agent id (`vendor:role`), used when a tool call has none.
 pub const AGENT_HEADER: &str = "medulla-agent";
+/// Header carrying the owner's founder token (`$MEDULLA_HOME/founder.token`).
+pub const FOUNDER_HEADER: &str = "medulla-founder-token";
 
 /// What a request says about where it comes from.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +31,8 @@ pub struct RouteInput {
     pub caller_root: Option<String>,
     /// Agent id from the request header or the MCP client's name.
     pub agent: Option<String>,
+    /// The request presented the owner's founder token: the founder surface.
+    pub founder: bool,
 }
 
 /// How the serving brain was chosen.
@@ -94,8 +100,12 @@ pub fn find_brain(reg: &Registry, name: &str) -> Option<Manifest> {
     reg.manifest(&roster::fingerprint(&root.to_string_lossy()))
 }
 
-/// Decide which brain serves a request.
-pub fn route(reg: &Registry, input: &RouteInput) -> Result<Routed> {
+/// Decide which brain serves a request. Precedence (SPEC §3): an explicit binding; the
+/// caller root sent with this request; the session's sticky brain, only when the request
+/// carries neither; nothing. A brain registered at a root that can never be a project's
+/// (one bootstrapped before roots were checked, say `/`) is never matched by caller root:
+/// it would be a catch-all default brain.
+pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed> {
     let caller_root = match input
         .caller_root
         .as_deref()
@@ -104,19 +114,32 @@ pub fn route(reg: &Registry, input: &RouteInput) -> Result<Routed> {
         Some(raw) => Some(roster::normalize_caller_root(raw)?),
         None => None,
     };
+    let manifests = reg.all_manifests();
+    let eligible = manifests.iter().filter(|m| {
+        roster::root_refusal(
+            std::path::Path::new(&m.root),
+            &cfg.canonical_home,
+            cfg.user_home.as_deref(),
+        )
+        .is_none()
+    });
     let by_caller = caller_root
         .as_ref()
-        .and_then(|c| roster::longest_prefix(reg.all_manifests().iter(), c).cloned());
+        .and_then(|c| roster::longest_prefix(eligible, c).cloned());
+    let sticky = input.sticky.as_deref().and_then(|fp| reg.manifest(fp));
 
     let (brain, via) = if let Some(b) = input.binding.as_deref().filter(|s| !s.trim().is_empty()) {
         let m = find_brain(reg, b).ok_or_else(|| OwnerError::UnknownBrain {
             name: b.to_string(),
         })?;
         (Some(m), Via::Binding)
-    } else if let Some(m) = input.sticky.as_deref().and_then(|fp| reg.manifest(fp)) {
+    } else if caller_root.is_some() {
+        match by_caller.clone() {
+            Some(m) => (Some(m), Via::CallerRoot),
+            None => (None, Via::Unrouted),
+        }
+    } else if let Some(m) = sticky.clone() {
         (Some(m), Via::Sticky)
-    } else if let Some(m) = by_caller.clone() {
-        (Some(m), Via::CallerRoot)
     } else {
         (None, Via::Unrouted)
     };
@@ -124,12 +147,19 @@ pub fn route(reg: &Registry, input: &RouteInput) -> Result<Routed> {
     let caller_s = caller_root
         .as_ref()
         .map(|p| p.to_string_lossy().into_owned());
+    // The session moved: its earlier calls landed elsewhere than this one.
+    let moved_from = sticky.as_ref().filter(|s| {
+        via != Via::Sticky && brain.as_ref().map(|b| &b.fingerprint) != Some(&s.fingerprint)
+    });
     let reception = match (&brain, &caller_s) {
         (None, Some(c)) => Some(Reception {
             status: "unrouted",
             served_brain: None,
             caller_root: Some(c.clone()),
-            message: format!("no brain covers {c}: reads are answered from the medulla alone and writes are refused"),
+            message: match moved_from {
+                Some(s) => format!("no brain covers {c}: reads are answered from the medulla alone and writes are refused (this session's earlier calls landed on {}, which this request's caller root does not belong to)", s.root),
+                None => format!("no brain covers {c}: reads are answered from the medulla alone and writes are refused"),
+            },
             options: vec![bootstrap_fix(Some(c))],
         }),
         (None, None) => Some(Reception {
@@ -139,21 +169,27 @@ pub fn route(reg: &Registry, input: &RouteInput) -> Result<Routed> {
             message: "the request named no brain and no caller root: reads are answered from the medulla alone and writes are refused".into(),
             options: vec![bootstrap_fix(None)],
         }),
-        (Some(b), Some(c)) if by_caller.as_ref().map(|m| &m.fingerprint) != Some(&b.fingerprint) => Some(Reception {
+        (Some(b), Some(c)) if via == Via::Binding && by_caller.as_ref().map(|m| &m.fingerprint) != Some(&b.fingerprint) => Some(Reception {
             status: "mismatch",
             served_brain: Some(b.root.clone()),
             caller_root: Some(c.clone()),
             message: match &by_caller {
-                Some(m) => format!("served by {} ({:?}) although {c} belongs to {}", b.root, via, m.root),
-                None => format!("served by {} ({:?}); no brain covers {c}", b.root, via),
+                Some(m) => format!("served by {} (the binding header) although {c} belongs to {}", b.root, m.root),
+                None => format!("served by {} (the binding header); no brain covers {c}", b.root),
             },
             options: match &by_caller {
-                Some(m) => vec![format!("send Medulla-Brain: {} to be served by the caller root's brain", m.root)],
+                Some(m) => vec![format!("drop the Medulla-Brain header to be served by {}", m.root)],
                 None => vec![bootstrap_fix(Some(c))],
             },
         }),
-        // Served by the caller root's own brain, or by a binding with no caller root to
-        // compare against: silence.
+        (Some(b), Some(c)) => moved_from.map(|s| Reception {
+            status: "mismatch",
+            served_brain: Some(b.root.clone()),
+            caller_root: Some(c.clone()),
+            message: format!("served by {} (this request's caller root); this session's earlier calls landed on {}", b.root, s.root),
+            options: vec![format!("send Medulla-Brain: {} to be served by {} instead", s.root, s.root)],
+        }),
+        // Served by a binding or the sticky session with no caller root to compare: silence.
         _ => None,
     };
     Ok(Routed {

@@ -13,9 +13,11 @@ use super::promote::{self, AuditArgs, PromoteArgs};
 use super::render::{row, Tier};
 use super::route::{bootstrap_fix, Routed};
 use super::transfer::{self, ExportArgs, ImportArgs};
-use super::{RouteInput, Service, ToolOutput};
+use super::{check_limit, check_query, RouteInput, Service, ToolOutput};
 use crate::brain::BrainMsg;
+use crate::config::SecretPolicy;
 use crate::error::{OwnerError, Result};
+use crate::floor;
 use crate::owner::BrainCounters;
 use crate::roster::{self, Manifest};
 
@@ -71,6 +73,17 @@ pub struct HistoryArgs {
     pub slug: String,
     /// Absent = this brain, then the medulla; `project`; `medulla`.
     pub tier: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PurgeArgs {
+    /// The claim's slug (a label is accepted and slugified).
+    pub slug: String,
+    /// `project` (default): the routed brain. `medulla`: the founder only.
+    pub tier: Option<String>,
+    /// Who purges, `vendor:role`. Defaults to the Medulla-Agent header.
+    pub agent_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -195,6 +208,11 @@ pub fn specs() -> Vec<ToolSpec> {
             schema: schema::<ExportArgs>(),
         },
         ToolSpec {
+            name: "purge",
+            description: "Erase a claim and every version of it (a secret that got in): the live version, its history, its vector, and the slug and notes of its acts; recorded as an act that keeps no content. tier medulla is the founder's only.",
+            schema: schema::<PurgeArgs>(),
+        },
+        ToolSpec {
             name: "learn",
             description: "Grade a claim: verdict correct | partial | wrong adjusts its trust.",
             schema: schema::<LearnArgs>(),
@@ -229,6 +247,7 @@ pub async fn dispatch(
         "history" => history(svc, parse(name, args)?, &routed).await?,
         "boot_memory" => boot_memory(svc, parse(name, args)?, &routed, input).await?,
         "learn" => learn(svc, parse(name, args)?, &routed, input).await?,
+        "purge" => purge(svc, parse(name, args)?, &routed, input).await?,
         "promote" => promote::promote(svc, parse(name, args)?, &routed, input).await?,
         "audit" => promote::audit_log(svc, parse(name, args)?).await?,
         "report" => mailbox::report(svc, parse(name, args)?, input).await?,
@@ -236,8 +255,8 @@ pub async fn dispatch(
             let _: SweepArgs = parse(name, args)?;
             mailbox::sweep(svc).await?
         }
-        "import" => transfer::import(svc, parse(name, args)?).await?,
-        "export" => transfer::export(svc, parse(name, args)?).await?,
+        "import" => transfer::import(svc, parse(name, args)?, &routed, input).await?,
+        "export" => transfer::export(svc, parse(name, args)?, &routed, input).await?,
         "north" => north::north(svc, parse(name, args)?, &routed).await?,
         "delegate" => north::delegate(svc, parse(name, args)?, &routed).await?,
         "debrief" => north::debrief(svc, parse(name, args)?, &routed, input).await?,
@@ -253,14 +272,7 @@ pub async fn dispatch(
             map.entry("served_brain").or_insert_with(|| json!(b.root));
         }
     }
-    let landed = if name == "bootstrap" {
-        value["brain"]["fingerprint"]
-            .as_str()
-            .map(str::to_string)
-            .or(landed)
-    } else {
-        landed
-    };
+    // `bootstrap` never rebinds a session: what it created is not where the call landed.
     Ok(ToolOutput { value, landed })
 }
 
@@ -328,7 +340,8 @@ async fn bootstrap(svc: &Service, a: BootstrapArgs, routed: &Routed) -> Result<V
                 OwnerError::BadInput("no root given and no caller root header: pass root".into())
             })?,
     };
-    let root = roster::canonical_root(&raw)?;
+    let cfg = &svc.owner.config;
+    let root = roster::canonical_root(&raw, &cfg.canonical_home, cfg.user_home.as_deref())?;
     let (m, created) = svc.owner.bootstrap(root).await?;
     Ok(json!({
         "brain": brain_json(&m),
@@ -362,7 +375,7 @@ async fn memorize(
         return promote::doctrine_birth(svc, mi).await;
     }
     let target = write_target(routed)?;
-    let mi = MemorizeInput {
+    let mut mi = MemorizeInput {
         label: a.label,
         text: a.text,
         source_agent: agent(a.agent_id, input)?,
@@ -371,6 +384,8 @@ async fn memorize(
         origin_brain: Some(target.root.clone()),
         ..Default::default()
     };
+    mi.validate()?;
+    let flagged = project_floor(svc, floor::claim_fields(&mi.label, &mi.text, &mi.evidence))?;
     let outcome = svc
         .owner
         .ask(Some(&target.fingerprint), |r| {
@@ -393,11 +408,69 @@ async fn memorize(
     if let MemorizeOutcome::Superseded { previous, .. } = &outcome {
         v["previous"] = row(previous, Tier::Project, &aging, now, None);
     }
+    if let Some(f) = flagged {
+        v["hygiene"] = json!({ "flagged": true, "findings": f, "note": "accepted because project_secrets = \"flag\"; this claim can never be promoted or exported until the secret is gone" });
+    }
     Ok(v)
 }
 
-fn clamp_limit(l: Option<usize>) -> usize {
-    l.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT)
+/// The floor for a project write: refused by default; under `project_secrets = "flag"`
+/// accepted, with the (redacted) findings to put in the answer.
+pub(crate) fn project_floor<'a>(
+    svc: &Service,
+    fields: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<Option<Value>> {
+    let findings = floor::scan(fields);
+    if findings.is_empty() {
+        return Ok(None);
+    }
+    match svc.owner.config.project_secrets {
+        SecretPolicy::Flag => Ok(Some(floor::to_json(&findings))),
+        SecretPolicy::Refuse => Err(OwnerError::HygieneRefused {
+            found: floor::summary(&findings),
+            findings: floor::to_json(&findings),
+            fix: floor::FIX_PROJECT.to_string(),
+        }),
+    }
+}
+
+async fn purge(svc: &Service, a: PurgeArgs, routed: &Routed, input: &RouteInput) -> Result<Value> {
+    let tier = tier_arg(a.tier.as_deref(), false)?;
+    check_query("slug", &a.slug)?;
+    let slug = brains::slugify(&a.slug);
+    let actor = agent(a.agent_id, input)?;
+    if tier == TierArg::Medulla {
+        svc.founder_only(input, "purging the medulla")?;
+        let report = svc
+            .owner
+            .audit(|reply| crate::audit::AuditMsg::Purge {
+                agent: actor,
+                slug,
+                reply,
+            })
+            .await?;
+        return Ok(json!({ "tier": "medulla", "purged": report }));
+    }
+    let target = write_target(routed)?;
+    let (s, who) = (slug.clone(), actor.clone());
+    let live = svc
+        .owner
+        .ask(Some(&target.fingerprint), |r| BrainMsg::Get(s.clone(), r))
+        .await?;
+    let report = svc
+        .owner
+        .ask(Some(&target.fingerprint), |r| BrainMsg::Purge {
+            slug: s.clone(),
+            actor: who.clone(),
+            reply: r,
+        })
+        .await?;
+    BrainCounters::bump(&svc.counters(&target.fingerprint).writes);
+    let mut v = json!({ "tier": "project", "brain": brain_json(target), "purged": report });
+    if let Some(stamp) = live.and_then(|c| c.promoted_to) {
+        v["note"] = json!(format!("this claim was promoted ({stamp}): its medulla copy is a separate record; the founder purges it with tier medulla"));
+    }
+    Ok(v)
 }
 
 /// Recall one store and render its rows.
@@ -434,7 +507,11 @@ fn merge_by_score(mut rows: Vec<Value>, limit: usize) -> Vec<Value> {
 
 async fn seek(svc: &Service, a: SeekArgs, routed: &Routed) -> Result<Value> {
     let tier = tier_arg(a.tier.as_deref(), true)?;
-    let limit = clamp_limit(a.limit);
+    check_query("query", &a.query)?;
+    if let Some(sc) = &a.scope {
+        check_query("scope", sc)?;
+    }
+    let limit = check_limit(a.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
     let q = RecallQuery {
         text: a.query.clone(),
         scope: a.scope.clone(),
@@ -528,6 +605,7 @@ async fn seek_all_brains(svc: &Service, q: &RecallQuery) -> Result<Value> {
 
 async fn history(svc: &Service, a: HistoryArgs, routed: &Routed) -> Result<Value> {
     let tier = tier_arg(a.tier.as_deref(), false)?;
+    check_query("slug", &a.slug)?;
     let slug = brains::slugify(&a.slug);
     let now = svc.now_ms();
     let aging = svc.owner.opts.aging;
@@ -631,12 +709,15 @@ async fn boot_memory(
             }
             let target = write_target(routed)?.fingerprint.clone();
             let k = key()?;
+            brains::claim::check_line("key", &k)?;
             let actor = agent(a.agent_id.clone(), input)?;
             if a.op == "set" {
                 let v = a
                     .value
                     .clone()
                     .ok_or_else(|| OwnerError::BadInput("op set needs a value".into()))?;
+                brains::claim::check_text("value", &v)?;
+                project_floor(svc, [("key", k.as_str()), ("value", v.as_str())])?;
                 let (kk, vv, aa) = (k.clone(), v.clone(), actor.clone());
                 svc.owner
                     .ask(Some(&target), |r| BrainMsg::KvSet {

@@ -11,8 +11,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::route::find_brain;
-use super::Service;
+use super::route::{find_brain, Routed};
+use super::{RouteInput, Service};
 use crate::audit::AuditMsg;
 use crate::brain::BrainMsg;
 use crate::error::{OwnerError, Result};
@@ -62,16 +62,25 @@ struct CompiledRule {
     text: Option<regex::Regex>,
 }
 
+/// Read the triage rules. Errors name the file and the line, never its bytes: an error
+/// message must not become a way to read a file (`triage: "/etc/passwd"`).
 fn load_rules(svc: &Service, path: &str) -> Result<Vec<CompiledRule>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| OwnerError::BadInput(format!("cannot read the triage rules {path}: {e}")))?;
-    let rules: Rules = toml::from_str(&text)
-        .map_err(|e| OwnerError::BadInput(format!("{path} is not a valid rules file: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        OwnerError::BadInput(format!("cannot read the triage rules {path}: {}", e.kind()))
+    })?;
+    let rules: Rules =
+        toml::from_str(&text).map_err(|e| {
+            OwnerError::BadInput(format!(
+            "{path} is not a valid rules file ({}): see docs/OPERATIONS.md for the [[rule]] format",
+            crate::config::toml_problem(&text, &e).chars().take(200).collect::<String>()
+        ))
+        })?;
     let re = |p: &Option<String>| -> Result<Option<regex::Regex>> {
         p.as_deref()
             .map(|p| {
-                regex::Regex::new(p)
-                    .map_err(|e| OwnerError::BadInput(format!("bad pattern {p:?} in {path}: {e}")))
+                regex::Regex::new(p).map_err(|_| {
+                    OwnerError::BadInput(format!("a pattern in {path} is not a valid regex"))
+                })
             })
             .transpose()
     };
@@ -114,7 +123,14 @@ enum Target {
     Medulla,
 }
 
-fn target(svc: &Service, brain: Option<&str>, medulla: bool) -> Result<Target> {
+fn target(
+    svc: &Service,
+    brain: Option<&str>,
+    medulla: bool,
+    routed: &Routed,
+    input: &RouteInput,
+    verb: &'static str,
+) -> Result<Target> {
     match (brain, medulla) {
         (Some(_), true) | (None, false) => Err(OwnerError::BadInput(
             "name exactly one target: brain, or medulla: true".into(),
@@ -124,9 +140,29 @@ fn target(svc: &Service, brain: Option<&str>, medulla: bool) -> Result<Target> {
             let m = find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
                 name: b.to_string(),
             })?;
+            svc.authorize_brain(routed, input, &m, verb)?;
             Ok(Target::Brain(m.fingerprint, m.root))
         }
     }
+}
+
+/// An absolute directory argument, `..` folded and symlinks resolved.
+fn dir_arg(raw: &str) -> Result<PathBuf> {
+    if raw.len() > crate::roster::MAX_PATH_BYTES {
+        return Err(OwnerError::TooLong {
+            what: "dir",
+            len: raw.len(),
+            max: crate::roster::MAX_PATH_BYTES,
+        });
+    }
+    brains::claim::check_line("dir", raw)?;
+    let p = Path::new(raw);
+    if !p.is_absolute() {
+        return Err(OwnerError::BadInput(format!(
+            "{raw} is not an absolute path: give the directory's absolute path"
+        )));
+    }
+    Ok(crate::roster::resolve_path(p))
 }
 
 fn light_files(dir: &Path) -> Vec<PathBuf> {
@@ -145,16 +181,27 @@ struct Parsed {
     claim: LegacyClaim,
 }
 
-pub async fn import(svc: &Service, a: ImportArgs) -> Result<Value> {
-    let dir = PathBuf::from(&a.dir);
-    if !dir.is_absolute() || !dir.is_dir() {
+pub async fn import(
+    svc: &Service,
+    a: ImportArgs,
+    routed: &Routed,
+    input: &RouteInput,
+) -> Result<Value> {
+    let dir = dir_arg(&a.dir)?;
+    if !dir.is_dir() {
         return Err(OwnerError::BadInput(format!(
-            "{} is not an existing absolute directory",
-            a.dir
+            "{} is not an existing directory",
+            dir.display()
         )));
     }
+    if a.medulla {
+        svc.founder_only(input, "importing into the medulla")?;
+    }
     let rules = match &a.triage {
-        Some(p) if a.brain.is_none() && !a.medulla => Some(load_rules(svc, p)?),
+        Some(p) if a.brain.is_none() && !a.medulla => {
+            svc.founder_only(input, "triage of a legacy store across brains")?;
+            Some(load_rules(svc, &dir_arg(p)?.to_string_lossy())?)
+        }
         Some(_) => {
             return Err(OwnerError::BadInput(
                 "triage chooses each claim's store: do not also name brain or medulla".into(),
@@ -163,7 +210,14 @@ pub async fn import(svc: &Service, a: ImportArgs) -> Result<Value> {
         None => None,
     };
     let fixed = if rules.is_none() {
-        Some(target(svc, a.brain.as_deref(), a.medulla)?)
+        Some(target(
+            svc,
+            a.brain.as_deref(),
+            a.medulla,
+            routed,
+            input,
+            "import into",
+        )?)
     } else {
         None
     };
@@ -190,11 +244,14 @@ pub async fn import(svc: &Service, a: ImportArgs) -> Result<Value> {
                 refused.push(json!({ "file": f, "reason": "unparseable", "detail": e.to_string() }))
             }
             Ok(c) => {
-                let findings = brains::hygiene::scan(&format!("{}\n{}", c.label, c.text));
+                let mut fields = crate::floor::claim_fields(&c.label, &c.text, &c.evidence);
+                if let Some(r) = &c.promotion_reason {
+                    fields.push(("promotion reason", r.as_str()));
+                }
+                let findings = crate::floor::scan(fields);
                 if !findings.is_empty() {
-                    let found: Vec<String> = findings.iter().map(|f| f.to_string()).collect();
                     refused.push(
-                        json!({ "file": f, "reason": "secret found", "detail": found.join("; ") }),
+                        json!({ "file": f, "reason": "secret found", "detail": crate::floor::summary(&findings) }),
                     );
                 } else if c.slug().is_empty() {
                     refused.push(json!({ "file": f, "reason": "unparseable", "detail": "the label has no letters or digits" }));
@@ -378,15 +435,21 @@ pub async fn import(svc: &Service, a: ImportArgs) -> Result<Value> {
     }))
 }
 
-pub async fn export(svc: &Service, a: ExportArgs) -> Result<Value> {
-    let dir = PathBuf::from(&a.dir);
-    if !dir.is_absolute() {
-        return Err(OwnerError::BadInput(format!(
-            "{} is not an absolute path",
-            a.dir
-        )));
+pub async fn export(
+    svc: &Service,
+    a: ExportArgs,
+    routed: &Routed,
+    input: &RouteInput,
+) -> Result<Value> {
+    let dir = dir_arg(&a.dir)?;
+    let home = &svc.owner.config.canonical_home;
+    if dir.starts_with(home) {
+        return Err(OwnerError::InsideMedullaHome {
+            dir: dir.display().to_string(),
+            home: home.display().to_string(),
+        });
     }
-    let tgt = target(svc, a.brain.as_deref(), a.medulla)?;
+    let tgt = target(svc, a.brain.as_deref(), a.medulla, routed, input, "export")?;
     let fp = match &tgt {
         Target::Brain(fp, _) => Some(fp.clone()),
         Target::Medulla => None,
@@ -413,7 +476,26 @@ pub async fn export(svc: &Service, a: ExportArgs) -> Result<Value> {
             );
         }
     }
+    // Exported files are committable text: the floor keeps secrets out of them.
+    let mut refused: Vec<Value> = Vec::new();
+    let mut clean = |cs: Vec<Claim>| -> Vec<Claim> {
+        cs.into_iter()
+            .filter(|c| {
+                let findings =
+                    crate::floor::scan(crate::floor::claim_fields(&c.label, &c.text, &c.evidence));
+                if findings.is_empty() {
+                    return true;
+                }
+                refused.push(json!({ "slug": c.slug, "version": c.version, "found": crate::floor::summary(&findings) }));
+                false
+            })
+            .collect()
+    };
+    let live = clean(live);
+    let outdated = clean(outdated);
+    let out_dir = dir.clone();
     let write = move || -> std::io::Result<(usize, usize)> {
+        let dir = out_dir;
         std::fs::create_dir_all(&dir)?;
         for c in &live {
             std::fs::write(dir.join(format!("{}.light.md", c.slug)), legacy::render(c))?;
@@ -433,6 +515,8 @@ pub async fn export(svc: &Service, a: ExportArgs) -> Result<Value> {
     let (n_live, n_hist) = tokio::task::spawn_blocking(write)
         .await
         .map_err(|e| OwnerError::Internal(e.to_string()))?
-        .map_err(|e| OwnerError::Internal(format!("cannot write into {}: {e}", a.dir)))?;
-    Ok(json!({ "dir": a.dir, "live_files": n_live, "history_files": n_hist }))
+        .map_err(|e| {
+            OwnerError::Internal(format!("cannot write into {}: {}", dir.display(), e.kind()))
+        })?;
+    Ok(json!({ "dir": dir, "live_files": n_live, "history_files": n_hist, "refused": refused }))
 }

@@ -225,9 +225,11 @@ fn run_case(path: &Path) -> Vec<String> {
         OwnerOptions {
             extra_args: owner_args,
             env,
+            config_toml: case["owner_config"].as_str().map(str::to_string),
             ..Default::default()
         },
     );
+    let token = o.founder_token();
     let home = std::fs::canonicalize(o.home.path()).unwrap();
     let case_dir = path.parent().unwrap().to_path_buf();
     let mut vars: HashMap<String, String> = HashMap::new();
@@ -276,27 +278,36 @@ fn run_case(path: &Path) -> Vec<String> {
             append(&home.join("field-reports.jsonl"), &raw);
             continue;
         }
-        let headers: Vec<(String, String)> = step["headers"]
+        let mut headers: Vec<(String, String)> = step["headers"]
             .as_object()
             .into_iter()
             .flatten()
             .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
             .collect();
+        if step["founder"].as_bool() == Some(true) {
+            headers.push(("Medulla-Founder-Token".into(), token.clone()));
+        }
         let h: Vec<(&str, &str)> = headers
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        let (status, body) = if let Some(path) = step["get"].as_str() {
-            o.get(path)
-        } else if let Some(path) = step["post"].as_str() {
-            let r = o
-                .http
-                .post(format!("{}{path}", o.url))
-                .json(&step.get("body").cloned().unwrap_or(json!({})))
+        let rest = |req: reqwest::blocking::RequestBuilder| {
+            let r = h
+                .iter()
+                .fold(req, |r, (k, v)| r.header(*k, *v))
                 .send()
                 .unwrap();
             let s = r.status().as_u16();
             (s, r.json().unwrap_or(Value::Null))
+        };
+        let (status, body) = if let Some(path) = step["get"].as_str() {
+            rest(o.http.get(format!("{}{path}", o.url)))
+        } else if let Some(path) = step["post"].as_str() {
+            rest(
+                o.http
+                    .post(format!("{}{path}", o.url))
+                    .json(&step.get("body").cloned().unwrap_or(json!({}))),
+            )
         } else if let Some(path) = step["file_lines"].as_str() {
             // A file's lines as a JSON answer: {"lines": n, "text": "..."}.
             let text = std::fs::read_to_string(path).unwrap_or_default();

@@ -25,6 +25,8 @@ pub struct OwnerOptions {
     pub model: bool,
     pub extra_args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Written to `$MEDULLA_HOME/config.toml` before the owner starts.
+    pub config_toml: Option<String>,
 }
 
 impl Owner {
@@ -44,6 +46,9 @@ impl Owner {
         projects: tempfile::TempDir,
         opts: OwnerOptions,
     ) -> Owner {
+        if let Some(c) = &opts.config_toml {
+            std::fs::write(home.path().join("config.toml"), c).expect("write config.toml");
+        }
         let mut cmd = Command::new(BIN);
         cmd.arg("serve")
             .arg("--listen")
@@ -117,6 +122,35 @@ impl Owner {
         let r = req.send().expect("POST");
         let s = r.status().as_u16();
         (s, r.json().unwrap_or(Value::Null))
+    }
+
+    /// The owner's founder token, as the command line reads it.
+    pub fn founder_token(&self) -> String {
+        std::fs::read_to_string(self.home.path().join("founder.token"))
+            .expect("the owner wrote its founder token")
+            .trim()
+            .to_string()
+    }
+
+    /// `POST /api/call/<tool>` as the founder surface (the token presented).
+    pub fn founder_call(&self, tool: &str, args: Value, headers: &[(&str, &str)]) -> (u16, Value) {
+        let token = self.founder_token();
+        let mut h: Vec<(&str, &str)> = headers.to_vec();
+        h.push(("Medulla-Founder-Token", token.as_str()));
+        self.call(tool, args, &h)
+    }
+
+    /// The live claims of a brain (root) or `medulla`, read as the founder.
+    pub fn claims(&self, brain: &str) -> Vec<Value> {
+        let r = self
+            .http
+            .get(format!("{}/api/claims", self.url))
+            .query(&[("brain", brain)])
+            .header("Medulla-Founder-Token", self.founder_token())
+            .send()
+            .expect("GET /api/claims");
+        let v: Value = r.json().unwrap_or(Value::Null);
+        v["claims"].as_array().cloned().unwrap_or_default()
     }
 
     pub fn bootstrap(&self, root: &Path) -> Value {

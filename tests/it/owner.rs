@@ -33,7 +33,7 @@ fn bootstrap_is_idempotent_and_canonical() {
     assert_eq!(again["brain"]["fingerprint"], fp.as_str());
     let (s, v) = o.call("bootstrap", json!({ "root": "/definitely/not/a/dir" }), &[]);
     assert_eq!(s, 400, "{v}");
-    assert_eq!(v["error"]["code"], "invalid_input");
+    assert_eq!(v["error"]["code"], "root_not_a_directory");
 }
 
 #[test]

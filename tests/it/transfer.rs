@@ -48,7 +48,7 @@ fn fixture(dir: &Path) {
 }
 
 fn import(o: &Owner, args: Value) -> Value {
-    let (s, v) = o.call("import", args, &[]);
+    let (s, v) = o.founder_call("import", args, &[]);
     assert_eq!(s, 200, "{v}");
     v
 }
@@ -147,7 +147,7 @@ fn export_then_import_into_a_fresh_brain_is_lossless() {
     let ar = a.to_string_lossy().to_string();
     o.call("memorize", json!({ "label": "fresh", "text": "written live", "evidence": ["src/x.rs"], "strength": "verified" }), &[("Medulla-Caller-Root", &ar), ("Medulla-Agent", "claude:maker")]);
     let out = tempfile::tempdir().unwrap();
-    let (s, e) = o.call(
+    let (s, e) = o.founder_call(
         "export",
         json!({ "dir": out.path(), "brain": a, "history": true }),
         &[],
@@ -167,10 +167,8 @@ fn export_then_import_into_a_fresh_brain_is_lossless() {
     );
 
     let claims = |root: &Path| {
-        let (_, v) = o.get(&format!("/api/claims?brain={}", root.display()));
-        let mut rows: Vec<Value> = v["claims"]
-            .as_array()
-            .unwrap()
+        let mut rows: Vec<Value> = o
+            .claims(&root.to_string_lossy())
             .iter()
             .map(|r| {
                 json!([
@@ -229,7 +227,7 @@ fn triage_sends_each_claim_to_one_store_and_keeps_the_ambiguous_in_the_medulla()
     assert_eq!(v["ambiguous_kept_in_medulla"][0]["slug"], "both");
     let (_, inst) = o.get("/api/instances");
     assert_eq!(inst["medulla"]["claims"], 2);
-    let (s, bad) = o.call(
+    let (s, bad) = o.founder_call(
         "import",
         json!({ "dir": src.path(), "triage": rules, "medulla": true }),
         &[],
