@@ -195,6 +195,198 @@ fn append(path: &Path, text: &str) {
     f.write_all(text.as_bytes()).unwrap();
 }
 
+/// A call over REST or in a named MCP session; (status, answer).
+fn call_via(
+    o: &Owner,
+    session: Option<&mut Mcp>,
+    tool: &str,
+    args: Value,
+    h: &[(&str, &str)],
+) -> (u16, Value) {
+    match session {
+        None => o.call(tool, args, h),
+        Some(m) => match m.tool(tool, args, h) {
+            Ok(v) => (200, v),
+            Err(v) => (400, v),
+        },
+    }
+}
+
+/// The leak permutation matrix (`"matrix"` in a case): every routing path × every verb,
+/// each judged by which brain the path names. Reads must show no sentinel of any other
+/// brain; writes must land in that brain alone, or nowhere when the path names none.
+fn run_matrix(path: &Path, case: &Value, o: &Owner, projects: &Path) -> Vec<String> {
+    let mx = subst(&case["matrix"], projects);
+    let agent = mx["agent"].as_str().unwrap_or("claude:maker").to_string();
+    let brains: Vec<(String, String)> = mx["brains"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+        .collect();
+    let fill = |t: &str, b: &str| t.replace("{brain}", b);
+    let sentinel = &mx["sentinel"];
+    for (name, root) in &brains {
+        let h = [
+            ("Medulla-Brain", root.as_str()),
+            ("Medulla-Agent", agent.as_str()),
+        ];
+        let (s, v) = o.call(
+            "memorize",
+            json!({ "label": fill(sentinel["label"].as_str().unwrap(), name), "text": fill(sentinel["text"].as_str().unwrap(), name) }),
+            &h,
+        );
+        assert_eq!(s, 200, "sentinel of {name}: {v}");
+        let (s, v) = o.call(
+            "boot_memory",
+            json!({ "op": "set", "key": "sentinel", "value": fill(sentinel["kv"].as_str().unwrap(), name) }),
+            &h,
+        );
+        assert_eq!(s, 200, "kv sentinel of {name}: {v}");
+    }
+    if let Some(d) = mx.get("doctrine") {
+        let (s, v) = o.founder_call(
+            "memorize",
+            json!({ "tier": "medulla", "label": d["label"], "text": d["text"], "agent_id": "human:founder" }),
+            &[],
+        );
+        assert_eq!(s, 200, "doctrine: {v}");
+    }
+    // The marks of a brain's memory that must never show outside it.
+    let marks = |b: &str| -> Vec<String> {
+        vec![
+            fill(sentinel["text"].as_str().unwrap(), b),
+            fill(sentinel["kv"].as_str().unwrap(), b),
+        ]
+    };
+    let mut fails = Vec::new();
+    let mut n = 0usize;
+    for p in mx["paths"].as_array().unwrap() {
+        for verb in mx["verbs"].as_array().unwrap() {
+            n += 1;
+            let what = format!(
+                "{} step {n}: path {:?}, {} {}",
+                path.display(),
+                p["name"].as_str().unwrap_or("?"),
+                verb["tool"].as_str().unwrap(),
+                verb["args"]
+            );
+            let serves = p["serves"].as_str();
+            let mut headers: Vec<(String, String)> = p["headers"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                .collect();
+            headers.push(("Medulla-Agent".into(), agent.clone()));
+            let h: Vec<(&str, &str)> = headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            let mut session = (p["via"] == "mcp").then(|| {
+                let mut m = o.mcp();
+                m.initialize(&[]);
+                for st in p["setup"].as_array().into_iter().flatten() {
+                    let sh: Vec<(String, String)> = st["headers"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                        .collect();
+                    let sh: Vec<(&str, &str)> =
+                        sh.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                    m.tool(st["tool"].as_str().unwrap(), st["args"].clone(), &sh)
+                        .unwrap_or_else(|e| panic!("{what}: setup failed: {e}"));
+                }
+                m
+            });
+            let args: Value =
+                serde_json::from_str(&verb["args"].to_string().replace("{n}", &n.to_string()))
+                    .unwrap();
+            let (status, body) = call_via(
+                o,
+                session.as_mut(),
+                verb["tool"].as_str().unwrap(),
+                args,
+                &h,
+            );
+            let text = body.to_string();
+            match verb["kind"].as_str().unwrap() {
+                "read" => {
+                    for (b, _) in brains.iter().filter(|(b, _)| Some(b.as_str()) != serves) {
+                        for m in marks(b) {
+                            if text.contains(&m) {
+                                fails.push(format!(
+                                    "{what}: LEAK of {b} ({m:?}) into {serves:?}: {text}"
+                                ));
+                            }
+                        }
+                    }
+                }
+                "read_all_brains" => {
+                    if status != 200 {
+                        fails.push(format!("{what}: all-brains failed: {text}"));
+                    }
+                    for g in body["groups"].as_array().into_iter().flatten() {
+                        for r in g["results"].as_array().into_iter().flatten() {
+                            if r["origin_brain"] != g["origin_brain"]
+                                && g["origin_brain"] != "medulla"
+                            {
+                                fails.push(format!(
+                                    "{what}: a row is not labelled by its origin: {r}"
+                                ));
+                            }
+                        }
+                    }
+                }
+                kind @ ("write" | "write_kv") => {
+                    if serves.is_none()
+                        && (status == 200 || body["error"]["code"] != "unbootstrapped")
+                    {
+                        fails.push(format!(
+                            "{what}: an unrouted write must be refused with unbootstrapped: {text}"
+                        ));
+                    }
+                    if serves.is_some() && status != 200 {
+                        fails.push(format!("{what}: the write failed: {text}"));
+                    }
+                    for (b, root) in &brains {
+                        let landed = if kind == "write" {
+                            let label = verb["label"]
+                                .as_str()
+                                .unwrap()
+                                .replace("{n}", &n.to_string());
+                            o.claims(root).iter().any(|c| c["label"] == label.as_str())
+                        } else {
+                            let key = verb["key"].as_str().unwrap().replace("{n}", &n.to_string());
+                            let (s, _) = o.call(
+                                "boot_memory",
+                                json!({ "op": "get", "key": key, "tier": "project" }),
+                                &[("Medulla-Brain", root.as_str())],
+                            );
+                            s == 200
+                        };
+                        let expected = Some(b.as_str()) == serves;
+                        if landed != expected {
+                            fails.push(format!(
+                                "{what}: the write {} {b} (expected only in {serves:?})",
+                                if landed {
+                                    "LANDED IN"
+                                } else {
+                                    "is missing from"
+                                }
+                            ));
+                        }
+                    }
+                }
+                other => panic!("unknown matrix verb kind {other}"),
+            }
+        }
+    }
+    eprintln!("{}: {n} permutations", path.display());
+    fails
+}
+
 fn run_case(path: &Path) -> Vec<String> {
     let case: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap())
         .unwrap_or_else(|e| panic!("{} is not valid JSON: {e}", path.display()));
@@ -239,6 +431,9 @@ fn run_case(path: &Path) -> Vec<String> {
     for b in case["bootstrap"].as_array().into_iter().flatten() {
         let root = o.project(b.as_str().unwrap());
         o.bootstrap(&root);
+    }
+    if case.get("matrix").is_some() {
+        return run_matrix(path, &case, &o, &projects);
     }
     let mut sessions: HashMap<String, Mcp> = HashMap::new();
     let mut fails = Vec::new();

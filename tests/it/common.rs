@@ -177,6 +177,16 @@ impl Owner {
         self.child.wait().expect("wait owner")
     }
 
+    /// SIGKILL (no shutdown at all) and start a new owner over the same home and projects.
+    pub fn kill_and_restart(mut self, opts: OwnerOptions) -> Owner {
+        self.child.kill().expect("SIGKILL the owner");
+        self.child.wait().expect("wait owner");
+        let home = std::mem::replace(&mut self.home, tempfile::tempdir().unwrap());
+        let projects = std::mem::replace(&mut self.projects, tempfile::tempdir().unwrap());
+        drop(self);
+        Owner::start_in(home, projects, opts)
+    }
+
     /// Stop gracefully and start a new owner over the same home and projects.
     pub fn restart(mut self, opts: OwnerOptions) -> (Owner, std::process::ExitStatus) {
         let status = self.terminate();
