@@ -584,7 +584,7 @@ fn print_human(cmd: &Command, status: u16, body: &Value) {
             for e in body["entries"].as_array().into_iter().flatten() {
                 println!(
                     "{} {} {} by {} from {}{}: {}",
-                    crate::service::render::date(e["at"].as_i64().unwrap_or(0)),
+                    crate::service::rows::date(e["at"].as_i64().unwrap_or(0)),
                     e["kind"].as_str().unwrap_or("?"),
                     e["slug"].as_str().unwrap_or(""),
                     e["agent"].as_str().unwrap_or("?"),

@@ -1,5 +1,6 @@
-//! The owner's typed errors. Each has a stable `code`, an HTTP status, and a message
-//! that names the fix.
+//! The owner's typed errors. Each has a stable machine-readable `code` and a lowercase
+//! message that names the fix. Which HTTP status each gets is the HTTP layer's business
+//! (`src/http/status.rs`).
 
 use brains::StoreError;
 
@@ -13,11 +14,8 @@ pub enum OwnerError {
     UnknownBrain { name: String },
     #[error("{0}")]
     BadInput(String),
-    #[error("refusing to bootstrap {root}: {why}")]
-    RootRefused {
-        root: String,
-        why: crate::roster::RootRefusal,
-    },
+    #[error(transparent)]
+    Path(#[from] crate::roster::PathError),
     #[error("this request is routed to {routed}, not to {brain}: only a caller routed to {brain}, or the founder (the medulla command line, or REST with the founder token), may {verb} it")]
     NotYourBrain {
         brain: String,
@@ -52,6 +50,10 @@ pub enum OwnerError {
     Unreachable { actor: String, detail: String },
     #[error("the {actor} actor did not answer within {ms} ms: retry, or raise call_timeout_ms in config.toml")]
     Timeout { actor: String, ms: u64 },
+    #[error("the medulla did not answer within {ms} ms; the project part is complete")]
+    MedullaTimeout { ms: u64 },
+    #[error("the mailbox distributor failed: {0}; the letters are safe in the spool")]
+    Mailbox(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -63,7 +65,7 @@ impl OwnerError {
             OwnerError::Unbootstrapped { .. } => "unbootstrapped",
             OwnerError::UnknownBrain { .. } => "unknown_brain",
             OwnerError::BadInput(_) => "invalid_input",
-            OwnerError::RootRefused { why, .. } => why.code(),
+            OwnerError::Path(e) => e.code(),
             OwnerError::NotYourBrain { .. } => "not_your_brain",
             OwnerError::FounderOnly { .. } => "founder_only",
             OwnerError::TooLong { .. } => "too_long",
@@ -75,37 +77,9 @@ impl OwnerError {
             OwnerError::NotYet { .. } => "not_yet_available",
             OwnerError::Unreachable { .. } => "actor_unreachable",
             OwnerError::Timeout { .. } => "timeout",
+            OwnerError::MedullaTimeout { .. } => "medulla_timeout",
+            OwnerError::Mailbox(_) => "mailbox",
             OwnerError::Internal(_) => "internal",
-        }
-    }
-
-    pub fn status(&self) -> u16 {
-        match self {
-            OwnerError::Store(e) if e.is_bad_input() => 400,
-            OwnerError::Store(StoreError::UnknownClaim { .. } | StoreError::UnknownKey { .. }) => {
-                404
-            }
-            OwnerError::Store(
-                StoreError::WouldDowngrade { .. } | StoreError::LabelCollision { .. },
-            ) => 409,
-            OwnerError::Store(StoreError::NothingToPurge { .. }) => 404,
-            OwnerError::Store(StoreError::StoreLocked { .. }) => 503,
-            OwnerError::Store(_) => 500,
-            OwnerError::Unbootstrapped { .. } => 409,
-            OwnerError::UnknownBrain { .. } => 404,
-            OwnerError::BadInput(_)
-            | OwnerError::UnknownTool(_)
-            | OwnerError::RootRefused { .. }
-            | OwnerError::TooLong { .. }
-            | OwnerError::LimitOutOfRange { .. }
-            | OwnerError::InsideMedullaHome { .. } => 400,
-            OwnerError::NotYourBrain { .. } | OwnerError::FounderOnly { .. } => 403,
-            OwnerError::HygieneRefused { .. } => 422,
-            OwnerError::PromotionConflict { .. } => 409,
-            OwnerError::NotYet { .. } => 501,
-            OwnerError::Unreachable { .. } => 503,
-            OwnerError::Timeout { .. } => 504,
-            OwnerError::Internal(_) => 500,
         }
     }
 
@@ -138,7 +112,7 @@ impl OwnerError {
                 v["existing_label"] = existing.clone().into();
                 v["attempted_label"] = attempted.clone().into();
             }
-            OwnerError::RootRefused { root, .. } => {
+            OwnerError::Path(crate::roster::PathError::Refused { root, .. }) => {
                 v["root"] = root.clone().into();
             }
             OwnerError::NotYourBrain { brain, routed, .. } => {

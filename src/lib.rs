@@ -26,11 +26,13 @@
 pub mod audit;
 pub mod brain;
 pub mod bridge;
+pub mod call;
 pub mod cli;
 pub mod config;
 pub mod error;
 pub mod floor;
 pub mod founder;
+pub mod git;
 pub mod http;
 pub mod mailbox;
 pub mod owner;

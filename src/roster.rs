@@ -6,8 +6,6 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::error::{OwnerError, Result};
-
 /// `hex(sha256(root))[0..16]`.
 pub fn fingerprint(root: &str) -> String {
     let digest = Sha256::digest(root.as_bytes());
@@ -32,23 +30,50 @@ pub fn lexical_normal(path: &Path) -> PathBuf {
 /// Longest accepted path (caller root, bootstrap root, import or export directory).
 pub const MAX_PATH_BYTES: usize = 4096;
 
+/// Why a path a caller sent cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error("{raw:?} is not an absolute path: send the absolute path of your working directory")]
+    NotAbsolute { raw: String },
+    #[error("a path is {len} bytes, over the limit of {max}: shorten it")]
+    TooLong { len: usize, max: usize },
+    #[error("a path carries a control character: send a plain path")]
+    ControlCharacters,
+    #[error("refusing to bootstrap {root}: {why}")]
+    Refused { root: String, why: RootRefusal },
+}
+
+impl PathError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            PathError::NotAbsolute { .. } => "invalid_input",
+            PathError::TooLong { .. } => "too_long",
+            PathError::ControlCharacters => "control_characters",
+            PathError::Refused { why, .. } => why.code(),
+        }
+    }
+}
+
+type Result<T, E = PathError> = std::result::Result<T, E>;
+
 /// A caller's root as routing sees it: absolute, canonical when it exists on disk,
 /// lexically normalised when it does not (a caller may name a path this machine lacks).
 pub fn normalize_caller_root(raw: &str) -> Result<PathBuf> {
     let raw = raw.trim();
     if raw.len() > MAX_PATH_BYTES {
-        return Err(OwnerError::TooLong {
-            what: "a path",
+        return Err(PathError::TooLong {
             len: raw.len(),
             max: MAX_PATH_BYTES,
         });
     }
-    brains::claim::check_line("a path", raw)?;
+    if raw.chars().any(char::is_control) {
+        return Err(PathError::ControlCharacters);
+    }
     let p = Path::new(raw);
     if raw.is_empty() || !p.is_absolute() {
-        return Err(OwnerError::BadInput(format!(
-            "caller root {raw:?} is not an absolute path: send the absolute path of your working directory"
-        )));
+        return Err(PathError::NotAbsolute {
+            raw: raw.to_string(),
+        });
     }
     Ok(std::fs::canonicalize(p).unwrap_or_else(|_| lexical_normal(p)))
 }
@@ -189,7 +214,7 @@ pub fn root_refusal(
 /// may be a project's root.
 pub fn canonical_root(raw: &str, medulla_home: &Path, user_home: Option<&Path>) -> Result<PathBuf> {
     let p = normalize_caller_root(raw)?;
-    let refused = |why| OwnerError::RootRefused {
+    let refused = |why| PathError::Refused {
         root: p.display().to_string(),
         why,
     };

@@ -22,6 +22,7 @@ pub const MAX_EVIDENCE: usize = 32;
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
 )]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum Strength {
     Hint,
     #[default]
@@ -58,6 +59,7 @@ impl std::fmt::Display for Strength {
 /// Liveness of one version of a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ClaimState {
     /// The live version.
     Authored,
@@ -76,6 +78,7 @@ impl ClaimState {
 
 /// The trust grade of a claim, accumulated by `learn` verdicts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Trust {
     pub correct: u32,
     pub partial: u32,
@@ -93,6 +96,7 @@ impl Trust {
 /// A `learn` verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum Verdict {
     Correct,
     Partial,
@@ -236,6 +240,7 @@ impl MemorizeOutcome {
 /// What kind of act a log entry records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum ActKind {
     Memorize,
     Supersede,

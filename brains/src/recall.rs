@@ -47,6 +47,7 @@ impl Aging {
 /// How a recall was ranked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub enum Retrieval {
     /// Lexical and vector rankings fused.
     Hybrid,

@@ -1,27 +1,30 @@
-//! The audit actor: the only path that writes the medulla. Promotions, doctrine births
-//! and medulla-side `learn` verdicts (demotion included) pass through it one at a time,
-//! so two brains promoting the same label at once end in one version and one bounce.
+//! The audit actor: the only path that writes the medulla. Promotions, doctrine births,
+//! medulla-side `learn` verdicts (demotion included), legacy imports and purges pass
+//! through it one at a time, so two brains promoting the same label at once end in one
+//! version and one bounce. It runs the hygiene floor over every field and replies with
+//! typed outcomes; rendering them is the service's business.
 //!
 //! Who may promote is etiquette, audited and not enforced: only `*:orchestrator` and
 //! `human:founder` are expected to, and anyone else's promotion lands but is flagged in
 //! the answer and in the act log. Agent ids are self-declared, so this is not a security
-//! boundary and does not claim to be one.
+//! boundary and does not claim to be one. (Who may *ask* for a promotion at all — a
+//! caller routed to the claim's brain, or the founder — is checked before the message is
+//! sent.)
+//!
+//! Architecture invariant: it reaches stores through the narrow [`Stores`] handle, never
+//! through the owner itself.
+
+use std::sync::Arc;
 
 use brains::claim::validate_agent_id;
-use brains::{ActKind, Claim, MemorizeInput, MemorizeOutcome, StoreError, Verdict};
+use brains::{ActKind, Claim, MemorizeInput, MemorizeOutcome, PurgeReport, StoreError, Verdict};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use serde_json::{json, Value};
 
+use crate::brain::stores::{ask, Stores};
 use crate::brain::BrainMsg;
 use crate::error::{OwnerError, Result};
 use crate::floor;
-use crate::owner::OwnerHandle;
 use crate::roster::Manifest;
-use crate::service::render::{row, Tier};
-
-/// The medulla's soft cap on live claims, and the count from which it warns.
-pub const SOFT_CAP: u64 = 200;
-pub const WARN_FROM: u64 = 300;
 
 /// True when the agent is expected to write the medulla.
 pub fn etiquette_ok(agent: &str) -> bool {
@@ -31,19 +34,30 @@ pub fn etiquette_ok(agent: &str) -> bool {
             .is_some_and(|(_, role)| role == "orchestrator")
 }
 
-fn etiquette_json(agent: &str) -> Value {
-    if etiquette_ok(agent) {
-        json!({ "expected": true })
-    } else {
-        json!({
-            "expected": false,
-            "flag": "etiquette_breach",
-            "message": format!("{agent} is not an orchestrator or the founder: the write landed and is flagged in the audit log (etiquette is audited, not enforced)"),
-        })
-    }
+/// What a promotion did.
+#[derive(Debug, Clone)]
+pub struct Promoted {
+    /// The medulla copy's write.
+    pub outcome: MemorizeOutcome,
+    /// The witness after its stamp.
+    pub witness: Claim,
+    /// `<root>#<slug>`.
+    pub origin_claim: String,
+    /// `medulla@<slug>@<ms>`.
+    pub stamp: String,
+    /// The medulla's live claims after the write (for the soft cap).
+    pub medulla_live: u64,
 }
 
-/// Messages to the audit actor.
+/// What a medulla `learn` did.
+#[derive(Debug, Clone)]
+pub enum MedullaLearn {
+    Graded(Claim),
+    Demoted(Claim),
+}
+
+/// Messages to the audit actor. Replies carry the medulla's live count where a write
+/// changed it.
 pub enum AuditMsg {
     /// One version of a legacy import into the medulla.
     Import {
@@ -55,44 +69,44 @@ pub enum AuditMsg {
         brain: Manifest,
         slug: String,
         reason: String,
-        reply: RpcReplyPort<Result<Value>>,
+        reply: RpcReplyPort<Result<Promoted>>,
     },
     DoctrineBirth {
         input: MemorizeInput,
-        reply: RpcReplyPort<Result<Value>>,
+        reply: RpcReplyPort<Result<(MemorizeOutcome, u64)>>,
     },
     Learn {
         agent: String,
         slug: String,
         verdict: Verdict,
         note: Option<String>,
-        reply: RpcReplyPort<Result<Value>>,
+        reply: RpcReplyPort<Result<(MedullaLearn, u64)>>,
     },
     /// Erase a medulla claim and every version of it (the founder's way out for a secret).
     Purge {
         agent: String,
         slug: String,
-        reply: RpcReplyPort<Result<brains::PurgeReport>>,
+        reply: RpcReplyPort<Result<PurgeReport>>,
     },
 }
 
 pub struct AuditActor;
 
 pub struct AuditState {
-    owner: OwnerHandle,
+    stores: Arc<dyn Stores>,
 }
 
 impl Actor for AuditActor {
     type Msg = AuditMsg;
     type State = AuditState;
-    type Arguments = OwnerHandle;
+    type Arguments = Arc<dyn Stores>;
 
     async fn pre_start(
         &self,
         _me: ActorRef<AuditMsg>,
-        owner: OwnerHandle,
+        stores: Arc<dyn Stores>,
     ) -> std::result::Result<AuditState, ActorProcessingErr> {
-        Ok(AuditState { owner })
+        Ok(AuditState { stores })
     }
 
     async fn handle(
@@ -101,6 +115,7 @@ impl Actor for AuditActor {
         msg: AuditMsg,
         st: &mut AuditState,
     ) -> std::result::Result<(), ActorProcessingErr> {
+        let s = st.stores.as_ref();
         match msg {
             AuditMsg::Promote {
                 agent,
@@ -109,29 +124,14 @@ impl Actor for AuditActor {
                 reason,
                 reply,
             } => {
-                let _ = reply.send(promote(&st.owner, &agent, &brain, &slug, &reason).await);
+                let _ = reply.send(promote(s, &agent, &brain, &slug, &reason).await);
             }
             AuditMsg::DoctrineBirth { input, reply } => {
-                let _ = reply.send(doctrine_birth(&st.owner, input).await);
-            }
-            AuditMsg::Purge { agent, slug, reply } => {
-                let r = st
-                    .owner
-                    .ask(None, |r| BrainMsg::Purge {
-                        slug: slug.clone(),
-                        actor: agent.clone(),
-                        reply: r,
-                    })
-                    .await;
-                let _ = reply.send(r);
+                let _ = reply.send(doctrine_birth(s, input).await);
             }
             AuditMsg::Import { input, reply } => {
                 let r = match hygiene_floor(&input) {
-                    Ok(()) => {
-                        st.owner
-                            .ask(None, |r| BrainMsg::Memorize(input.clone(), r))
-                            .await
-                    }
+                    Ok(()) => ask(s, None, |r| BrainMsg::Memorize(input.clone(), r)).await,
                     Err(e) => Err(e),
                 };
                 let _ = reply.send(r);
@@ -143,7 +143,16 @@ impl Actor for AuditActor {
                 note,
                 reply,
             } => {
-                let _ = reply.send(learn(&st.owner, &agent, &slug, verdict, note).await);
+                let _ = reply.send(learn(s, &agent, &slug, verdict, note).await);
+            }
+            AuditMsg::Purge { agent, slug, reply } => {
+                let r = ask(s, None, |r| BrainMsg::Purge {
+                    slug: slug.clone(),
+                    actor: agent.clone(),
+                    reply: r,
+                })
+                .await;
+                let _ = reply.send(r);
             }
         }
         Ok(())
@@ -160,35 +169,17 @@ fn hygiene_floor(input: &MemorizeInput) -> Result<()> {
     floor::refuse(fields, floor::FIX_SHARED)
 }
 
-async fn cap_report(owner: &OwnerHandle) -> Result<Value> {
-    let live = owner
-        .ask(None, crate::service::brain_stats)
-        .await?
-        .live_claims;
-    let status = if live >= WARN_FROM {
-        "warn"
-    } else if live > SOFT_CAP {
-        "over_soft_cap"
-    } else {
-        "ok"
-    };
-    let mut v =
-        json!({ "live": live, "soft_cap": SOFT_CAP, "warn_from": WARN_FROM, "status": status });
-    if status != "ok" {
-        v["message"] = json!(format!(
-            "the medulla holds {live} live claims (soft cap {SOFT_CAP}): it is an index, not a warehouse; demote what no longer holds across projects"
-        ));
-    }
-    Ok(v)
+async fn medulla_live(s: &dyn Stores) -> Result<u64> {
+    Ok(ask(s, None, BrainMsg::Stats).await?.live_claims)
 }
 
 async fn promote(
-    owner: &OwnerHandle,
+    s: &dyn Stores,
     agent: &str,
     brain: &Manifest,
     slug: &str,
     reason: &str,
-) -> Result<Value> {
+) -> Result<Promoted> {
     validate_agent_id(agent)?;
     let reason = reason.trim();
     if reason.is_empty() {
@@ -201,32 +192,14 @@ async fn promote(
             "the promotion reason must be one line".into(),
         ));
     }
-    let s = slug.to_string();
-    let witness: Claim = owner
-        .ask(Some(&brain.fingerprint), |r| BrainMsg::Get(s.clone(), r))
-        .await?
-        .ok_or_else(|| StoreError::UnknownClaim {
-            slug: slug.to_string(),
-        })?;
+    let witness: Claim = ask(s, Some(&brain.fingerprint), |r| {
+        BrainMsg::Get(slug.to_string(), r)
+    })
+    .await?
+    .ok_or_else(|| StoreError::UnknownClaim {
+        slug: slug.to_string(),
+    })?;
     let origin_claim = format!("{}#{}", brain.root, witness.slug);
-    // Two origins racing for one label: the first lands, the second bounces unless it
-    // is strictly stronger. Serialised here, so there is never a torn medulla.
-    let ws = witness.slug.clone();
-    if let Some(live) = owner.ask(None, |r| BrainMsg::Get(ws.clone(), r)).await? {
-        let other_origin = live.origin_claim.as_deref() != Some(origin_claim.as_str());
-        if other_origin
-            && witness.strength == live.strength
-            && live.content_hash != witness.content_hash
-        {
-            return Err(OwnerError::PromotionConflict {
-                slug: live.slug.clone(),
-                holder: live
-                    .origin_claim
-                    .clone()
-                    .unwrap_or_else(|| live.origin_or_unknown().to_string()),
-            });
-        }
-    }
     let input = MemorizeInput {
         label: witness.label.clone(),
         text: witness.text.clone(),
@@ -243,107 +216,88 @@ async fn promote(
         act: Some(ActKind::Promote),
     };
     hygiene_floor(&input)?;
-    let outcome = owner
-        .ask(None, |r| BrainMsg::Memorize(input.clone(), r))
-        .await?;
-    let copy = outcome.claim().clone();
-    let now = owner.opts.clock.now_ms();
-    let aging = owner.opts.aging;
-    let stamp = format!("medulla@{}@{}", copy.slug, copy.created);
-    let witness_after = if witness.promoted_to.as_deref() == Some(stamp.as_str()) {
-        witness.clone()
-    } else {
-        let (s, st, a) = (witness.slug.clone(), stamp.clone(), agent.to_string());
-        owner
-            .ask(Some(&brain.fingerprint), |r| BrainMsg::StampPromoted {
-                slug: s.clone(),
-                stamp: st.clone(),
-                actor: a.clone(),
-                reply: r,
-            })
-            .await?
-    };
-    Ok(json!({
-        "outcome": outcome_name(&outcome),
-        "medulla_claim": row(&copy, Tier::Medulla, &aging, now, None),
-        "witness": row(&witness_after, Tier::Project, &aging, now, None),
-        "identities": { "medulla": format!("medulla#{}", copy.slug), "witness": origin_claim, "promoted_to": stamp },
-        "etiquette": etiquette_json(agent),
-        "medulla_cap": cap_report(owner).await?,
-    }))
-}
-
-fn outcome_name(o: &MemorizeOutcome) -> &'static str {
-    match o {
-        MemorizeOutcome::Created { .. } => "created",
-        MemorizeOutcome::Superseded { .. } => "superseded",
-        MemorizeOutcome::Unchanged { .. } => "unchanged",
+    // Two origins racing for one label: the first lands, the second bounces unless it
+    // is strictly stronger. Serialised here, so there is never a torn medulla.
+    if let Some(live) = ask(s, None, |r| BrainMsg::Get(witness.slug.clone(), r)).await? {
+        let other_origin = live.origin_claim.as_deref() != Some(origin_claim.as_str());
+        if other_origin
+            && witness.strength == live.strength
+            && live.content_hash != witness.content_hash
+        {
+            return Err(OwnerError::PromotionConflict {
+                slug: live.slug.clone(),
+                holder: live
+                    .origin_claim
+                    .clone()
+                    .unwrap_or_else(|| live.origin_or_unknown().to_string()),
+            });
+        }
     }
+    let outcome = ask(s, None, |r| BrainMsg::Memorize(input.clone(), r)).await?;
+    let copy = outcome.claim().clone();
+    let stamp = format!("medulla@{}@{}", copy.slug, copy.created);
+    let witness = if witness.promoted_to.as_deref() == Some(stamp.as_str()) {
+        witness
+    } else {
+        ask(s, Some(&brain.fingerprint), |r| BrainMsg::StampPromoted {
+            slug: witness.slug.clone(),
+            stamp: stamp.clone(),
+            actor: agent.to_string(),
+            reply: r,
+        })
+        .await?
+    };
+    Ok(Promoted {
+        outcome,
+        witness,
+        origin_claim,
+        stamp,
+        medulla_live: medulla_live(s).await?,
+    })
 }
 
-async fn doctrine_birth(owner: &OwnerHandle, mut input: MemorizeInput) -> Result<Value> {
+async fn doctrine_birth(
+    s: &dyn Stores,
+    mut input: MemorizeInput,
+) -> Result<(MemorizeOutcome, u64)> {
     hygiene_floor(&input)?;
     input.origin_brain = Some("medulla".into());
     input.act = Some(ActKind::DoctrineBirth);
-    let agent = input.source_agent.clone();
-    let outcome = owner
-        .ask(None, |r| BrainMsg::Memorize(input.clone(), r))
-        .await?;
-    let c = outcome.claim().clone();
-    Ok(json!({
-        "outcome": outcome_name(&outcome),
-        "unchanged": outcome.unchanged(),
-        "claim": row(&c, Tier::Medulla, &owner.opts.aging, owner.opts.clock.now_ms(), None),
-        "etiquette": etiquette_json(&agent),
-        "medulla_cap": cap_report(owner).await?,
-    }))
+    let outcome = ask(s, None, |r| BrainMsg::Memorize(input.clone(), r)).await?;
+    Ok((outcome, medulla_live(s).await?))
 }
 
 async fn learn(
-    owner: &OwnerHandle,
+    s: &dyn Stores,
     agent: &str,
     slug: &str,
     verdict: Verdict,
-    note_text: Option<String>,
-) -> Result<Value> {
+    note: Option<String>,
+) -> Result<(MedullaLearn, u64)> {
     validate_agent_id(agent)?;
-    let now = owner.opts.clock.now_ms();
-    let aging = owner.opts.aging;
-    let s = slug.to_string();
-    if verdict == Verdict::Wrong {
+    let done = if verdict == Verdict::Wrong {
         // Demotion: the medulla version goes to history; the project witness is not touched.
-        let reason = note_text.clone().unwrap_or_else(|| "judged wrong".into());
-        let (a, r2) = (agent.to_string(), reason.clone());
-        let demoted = owner
-            .ask(None, |r| BrainMsg::Demote {
-                slug: s.clone(),
-                actor: a.clone(),
-                reason: r2.clone(),
+        let reason = note.unwrap_or_else(|| "judged wrong".into());
+        MedullaLearn::Demoted(
+            ask(s, None, |r| BrainMsg::Demote {
+                slug: slug.to_string(),
+                actor: agent.to_string(),
+                reason: reason.clone(),
                 reply: r,
             })
-            .await?;
-        return Ok(json!({
-            "verdict": "wrong",
-            "demoted": row(&demoted, Tier::Medulla, &aging, now, None),
-            "witness_untouched": demoted.origin_claim,
-            "etiquette": etiquette_json(agent),
-            "medulla_cap": cap_report(owner).await?,
-        }));
-    }
-    let a = agent.to_string();
-    let c = owner
-        .ask(None, |r| BrainMsg::Learn {
-            slug: s.clone(),
-            verdict,
-            actor: a.clone(),
-            note: note_text.clone(),
-            reply: r,
-        })
-        .await?;
-    Ok(json!({
-        "verdict": verdict.as_str(),
-        "claim": row(&c, Tier::Medulla, &aging, now, None),
-        "etiquette": etiquette_json(agent),
-        "medulla_cap": cap_report(owner).await?,
-    }))
+            .await?,
+        )
+    } else {
+        MedullaLearn::Graded(
+            ask(s, None, |r| BrainMsg::Learn {
+                slug: slug.to_string(),
+                verdict,
+                actor: agent.to_string(),
+                note: note.clone(),
+                reply: r,
+            })
+            .await?,
+        )
+    };
+    Ok((done, medulla_live(s).await?))
 }

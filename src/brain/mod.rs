@@ -5,6 +5,8 @@
 //! each runs on tokio's blocking pool while the actor awaits it. The actor still handles
 //! one message at a time, which keeps every store's writes in arrival order.
 
+pub mod stores;
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 

@@ -5,16 +5,14 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::owner::BrainCounters;
-use crate::service::route::{
-    AGENT_HEADER, BRAIN_HEADER, CALLER_ROOT_HEADER, FOUNDER_HEADER, LEGACY_CALLER_ROOT_HEADER,
-};
-use crate::service::{tools, RouteInput, Service};
+use super::headers;
+use crate::service::registry::{self, Effect};
+use crate::service::{RouteInput, Service};
 
 /// The MCP face of the owner. Cloned per session by the transport's factory.
 #[derive(Clone)]
@@ -34,13 +32,20 @@ impl McpHandler {
 }
 
 fn header(parts: Option<&http::request::Parts>, name: &str) -> Option<String> {
-    parts?
-        .headers
-        .get(name)?
-        .to_str()
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    headers::get(&parts?.headers, name)
+}
+
+/// A registered verb as MCP publishes it: schemas from the same types the verb reads
+/// and answers, annotations from its effect.
+fn tool(s: registry::Spec) -> Tool {
+    let annotations = ToolAnnotations::new()
+        .read_only(s.effect == Effect::Read)
+        .destructive(s.effect == Effect::Destructive)
+        .idempotent(s.idempotent)
+        .open_world(false);
+    Tool::new(s.name, s.description, Arc::new(s.input_schema))
+        .with_raw_output_schema(Arc::new(s.output_schema))
+        .with_annotations(annotations)
 }
 
 /// An agent id from the client's self-description when the call names none:
@@ -78,10 +83,7 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = tools::specs()
-            .into_iter()
-            .map(|s| Tool::new(s.name, s.description, Arc::new(s.schema)))
-            .collect();
+        let tools = registry::specs().into_iter().map(tool).collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -92,16 +94,16 @@ impl ServerHandler for McpHandler {
     ) -> Result<CallToolResponse, ErrorData> {
         let parts = ctx.extensions.get::<http::request::Parts>();
         let input = RouteInput {
-            binding: header(parts, BRAIN_HEADER),
+            binding: header(parts, headers::BRAIN),
             sticky: self.sticky.lock().expect("sticky lock").clone(),
-            caller_root: header(parts, CALLER_ROOT_HEADER)
-                .or_else(|| header(parts, LEGACY_CALLER_ROOT_HEADER)),
-            agent: header(parts, AGENT_HEADER).or_else(|| client_agent(&ctx)),
+            caller_root: header(parts, headers::CALLER_ROOT)
+                .or_else(|| header(parts, headers::LEGACY_CALLER_ROOT)),
+            agent: header(parts, headers::AGENT).or_else(|| client_agent(&ctx)),
             founder: self
                 .svc
-                .is_founder(header(parts, FOUNDER_HEADER).as_deref()),
+                .is_founder(header(parts, headers::FOUNDER).as_deref()),
         };
-        if !tools::specs().iter().any(|s| s.name == request.name) {
+        if !registry::exists(&request.name) {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {:?}: list the tools with tools/list",
@@ -119,8 +121,8 @@ impl ServerHandler for McpHandler {
                 if let Some(fp) = out.landed {
                     let mut sticky = self.sticky.lock().expect("sticky lock");
                     if sticky.is_none() {
-                        *sticky = Some(fp.clone());
-                        BrainCounters::bump(&self.svc.counters(&fp).sessions);
+                        self.svc.session_started(&fp);
+                        *sticky = Some(fp);
                     }
                 }
                 CallToolResult::structured(out.value)

@@ -4,8 +4,9 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// The misdelivery kinds a `memory_misdelivery` letter may carry.
@@ -84,14 +85,16 @@ pub fn validate(body: &Value) -> Result<(), String> {
 }
 
 /// Where a letter goes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "to", rename_all = "snake_case")]
 pub enum Destination {
     /// `<repo>/.medulla/inbox.jsonl`.
     Project { repo: PathBuf },
     /// `$MEDULLA_HOME/inbox.jsonl`: genuinely projectless letters only.
     Medulla,
-    /// The repository is not on this machine (yet): stays in the spool.
+    /// The repository is not on this machine (yet), or is no repository: stays in the
+    /// spool until it is.
+    #[serde(rename = "pending_distribution")]
     Pending { repo: String },
 }
 
@@ -125,20 +128,6 @@ fn strip_notes(s: &str) -> String {
         }
     }
     out.trim().trim_end_matches('/').to_string()
-}
-
-/// The main repository of a git worktree checkout (whose `.git` is a file).
-fn worktree_main(dir: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dir.join(".git")).ok()?;
-    let gitdir = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
-    let gitdir = if gitdir.is_absolute() {
-        gitdir
-    } else {
-        dir.join(gitdir)
-    };
-    // <main>/.git/worktrees/<name> → <main>
-    let dot_git = gitdir.parent()?.parent()?;
-    (dot_git.file_name()? == ".git").then(|| dot_git.parent().map(Path::to_path_buf))?
 }
 
 /// A `<name>-<suffix>` folder whose sibling `<name>` is a repository.
@@ -200,7 +189,7 @@ pub fn destination(letter: &Letter, cx: &Context) -> Destination {
                 .cloned()
         };
         if path.is_dir() {
-            if let Some(main) = worktree_main(&path) {
+            if let Some(main) = crate::git::worktree_main(&path) {
                 return Destination::Project {
                     repo: inside_root(&main).unwrap_or(main),
                 };
@@ -253,7 +242,7 @@ pub fn destination(letter: &Letter, cx: &Context) -> Destination {
 }
 
 /// A letter's fate, derived from every letter that answers it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Fate {
     FiredClay,
@@ -306,15 +295,25 @@ pub fn fates(letters: &[Letter], all: &[Letter]) -> HashMap<String, Fate> {
 }
 
 /// `{wet_ink, in_flight, fired_clay, external, open}`; open never counts external.
-pub fn counts(f: &HashMap<String, Fate>) -> Value {
+pub fn counts(f: &HashMap<String, Fate>) -> Counts {
     let n = |x: Fate| f.values().filter(|v| **v == x).count();
-    json!({
-        "wet_ink": n(Fate::WetInk),
-        "in_flight": n(Fate::InFlight),
-        "fired_clay": n(Fate::FiredClay),
-        "external": n(Fate::External),
-        "open": n(Fate::WetInk) + n(Fate::InFlight),
-    })
+    Counts {
+        wet_ink: n(Fate::WetInk),
+        in_flight: n(Fate::InFlight),
+        fired_clay: n(Fate::FiredClay),
+        external: n(Fate::External),
+        open: n(Fate::WetInk) + n(Fate::InFlight),
+    }
+}
+
+/// Letters by fate; `open = wet_ink + in_flight`, never counting external ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Counts {
+    pub wet_ink: usize,
+    pub in_flight: usize,
+    pub fired_clay: usize,
+    pub external: usize,
+    pub open: usize,
 }
 
 /// Every letter of a JSONL file, with the lines that were not letters counted.
@@ -338,6 +337,7 @@ pub fn read_letters(path: &Path) -> std::io::Result<(Vec<Letter>, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn letter(v: Value) -> Letter {
         Letter::parse(&v.to_string()).unwrap()
@@ -531,8 +531,8 @@ mod tests {
         assert_eq!(f[&ext.id], Fate::FiredClay);
         let c = counts(&f);
         assert_eq!(
-            c["open"], 2,
-            "b and the note are open; the receipt is settled; external never counts: {c}"
+            c.open, 2,
+            "b and the note are open; the receipt is settled; external never counts: {c:?}"
         );
     }
 }

@@ -1,23 +1,33 @@
-//! The service: every tool (MCP verb) and REST read, over the owner. MCP, REST and the
-//! CLI all come through here, so a verb behaves the same on every surface.
+//! The service: every verb and REST read over the owner, typed from edge to edge. MCP,
+//! REST and the CLI all come through here, so a verb behaves the same on every surface.
+//!
+//! - [`registry`]: the one list of verbs; dispatch, `tools/list` and the protocol table.
+//! - [`verbs`]: one concern per file.
+//! - [`route`]: which brain serves a request.
+//! - [`rows`]: claims as the rows every answer carries.
+//! - [`mailbox`]: one box's letters and `doctor`.
+//!
+//! Architecture invariant: the service answers typed values and typed errors; it knows
+//! nothing of HTTP, headers or JSON-RPC.
 
 pub mod mailbox;
-pub mod north;
-pub mod promote;
-pub mod render;
+pub mod registry;
 pub mod route;
-pub mod tools;
-pub mod transfer;
+pub mod rows;
+pub mod verbs;
 
 use std::sync::Arc;
 
 use brains::{Clock, Retrieval};
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::error::{OwnerError, Result};
 use crate::owner::{BrainCounters, OwnerHandle};
 use crate::roster::Manifest;
+pub use registry::ToolOutput;
 pub use route::{RouteInput, Routed, Via};
+use rows::{Now, Row, StoreTier};
 
 /// The owner as request handlers see it.
 #[derive(Clone)]
@@ -58,16 +68,40 @@ pub fn check_limit(limit: Option<usize>, default: usize, max: usize) -> Result<u
     }
 }
 
-/// The answer of one tool call: its JSON and the brain it landed on (for stickiness).
-#[derive(Debug, Clone)]
-pub struct ToolOutput {
-    pub value: Value,
-    pub landed: Option<String>,
+/// `GET /api/health`: owner-wide, and captioned so.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Health {
+    pub status: &'static str,
+    pub version: &'static str,
+    pub pid: u32,
+    pub home: String,
+    pub retrieval: Retrieval,
+    pub model_note: Option<String>,
+    pub brains_registered: usize,
+    pub brains_warm: usize,
+    pub caption: &'static str,
+}
+
+/// `GET /api/claims?brain=`: one store's live claims, newest first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ClaimsView {
+    pub served_brain: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    pub claims: Vec<Row>,
 }
 
 impl Service {
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// The time and aging thresholds rows are rendered with.
+    pub fn now(&self) -> Now {
+        Now {
+            aging: self.owner.opts.aging,
+            ms: self.now_ms(),
+        }
     }
 
     pub fn route(&self, input: &RouteInput) -> Result<Routed> {
@@ -120,111 +154,45 @@ impl Service {
         self.owner.registry.counters(fp)
     }
 
-    /// Call a tool by name with JSON arguments.
+    /// A session's first routed call landed on this brain.
+    pub fn session_started(&self, fp: &str) {
+        self.counters(fp).session();
+    }
+
+    /// Call a verb by name with JSON arguments.
     pub async fn call_tool(
         &self,
         name: &str,
-        args: Value,
+        args: serde_json::Value,
         input: &RouteInput,
     ) -> Result<ToolOutput> {
-        let args = if args.is_null() { json!({}) } else { args };
-        tools::dispatch(self, name, args, input).await
+        registry::dispatch(self, name, args, input).await
     }
 
-    /// `GET /api/health`.
-    pub fn health(&self) -> Value {
-        json!({
-            "status": "ok",
-            "version": env!("CARGO_PKG_VERSION"),
-            "pid": std::process::id(),
-            "home": self.owner.config.home.to_string_lossy(),
-            "retrieval": self.retrieval.as_str(),
-            "model_note": self.model_note,
-            "brains_registered": self.owner.registry.all_manifests().len(),
-            "brains_warm": self.owner.registry.warm.read().expect("registry lock").len(),
-            "caption": "owner-wide numbers",
-        })
-    }
-
-    /// One brain's row: per-brain numbers only.
-    pub async fn instance_row(&self, m: &Manifest) -> Value {
-        let warm = self.owner.registry.is_warm(&m.fingerprint);
-        let c = self.counters(&m.fingerprint);
-        let (claims, history, acts, counts_from) = if warm {
-            match self.owner.ask(Some(&m.fingerprint), brain_stats).await {
-                Ok(s) => (
-                    s.live_claims,
-                    s.history_versions,
-                    s.acts,
-                    "live".to_string(),
-                ),
-                Err(_) => (
-                    m.counts.live_claims,
-                    m.counts.history_versions,
-                    m.counts.acts,
-                    "manifest".into(),
-                ),
-            }
-        } else {
-            (
-                m.counts.live_claims,
-                m.counts.history_versions,
-                m.counts.acts,
-                "manifest".into(),
-            )
-        };
-        json!({
-            "root": m.root,
-            "fingerprint": m.fingerprint,
-            "created": m.created,
-            "warm": warm,
-            "claims": claims,
-            "history_versions": history,
-            "acts": acts,
-            "counts_from": counts_from,
-            "counts_as_of": if warm { None } else { Some(m.counts.as_of) },
-            "sessions": BrainCounters::get(&c.sessions),
-            "recalls": BrainCounters::get(&c.recalls),
-            "writes": BrainCounters::get(&c.writes),
-            "memory_beats_served": BrainCounters::get(&c.beats),
-            "mailbox_open_count": self.owner.registry.mailbox_view.open_by_repo.read().expect("mailbox view lock").get(&m.root).copied().unwrap_or(0),
-        })
-    }
-
-    /// `GET /api/instances`: every brain on disk, warm or dormant, plus unreadable ones.
-    pub async fn instances(&self) -> Result<Value> {
-        let entries = self.owner.rescan().await?;
-        let mut rows = Vec::new();
-        for e in &entries {
-            match &e.manifest {
-                Some(m) => rows.push(self.instance_row(m).await),
-                None => rows.push(json!({
-                    "fingerprint": e.fingerprint(),
-                    "dir": e.dir.to_string_lossy(),
-                    "problem": e.problem,
-                })),
-            }
+    pub fn health(&self) -> Health {
+        Health {
+            status: "ok",
+            version: env!("CARGO_PKG_VERSION"),
+            pid: std::process::id(),
+            home: self.owner.config.home.to_string_lossy().into_owned(),
+            retrieval: self.retrieval,
+            model_note: self.model_note.clone(),
+            brains_registered: self.owner.registry.all_manifests().len(),
+            brains_warm: self.owner.registry.warm_count(),
+            caption: "owner-wide numbers",
         }
-        let medulla = self.owner.ask(None, brain_stats).await?;
-        Ok(json!({
-            "instances": rows,
-            "medulla": { "claims": medulla.live_claims, "history_versions": medulla.history_versions, "acts": medulla.acts },
-            "retrieval": self.retrieval.as_str(),
-        }))
     }
 
-    /// `GET /api/claims?brain=`: the live claims of one brain (or `medulla`), for a
-    /// caller routed to that brain or the founder.
-    pub async fn claims(&self, brain: &str, input: &RouteInput) -> Result<Value> {
-        let now = self.now_ms();
-        let aging = self.owner.opts.aging;
+    /// One store's live claims, for a caller routed to it or the founder.
+    pub async fn claims(&self, brain: &str, input: &RouteInput) -> Result<ClaimsView> {
+        let now = self.now();
         if brain == "medulla" {
-            let claims = self.owner.ask(None, brains_live).await?;
-            let rows: Vec<Value> = claims
-                .iter()
-                .map(|c| render::row(c, render::Tier::Medulla, &aging, now, None))
-                .collect();
-            return Ok(json!({ "served_brain": "medulla", "claims": rows }));
+            let claims = self.owner.live_claims(None).await?;
+            return Ok(ClaimsView {
+                served_brain: "medulla".into(),
+                fingerprint: None,
+                claims: Row::all(&claims, StoreTier::Medulla, now),
+            });
         }
         let m = route::find_brain(&self.owner.registry, brain).ok_or_else(|| {
             OwnerError::UnknownBrain {
@@ -232,24 +200,22 @@ impl Service {
             }
         })?;
         self.authorize_brain(&self.route(input)?, input, &m, "read the claims of")?;
-        let claims = self.owner.ask(Some(&m.fingerprint), brains_live).await?;
-        let mut rows: Vec<Value> = claims
-            .iter()
-            .map(|c| render::row(c, render::Tier::Project, &aging, now, None))
-            .collect();
-        rows.sort_by(|a, b| b["created"].as_i64().cmp(&a["created"].as_i64()));
-        Ok(json!({ "served_brain": m.root, "fingerprint": m.fingerprint, "claims": rows }))
+        let claims = self.owner.live_claims(Some(&m.fingerprint)).await?;
+        let mut rows = Row::all(&claims, StoreTier::Project, now);
+        rows.sort_by_key(|r| std::cmp::Reverse(r.created));
+        Ok(ClaimsView {
+            served_brain: m.root,
+            fingerprint: Some(m.fingerprint),
+            claims: rows,
+        })
     }
-}
 
-pub(crate) fn brain_stats(
-    r: ractor::RpcReplyPort<std::result::Result<brains::StoreStats, brains::StoreError>>,
-) -> crate::brain::BrainMsg {
-    crate::brain::BrainMsg::Stats(r)
-}
-
-pub(crate) fn brains_live(
-    r: ractor::RpcReplyPort<std::result::Result<Vec<brains::Claim>, brains::StoreError>>,
-) -> crate::brain::BrainMsg {
-    crate::brain::BrainMsg::LiveClaims(r)
+    /// The union of the spool and every known box.
+    pub async fn sweep(&self) -> Result<crate::mailbox::Sweep> {
+        let home = self.owner.config.home.clone();
+        let roots = self.owner.registry.roots();
+        tokio::task::spawn_blocking(move || crate::mailbox::sweep::sweep(&home, &roots))
+            .await
+            .map_err(|e| OwnerError::Internal(e.to_string()))
+    }
 }

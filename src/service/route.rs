@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::config::Config;
@@ -11,20 +12,10 @@ use crate::error::{OwnerError, Result};
 use crate::owner::Registry;
 use crate::roster::{self, Manifest};
 
-/// Header naming a brain explicitly (root or fingerprint).
-pub const BRAIN_HEADER: &str = "medulla-brain";
-/// Header carrying the caller's working directory.
-pub const CALLER_ROOT_HEADER: &str = "medulla-caller-root";
-/// The legacy spelling of the caller-root header, still accepted.
-pub const LEGACY_CALLER_ROOT_HEADER: &str = "m1nd-caller-root";
-/// Header carrying the caller's agent id (`vendor:role`), used when a tool call has none.
-pub const AGENT_HEADER: &str = "medulla-agent";
-/// Header carrying the owner's founder token (`$MEDULLA_HOME/founder.token`).
-pub const FOUNDER_HEADER: &str = "medulla-founder-token";
-
-/// What a request says about where it comes from.
+/// What a request says about where it comes from (the HTTP layer reads it off headers).
 #[derive(Debug, Clone, Default)]
 pub struct RouteInput {
+    /// An explicit binding: a registered brain's root or fingerprint.
     pub binding: Option<String>,
     /// The MCP session's sticky brain (a fingerprint).
     pub sticky: Option<String>,
@@ -55,7 +46,7 @@ pub struct Routed {
 }
 
 /// Spoken when the served brain is not the one the caller's root implies.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Reception {
     /// `unrouted` (no brain covers the caller), `no_caller_root` (nothing said where the
     /// caller is), or `mismatch` (served by a brain other than the caller root's).

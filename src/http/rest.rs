@@ -1,0 +1,167 @@
+//! The REST surface: `POST /api/call/<verb>` and every route the registry lists for a
+//! verb (derived, never listed twice), plus the reads that are not verbs (health, a
+//! store's claims, a box, doctor, a distribution pass now).
+
+use std::sync::Arc;
+
+use http::{Method, Request, Response};
+use hyper::body::Incoming;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::status::HttpError;
+use super::{error_response, headers, http_error, json_response, read_json, App, Body};
+use crate::service::registry::{specs, Spec};
+use crate::service::RouteInput;
+
+/// Answer a REST request under `/api/`.
+pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
+    let path = req.uri().path().to_string();
+    let query = parse_query(req.uri().query().unwrap_or(""));
+    let param = |k: &str| query.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone());
+    let input = headers::of_request(&app.svc, &req);
+    let svc = &app.svc;
+    match (req.method().clone(), path.as_str()) {
+        (Method::GET, "/api/health") => json_response(200, &svc.health()),
+        (Method::GET, "/api/claims") => match param("brain") {
+            None => http_error(&HttpError::MissingParam(
+                "pass ?brain=<root, fingerprint or medulla>".into(),
+            )),
+            Some(b) => answer(svc.claims(&b, &input).await),
+        },
+        (Method::GET, "/api/mailbox") => match param("brain") {
+            None => http_error(&HttpError::MissingParam(
+                "pass ?brain=<root, fingerprint or medulla>".into(),
+            )),
+            Some(b) => answer(crate::service::mailbox::show_box(svc, &b, &input).await),
+        },
+        (Method::POST, "/api/mailbox/distribute") => answer(svc.owner.distribute().await),
+        (Method::GET, "/api/doctor") => answer(crate::service::mailbox::doctor(svc).await),
+        (Method::POST, p) if p.starts_with("/api/call/") => {
+            let verb = p.trim_start_matches("/api/call/").to_string();
+            call(app, req, &verb, input).await
+        }
+        (m, p) => match alias(&m, p) {
+            Some((spec, true)) => {
+                let args = match read_json(req, app.max_body, app.body_timeout).await {
+                    Ok(v) => v,
+                    Err(resp) => return resp,
+                };
+                // `POST /api/reports` takes the letter itself as its body.
+                let args = if spec.name == "report" {
+                    serde_json::json!({ "letter": args })
+                } else {
+                    args
+                };
+                dispatch(app, spec.name, args, &input).await
+            }
+            Some((spec, false)) => {
+                let args = query_args(&spec, &query);
+                dispatch(app, spec.name, args, &input).await
+            }
+            None => http_error(&HttpError::NotFound(format!(
+                "no route {m} {p}: MCP lives at POST /mcp, REST under /api/ (docs/PROTOCOL.md)"
+            ))),
+        },
+    }
+}
+
+/// The verb a REST alias names, and whether it takes a body (POST) or a query (GET).
+fn alias(m: &Method, path: &str) -> Option<(Spec, bool)> {
+    let want = format!("{m} {path}");
+    specs()
+        .into_iter()
+        .find(|s| s.also.contains(&want.as_str()))
+        .map(|s| (s, *m == Method::POST))
+}
+
+/// Query parameters as arguments, each typed as the verb's input schema says.
+fn query_args(spec: &Spec, query: &[(String, String)]) -> Value {
+    let props = spec.input_schema.get("properties");
+    let mut args = Map::new();
+    for (k, v) in query {
+        let ty = props.and_then(|p| p.get(k)).and_then(|p| p.get("type"));
+        let is = |t: &str| match ty {
+            Some(Value::String(s)) => s == t,
+            Some(Value::Array(a)) => a.iter().any(|x| x == t),
+            _ => false,
+        };
+        let value = if is("integer") {
+            v.parse::<i64>()
+                .map(Value::from)
+                .unwrap_or(Value::from(v.clone()))
+        } else if is("boolean") {
+            v.parse::<bool>()
+                .map(Value::from)
+                .unwrap_or(Value::from(v.clone()))
+        } else {
+            Value::from(v.clone())
+        };
+        args.insert(k.clone(), value);
+    }
+    Value::Object(args)
+}
+
+async fn call(
+    app: &Arc<App>,
+    req: Request<Incoming>,
+    verb: &str,
+    input: RouteInput,
+) -> Response<Body> {
+    let args = match read_json(req, app.max_body, app.body_timeout).await {
+        Ok(v) => v,
+        Err(resp) => return resp,
+    };
+    dispatch(app, verb, args, &input).await
+}
+
+async fn dispatch(app: &Arc<App>, verb: &str, args: Value, input: &RouteInput) -> Response<Body> {
+    match app.svc.call_tool(verb, args, input).await {
+        Ok(out) => json_response(200, &out.value),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// A REST read's answer.
+fn answer<T: Serialize>(r: crate::error::Result<T>) -> Response<Body> {
+    match r {
+        Ok(v) => json_response(200, &v),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// Decode `a=b&c=d` with percent-escapes and `+` as space.
+pub fn parse_query(q: &str) -> Vec<(String, String)> {
+    fn decode(s: &str) -> String {
+        let bytes = s.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'+' => out.push(b' '),
+                b'%' if i + 2 < bytes.len() => {
+                    match u8::from_str_radix(
+                        std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
+                        16,
+                    ) {
+                        Ok(b) => {
+                            out.push(b);
+                            i += 2;
+                        }
+                        Err(_) => out.push(b'%'),
+                    }
+                }
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(k), decode(v))
+        })
+        .collect()
+}

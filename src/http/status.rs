@@ -1,0 +1,75 @@
+//! The one map from an error to its HTTP status: only the HTTP layer knows statuses.
+//! Bad input is 400, a missing thing 404, a conflict with what is stored 409, a refusal by
+//! policy 403 or 422, a message that never reached its actor 503, a timeout 504.
+
+use brains::StoreError;
+
+use crate::error::OwnerError;
+
+pub fn of(e: &OwnerError) -> u16 {
+    match e {
+        OwnerError::Store(e) if e.is_bad_input() => 400,
+        OwnerError::Store(StoreError::UnknownClaim { .. } | StoreError::UnknownKey { .. }) => 404,
+        OwnerError::Store(
+            StoreError::WouldDowngrade { .. } | StoreError::LabelCollision { .. },
+        ) => 409,
+        OwnerError::Store(StoreError::NothingToPurge { .. }) => 404,
+        OwnerError::Store(StoreError::StoreLocked { .. }) => 503,
+        OwnerError::Store(_) => 500,
+        OwnerError::Unbootstrapped { .. } => 409,
+        OwnerError::UnknownBrain { .. } => 404,
+        OwnerError::BadInput(_)
+        | OwnerError::UnknownTool(_)
+        | OwnerError::Path(_)
+        | OwnerError::TooLong { .. }
+        | OwnerError::LimitOutOfRange { .. }
+        | OwnerError::InsideMedullaHome { .. } => 400,
+        OwnerError::NotYourBrain { .. } | OwnerError::FounderOnly { .. } => 403,
+        OwnerError::HygieneRefused { .. } => 422,
+        OwnerError::PromotionConflict { .. } => 409,
+        OwnerError::NotYet { .. } => 501,
+        OwnerError::Unreachable { .. } | OwnerError::Mailbox(_) => 503,
+        OwnerError::Timeout { .. } | OwnerError::MedullaTimeout { .. } => 504,
+        OwnerError::Internal(_) => 500,
+    }
+}
+
+/// Errors that only the HTTP layer can meet: the request never became a call.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("request body refused ({detail}): the limit is {max} bytes")]
+    BodyTooLarge { detail: String, max: usize },
+    #[error("the request body did not arrive within {ms} ms: send it whole, promptly")]
+    BodyTimeout { ms: u128 },
+    #[error("body is not valid JSON: {0}")]
+    Parse(String),
+    #[error("{0}")]
+    ForbiddenOrigin(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    MissingParam(String),
+}
+
+impl HttpError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            HttpError::BodyTooLarge { .. } => "body_too_large",
+            HttpError::BodyTimeout { .. } => "body_timeout",
+            HttpError::Parse(_) => "parse_error",
+            HttpError::ForbiddenOrigin(_) => "forbidden_origin",
+            HttpError::NotFound(_) => "not_found",
+            HttpError::MissingParam(_) => "invalid_input",
+        }
+    }
+
+    pub fn status(&self) -> u16 {
+        match self {
+            HttpError::BodyTooLarge { .. } => 413,
+            HttpError::BodyTimeout { .. } => 408,
+            HttpError::Parse(_) | HttpError::MissingParam(_) => 400,
+            HttpError::ForbiddenOrigin(_) => 403,
+            HttpError::NotFound(_) => 404,
+        }
+    }
+}

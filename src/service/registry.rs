@@ -1,0 +1,243 @@
+//! The tool registry: every verb declared once — its name, argument type, answer type,
+//! description, effect (read, write, destructive) and REST routes. MCP `tools/list`,
+//! dispatch (MCP and REST alike), and the verb table of docs/PROTOCOL.md all derive
+//! from this one list; a test fails when the document and the list disagree.
+
+use std::future::Future;
+
+use brains::Retrieval;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::route::{Reception, Routed};
+use super::verbs;
+use super::{RouteInput, Service};
+use crate::error::{OwnerError, Result};
+
+/// What a verb does to the world; becomes the MCP annotations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads only (`readOnlyHint`): a client may run it without asking.
+    Read,
+    /// Adds or supersedes; history keeps what was there (`destructiveHint: false`).
+    Write,
+    /// May erase or demote (`destructiveHint: true`).
+    Destructive,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Read => "read",
+            Effect::Write => "write",
+            Effect::Destructive => "destructive",
+        }
+    }
+}
+
+/// Everything a verb may look at besides its arguments.
+#[derive(Clone, Copy)]
+pub struct Cx<'a> {
+    pub svc: &'a Service,
+    pub routed: &'a Routed,
+    pub input: &'a RouteInput,
+}
+
+/// An answer of a verb.
+pub trait Answer: Serialize + JsonSchema + Send {
+    /// How this answer was ranked, when it says so itself (a seek over stores that
+    /// differ); else the owner's mode.
+    fn retrieval(&self) -> Option<Retrieval> {
+        None
+    }
+}
+
+/// One verb.
+pub trait Verb {
+    const NAME: &'static str;
+    const DESCRIPTION: &'static str;
+    const EFFECT: Effect;
+    /// Calling it twice with the same arguments changes nothing more.
+    const IDEMPOTENT: bool = false;
+    /// REST routes besides `POST /api/call/<name>`.
+    const ALSO: &'static [&'static str] = &[];
+    /// It acts on the routed brain, so its answer says how the request was routed
+    /// (`reception`, `served_brain`). Listings of the whole owner do not.
+    const ROUTED: bool = true;
+    type Args: DeserializeOwned + JsonSchema + Send;
+    type Answer: Answer;
+    fn run(cx: Cx<'_>, args: Self::Args) -> impl Future<Output = Result<Self::Answer>> + Send;
+}
+
+/// Every tool answer carries how it was ranked, and, when routing had something to say
+/// or a brain served it, `reception` and `served_brain`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Envelope<T> {
+    #[serde(flatten)]
+    pub body: T,
+    pub retrieval: Retrieval,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reception: Option<Reception>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served_brain: Option<String>,
+}
+
+/// A verb as published.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub effect: Effect,
+    pub idempotent: bool,
+    pub also: &'static [&'static str],
+    pub input_schema: Map<String, Value>,
+    pub output_schema: Map<String, Value>,
+}
+
+fn object(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+fn input_schema<T: JsonSchema>() -> Map<String, Value> {
+    object(serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default())
+}
+
+fn output_schema<T: JsonSchema>() -> Map<String, Value> {
+    let gen = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    object(serde_json::to_value(gen.into_root_schema_for::<T>()).unwrap_or_default())
+}
+
+impl Spec {
+    fn of<V: Verb>() -> Spec {
+        Spec {
+            name: V::NAME,
+            description: V::DESCRIPTION,
+            effect: V::EFFECT,
+            idempotent: V::IDEMPOTENT,
+            also: V::ALSO,
+            input_schema: input_schema::<V::Args>(),
+            output_schema: output_schema::<Envelope<V::Answer>>(),
+        }
+    }
+}
+
+/// The answer of one tool call: its JSON and the brain it landed on (for stickiness).
+#[derive(Debug, Clone)]
+pub struct ToolOutput {
+    pub value: Value,
+    pub landed: Option<String>,
+}
+
+async fn call<V: Verb>(cx: Cx<'_>, args: Value) -> Result<Value> {
+    let args: V::Args = serde_json::from_value(args).map_err(|e| {
+        OwnerError::BadInput(format!(
+            "bad arguments for {}: {e}; see the tool's input schema in tools/list",
+            V::NAME
+        ))
+    })?;
+    let body = V::run(cx, args).await?;
+    let envelope = Envelope {
+        retrieval: body.retrieval().unwrap_or(cx.svc.retrieval),
+        reception: cx.routed.reception.clone().filter(|_| V::ROUTED),
+        served_brain: cx
+            .routed
+            .brain
+            .as_ref()
+            .filter(|_| V::ROUTED)
+            .map(|b| b.root.clone()),
+        body,
+    };
+    serde_json::to_value(&envelope).map_err(|e| OwnerError::Internal(e.to_string()))
+}
+
+macro_rules! registry {
+    ($($v:ty),* $(,)?) => {
+        /// Every tool the owner serves, in the order `tools/list` shows them.
+        pub fn specs() -> Vec<Spec> {
+            vec![$(Spec::of::<$v>()),*]
+        }
+
+        async fn dispatch_named(name: &str, cx: Cx<'_>, args: Value) -> Result<Value> {
+            $(if name == <$v as Verb>::NAME {
+                return call::<$v>(cx, args).await;
+            })*
+            Err(OwnerError::UnknownTool(name.to_string()))
+        }
+
+        /// Is there a verb of this name?
+        pub fn exists(name: &str) -> bool {
+            [$(<$v as Verb>::NAME),*].contains(&name)
+        }
+    };
+}
+
+registry! {
+    verbs::bootstrap::Bootstrap,
+    verbs::instances::Brains,
+    verbs::memorize::Memorize,
+    verbs::seek::Seek,
+    verbs::history::History,
+    verbs::boot_memory::BootMemory,
+    verbs::beat::North,
+    verbs::delegate::Delegate,
+    verbs::debrief::Debrief,
+    verbs::promote::Promote,
+    verbs::audit_log::Audit,
+    verbs::report::Report,
+    verbs::report::InboxSweep,
+    verbs::import::Import,
+    verbs::export::Export,
+    verbs::purge::Purge,
+    verbs::learn::Learn,
+}
+
+/// Route a call and run it: the one entry of MCP and REST.
+pub async fn dispatch(
+    svc: &Service,
+    name: &str,
+    args: Value,
+    input: &RouteInput,
+) -> Result<ToolOutput> {
+    let args = if args.is_null() {
+        Value::Object(Map::new())
+    } else {
+        args
+    };
+    let routed = svc.route(input)?;
+    let cx = Cx {
+        svc,
+        routed: &routed,
+        input,
+    };
+    let value = dispatch_named(name, cx, args).await?;
+    // `bootstrap` never rebinds a session: what it created is not where the call landed.
+    Ok(ToolOutput {
+        value,
+        landed: routed.brain.as_ref().map(|m| m.fingerprint.clone()),
+    })
+}
+
+/// The verb table of docs/PROTOCOL.md, as the registry says it must read.
+pub fn protocol_table() -> String {
+    let mut s = String::from("| verb | effect | REST | what it does |\n|---|---|---|---|\n");
+    for v in specs() {
+        let mut rest = vec![format!("`POST /api/call/{}`", v.name)];
+        rest.extend(v.also.iter().map(|a| format!("`{a}`")));
+        s.push_str(&format!(
+            "| `{}` | {}{} | {} | {} |\n",
+            v.name,
+            v.effect.as_str(),
+            if v.idempotent { ", idempotent" } else { "" },
+            rest.join(", "),
+            v.description
+        ));
+    }
+    s
+}

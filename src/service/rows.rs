@@ -1,0 +1,172 @@
+//! Rows: every surfaced claim as one typed record, carrying its tier, provenance (or the
+//! honest `unknown`), age and the read-time aging overlay. Rendering lives here and only
+//! here; nothing reads a row back for logic.
+
+use brains::{Aging, Claim, ClaimState, Strength, Trust};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// The store a row came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreTier {
+    Project,
+    Medulla,
+}
+
+/// The promotion chain of a medulla copy.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Promotion {
+    pub origin_claim: Option<String>,
+    pub origin_agent: Option<String>,
+    pub origin_created: Option<i64>,
+    pub promoted_by: Option<String>,
+    pub promotion_reason: Option<String>,
+    pub promoted_at: i64,
+    /// The chain as one readable line.
+    pub chain: Option<String>,
+}
+
+/// One claim as it surfaces.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Row {
+    pub label: String,
+    pub slug: String,
+    pub text: String,
+    pub tier: StoreTier,
+    /// Root where the claim was born, `medulla`, or `unknown` (never guessed).
+    pub origin_brain: String,
+    pub source_agent: String,
+    pub created: i64,
+    pub age_ms: i64,
+    pub stale: bool,
+    pub aged_out: bool,
+    pub strength: Strength,
+    /// Laplace-smoothed trust in [0, 1].
+    pub trust: f64,
+    pub trust_counts: Trust,
+    pub state: ClaimState,
+    pub version: u64,
+    pub content_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub promoted_to: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outdated_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub promotion: Option<Promotion>,
+    /// Set on the most recent claims a beat lists when nothing matched its task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_task: Option<bool>,
+}
+
+/// Render context: the aging thresholds and the time of the answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Now {
+    pub aging: Aging,
+    pub ms: i64,
+}
+
+impl Row {
+    pub fn of(c: &Claim, tier: StoreTier, now: Now, score: Option<f64>) -> Row {
+        let o = now.aging.overlay(c.created, now.ms);
+        Row {
+            label: c.label.clone(),
+            slug: c.slug.clone(),
+            text: c.text.clone(),
+            tier,
+            origin_brain: c.origin_or_unknown().to_string(),
+            source_agent: c.source_agent.clone(),
+            created: c.created,
+            age_ms: o.age_ms,
+            stale: o.stale,
+            aged_out: o.aged_out,
+            strength: c.strength,
+            trust: (c.trust.score() * 1000.0).round() / 1000.0,
+            trust_counts: c.trust,
+            state: c.state,
+            version: c.version,
+            content_hash: c.content_hash.clone(),
+            score: score.map(|s| (s * 1e6).round() / 1e6),
+            evidence: c.evidence.clone(),
+            supersedes: c.supersedes.clone(),
+            promoted_to: c.promoted_to.clone(),
+            outdated_reason: c.outdated_reason.clone(),
+            promotion: c.promoted_by.is_some().then(|| Promotion {
+                origin_claim: c.origin_claim.clone(),
+                origin_agent: c.origin_agent.clone(),
+                origin_created: c.origin_created,
+                promoted_by: c.promoted_by.clone(),
+                promotion_reason: c.promotion_reason.clone(),
+                promoted_at: c.created,
+                chain: chain_line(c),
+            }),
+            matched_task: None,
+        }
+    }
+
+    /// Rows of several claims of one tier.
+    pub fn all(cs: &[Claim], tier: StoreTier, now: Now) -> Vec<Row> {
+        cs.iter().map(|c| Row::of(c, tier, now, None)).collect()
+    }
+
+    /// Best score first, then newest.
+    pub fn by_score(a: &Row, b: &Row) -> std::cmp::Ordering {
+        b.score
+            .unwrap_or(0.0)
+            .total_cmp(&a.score.unwrap_or(0.0))
+            .then_with(|| b.created.cmp(&a.created))
+    }
+}
+
+/// `YYYY-MM-DD` of a ms timestamp (UTC), for one-line renderings.
+pub fn date(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    // Civil-from-days (proleptic Gregorian), valid for any i64 day count we will meet.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// The promotion chain of a medulla copy as one readable line.
+pub fn chain_line(c: &Claim) -> Option<String> {
+    let by = c.promoted_by.as_deref()?;
+    let learned_in = c.origin_brain.as_deref().unwrap_or("unknown");
+    let learned_by = c.origin_agent.as_deref().unwrap_or("unknown");
+    let learned_when = c
+        .origin_created
+        .map(date)
+        .unwrap_or_else(|| "unknown".into());
+    let reason = c
+        .promotion_reason
+        .as_deref()
+        .unwrap_or("no reason recorded");
+    Some(format!(
+        "learned in {learned_in} by {learned_by} ({learned_when}); promoted by {by} ({}): {reason}",
+        date(c.created)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_render_in_utc() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(1_783_209_431_408), "2026-07-04");
+        assert_eq!(date(951_782_400_000), "2000-02-29");
+    }
+}

@@ -1,0 +1,135 @@
+//! `audit`: the medulla's audit log — promotions, doctrine births and demotions in its
+//! act log, newest first, with their origin and etiquette verdict. Derived from the act
+//! log; there is no second copy.
+
+use brains::ActKind;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::audit::etiquette_ok;
+use crate::error::Result;
+use crate::service::check_limit;
+use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::route::find_brain;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditArgs {
+    /// Only entries whose claim came from this brain (root, or `medulla` for doctrine).
+    pub brain: Option<String>,
+    /// Only entries by this agent.
+    pub agent: Option<String>,
+    /// Most entries (default 50, from 1 to 500).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AuditEntry {
+    /// `promote`, `doctrine_birth` or `demote`.
+    pub kind: ActKind,
+    pub slug: String,
+    pub agent: String,
+    pub at: i64,
+    pub origin_brain: String,
+    pub origin_claim: Option<String>,
+    pub reason: Option<String>,
+    pub etiquette_expected: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flag: Option<&'static str>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AuditLog {
+    pub entries: Vec<AuditEntry>,
+    pub caption: &'static str,
+}
+
+impl Answer for AuditLog {}
+
+pub struct Audit;
+
+impl Verb for Audit {
+    const ROUTED: bool = false;
+    const NAME: &'static str = "audit";
+    const DESCRIPTION: &'static str = "The medulla's audit log: promotions, doctrine births and demotions, newest first, with etiquette flags; filter by brain or agent.";
+    const EFFECT: Effect = Effect::Read;
+    const IDEMPOTENT: bool = true;
+    const ALSO: &'static [&'static str] = &["GET /api/audit"];
+    type Args = AuditArgs;
+    type Answer = AuditLog;
+
+    async fn run(cx: Cx<'_>, a: AuditArgs) -> Result<AuditLog> {
+        let svc = cx.svc;
+        let limit = check_limit(a.limit, 50, 500)?;
+        let acts = svc.owner.acts_newest(None, 5000).await?;
+        let brain_filter = match a.brain.as_deref() {
+            None | Some("") => None,
+            Some("medulla") => Some("medulla".to_string()),
+            Some(b) => Some(
+                find_brain(&svc.owner.registry, b)
+                    .map(|m| m.root)
+                    .unwrap_or_else(|| b.trim_end_matches('/').to_string()),
+            ),
+        };
+        let mut entries = Vec::new();
+        for act in acts {
+            if !matches!(
+                act.kind,
+                ActKind::Promote | ActKind::DoctrineBirth | ActKind::Demote
+            ) {
+                continue;
+            }
+            if a.agent.as_deref().is_some_and(|ag| ag != act.actor) {
+                continue;
+            }
+            let versions = svc
+                .owner
+                .history(None, &act.subject)
+                .await
+                .unwrap_or_default();
+            let version = versions
+                .iter()
+                .find(|v| v.created == act.at)
+                .or_else(|| {
+                    versions
+                        .iter()
+                        .rev()
+                        .find(|v| act.after_hash.as_deref() == Some(v.content_hash.as_str()))
+                })
+                .or(versions.last());
+            let origin = version
+                .map(|v| v.origin_or_unknown().to_string())
+                .unwrap_or_else(|| "unknown".into());
+            if brain_filter.as_deref().is_some_and(|b| b != origin) {
+                continue;
+            }
+            let reason = match act.kind {
+                ActKind::Demote => version
+                    .and_then(|v| v.outdated_reason.clone())
+                    .or(act.note.clone()),
+                _ => version
+                    .and_then(|v| v.promotion_reason.clone())
+                    .or(act.note.clone()),
+            };
+            let expected = etiquette_ok(&act.actor);
+            entries.push(AuditEntry {
+                kind: act.kind,
+                slug: act.subject,
+                agent: act.actor,
+                at: act.at,
+                origin_brain: origin,
+                origin_claim: version.and_then(|v| v.origin_claim.clone()),
+                reason,
+                etiquette_expected: expected,
+                flag: (!expected).then_some("etiquette_breach"),
+            });
+            if entries.len() >= limit {
+                break;
+            }
+        }
+        Ok(AuditLog {
+            entries,
+            caption: "the medulla's audit log, newest first",
+        })
+    }
+}

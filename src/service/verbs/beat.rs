@@ -1,0 +1,276 @@
+//! `north`, the default beat: the served brain's task-relevant claims plus the medulla's
+//! doctrine, labelled. The medulla part has a hard time budget and is fail-open: the
+//! project part always arrives. No false absence: stores that hold claims but matched
+//! nothing say so and list their most recent claims, marked as not matched.
+
+use brains::RecallQuery;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::ErrorBody;
+use crate::error::{OwnerError, Result};
+use crate::roster::Manifest;
+use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::rows::{Row, StoreTier};
+use crate::service::{check_limit, check_query, Service};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NorthArgs {
+    /// The task about to be worked on.
+    pub task: String,
+    /// Most rows per tier (default 8, from 1 to 50).
+    pub limit: Option<usize>,
+}
+
+/// How many live claims each store holds; `medulla: null` when it could not be asked.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+pub struct Exists {
+    pub project: u64,
+    pub medulla: Option<u64>,
+}
+
+/// The composed memory of a beat.
+pub struct Beat {
+    pub project: Vec<Row>,
+    pub medulla: Vec<Row>,
+    pub medulla_error: Option<ErrorBody>,
+    pub exists: Exists,
+    pub recent: Vec<Row>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NorthAnswer {
+    pub task: String,
+    pub project: Vec<Row>,
+    pub medulla: Vec<Row>,
+    pub memory_exists: Exists,
+    pub note: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recent_unmatched: Vec<Row>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub medulla_error: Option<ErrorBody>,
+}
+
+impl Answer for NorthAnswer {}
+
+pub struct North;
+
+impl Verb for North {
+    const NAME: &'static str = "north";
+    const DESCRIPTION: &'static str = "The default beat before a task: this brain's task-relevant claims plus the medulla's doctrine, labelled, with memory_exists counts (never a false 'no memory').";
+    const EFFECT: Effect = Effect::Read;
+    const IDEMPOTENT: bool = true;
+    type Args = NorthArgs;
+    type Answer = NorthAnswer;
+
+    async fn run(cx: Cx<'_>, a: NorthArgs) -> Result<NorthAnswer> {
+        if a.task.trim().is_empty() {
+            return Err(OwnerError::BadInput(
+                "north needs a task: describe what you are about to work on".into(),
+            ));
+        }
+        check_query("task", &a.task)?;
+        let brain = cx.routed.brain.as_ref();
+        let beat = compose(cx.svc, brain, &a.task, beat_limit(a.limit)?).await?;
+        if let Some(b) = brain {
+            cx.svc.counters(&b.fingerprint).beat();
+        }
+        Ok(NorthAnswer {
+            note: beat.note(),
+            task: a.task,
+            project: beat.project,
+            medulla: beat.medulla,
+            memory_exists: beat.exists,
+            recent_unmatched: beat.recent,
+            medulla_error: beat.medulla_error,
+        })
+    }
+}
+
+pub fn beat_limit(l: Option<usize>) -> Result<usize> {
+    check_limit(l, 8, 50)
+}
+
+impl Beat {
+    /// What the beat says about what matched, never a false "no memory".
+    pub fn note(&self) -> String {
+        let Exists {
+            project: p,
+            medulla: m,
+        } = self.exists;
+        if !self.project.is_empty() || !self.medulla.is_empty() {
+            return format!(
+                "{} project and {} medulla claims matched the task",
+                self.project.len(),
+                self.medulla.len()
+            );
+        }
+        match m {
+            Some(m) if p == 0 && m == 0 => "no memory yet: this brain and the medulla hold no claims".into(),
+            Some(m) => format!(
+                "memory exists ({p} project, {m} medulla claims) but none matched this task; the most recent are listed as not matched"
+            ),
+            None => format!(
+                "memory exists ({p} project claims; the medulla's count is unknown because it failed) but none matched this task"
+            ),
+        }
+    }
+}
+
+/// The beat: the brain's part, then the medulla's part under its budget (fail-open).
+pub async fn compose(
+    svc: &Service,
+    brain: Option<&Manifest>,
+    task: &str,
+    limit: usize,
+) -> Result<Beat> {
+    let q = RecallQuery {
+        text: task.to_string(),
+        scope: None,
+        limit,
+        mode: Default::default(),
+    };
+    let now = svc.now();
+    let mut project = Vec::new();
+    let mut project_count = 0;
+    if let Some(b) = brain {
+        let res = svc.owner.recall(Some(&b.fingerprint), q.clone()).await?;
+        project = res
+            .hits
+            .iter()
+            .map(|h| Row::of(&h.claim, StoreTier::Project, now, Some(h.score)))
+            .collect();
+        project_count = svc.owner.stats(Some(&b.fingerprint)).await?.live_claims;
+    }
+    let budget = svc.owner.config.medulla_budget;
+    let medulla_part = async {
+        let res = svc.owner.recall(None, q.clone()).await?;
+        let count = svc.owner.stats(None).await?.live_claims;
+        Ok::<_, OwnerError>((res, count))
+    };
+    // A zero budget leaves the medulla no time at all: do not even ask.
+    let outcome = if budget.is_zero() {
+        Err(())
+    } else {
+        tokio::time::timeout(budget, medulla_part)
+            .await
+            .map_err(|_| ())
+    };
+    let (medulla, medulla_count, medulla_error) = match outcome {
+        Ok(Ok((res, count))) => (
+            res.hits
+                .iter()
+                .map(|h| Row::of(&h.claim, StoreTier::Medulla, now, Some(h.score)))
+                .collect(),
+            Some(count),
+            None,
+        ),
+        Ok(Err(e)) => (vec![], None, Some(ErrorBody::from(&e))),
+        Err(_) => (
+            vec![],
+            None,
+            Some(ErrorBody::from(&OwnerError::MedullaTimeout {
+                ms: budget.as_millis() as u64,
+            })),
+        ),
+    };
+    let mut recent = Vec::new();
+    if project.is_empty() && medulla.is_empty() {
+        if let Some(b) = brain.filter(|_| project_count > 0) {
+            for c in svc.owner.recent(Some(&b.fingerprint), 3).await? {
+                let mut r = Row::of(&c, StoreTier::Project, now, None);
+                r.matched_task = Some(false);
+                recent.push(r);
+            }
+        }
+        if medulla_count.unwrap_or(0) > 0 {
+            if let Ok(cs) = svc.owner.recent(None, 3).await {
+                for c in cs {
+                    let mut r = Row::of(&c, StoreTier::Medulla, now, None);
+                    r.matched_task = Some(false);
+                    recent.push(r);
+                }
+            }
+        }
+    }
+    Ok(Beat {
+        project,
+        medulla,
+        medulla_error,
+        exists: Exists {
+            project: project_count,
+            medulla: medulla_count,
+        },
+        recent,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use brains::{Retrieval, StoreOptions, SystemClock};
+    use serde_json::json;
+
+    use crate::brain::BrainMsg;
+    use crate::config::Config;
+    use crate::owner::OwnerHandle;
+    use crate::service::{RouteInput, Service};
+
+    async fn service(home: &Path) -> Service {
+        let cfg = Arc::new(Config::load(home).unwrap());
+        let (owner, _join) = OwnerHandle::start(cfg, StoreOptions::default())
+            .await
+            .unwrap();
+        Service {
+            owner,
+            retrieval: Retrieval::Lexical,
+            model_note: None,
+            clock: Arc::new(SystemClock),
+            founder_token: Arc::new("test-founder-token".repeat(4)),
+        }
+    }
+
+    /// The medulla part is fail-open: a stalled medulla costs the beat its medulla rows,
+    /// never its project rows, and the answer says what failed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn north_arrives_without_a_stalled_medulla() {
+        let home = tempfile::tempdir().unwrap();
+        let proj = tempfile::tempdir().unwrap();
+        let svc = service(home.path()).await;
+        let root = std::fs::canonicalize(proj.path()).unwrap();
+        let (m, _) = svc.owner.bootstrap(root.clone()).await.unwrap();
+        let input = RouteInput {
+            binding: Some(m.root.clone()),
+            agent: Some("claude:maker".into()),
+            ..Default::default()
+        };
+        svc.call_tool(
+            "memorize",
+            json!({ "label": "deploy", "text": "deploy with the blue-green script" }),
+            &input,
+        )
+        .await
+        .unwrap();
+        svc.owner
+            .registry
+            .medulla()
+            .cast(BrainMsg::Stall(Duration::from_secs(4)))
+            .unwrap();
+        let out = svc
+            .call_tool("north", json!({ "task": "how do we deploy" }), &input)
+            .await
+            .unwrap()
+            .value;
+        assert_eq!(out["project"][0]["label"], "deploy", "{out}");
+        assert_eq!(out["medulla_error"]["code"], "medulla_timeout", "{out}");
+        assert_eq!(out["memory_exists"]["project"], 1);
+        assert!(
+            out["memory_exists"]["medulla"].is_null(),
+            "an unknown count is not a zero: {out}"
+        );
+    }
+}

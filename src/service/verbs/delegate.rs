@@ -1,0 +1,152 @@
+//! `delegate`: the packet a parent hands a child: the brain binding (the header the child
+//! must send), a labelled memory slice for the task (this brain and the medulla, never
+//! another brain), its sources, and the etiquette line; as JSON and as text.
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::beat::{beat_limit, compose, Exists};
+use super::{write_target, ErrorBody};
+use crate::error::Result;
+use crate::service::check_query;
+use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::rows::Row;
+
+/// The line every packet carries.
+pub const ETIQUETTE: &str =
+    "makers propose, orchestrators promote: memorize findings into this project; only an orchestrator or the founder promotes a claim to the medulla";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DelegateArgs {
+    /// The child's task.
+    pub task: String,
+    /// The child's agent id (`vendor:role`), recorded in the packet.
+    pub child_agent: Option<String>,
+    /// Most rows per tier (default 8, from 1 to 50).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Binding {
+    pub root: String,
+    pub fingerprint: String,
+    /// The exact header the child sends on every call.
+    pub header: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Sources {
+    /// `<root>@<git HEAD sha or unknown>`.
+    pub project: String,
+    pub fingerprint: String,
+    /// `<n> claims`, or why the count is unknown.
+    pub medulla: String,
+    pub composed_ts: i64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Packet {
+    pub task: String,
+    pub child_agent: Option<String>,
+    pub binding: Binding,
+    pub memory: Vec<Row>,
+    pub memory_exists: Exists,
+    pub note: String,
+    pub sources: Sources,
+    pub etiquette: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub medulla_error: Option<ErrorBody>,
+    /// The same packet as a block to paste into the child's brief.
+    pub text: String,
+}
+
+impl Answer for Packet {}
+
+pub struct Delegate;
+
+impl Verb for Delegate {
+    const NAME: &'static str = "delegate";
+    const DESCRIPTION: &'static str = "Compose a delegation packet for a subagent: the brain binding (the header the child must send), a labelled memory slice for the task, sources, and the etiquette line; as JSON and as text.";
+    const EFFECT: Effect = Effect::Read;
+    const IDEMPOTENT: bool = true;
+    type Args = DelegateArgs;
+    type Answer = Packet;
+
+    async fn run(cx: Cx<'_>, a: DelegateArgs) -> Result<Packet> {
+        let svc = cx.svc;
+        let brain = write_target(cx.routed)?.clone();
+        if let Some(c) = &a.child_agent {
+            brains::claim::validate_agent_id(c)?;
+        }
+        check_query("task", &a.task)?;
+        let beat = compose(svc, Some(&brain), &a.task, beat_limit(a.limit)?).await?;
+        let head = crate::git::head(Path::new(&brain.root)).unwrap_or_else(|| "unknown".into());
+        let note = beat.note();
+        let mut memory = beat.project;
+        memory.extend(beat.medulla);
+        let mut packet = Packet {
+            task: a.task,
+            child_agent: a.child_agent,
+            binding: Binding {
+                header: format!("Medulla-Brain: {}", brain.root),
+                root: brain.root.clone(),
+                fingerprint: brain.fingerprint.clone(),
+            },
+            memory,
+            memory_exists: beat.exists,
+            note,
+            sources: Sources {
+                project: format!("{}@{head}", brain.root),
+                fingerprint: brain.fingerprint.clone(),
+                medulla: match beat.exists.medulla {
+                    Some(n) => format!("{n} claims"),
+                    None => "unknown (the medulla failed)".into(),
+                },
+                composed_ts: svc.now_ms(),
+            },
+            etiquette: ETIQUETTE,
+            medulla_error: beat.medulla_error,
+            text: String::new(),
+        };
+        packet.text = render_text(&packet);
+        Ok(packet)
+    }
+}
+
+/// The packet as a block to paste into a child's brief.
+fn render_text(p: &Packet) -> String {
+    let mut s = String::new();
+    s.push_str("## medulla delegation packet\n");
+    s.push_str(&format!(
+        "binding: send the header `{}` on every medulla call\n",
+        p.binding.header
+    ));
+    s.push_str(&format!(
+        "sources: project {} (fp {}), medulla {}, composed {}\n",
+        p.sources.project, p.sources.fingerprint, p.sources.medulla, p.sources.composed_ts
+    ));
+    s.push_str("memory:\n");
+    if p.memory.is_empty() {
+        s.push_str(&format!("- (none matched the task; {})\n", p.note));
+    }
+    for r in &p.memory {
+        s.push_str(&format!(
+            "- [{}] {}: {} ({}, by {}, {} days old{})\n",
+            match r.tier {
+                crate::service::rows::StoreTier::Project => "project",
+                crate::service::rows::StoreTier::Medulla => "medulla",
+            },
+            r.label,
+            r.text,
+            r.origin_brain,
+            r.source_agent,
+            r.age_ms / 86_400_000,
+            if r.stale { ", stale" } else { "" },
+        ));
+    }
+    s.push_str(&format!("etiquette: {ETIQUETTE}\n"));
+    s
+}

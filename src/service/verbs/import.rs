@@ -1,0 +1,415 @@
+//! `import`: a directory of legacy `.light.md` files (and `.history/` versions) into a
+//! brain or the medulla, or triaged across brains. Count-conserving, idempotent, with a
+//! dry run: files seen = imported live + into history + refused.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use brains::legacy::{self, LegacyClaim};
+use brains::{ClaimState, MemorizeInput, MemorizeOutcome};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::triage::{self, CompiledRule};
+use crate::audit::AuditMsg;
+use crate::error::{OwnerError, Result};
+use crate::roster::Manifest;
+use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::route::find_brain;
+use crate::service::Service;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportArgs {
+    /// Absolute path of a directory of `.light.md` files (and optionally `.history/`).
+    pub dir: String,
+    /// Target brain (root or fingerprint); or set `medulla: true`.
+    pub brain: Option<String>,
+    #[serde(default)]
+    pub medulla: bool,
+    /// Count and check everything, write nothing.
+    #[serde(default)]
+    pub dry_run: bool,
+    /// Who imports (recorded on every act). Defaults to `human:founder`.
+    pub agent_id: Option<String>,
+    /// Triage a mixed legacy store: the absolute path of a rules file (TOML) sending each
+    /// claim to a project brain by path/label/text patterns; unmatched and ambiguous
+    /// claims stay in the medulla. Replaces `brain`/`medulla`.
+    pub triage: Option<String>,
+}
+
+/// One file not imported, and why.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Refusal {
+    pub file: PathBuf,
+    /// `unreadable`, `unparseable`, `secret found`, `duplicate`, `invalid` or `refused`.
+    pub reason: &'static str,
+    pub detail: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Ambiguous {
+    pub slug: String,
+    pub file: PathBuf,
+    pub candidates: Vec<String>,
+}
+
+/// The triage gate: every live claim of the legacy store is live in exactly one store.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CountGate {
+    pub baseline: usize,
+    pub placed: usize,
+    pub holds: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ImportReport {
+    pub dry_run: bool,
+    /// The target root, `medulla`, or `triage`.
+    pub target: String,
+    pub live_by_store: BTreeMap<String, usize>,
+    pub ambiguous_kept_in_medulla: Vec<Ambiguous>,
+    pub count_gate: CountGate,
+    pub files_seen: usize,
+    pub imported_live: usize,
+    pub into_history: usize,
+    pub refused: usize,
+    pub refusals: Vec<Refusal>,
+    pub origin_unknown: usize,
+    pub count_conserved: bool,
+}
+
+impl Answer for ImportReport {}
+
+pub struct Import;
+
+impl Verb for Import {
+    const NAME: &'static str = "import";
+    const DESCRIPTION: &'static str = "Import a directory of legacy .light.md claim files (and .history/ versions) into a brain or the medulla; count-conserving report; dry_run to check first.";
+    const EFFECT: Effect = Effect::Write;
+    const IDEMPOTENT: bool = true;
+    type Args = ImportArgs;
+    type Answer = ImportReport;
+
+    async fn run(cx: Cx<'_>, a: ImportArgs) -> Result<ImportReport> {
+        let svc = cx.svc;
+        let dir = super::export::dir_arg(&a.dir)?;
+        if !dir.is_dir() {
+            return Err(OwnerError::BadInput(format!(
+                "{} is not an existing directory",
+                dir.display()
+            )));
+        }
+        if a.medulla {
+            svc.founder_only(cx.input, "importing into the medulla")?;
+        }
+        let plan = match &a.triage {
+            Some(p) if a.brain.is_none() && !a.medulla => {
+                svc.founder_only(cx.input, "triage of a legacy store across brains")?;
+                Plan::Triage(triage::load(svc, &super::export::dir_arg(p)?)?)
+            }
+            Some(_) => {
+                return Err(OwnerError::BadInput(
+                    "triage chooses each claim's store: do not also name brain or medulla".into(),
+                ))
+            }
+            None => Plan::Fixed(target(cx, a.brain.as_deref(), a.medulla)?),
+        };
+        let agent = a.agent_id.clone().unwrap_or_else(|| "human:founder".into());
+        brains::claim::validate_agent_id(&agent)?;
+        let mut run = Run::new(&plan, a.dry_run, agent);
+        let groups = run.read(&dir);
+        for (slug, versions) in groups {
+            run.replay(svc, &plan, slug, versions).await?;
+        }
+        Ok(run.report(&plan))
+    }
+}
+
+/// Where claims go.
+#[derive(Clone)]
+enum Target {
+    Brain(String, String),
+    Medulla,
+}
+
+impl Target {
+    fn name(&self) -> String {
+        match self {
+            Target::Brain(_, root) => root.clone(),
+            Target::Medulla => "medulla".to_string(),
+        }
+    }
+}
+
+enum Plan {
+    Fixed(Target),
+    Triage(Vec<CompiledRule>),
+}
+
+fn target(cx: Cx<'_>, brain: Option<&str>, medulla: bool) -> Result<Target> {
+    match (brain, medulla) {
+        (Some(_), true) | (None, false) => Err(OwnerError::BadInput(
+            "name exactly one target: brain, or medulla: true".into(),
+        )),
+        (None, true) => Ok(Target::Medulla),
+        (Some(b), false) => {
+            let m: Manifest =
+                find_brain(&cx.svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
+                    name: b.to_string(),
+                })?;
+            cx.svc
+                .authorize_brain(cx.routed, cx.input, &m, "import into")?;
+            Ok(Target::Brain(m.fingerprint, m.root))
+        }
+    }
+}
+
+fn light_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.to_string_lossy().ends_with(".light.md"))
+        .collect();
+    v.sort();
+    v
+}
+
+struct Parsed {
+    file: PathBuf,
+    claim: LegacyClaim,
+}
+
+/// The running tally of one import.
+struct Run {
+    dry_run: bool,
+    agent: String,
+    seen: usize,
+    live: usize,
+    into_history: usize,
+    baseline: usize,
+    unknown_origin: usize,
+    per_target: BTreeMap<String, usize>,
+    ambiguous: Vec<Ambiguous>,
+    refused: Vec<Refusal>,
+}
+
+impl Run {
+    fn new(_plan: &Plan, dry_run: bool, agent: String) -> Run {
+        Run {
+            dry_run,
+            agent,
+            seen: 0,
+            live: 0,
+            into_history: 0,
+            baseline: 0,
+            unknown_origin: 0,
+            per_target: BTreeMap::new(),
+            ambiguous: Vec::new(),
+            refused: Vec::new(),
+        }
+    }
+
+    fn refuse(&mut self, file: PathBuf, reason: &'static str, detail: impl Into<String>) {
+        self.refused.push(Refusal {
+            file,
+            reason,
+            detail: detail.into(),
+        });
+    }
+
+    /// Read and parse every file, refusing the unreadable, the unparseable and the
+    /// secret-bearing; group the rest by slug.
+    fn read(&mut self, dir: &Path) -> BTreeMap<String, Vec<Parsed>> {
+        let mut files = light_files(dir);
+        files.extend(light_files(&dir.join(".history")));
+        self.seen = files.len();
+        let mut groups: BTreeMap<String, Vec<Parsed>> = BTreeMap::new();
+        for f in files {
+            let text = match std::fs::read_to_string(&f) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.refuse(f, "unreadable", e.kind().to_string());
+                    continue;
+                }
+            };
+            let c = match legacy::parse(&text) {
+                Ok(c) => c,
+                Err(e) => {
+                    self.refuse(f, "unparseable", e.to_string());
+                    continue;
+                }
+            };
+            let mut fields = crate::floor::claim_fields(&c.label, &c.text, &c.evidence);
+            if let Some(r) = &c.promotion_reason {
+                fields.push(("promotion reason", r.as_str()));
+            }
+            let findings = crate::floor::scan(fields);
+            if !findings.is_empty() {
+                self.refuse(f, "secret found", crate::floor::summary(&findings));
+            } else if c.slug().is_empty() {
+                self.refuse(f, "unparseable", "the label has no letters or digits");
+            } else {
+                groups
+                    .entry(c.slug())
+                    .or_default()
+                    .push(Parsed { file: f, claim: c });
+            }
+        }
+        groups
+    }
+
+    /// The store a slug goes to: the fixed target, or the one brain triage names.
+    fn choose(&mut self, plan: &Plan, slug: &str, versions: &[Parsed]) -> Target {
+        let rules = match plan {
+            Plan::Fixed(t) => return t.clone(),
+            Plan::Triage(rules) => rules,
+        };
+        let probe = versions
+            .iter()
+            .rev()
+            .find(|p| p.claim.state == ClaimState::Authored)
+            .or(versions.last())
+            .expect("a group is never empty");
+        let hits = triage::matches(rules, &probe.file, &probe.claim.label, &probe.claim.text);
+        match hits.len() {
+            1 => {
+                let (fp, root) = hits.into_iter().next().expect("one hit");
+                Target::Brain(fp, root)
+            }
+            0 => Target::Medulla,
+            _ => {
+                self.ambiguous.push(Ambiguous {
+                    slug: slug.to_string(),
+                    file: probe.file.clone(),
+                    candidates: hits.into_iter().map(|h| h.1).collect(),
+                });
+                Target::Medulla
+            }
+        }
+    }
+
+    /// Replay one slug's versions oldest first with their original times, so older ones
+    /// land in history; a slug whose every file is outdated stays in history.
+    async fn replay(
+        &mut self,
+        svc: &Service,
+        plan: &Plan,
+        slug: String,
+        mut versions: Vec<Parsed>,
+    ) -> Result<()> {
+        let tgt = self.choose(plan, &slug, &versions);
+        // Oldest first; the authored version last among equals, so it ends live.
+        versions.sort_by_key(|p| {
+            (
+                p.claim.created.unwrap_or(0),
+                p.claim.state == ClaimState::Authored,
+            )
+        });
+        let fp = match &tgt {
+            Target::Brain(fp, _) => Some(fp.as_str()),
+            Target::Medulla => None,
+        };
+        let existing: HashSet<(String, i64)> = svc
+            .owner
+            .history(fp, &slug)
+            .await?
+            .iter()
+            .map(|c| (c.content_hash.clone(), c.created))
+            .collect();
+        let n = versions.len();
+        let all_outdated = versions
+            .iter()
+            .all(|p| p.claim.state == ClaimState::Outdated);
+        let mut seen_here: HashSet<(String, i64)> = HashSet::new();
+        for (i, p) in versions.into_iter().enumerate() {
+            let input: MemorizeInput = p.claim.to_input();
+            if input.origin_brain.is_none() {
+                self.unknown_origin += 1;
+            }
+            let mut check = input.clone();
+            if let Err(e) = check.validate() {
+                self.refuse(p.file, "invalid", e.to_string());
+                continue;
+            }
+            let hash = brains::claim::content_hash(
+                &check.label,
+                &check.text,
+                check.strength,
+                &check.evidence,
+            );
+            let key = (hash, input.created.unwrap_or(0));
+            if existing.contains(&key) || !seen_here.insert(key) {
+                self.refuse(p.file, "duplicate", "this version is already in the store");
+                continue;
+            }
+            let is_last = i + 1 == n && !all_outdated;
+            if is_last {
+                self.baseline += 1;
+            }
+            if self.dry_run {
+                self.count(is_last, &tgt);
+                continue;
+            }
+            let outcome = match &tgt {
+                Target::Brain(fp, _) => svc.owner.memorize(Some(fp), input).await,
+                Target::Medulla => {
+                    svc.owner
+                        .audit(|reply| AuditMsg::Import { input, reply })
+                        .await
+                }
+            };
+            match outcome {
+                Ok(MemorizeOutcome::Unchanged { .. }) => {
+                    self.refuse(p.file, "duplicate", "identical to the live version")
+                }
+                Ok(_) => {
+                    self.count(is_last, &tgt);
+                    if i + 1 == n && all_outdated {
+                        if let Target::Brain(fp, _) = &tgt {
+                            svc.owner
+                                .demote(fp, &slug, &self.agent, "imported as outdated")
+                                .await?;
+                        }
+                    }
+                }
+                Err(e) => self.refuse(p.file, "refused", e.to_string()),
+            }
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, is_last: bool, tgt: &Target) {
+        if is_last {
+            self.live += 1;
+            *self.per_target.entry(tgt.name()).or_default() += 1;
+        } else {
+            self.into_history += 1;
+        }
+    }
+
+    fn report(self, plan: &Plan) -> ImportReport {
+        ImportReport {
+            dry_run: self.dry_run,
+            target: match plan {
+                Plan::Fixed(t) => t.name(),
+                Plan::Triage(_) => "triage".into(),
+            },
+            live_by_store: self.per_target,
+            ambiguous_kept_in_medulla: self.ambiguous,
+            count_gate: CountGate {
+                baseline: self.baseline,
+                placed: self.live,
+                holds: self.baseline == self.live,
+            },
+            files_seen: self.seen,
+            imported_live: self.live,
+            into_history: self.into_history,
+            refused: self.refused.len(),
+            count_conserved: self.seen == self.live + self.into_history + self.refused.len(),
+            refusals: self.refused,
+            origin_unknown: self.unknown_origin,
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! `brains` (and `GET /api/instances`): every brain on disk, warm or dormant, with its
+//! own numbers only (INV-7), unreadable ones with their problem.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::roster::Manifest;
+use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::Service;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BrainsArgs {}
+
+/// One brain's row: per-brain numbers only.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct InstanceRow {
+    pub root: String,
+    pub fingerprint: String,
+    pub created: i64,
+    pub warm: bool,
+    pub claims: u64,
+    pub history_versions: u64,
+    pub acts: u64,
+    /// `live` (asked of the warm brain) or `manifest` (as of its last unload).
+    pub counts_from: &'static str,
+    pub counts_as_of: Option<i64>,
+    pub sessions: u64,
+    pub recalls: u64,
+    pub writes: u64,
+    pub memory_beats_served: u64,
+    pub mailbox_open_count: usize,
+}
+
+/// A brain directory whose manifest could not be read: listed, never hidden.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UnreadableRow {
+    pub fingerprint: String,
+    pub dir: String,
+    pub problem: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Instance {
+    Brain(InstanceRow),
+    Unreadable(UnreadableRow),
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct MedullaCounts {
+    pub claims: u64,
+    pub history_versions: u64,
+    pub acts: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Instances {
+    pub instances: Vec<Instance>,
+    pub medulla: MedullaCounts,
+}
+
+impl Answer for Instances {}
+
+pub struct Brains;
+
+impl Verb for Brains {
+    const ROUTED: bool = false;
+    const NAME: &'static str = "brains";
+    const DESCRIPTION: &'static str =
+        "List every brain on disk, warm or dormant, with its manifest and per-brain counts.";
+    const EFFECT: Effect = Effect::Read;
+    const IDEMPOTENT: bool = true;
+    const ALSO: &'static [&'static str] = &["GET /api/instances"];
+    type Args = BrainsArgs;
+    type Answer = Instances;
+
+    async fn run(cx: Cx<'_>, _: BrainsArgs) -> Result<Instances> {
+        instances(cx.svc).await
+    }
+}
+
+/// One brain's row.
+pub async fn instance_row(svc: &Service, m: &Manifest) -> InstanceRow {
+    let warm = svc.owner.registry.is_warm(&m.fingerprint);
+    let c = svc.counters(&m.fingerprint);
+    let live = if warm {
+        svc.owner.stats(Some(&m.fingerprint)).await.ok()
+    } else {
+        None
+    };
+    let (claims, history_versions, acts) = match &live {
+        Some(s) => (s.live_claims, s.history_versions, s.acts),
+        None => (
+            m.counts.live_claims,
+            m.counts.history_versions,
+            m.counts.acts,
+        ),
+    };
+    InstanceRow {
+        root: m.root.clone(),
+        fingerprint: m.fingerprint.clone(),
+        created: m.created,
+        warm,
+        claims,
+        history_versions,
+        acts,
+        counts_from: if live.is_some() { "live" } else { "manifest" },
+        counts_as_of: (!warm).then_some(m.counts.as_of),
+        sessions: c.sessions(),
+        recalls: c.recalls(),
+        writes: c.writes(),
+        memory_beats_served: c.beats(),
+        mailbox_open_count: svc.owner.registry.mailbox_view.open_count(&m.root),
+    }
+}
+
+/// Every brain on disk, warm or dormant, plus unreadable ones.
+pub async fn instances(svc: &Service) -> Result<Instances> {
+    let entries = svc.owner.rescan().await?;
+    let mut rows = Vec::new();
+    for e in &entries {
+        match &e.manifest {
+            Some(m) => rows.push(Instance::Brain(instance_row(svc, m).await)),
+            None => rows.push(Instance::Unreadable(UnreadableRow {
+                fingerprint: e.fingerprint(),
+                dir: e.dir.to_string_lossy().into_owned(),
+                problem: e.problem.clone(),
+            })),
+        }
+    }
+    let medulla = svc.owner.stats(None).await?;
+    Ok(Instances {
+        instances: rows,
+        medulla: MedullaCounts {
+            claims: medulla.live_claims,
+            history_versions: medulla.history_versions,
+            acts: medulla.acts,
+        },
+    })
+}

@@ -1,0 +1,110 @@
+//! `learn`: grade a claim. On a medulla claim it goes through the audit actor, where
+//! `wrong` demotes it (the project witness is never touched).
+
+use brains::Verdict;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{agent, write_target, Cap, Etiquette, Tier};
+use crate::audit::{AuditMsg, MedullaLearn};
+use crate::error::Result;
+use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::rows::{Row, StoreTier};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LearnArgs {
+    /// The claim's slug (a label is accepted and slugified).
+    pub slug: String,
+    /// `correct`, `partial` or `wrong`. On a medulla claim, `wrong` demotes it (the project witness is untouched).
+    pub verdict: Verdict,
+    pub agent_id: Option<String>,
+    /// Why, in one line.
+    pub note: Option<String>,
+    /// `project` (default) or `medulla`.
+    pub tier: Option<Tier>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Graded {
+    pub verdict: Verdict,
+    pub claim: Row,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub etiquette: Option<Etiquette>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub medulla_cap: Option<Cap>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Demoted {
+    pub verdict: Verdict,
+    pub demoted: Row,
+    /// The project witness (`<root>#<slug>`), which demotion never touches.
+    pub witness_untouched: Option<String>,
+    pub etiquette: Etiquette,
+    pub medulla_cap: Cap,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum LearnAnswer {
+    Graded(Graded),
+    Demoted(Demoted),
+}
+
+impl Answer for LearnAnswer {}
+
+pub struct Learn;
+
+impl Verb for Learn {
+    const NAME: &'static str = "learn";
+    const DESCRIPTION: &'static str = "Grade a claim: verdict correct | partial | wrong adjusts its trust. On a medulla claim (tier medulla), wrong demotes it; the project witness is untouched.";
+    const EFFECT: Effect = Effect::Destructive;
+    type Args = LearnArgs;
+    type Answer = LearnAnswer;
+
+    async fn run(cx: Cx<'_>, a: LearnArgs) -> Result<LearnAnswer> {
+        let svc = cx.svc;
+        let actor = agent(a.agent_id, cx.input)?;
+        let slug = brains::slugify(&a.slug);
+        let now = svc.now();
+        if a.tier == Some(Tier::Medulla) {
+            let (done, live) = svc
+                .owner
+                .audit(|reply| AuditMsg::Learn {
+                    agent: actor.clone(),
+                    slug,
+                    verdict: a.verdict,
+                    note: a.note,
+                    reply,
+                })
+                .await?;
+            return Ok(match done {
+                MedullaLearn::Demoted(c) => LearnAnswer::Demoted(Demoted {
+                    verdict: a.verdict,
+                    demoted: Row::of(&c, StoreTier::Medulla, now, None),
+                    witness_untouched: c.origin_claim.clone(),
+                    etiquette: Etiquette::of(&actor),
+                    medulla_cap: Cap::of(live),
+                }),
+                MedullaLearn::Graded(c) => LearnAnswer::Graded(Graded {
+                    verdict: a.verdict,
+                    claim: Row::of(&c, StoreTier::Medulla, now, None),
+                    etiquette: Some(Etiquette::of(&actor)),
+                    medulla_cap: Some(Cap::of(live)),
+                }),
+            });
+        }
+        let target = write_target(cx.routed)?;
+        let claim = svc
+            .owner
+            .learn(&target.fingerprint, &slug, a.verdict, &actor, a.note)
+            .await?;
+        Ok(LearnAnswer::Graded(Graded {
+            verdict: a.verdict,
+            claim: Row::of(&claim, StoreTier::Project, now, None),
+            etiquette: None,
+            medulla_cap: None,
+        }))
+    }
+}

@@ -1,0 +1,162 @@
+//! `memorize`: a claim into the routed brain (created, superseded, unchanged, or refused
+//! as a downgrade), or with `tier: medulla`, doctrine birth through the audit actor.
+
+use brains::{MemorizeInput, MemorizeOutcome, Strength};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{agent, write_target, BrainRef, Cap, Etiquette, Outcome, Tier};
+use crate::audit::AuditMsg;
+use crate::config::SecretPolicy;
+use crate::error::{OwnerError, Result};
+use crate::floor;
+use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::rows::{Row, StoreTier};
+use crate::service::Service;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MemorizeArgs {
+    /// The claim's name; its identity within the store (a slug is derived from it).
+    pub label: String,
+    /// The claim itself.
+    pub text: String,
+    /// Who writes it, `vendor:role` (e.g. `claude:maker`). Defaults to the Medulla-Agent header.
+    pub agent_id: Option<String>,
+    /// `hint`, `observed` (default) or `verified`. A weaker write than the live version is refused.
+    pub strength: Option<Strength>,
+    /// Paths or references backing the claim.
+    pub evidence: Option<Vec<String>>,
+    /// `project` (default). `medulla` is doctrine birth: written straight into the medulla through the audit actor.
+    pub tier: Option<Tier>,
+}
+
+/// A secret accepted under `project_secrets = "flag"`, said so.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Flagged {
+    pub flagged: bool,
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
+    pub findings: Value,
+    pub note: &'static str,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProjectWrite {
+    pub outcome: Outcome,
+    pub unchanged: bool,
+    pub claim: Row,
+    pub brain: BrainRef,
+    /// The version this write superseded, now in history as outdated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous: Option<Row>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hygiene: Option<Flagged>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DoctrineBirth {
+    pub outcome: Outcome,
+    pub unchanged: bool,
+    pub claim: Row,
+    pub etiquette: Etiquette,
+    pub medulla_cap: Cap,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum MemorizeAnswer {
+    Project(Box<ProjectWrite>),
+    Doctrine(Box<DoctrineBirth>),
+}
+
+impl Answer for MemorizeAnswer {}
+
+pub struct Memorize;
+
+impl Verb for Memorize {
+    const NAME: &'static str = "memorize";
+    const DESCRIPTION: &'static str = "Write a claim into this project's brain. Same label at equal or greater strength supersedes (old version kept in history); weaker is refused; identical is a no-op. tier medulla is doctrine birth, through the audit actor.";
+    const EFFECT: Effect = Effect::Write;
+    const IDEMPOTENT: bool = true;
+    type Args = MemorizeArgs;
+    type Answer = MemorizeAnswer;
+
+    async fn run(cx: Cx<'_>, a: MemorizeArgs) -> Result<MemorizeAnswer> {
+        let svc = cx.svc;
+        let mut mi = MemorizeInput {
+            label: a.label,
+            text: a.text,
+            source_agent: agent(a.agent_id, cx.input)?,
+            strength: a.strength.unwrap_or_default(),
+            evidence: a.evidence.unwrap_or_default(),
+            ..Default::default()
+        };
+        if a.tier == Some(Tier::Medulla) {
+            return doctrine_birth(svc, mi)
+                .await
+                .map(|d| MemorizeAnswer::Doctrine(Box::new(d)));
+        }
+        let target = write_target(cx.routed)?;
+        mi.origin_brain = Some(target.root.clone());
+        mi.validate()?;
+        let flagged = project_floor(svc, floor::claim_fields(&mi.label, &mi.text, &mi.evidence))?;
+        let outcome = svc.owner.memorize(Some(&target.fingerprint), mi).await?;
+        svc.counters(&target.fingerprint).wrote();
+        let now = svc.now();
+        Ok(MemorizeAnswer::Project(Box::new(ProjectWrite {
+            outcome: Outcome::from(&outcome),
+            unchanged: outcome.unchanged(),
+            claim: Row::of(outcome.claim(), StoreTier::Project, now, None),
+            brain: BrainRef::from(target),
+            previous: match &outcome {
+                MemorizeOutcome::Superseded { previous, .. } => {
+                    Some(Row::of(previous, StoreTier::Project, now, None))
+                }
+                _ => None,
+            },
+            hygiene: flagged.map(|findings| Flagged {
+                flagged: true,
+                findings,
+                note: "accepted because project_secrets = \"flag\"; this claim can never be promoted or exported until the secret is gone",
+            }),
+        })))
+    }
+}
+
+/// Doctrine birth: straight into the medulla through the audit actor.
+pub async fn doctrine_birth(svc: &Service, mut input: MemorizeInput) -> Result<DoctrineBirth> {
+    input.validate()?;
+    let agent = input.source_agent.clone();
+    let (outcome, live) = svc
+        .owner
+        .audit(|reply| AuditMsg::DoctrineBirth { input, reply })
+        .await?;
+    Ok(DoctrineBirth {
+        outcome: Outcome::from(&outcome),
+        unchanged: outcome.unchanged(),
+        claim: Row::of(outcome.claim(), StoreTier::Medulla, svc.now(), None),
+        etiquette: Etiquette::of(&agent),
+        medulla_cap: Cap::of(live),
+    })
+}
+
+/// The floor for a project write: refused by default; under `project_secrets = "flag"`
+/// accepted, with the (redacted) findings to put in the answer.
+pub fn project_floor<'a>(
+    svc: &Service,
+    fields: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<Option<Value>> {
+    let findings = floor::scan(fields);
+    if findings.is_empty() {
+        return Ok(None);
+    }
+    match svc.owner.config.project_secrets {
+        SecretPolicy::Flag => Ok(Some(floor::to_json(&findings))),
+        SecretPolicy::Refuse => Err(OwnerError::HygieneRefused {
+            found: floor::summary(&findings),
+            findings: floor::to_json(&findings),
+            fix: floor::FIX_PROJECT.to_string(),
+        }),
+    }
+}

@@ -1,0 +1,181 @@
+//! The verbs, one concern per file, and what several of them share: the tier arguments,
+//! the brain reference, the agent and write-target rules, the medulla's cap and the
+//! etiquette verdict.
+
+pub mod audit_log;
+pub mod beat;
+pub mod boot_memory;
+pub mod bootstrap;
+pub mod debrief;
+pub mod delegate;
+pub mod export;
+pub mod history;
+pub mod import;
+pub mod instances;
+pub mod learn;
+pub mod memorize;
+pub mod promote;
+pub mod purge;
+pub mod report;
+pub mod seek;
+pub mod triage;
+
+use brains::MemorizeOutcome;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::route::{bootstrap_fix, Routed};
+use super::RouteInput;
+use crate::error::{OwnerError, Result};
+use crate::roster::Manifest;
+
+/// A store named by a write or a read of one tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    /// The routed brain.
+    Project,
+    /// The shared medulla.
+    Medulla,
+}
+
+/// A brain as answers name it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BrainRef {
+    pub root: String,
+    pub fingerprint: String,
+    pub created: i64,
+}
+
+impl From<&Manifest> for BrainRef {
+    fn from(m: &Manifest) -> Self {
+        BrainRef {
+            root: m.root.clone(),
+            fingerprint: m.fingerprint.clone(),
+            created: m.created,
+        }
+    }
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Created,
+    Superseded,
+    Unchanged,
+}
+
+impl From<&MemorizeOutcome> for Outcome {
+    fn from(o: &MemorizeOutcome) -> Self {
+        match o {
+            MemorizeOutcome::Created { .. } => Outcome::Created,
+            MemorizeOutcome::Superseded { .. } => Outcome::Superseded,
+            MemorizeOutcome::Unchanged { .. } => Outcome::Unchanged,
+        }
+    }
+}
+
+/// The brain a write must land on, or the `unbootstrapped` refusal with the fix.
+pub fn write_target(routed: &Routed) -> Result<&Manifest> {
+    routed.brain.as_ref().ok_or_else(|| {
+        let root = routed
+            .caller_root
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned());
+        OwnerError::Unbootstrapped {
+            caller_root: root.clone().unwrap_or_else(|| "an unnamed caller".into()),
+            fix: bootstrap_fix(root.as_deref()),
+        }
+    })
+}
+
+/// The agent id of a call: the argument, else the `Medulla-Agent` header, else the MCP
+/// client's name.
+pub fn agent(arg: Option<String>, input: &RouteInput) -> Result<String> {
+    let a = arg.or_else(|| input.agent.clone()).ok_or_else(|| {
+        OwnerError::BadInput(
+            "no agent id: pass agent_id (vendor:role, e.g. claude:maker) or send the Medulla-Agent header".into(),
+        )
+    })?;
+    brains::claim::validate_agent_id(&a)?;
+    Ok(a)
+}
+
+/// The medulla's soft cap on live claims, and the count from which it warns.
+pub const SOFT_CAP: u64 = 200;
+pub const WARN_FROM: u64 = 300;
+
+/// The medulla's live count against its soft cap, on every medulla write (INV-8).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Cap {
+    pub live: u64,
+    pub soft_cap: u64,
+    pub warn_from: u64,
+    /// `ok`, `over_soft_cap` or `warn`.
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Cap {
+    pub fn of(live: u64) -> Cap {
+        let status = if live >= WARN_FROM {
+            "warn"
+        } else if live > SOFT_CAP {
+            "over_soft_cap"
+        } else {
+            "ok"
+        };
+        Cap {
+            live,
+            soft_cap: SOFT_CAP,
+            warn_from: WARN_FROM,
+            status,
+            message: (status != "ok").then(|| format!(
+                "the medulla holds {live} live claims (soft cap {SOFT_CAP}): it is an index, not a warehouse; demote what no longer holds across projects"
+            )),
+        }
+    }
+}
+
+/// The etiquette verdict: expected of `*:orchestrator` and `human:founder`; anyone
+/// else's medulla write lands, flagged. Audited, not enforced (INV-5).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Etiquette {
+    pub expected: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flag: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Etiquette {
+    pub fn of(agent: &str) -> Etiquette {
+        if crate::audit::etiquette_ok(agent) {
+            Etiquette {
+                expected: true,
+                flag: None,
+                message: None,
+            }
+        } else {
+            Etiquette {
+                expected: false,
+                flag: Some("etiquette_breach"),
+                message: Some(format!("{agent} is not an orchestrator or the founder: the write landed and is flagged in the audit log (etiquette is audited, not enforced)")),
+            }
+        }
+    }
+}
+
+/// An error carried inside a successful answer (a failed part of a composite read).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ErrorBody(
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")] pub serde_json::Value,
+);
+
+impl From<&OwnerError> for ErrorBody {
+    fn from(e: &OwnerError) -> Self {
+        ErrorBody(e.to_json())
+    }
+}

@@ -1,0 +1,106 @@
+//! `promote`: copy a project claim into the medulla through the audit actor (hygiene
+//! floor, provenance chain, the witness stamped `promoted_to`). Who may ask: a caller
+//! routed to the claim's own brain, or the founder.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{agent, write_target, Cap, Etiquette, Outcome};
+use crate::audit::AuditMsg;
+use crate::error::{OwnerError, Result};
+use crate::service::check_query;
+use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::route::find_brain;
+use crate::service::rows::{Row, StoreTier};
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromoteArgs {
+    /// The promoter, `vendor:role`. Expected: `*:orchestrator` or `human:founder` (audited, not enforced).
+    pub agent_id: Option<String>,
+    /// The source brain (root or fingerprint). Defaults to the routed brain.
+    pub brain: Option<String>,
+    /// The claim's slug in the source brain (a label is accepted and slugified).
+    pub claim: String,
+    /// Why this holds beyond its project, in one line.
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Identities {
+    /// `medulla#<slug>`.
+    pub medulla: String,
+    /// `<root>#<slug>`.
+    pub witness: String,
+    /// `medulla@<slug>@<ms>`.
+    pub promoted_to: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PromoteAnswer {
+    pub outcome: Outcome,
+    pub medulla_claim: Row,
+    pub witness: Row,
+    pub identities: Identities,
+    pub etiquette: Etiquette,
+    pub medulla_cap: Cap,
+}
+
+impl Answer for PromoteAnswer {}
+
+pub struct Promote;
+
+impl Verb for Promote {
+    const NAME: &'static str = "promote";
+    const DESCRIPTION: &'static str = "Copy a project claim into the medulla through the audit actor (hygiene floor, provenance chain, witness stamped promoted_to). Only for a caller routed to the claim's brain, or the founder. Expected of *:orchestrator and human:founder; others land flagged.";
+    const EFFECT: Effect = Effect::Write;
+    const IDEMPOTENT: bool = true;
+    const ALSO: &'static [&'static str] = &["POST /api/promote"];
+    type Args = PromoteArgs;
+    type Answer = PromoteAnswer;
+
+    async fn run(cx: Cx<'_>, a: PromoteArgs) -> Result<PromoteAnswer> {
+        let svc = cx.svc;
+        // The founder surface acts as the founder unless it names another agent.
+        let agent = match (a.agent_id, cx.input.founder) {
+            (None, true) => "human:founder".to_string(),
+            (id, _) => agent(id, cx.input)?,
+        };
+        let brain = match a.brain.as_deref() {
+            Some(b) => {
+                find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
+                    name: b.to_string(),
+                })?
+            }
+            None => write_target(cx.routed)?.clone(),
+        };
+        // Anyone else would be copying another project's private claim into the memory
+        // every brain reads.
+        svc.authorize_brain(cx.routed, cx.input, &brain, "promote a claim of")?;
+        check_query("claim", &a.claim)?;
+        let slug = brains::slugify(&a.claim);
+        let done = svc
+            .owner
+            .audit(|reply| AuditMsg::Promote {
+                agent: agent.clone(),
+                brain,
+                slug,
+                reason: a.reason,
+                reply,
+            })
+            .await?;
+        let now = svc.now();
+        Ok(PromoteAnswer {
+            outcome: Outcome::from(&done.outcome),
+            medulla_claim: Row::of(done.outcome.claim(), StoreTier::Medulla, now, None),
+            witness: Row::of(&done.witness, StoreTier::Project, now, None),
+            identities: Identities {
+                medulla: format!("medulla#{}", done.outcome.claim().slug),
+                witness: done.origin_claim,
+                promoted_to: done.stamp,
+            },
+            etiquette: Etiquette::of(&agent),
+            medulla_cap: Cap::of(done.medulla_live),
+        })
+    }
+}

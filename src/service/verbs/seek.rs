@@ -1,0 +1,227 @@
+//! `seek`: recall. Default: this brain plus the medulla (the beat); `project`;
+//! `medulla`; `all-brains`, the explicit cross-project pull, grouped by origin.
+
+use brains::{RecallQuery, Retrieval};
+use futures::future::join_all;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{write_target, ErrorBody};
+use crate::error::Result;
+use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::rows::{Row, StoreTier};
+use crate::service::{check_limit, check_query, Service};
+
+pub const DEFAULT_LIMIT: usize = 10;
+pub const MAX_LIMIT: usize = 200;
+
+/// Which stores a seek reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+pub enum SeekTier {
+    /// The routed brain only.
+    #[serde(rename = "project")]
+    Project,
+    /// The medulla only.
+    #[serde(rename = "medulla")]
+    Medulla,
+    /// Every registered brain plus the medulla, grouped by origin: an explicit pull.
+    #[serde(rename = "all-brains")]
+    AllBrains,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SeekArgs {
+    /// What to look for. Empty = the most recent claims.
+    #[serde(default)]
+    pub query: String,
+    /// Absent = this brain + the medulla; `project`; `medulla`; `all-brains` (every registered brain, grouped by origin).
+    pub tier: Option<SeekTier>,
+    /// Slug or label prefix filter.
+    pub scope: Option<String>,
+    /// Most rows to return (default 10, from 1 to 200).
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Flat {
+    /// `project`, `medulla`, or `project+medulla` for the default beat.
+    pub tier: &'static str,
+    pub results: Vec<Row>,
+    #[serde(skip)]
+    pub retrieval: Retrieval,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Group {
+    pub origin_brain: String,
+    pub results: Vec<Row>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FailedBrain {
+    pub brain: String,
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Grouped {
+    pub tier: &'static str,
+    pub brains_searched: usize,
+    pub groups: Vec<Group>,
+    pub failed: Vec<FailedBrain>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SeekAnswer {
+    Flat(Flat),
+    Grouped(Grouped),
+}
+
+impl Answer for SeekAnswer {
+    fn retrieval(&self) -> Option<Retrieval> {
+        match self {
+            SeekAnswer::Flat(f) => Some(f.retrieval),
+            SeekAnswer::Grouped(_) => None,
+        }
+    }
+}
+
+pub struct Seek;
+
+impl Verb for Seek {
+    const NAME: &'static str = "seek";
+    const DESCRIPTION: &'static str = "Recall claims: by default this brain plus the medulla. tier: project | medulla | all-brains (explicit cross-project pull, grouped by origin). Rows carry tier, provenance, age and staleness.";
+    const EFFECT: Effect = Effect::Read;
+    const IDEMPOTENT: bool = true;
+    type Args = SeekArgs;
+    type Answer = SeekAnswer;
+
+    async fn run(cx: Cx<'_>, a: SeekArgs) -> Result<SeekAnswer> {
+        let svc = cx.svc;
+        check_query("query", &a.query)?;
+        if let Some(sc) = &a.scope {
+            check_query("scope", sc)?;
+        }
+        let limit = check_limit(a.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
+        let q = RecallQuery {
+            text: a.query,
+            scope: a.scope,
+            limit,
+            mode: Default::default(),
+        };
+        let brain = cx.routed.brain.as_ref();
+        if let Some(b) = brain {
+            svc.counters(&b.fingerprint).recalled();
+        }
+        match a.tier {
+            Some(SeekTier::AllBrains) => return all_brains(svc, &q).await.map(SeekAnswer::Grouped),
+            Some(SeekTier::Project) => {
+                let b = write_target(cx.routed)?;
+                let (results, retrieval) =
+                    recall_rows(svc, Some(&b.fingerprint), &q, StoreTier::Project).await?;
+                return Ok(SeekAnswer::Flat(Flat {
+                    tier: "project",
+                    results,
+                    retrieval,
+                }));
+            }
+            Some(SeekTier::Medulla) => {
+                let (results, retrieval) = recall_rows(svc, None, &q, StoreTier::Medulla).await?;
+                return Ok(SeekAnswer::Flat(Flat {
+                    tier: "medulla",
+                    results,
+                    retrieval,
+                }));
+            }
+            None => {}
+        }
+        // The default beat: this brain plus the medulla, nothing else.
+        let (mut rows, mut retrieval) = recall_rows(svc, None, &q, StoreTier::Medulla).await?;
+        if let Some(b) = brain {
+            let (p, r) = recall_rows(svc, Some(&b.fingerprint), &q, StoreTier::Project).await?;
+            rows.extend(p);
+            if r == Retrieval::Lexical {
+                retrieval = r;
+            }
+        }
+        Ok(SeekAnswer::Flat(Flat {
+            tier: if brain.is_some() {
+                "project+medulla"
+            } else {
+                "medulla"
+            },
+            results: best(rows, limit),
+            retrieval,
+        }))
+    }
+}
+
+/// The best `limit` rows of several stores.
+fn best(mut rows: Vec<Row>, limit: usize) -> Vec<Row> {
+    rows.sort_by(Row::by_score);
+    rows.truncate(limit);
+    rows
+}
+
+/// Recall one store and render its rows.
+pub async fn recall_rows(
+    svc: &Service,
+    fp: Option<&str>,
+    q: &RecallQuery,
+    tier: StoreTier,
+) -> Result<(Vec<Row>, Retrieval)> {
+    let res = svc.owner.recall(fp, q.clone()).await?;
+    let now = svc.now();
+    let rows = res
+        .hits
+        .iter()
+        .map(|h| Row::of(&h.claim, tier, now, Some(h.score)))
+        .collect();
+    Ok((rows, res.retrieval))
+}
+
+async fn all_brains(svc: &Service, q: &RecallQuery) -> Result<Grouped> {
+    let manifests = svc.owner.registry.all_manifests();
+    let per_brain = join_all(
+        manifests
+            .iter()
+            .map(|m| recall_rows(svc, Some(&m.fingerprint), q, StoreTier::Project)),
+    )
+    .await;
+    let (medulla_rows, _) = recall_rows(svc, None, q, StoreTier::Medulla).await?;
+    let mut groups: std::collections::BTreeMap<String, Vec<Row>> = Default::default();
+    let mut failed = Vec::new();
+    for (m, res) in manifests.iter().zip(per_brain) {
+        match res {
+            Ok((rows, _)) => {
+                for r in rows {
+                    groups.entry(r.origin_brain.clone()).or_default().push(r);
+                }
+            }
+            Err(e) => failed.push(FailedBrain {
+                brain: m.root.clone(),
+                error: ErrorBody::from(&e),
+            }),
+        }
+    }
+    if !medulla_rows.is_empty() {
+        groups
+            .entry("medulla".into())
+            .or_default()
+            .extend(medulla_rows);
+    }
+    Ok(Grouped {
+        tier: "all-brains",
+        brains_searched: manifests.len(),
+        groups: groups
+            .into_iter()
+            .map(|(origin_brain, rows)| Group {
+                origin_brain,
+                results: best(rows, q.limit),
+            })
+            .collect(),
+        failed,
+    })
+}
