@@ -39,3 +39,108 @@ pub mod owner;
 pub mod roster;
 pub mod serve;
 pub mod service;
+
+/// The layering the code keeps: each top-level module may reference only modules of a
+/// lower rank, so the arrows run one way (entry points → http → service → owner →
+/// audit, mailbox → brain → shared leaves) and no circle of imports can form. Checked by
+/// `cargo test -p medulla --lib layering`, which reads every `crate::` reference.
+#[cfg(test)]
+mod layering {
+    const RANKS: &[(&str, u8)] = &[
+        ("main", 12),
+        ("cli", 11),
+        ("bridge", 10),
+        ("serve", 10),
+        ("http", 9),
+        ("service", 8),
+        ("owner", 7),
+        ("audit", 6),
+        ("mailbox", 6),
+        ("brain", 5),
+        ("floor", 4),
+        ("call", 4),
+        ("error", 3),
+        ("model", 2),
+        ("config", 1),
+        ("founder", 1),
+        ("git", 1),
+        ("roster", 1),
+    ];
+
+    fn rank(m: &str) -> u8 {
+        RANKS
+            .iter()
+            .find(|(n, _)| *n == m)
+            .map(|(_, r)| *r)
+            .unwrap_or_else(|| panic!("module {m} has no rank: add it to RANKS in src/lib.rs"))
+    }
+
+    /// Every `crate::x` a file names, `use crate::{a, b}` groups included.
+    fn references(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                let end = group.find('}').unwrap_or(group.len());
+                for part in group[..end].split(',') {
+                    let name: String = part
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    out.push(name);
+                }
+            } else {
+                out.push(
+                    rest.chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect(),
+                );
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn arrows_run_one_way() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stack = vec![src.clone()];
+        let mut bad = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                if p.extension().is_none_or(|x| x != "rs") || p.ends_with("lib.rs") {
+                    continue;
+                }
+                let rel = p.strip_prefix(&src).unwrap();
+                let top = rel
+                    .components()
+                    .next()
+                    .unwrap()
+                    .as_os_str()
+                    .to_string_lossy()
+                    .trim_end_matches(".rs")
+                    .to_string();
+                let text = std::fs::read_to_string(&p).unwrap();
+                for r in references(&text) {
+                    if r.is_empty() || r == top {
+                        continue;
+                    }
+                    if rank(&r) >= rank(&top) {
+                        bad.push(format!("{} names crate::{r}", rel.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "arrows that run the wrong way:\n{}",
+            bad.join("\n")
+        );
+    }
+}

@@ -241,3 +241,44 @@ pub fn protocol_table() -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEGIN: &str = "<!-- verbs:begin (generated from the registry; a test checks it) -->\n";
+    const END: &str = "<!-- verbs:end -->";
+
+    /// docs/PROTOCOL.md's verb table is the registry's: a verb added, renamed or
+    /// re-described in one place and not the other fails here, printing the table to paste.
+    #[test]
+    fn protocol_md_lists_exactly_the_registry() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/PROTOCOL.md");
+        let doc = std::fs::read_to_string(&path).unwrap();
+        let start = doc
+            .find(BEGIN)
+            .expect("PROTOCOL.md has the verbs:begin marker")
+            + BEGIN.len();
+        let end = doc.find(END).expect("PROTOCOL.md has the verbs:end marker");
+        let want = protocol_table();
+        assert!(
+            doc[start..end] == want,
+            "docs/PROTOCOL.md's verb table is out of step with the registry; replace it with:\n{want}"
+        );
+    }
+
+    #[test]
+    fn every_verb_has_object_schemas_and_a_unique_name() {
+        let specs = specs();
+        let mut names: Vec<_> = specs.iter().map(|s| s.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), specs.len());
+        for s in &specs {
+            assert_eq!(s.input_schema["type"], "object", "{}", s.name);
+            assert!(s.output_schema.contains_key("$schema"), "{}", s.name);
+            assert!(exists(s.name));
+        }
+        assert!(!exists("nope"));
+    }
+}
