@@ -48,6 +48,8 @@ pub struct Config {
     pub canonical_home: PathBuf,
     /// The user's home directory (never a brain root), canonicalised when it exists.
     pub user_home: Option<PathBuf>,
+    /// Test only: read "now" from this file (ms since the epoch) instead of the system.
+    pub clock_file: Option<PathBuf>,
 }
 
 /// What a project write carrying a secret gets.
@@ -77,6 +79,7 @@ struct FileConfig {
     max_sessions: Option<usize>,
     session_idle_secs: Option<u64>,
     body_timeout_ms: Option<u64>,
+    clock_file: Option<PathBuf>,
 }
 
 /// A TOML error as line, column and message, never quoting the file's bytes.
@@ -149,6 +152,7 @@ impl Config {
             session_idle: Duration::from_secs(file.session_idle_secs.unwrap_or(30 * 60)),
             body_timeout: Duration::from_millis(file.body_timeout_ms.unwrap_or(10_000)),
             canonical_home: std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf()),
+            clock_file: file.clock_file,
             user_home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(|h| std::fs::canonicalize(&h).unwrap_or_else(|_| PathBuf::from(h))),

@@ -28,6 +28,7 @@ pub mod brain;
 pub mod bridge;
 pub mod call;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod error;
 pub mod floor;
@@ -61,6 +62,7 @@ mod layering {
         ("call", 4),
         ("error", 3),
         ("model", 2),
+        ("clock", 1),
         ("config", 1),
         ("founder", 1),
         ("git", 1),

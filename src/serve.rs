@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use brains::embed::{MiniLm, ModelFiles};
-use brains::{Embedder, Retrieval, StoreOptions, SystemClock};
+use brains::{Clock, Embedder, Retrieval, StoreOptions, SystemClock};
 use serde_json::json;
 
 use crate::config::Config;
@@ -72,7 +72,13 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     } else {
         Retrieval::Lexical
     };
-    let clock = Arc::new(SystemClock);
+    let clock: Arc<dyn Clock> = match &cfg.clock_file {
+        Some(f) => {
+            tracing::warn!(file = %f.display(), "the clock reads from a file (a test-only setting)");
+            Arc::new(crate::clock::FileClock(f.clone()))
+        }
+        None => Arc::new(SystemClock),
+    };
     let opts = StoreOptions {
         embedder,
         clock: clock.clone(),

@@ -407,3 +407,60 @@ fn the_distributor_resumes_without_refiling_or_skipping() {
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(text.contains("while down") && text.matches("before").count() == 1);
 }
+
+/// Aging end to end: the owner reads "now" from a file (a test-only setting), so a
+/// claim's `stale` and `aged_out` are watched turning true at their thresholds over
+/// HTTP, computed at read time and never stored.
+#[test]
+fn claims_age_at_read_time_by_the_owners_clock() {
+    let clock = tempfile::NamedTempFile::new().unwrap();
+    let t0: i64 = 1_790_000_000_000;
+    let day: i64 = 86_400_000;
+    std::fs::write(clock.path(), t0.to_string()).unwrap();
+    let o = Owner::start_with(OwnerOptions {
+        config_toml: Some(format!(
+            "clock_file = {:?}\nstale_after_days = 30\nhalf_life_hours = 1000\n",
+            clock.path()
+        )),
+        ..Default::default()
+    });
+    let root = o.project("p");
+    o.bootstrap(&root);
+    let cr = root.to_string_lossy().to_string();
+    let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "aging", "text": "watched over weeks" }),
+        &h,
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["claim"]["created"], t0);
+    let row_at = |days: i64| {
+        std::fs::write(clock.path(), (t0 + days * day).to_string()).unwrap();
+        let (_, v) = o.call("seek", json!({ "query": "aging", "tier": "project" }), &h);
+        v["results"][0].clone()
+    };
+    let r = row_at(10);
+    assert_eq!(
+        (r["age_ms"].as_i64(), &r["stale"], &r["aged_out"]),
+        (Some(10 * day), &json!(false), &json!(false)),
+        "{r}"
+    );
+    let r = row_at(31);
+    assert_eq!(
+        (&r["stale"], &r["aged_out"]),
+        (&json!(true), &json!(false)),
+        "past 30 days: {r}"
+    );
+    let r = row_at(42);
+    assert_eq!(
+        (&r["stale"], &r["aged_out"]),
+        (&json!(true), &json!(true)),
+        "past the 1000 h half-life: {r}"
+    );
+    let r = row_at(1);
+    assert_eq!(
+        r["stale"], false,
+        "never stored: the clock going back un-ages it: {r}"
+    );
+}
