@@ -31,6 +31,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod events;
 pub mod floor;
 pub mod founder;
 pub mod git;
@@ -64,6 +65,7 @@ mod layering {
         ("model", 2),
         ("clock", 1),
         ("config", 1),
+        ("events", 1),
         ("founder", 1),
         ("git", 1),
         ("roster", 1),

@@ -1003,9 +1003,14 @@ impl Store {
 
     /// The newest acts, newest first.
     pub fn acts_newest(&self, limit: usize) -> Result<Vec<Act>, StoreError> {
+        self.acts_before(u64::MAX, limit)
+    }
+
+    /// Acts with `seq < before`, newest first: one page of the act log.
+    pub fn acts_before(&self, before: u64, limit: usize) -> Result<Vec<Act>, StoreError> {
         let rx = self.db.begin_read()?;
         let mut out = Vec::new();
-        for row in rx.open_table(ACTS)?.iter()?.rev() {
+        for row in rx.open_table(ACTS)?.range(..before)?.rev() {
             let (_, v) = row?;
             out.push(serde_json::from_slice(v.value())?);
             if out.len() >= limit {

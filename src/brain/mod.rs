@@ -65,6 +65,12 @@ pub enum BrainMsg {
         reply: Reply<()>,
     },
     ActsNewest(usize, Reply<Vec<Act>>),
+    /// One page of the act log: acts with `seq < before`, newest first.
+    ActsBefore {
+        before: u64,
+        limit: usize,
+        reply: Reply<Vec<Act>>,
+    },
     Stats(Reply<StoreStats>),
     CheckIndex(Reply<Option<String>>),
     Flush(Reply<()>),
@@ -217,6 +223,11 @@ impl Actor for BrainActor {
                 send(reply, st.run(move |s| s.kv_delete(&key, &actor)).await?)
             }
             BrainMsg::ActsNewest(n, r) => send(r, st.run(move |s| s.acts_newest(n)).await?),
+            BrainMsg::ActsBefore {
+                before,
+                limit,
+                reply,
+            } => send(reply, st.run(move |s| s.acts_before(before, limit)).await?),
             BrainMsg::Stats(r) => send(r, st.run(|s| s.stats()).await?),
             BrainMsg::CheckIndex(r) => send(r, st.run(|s| s.check_index()).await?),
             BrainMsg::Flush(r) => send(r, st.run(|s| s.flush_index()).await?),

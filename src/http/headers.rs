@@ -1,6 +1,5 @@
 //! The request headers medulla reads, and what a request says about where it comes from.
 
-use super::Incoming;
 use crate::service::{RouteInput, Service};
 
 /// Names a brain explicitly (root or fingerprint): what a delegation packet tells a
@@ -16,6 +15,8 @@ pub const AGENT: &str = "medulla-agent";
 pub const FOUNDER: &str = "medulla-founder-token";
 /// The MCP session.
 pub const SESSION: &str = "mcp-session-id";
+/// A Hall session (see `hall_auth`).
+pub const HALL_SESSION: &str = "medulla-hall-session";
 
 /// One header's value, trimmed; absent when missing or empty.
 pub fn get(h: &http::HeaderMap, name: &str) -> Option<String> {
@@ -34,9 +35,4 @@ pub fn route_input(svc: &Service, h: &http::HeaderMap) -> RouteInput {
         agent: get(h, AGENT),
         founder: svc.is_founder(get(h, FOUNDER).as_deref()),
     }
-}
-
-/// The same for a request whose body was taken already.
-pub fn of_request(svc: &Service, req: &http::Request<Incoming>) -> RouteInput {
-    route_input(svc, req.headers())
 }

@@ -12,7 +12,9 @@
 //! Architecture invariant: only this module knows HTTP, status codes, header names and
 //! JSON-RPC.
 
+pub mod events;
 pub mod guard;
+pub mod hall_auth;
 pub mod headers;
 pub mod jsonrpc;
 pub mod mcp;
@@ -55,8 +57,24 @@ pub struct App {
     svc: Service,
     mcp: StreamableHttpService<McpHandler, LocalSessionManager>,
     sessions: Sessions,
+    hall: hall_auth::HallAuth,
+    /// Cancelled at shutdown: long-lived streams (MCP SSE, `/api/events`) end with it.
+    cancel: CancellationToken,
     max_body: usize,
     body_timeout: Duration,
+}
+
+impl App {
+    /// The routing facts of a request: its headers, and whether it is the founder
+    /// (the founder token, or a Hall session).
+    fn route_input(&self, h: &http::HeaderMap) -> crate::service::RouteInput {
+        let mut input = headers::route_input(&self.svc, h);
+        if !input.founder {
+            input.founder =
+                headers::get(h, headers::HALL_SESSION).is_some_and(|s| self.hall.valid(&s));
+        }
+        input
+    }
 }
 
 fn json_response<T: Serialize + ?Sized>(status: u16, v: &T) -> Response<Body> {
@@ -256,6 +274,8 @@ pub async fn serve(
         svc,
         mcp,
         sessions,
+        hall: hall_auth::HallAuth::default(),
+        cancel: cancel.clone(),
         max_body,
         body_timeout,
     });

@@ -9,6 +9,7 @@ use hyper::body::Incoming;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::hall_auth::HallAuth;
 use super::status::HttpError;
 use super::{error_response, headers, http_error, json_response, read_json, App, Body};
 use crate::service::registry::{specs, Spec};
@@ -19,10 +20,53 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
     let path = req.uri().path().to_string();
     let query = parse_query(req.uri().query().unwrap_or(""));
     let param = |k: &str| query.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone());
-    let input = headers::of_request(&app.svc, &req);
+    let input = app.route_input(req.headers());
     let svc = &app.svc;
     match (req.method().clone(), path.as_str()) {
         (Method::GET, "/api/health") => json_response(200, &svc.health()),
+        (Method::POST, "/api/hall/ticket") => {
+            if !input.founder {
+                return error_response(&crate::error::OwnerError::FounderOnly {
+                    what: "a Hall ticket".into(),
+                });
+            }
+            let host = headers::get(req.headers(), "host")
+                .unwrap_or_else(|| svc.owner.config.listen.to_string());
+            let ticket = app.hall.ticket();
+            json_response(
+                200,
+                &serde_json::json!({
+                    "url": format!("http://{host}/#ticket={ticket}"),
+                    "ticket": ticket,
+                    "expires_in_secs": HallAuth::ticket_ttl_secs(),
+                }),
+            )
+        }
+        (Method::POST, "/api/hall/session") => {
+            let body = match read_json(req, app.max_body, app.body_timeout).await {
+                Ok(v) => v,
+                Err(resp) => return resp,
+            };
+            match body["ticket"].as_str().and_then(|t| app.hall.session(t)) {
+                Some(session) => json_response(
+                    200,
+                    &serde_json::json!({ "session": session, "expires_in_secs": HallAuth::session_ttl_secs() }),
+                ),
+                None => error_response(&crate::error::OwnerError::FounderOnly {
+                    what: "a Hall session (the ticket is unknown, used or expired: run `medulla hall` again)".into(),
+                }),
+            }
+        }
+        (Method::GET, "/api/events") => {
+            // EventSource cannot send headers: the Hall session may come as `?session=`.
+            let session_ok = input.founder || param("session").is_some_and(|s| app.hall.valid(&s));
+            if !session_ok {
+                return error_response(&crate::error::OwnerError::FounderOnly {
+                    what: "the event stream".into(),
+                });
+            }
+            super::events::stream(&svc.owner.registry.events, app.cancel.child_token())
+        }
         (Method::GET, "/api/claims") => match param("brain") {
             None => http_error(&HttpError::MissingParam(
                 "pass ?brain=<root, fingerprint or medulla>".into(),

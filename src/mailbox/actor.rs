@@ -13,6 +13,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use super::distribute::{distribute, Filed, PassReport, State};
 use super::sweep::open_counts;
 use super::SPOOL;
+use crate::events::{EventKind, Events};
 
 /// Shared, read by request handlers: open counts per box and the last state.
 #[derive(Default)]
@@ -69,6 +70,9 @@ pub struct DistributorArgs {
     pub roots: Arc<dyn Fn() -> Vec<PathBuf> + Send + Sync>,
     pub view: Arc<MailboxView>,
     pub rescan_every: Duration,
+    /// Where a pass that filed letters is announced.
+    pub events: Arc<Events>,
+    pub clock: Arc<dyn brains::Clock>,
 }
 
 pub struct DistributorState {
@@ -183,8 +187,14 @@ impl Actor for Distributor {
         })
         .await
         .unwrap_or_else(|e| Err(MailboxError::Panicked(e.to_string())));
-        if let Err(e) = &result {
-            tracing::error!(error = %e, "distribution pass failed");
+        match &result {
+            Err(e) => tracing::error!(error = %e, "distribution pass failed"),
+            Ok(report) if report.filed > 0 => {
+                st.args
+                    .events
+                    .publish(st.args.clock.now_ms(), EventKind::Mail, None, None)
+            }
+            Ok(_) => {}
         }
         if let Some(r) = reply {
             let _ = r.send(result);

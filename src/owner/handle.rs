@@ -186,6 +186,20 @@ impl OwnerHandle {
         self.ask(fp, |r| BrainMsg::ActsNewest(n, r)).await
     }
 
+    pub async fn acts_before(
+        &self,
+        fp: Option<&str>,
+        before: u64,
+        limit: usize,
+    ) -> Result<Vec<Act>> {
+        self.ask(fp, |reply| BrainMsg::ActsBefore {
+            before,
+            limit,
+            reply,
+        })
+        .await
+    }
+
     pub async fn check_index(&self, fp: &str) -> Result<Option<String>> {
         self.ask(Some(fp), BrainMsg::CheckIndex).await
     }

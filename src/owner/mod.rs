@@ -307,6 +307,8 @@ impl Actor for OwnerActor {
             roots: Arc::new(move || reg.roots()),
             view: registry.mailbox_view.clone(),
             rescan_every: args.config.mailbox_rescan,
+            events: registry.events.clone(),
+            clock: handle.opts.clock.clone(),
         };
         let mut state = OwnerState {
             handle: handle.clone(),

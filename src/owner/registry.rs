@@ -12,6 +12,7 @@ use ractor::ActorRef;
 use super::counters::BrainCounters;
 use crate::audit::AuditMsg;
 use crate::brain::BrainMsg;
+use crate::events::Events;
 use crate::mailbox::{MailboxMsg, MailboxView};
 use crate::roster::Manifest;
 
@@ -30,6 +31,8 @@ pub struct Registry {
     pub(super) audit: RwLock<Option<ActorRef<AuditMsg>>>,
     pub(super) mailbox: RwLock<Option<ActorRef<MailboxMsg>>>,
     pub mailbox_view: Arc<MailboxView>,
+    /// Every change of state, announced for live views.
+    pub events: Arc<Events>,
     started: Instant,
     /// Bumped whenever a brain is loaded or unloaded, so waiters need not poll.
     changes: tokio::sync::watch::Sender<u64>,
@@ -45,6 +48,7 @@ impl Registry {
             audit: RwLock::new(None),
             mailbox: RwLock::new(None),
             mailbox_view: Arc::new(MailboxView::default()),
+            events: Arc::new(Events::default()),
             started: Instant::now(),
             changes: tokio::sync::watch::channel(0).0,
         }

@@ -15,6 +15,7 @@ use super::route::{Reception, Routed};
 use super::verbs;
 use super::{RouteInput, Service};
 use crate::error::{OwnerError, Result};
+use crate::events::EventKind;
 
 /// What a verb does to the world; becomes the MCP annotations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +176,14 @@ macro_rules! registry {
         pub fn exists(name: &str) -> bool {
             [$(<$v as Verb>::NAME),*].contains(&name)
         }
+
+        /// The effect of a verb, by name.
+        fn specs_effect(name: &str) -> Option<Effect> {
+            $(if name == <$v as Verb>::NAME {
+                return Some(<$v as Verb>::EFFECT);
+            })*
+            None
+        }
     };
 }
 
@@ -190,6 +199,7 @@ registry! {
     verbs::debrief::Debrief,
     verbs::promote::Promote,
     verbs::audit_log::Audit,
+    verbs::acts::Acts,
     verbs::report::Report,
     verbs::report::InboxSweep,
     verbs::import::Import,
@@ -217,6 +227,13 @@ pub async fn dispatch(
         input,
     };
     let value = dispatch_named(name, cx, args).await?;
+    if specs_effect(name) != Some(Effect::Read) {
+        let store = routed.brain.as_ref().map(|m| m.root.clone());
+        svc.owner
+            .registry
+            .events
+            .publish(svc.now_ms(), EventKind::Act, Some(name), store);
+    }
     // `bootstrap` never rebinds a session: what it created is not where the call landed.
     Ok(ToolOutput {
         value,

@@ -2,6 +2,7 @@
 //! the brain reference, the agent and write-target rules, the medulla's cap and the
 //! etiquette verdict.
 
+pub mod acts;
 pub mod audit_log;
 pub mod beat;
 pub mod boot_memory;

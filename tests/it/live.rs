@@ -1,0 +1,165 @@
+//! The act log per brain (`acts`), the Hall's founder handshake (ticket → session), and
+//! the live event stream (`/api/events`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::Owner;
+
+const MAKER: (&str, &str) = ("Medulla-Agent", "claude:maker");
+
+/// A project brain's act log was readable from no surface: `acts` pages it, newest
+/// first, for its own caller or the founder.
+#[test]
+fn a_brains_act_log_is_paged_newest_first() {
+    let o = Owner::start();
+    let (x, y) = (o.project("x"), o.project("y"));
+    o.bootstrap(&x);
+    o.bootstrap(&y);
+    let xr = x.to_string_lossy().into_owned();
+    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    for i in 0..3 {
+        let (s, _) = o.call(
+            "memorize",
+            json!({ "label": format!("c{i}"), "text": "t" }),
+            &h,
+        );
+        assert_eq!(s, 200);
+    }
+    let (s, p1) = o.call("acts", json!({ "limit": 2 }), &h);
+    assert_eq!(s, 200, "{p1}");
+    assert_eq!(p1["store"], xr.as_str());
+    let seqs: Vec<u64> = p1["acts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, vec![3, 2], "newest first: {p1}");
+    assert_eq!(p1["acts"][0]["subject"], "c2");
+    assert_eq!(p1["acts"][0]["actor"], "claude:maker");
+    assert!(p1["acts"][0]["after_hash"].is_string());
+    let (_, p2) = o.call(
+        "acts",
+        json!({ "limit": 2, "before": p1["next_before"] }),
+        &h,
+    );
+    assert_eq!(p2["acts"][0]["seq"], 1);
+    assert!(
+        p2.get("next_before").is_none(),
+        "the last page says so: {p2}"
+    );
+    let yr = y.to_string_lossy().into_owned();
+    let (s, v) = o.call(
+        "acts",
+        json!({ "brain": xr }),
+        &[("Medulla-Caller-Root", &yr)],
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("not_your_brain")),
+        "{v}"
+    );
+    let (s, v) = o.founder_call("acts", json!({ "brain": xr }), &[]);
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = o.get(&format!("/api/acts?brain={xr}&limit=1"));
+    assert_eq!(s, 403, "the GET route checks the same: {v}");
+}
+
+/// Only the founder gets a Hall ticket; a ticket trades once for a session; the session
+/// is the founder's surface for the page's calls.
+#[test]
+fn the_hall_handshake_needs_the_founder_and_works_once() {
+    let o = Owner::start();
+    let x = o.project("x");
+    o.bootstrap(&x);
+    let post = |path: &str, body: serde_json::Value, token: Option<&str>| {
+        let mut r = o.http.post(format!("{}{path}", o.url)).json(&body);
+        if let Some(t) = token {
+            r = r.header("Medulla-Founder-Token", t);
+        }
+        let r = r.send().unwrap();
+        (r.status().as_u16(), r.json::<serde_json::Value>().unwrap())
+    };
+    let (s, v) = post("/api/hall/ticket", json!({}), None);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("founder_only")),
+        "{v}"
+    );
+    let token = o.founder_token();
+    let (s, v) = post("/api/hall/ticket", json!({}), Some(&token));
+    assert_eq!(s, 200, "{v}");
+    let ticket = v["ticket"].as_str().unwrap().to_string();
+    assert!(v["url"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("/#ticket={ticket}")));
+    let (s, v) = post("/api/hall/session", json!({ "ticket": ticket }), None);
+    assert_eq!(s, 200, "{v}");
+    let session = v["session"].as_str().unwrap().to_string();
+    let (s, _) = post("/api/hall/session", json!({ "ticket": ticket }), None);
+    assert_eq!(s, 403, "a ticket works once");
+    let claims = |session: &str| {
+        o.http
+            .get(format!("{}/api/claims", o.url))
+            .query(&[("brain", x.to_string_lossy().as_ref())])
+            .header("Medulla-Hall-Session", session)
+            .send()
+            .unwrap()
+            .status()
+            .as_u16()
+    };
+    assert_eq!(claims(&session), 200);
+    assert_eq!(claims("forged-session"), 403);
+}
+
+/// Every write is announced on the event stream, so a live page needs no polling.
+#[test]
+fn acts_are_announced_on_the_event_stream() {
+    let o = Owner::start();
+    let x = o.project("x");
+    o.bootstrap(&x);
+    let addr = o.url.trim_start_matches("http://").to_string();
+    let mut sock = std::net::TcpStream::connect(&addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(
+        sock,
+        "GET /api/events HTTP/1.1\r\nHost: {addr}\r\nMedulla-Founder-Token: {}\r\n\r\n",
+        o.founder_token()
+    )
+    .unwrap();
+    let mut lines = BufReader::new(sock.try_clone().unwrap()).lines();
+    // The head and the stream's greeting arrive before any event.
+    for l in lines.by_ref() {
+        if l.unwrap().starts_with(": medulla events") {
+            break;
+        }
+    }
+    let xr = x.to_string_lossy().into_owned();
+    let (s, _) = o.call(
+        "memorize",
+        json!({ "label": "live", "text": "seen" }),
+        &[("Medulla-Caller-Root", &xr), MAKER],
+    );
+    assert_eq!(s, 200);
+    let mut saw = None;
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        if let Some(d) = l.strip_prefix("data: ") {
+            saw = Some(serde_json::from_str::<serde_json::Value>(d).unwrap());
+            break;
+        }
+    }
+    let ev = saw.expect("an event arrived");
+    assert_eq!(ev["kind"], "act");
+    assert_eq!(ev["verb"], "memorize");
+    assert_eq!(ev["store"], xr.as_str());
+    assert!(
+        !ev.to_string().contains("seen"),
+        "events carry no content: {ev}"
+    );
+}
