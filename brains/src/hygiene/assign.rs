@@ -1,0 +1,736 @@
+//! A value assigned to a secret-ish name. The name decides whether the value matters
+//! (`db_password`, `signing_secret`, `GITHUB_TOKEN`, `apiKey` do; `password_min_length`,
+//! `token_url`, `secretName`, `max_tokens` do not); the syntax decides how literal the
+//! value is; the value itself decides the rest.
+//!
+//! Syntaxes: env files and shell (`KEY=value`, `export KEY=…`), YAML and INI
+//! (`key: value`, `key = value`), JSON and TOML (`"key": "value"`), code (`key := "v"`,
+//! `key => 'v'`, `key == "v"`), XML (`<password>v</password>`, `<add key="Password"
+//! value="v"/>`), CLI flags (`--password v`, `-p'v'`, `curl -u user:pass`), prose
+//! (`the password is v`, `changed the root password to v`), `.netrc` and `.pgpass`
+//! lines.
+
+use super::judge::{
+    base64_is_userpass, classes, is_code_reference, is_env_name, is_hexish, is_path,
+    is_placeholder, is_plain_word, is_random_token, is_uuid, is_versionish,
+};
+use super::{redact, FindingKind as K, Sink};
+
+// Roots of secret-ish names, searched in the lowercased text.
+super::re!(
+    KEYWORD,
+    r"pass|pwd|pw\b|secret|token|key|credential|creds|auth"
+);
+
+super::re!(
+    NETRC,
+    r"(?i)\blogin\s+(\S+)\s+password\s+(\S+)"
+);
+
+super::re!(
+    PGPASS,
+    r"(?m)^[ \t]*(?:[A-Za-z0-9.\-]+|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):[^:\s]+:([^:\s]+):(\S+?)\r?$"
+);
+
+super::re!(SHORT_P_QUOTED, r#"(?:^|\s)-p(["'])([^"'\s]{3,})["']"#);
+
+super::re!(
+    MYSQL_P,
+    r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p([^\s'\x22-][^\s'\x22]{2,})"
+);
+
+super::re!(
+    LOGIN_P,
+    r"(?i)\b(?:sshpass|docker\s+login|podman\s+login|helm\s+registry\s+login|buildah\s+login|skopeo\s+login|oras\s+login)\b[^\n]*?\s-p\s+(\S+)"
+);
+
+super::re!(
+    REDIS_A,
+    r"\bredis-cli\b[^\n]*?\s-a\s+(\S+)"
+);
+
+super::re!(OPENSSL_PASS, r"(?i)\s-pass(?:in|out|word)?\s+pass:(\S+)");
+
+super::re!(
+    CURL_USER,
+    r#"(?i)\b(?:curl|wget|http|httpie|xh)\b[^\n]*?\s(?:-u|--user|--http-user)(?:\s+|=)["']?([^\s:"']+):([^\s"']+?)["']?(?:\s|$)"#
+);
+
+super::re!(
+    ATTR_PAIR,
+    r#"(?i)\bkey\s*=\s*"([A-Za-z0-9_.\-:]*(?:password|passwd|secret|token|apikey|api_key)[A-Za-z0-9_.\-:]*)"\s+value\s*=\s*"([^"]*)""#
+);
+
+pub(crate) fn scan(sink: &mut Sink<'_>) {
+    fixed_syntaxes(sink);
+    named_values(sink);
+}
+
+/// `.netrc`, `.pgpass`, short CLI flags, `curl -u`, .NET `<add key= value=>`.
+fn fixed_syntaxes(sink: &mut Sink<'_>) {
+    let text = sink.text;
+    let mut hits: Vec<(usize, usize, String)> = Vec::new();
+    for c in NETRC.captures_iter(text) {
+        let v = c.get(2).expect("password");
+        if !is_placeholder(v.as_str()) && !is_env_name(v.as_str()) {
+            hits.push((v.start(), v.end(), format!("password {}", redact(v.as_str()))));
+        }
+    }
+    for c in PGPASS.captures_iter(text) {
+        let v = c.get(2).expect("password");
+        if !is_placeholder(v.as_str()) && !is_env_name(v.as_str()) && v.as_str() != &c[1] {
+            hits.push((v.start(), v.end(), format!("pgpass {}", redact(v.as_str()))));
+        }
+    }
+    for c in SHORT_P_QUOTED.captures_iter(text) {
+        let v = c.get(2).expect("password");
+        if value_ok(v.as_str(), Syntax::Literal, Strength::Password) {
+            hits.push((v.start(), v.end(), format!("-p {}", redact(v.as_str()))));
+        }
+    }
+    for re in [&*MYSQL_P, &*LOGIN_P, &*REDIS_A, &*OPENSSL_PASS] {
+        for c in re.captures_iter(text) {
+            let v = c.get(1).expect("password");
+            if value_ok(v.as_str(), Syntax::Bare, Strength::Password)
+                && !v.as_str().bytes().all(|b| b.is_ascii_digit())
+            {
+                hits.push((v.start(), v.end(), format!("-p {}", redact(v.as_str()))));
+            }
+        }
+    }
+    for c in CURL_USER.captures_iter(text) {
+        let v = c.get(2).expect("password");
+        let user = &c[1];
+        if !user.eq_ignore_ascii_case(v.as_str())
+            && value_ok(v.as_str(), Syntax::Literal, Strength::Password)
+        {
+            hits.push((v.start(), v.end(), format!("-u {user}:{}", redact(v.as_str()))));
+        }
+    }
+    for c in ATTR_PAIR.captures_iter(text) {
+        let v = c.get(2).expect("value");
+        if value_ok(v.as_str(), Syntax::Literal, Strength::Strong) {
+            hits.push((v.start(), v.end(), format!("{}={}", &c[1], redact(v.as_str()))));
+        }
+    }
+    for (s, e, r) in hits {
+        sink.push(K::PasswordAssignment, s, e, r);
+    }
+}
+
+/// How strongly a name claims its value is secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strength {
+    /// password, passwd, pwd, passphrase: short or numeric values still count.
+    Password,
+    /// secret, token, api key, credentials: any literal value counts.
+    Strong,
+    /// auth, bare `pass`/`pw`: only a random-looking value or a `user:pass` blob counts.
+    Weak,
+}
+
+/// How literal the value's syntax makes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Syntax {
+    /// Quoted, an env-file line, an XML element: whatever is there was typed on purpose.
+    Literal,
+    /// Unquoted config (`key: value`, `--flag value`): a plain word is an enum or prose.
+    Bare,
+    /// Prose (`the password is …`): only a value shaped like a credential counts.
+    Prose,
+}
+
+/// A recognised secret-ish name.
+#[derive(Debug, Clone, Copy)]
+struct Name {
+    strength: Strength,
+    /// Holds both `secret` and `key` (an AWS secret key if AWS is in the context).
+    secret_key: bool,
+    aws_secret: bool,
+    aws_session: bool,
+    heroku: bool,
+}
+
+/// Trailing words that make a name about a secret rather than the secret.
+const META: &[&str] = &[
+    "id", "ids", "name", "names", "type", "types", "url", "uri", "urls", "endpoint",
+    "host", "file", "files", "path", "paths", "dir", "location", "length", "len",
+    "size", "count", "limit", "min", "max", "ttl", "expiry", "expires", "expiration",
+    "expire", "expired", "lifetime", "timeout", "duration", "age", "at", "in", "hash",
+    "hashed", "digest", "checksum", "fingerprint", "prefix", "suffix", "header",
+    "headers", "field", "fields", "policy", "policies", "regex", "pattern", "required",
+    "enabled", "enable", "disabled", "reset", "hint", "label", "version", "format",
+    "env", "var", "vars", "variable", "ref", "reference", "arn", "store", "manager",
+    "provider", "backend", "rotation", "rotated", "budget", "budgets", "usage", "used",
+    "tokens", "keys", "secrets", "source", "kind", "mode", "method", "strategy",
+    "scope", "scopes", "audience", "issuer", "algorithm", "alg", "created", "updated",
+    "description", "desc", "help", "error", "errors", "message", "msg", "text",
+    "title", "placeholder", "prompt", "column", "col", "param", "parameter", "arg",
+    "flag", "option", "setting", "settings", "config", "cfg", "script", "command",
+    "cmd", "stdin", "helper", "authentication", "authenticator", "less", "mgr", "ok",
+    "valid", "invalid", "len", "chars", "characters", "rules", "strength", "complexity",
+    "history", "changed", "change", "confirm", "confirmation", "match", "mismatch",
+    "storage", "service", "server", "client", "request", "response", "exchange",
+    "refresh", "revoke", "revoked", "introspect", "validation", "verify", "check",
+    "position", "pos", "index", "idx", "offset", "kind", "class", "spec", "schema",
+    "template", "generator", "gen", "factory", "builder", "length", "bits", "bytes",
+    "encoding", "encoded", "mount", "volume", "dialog", "form", "input", "button",
+    "page", "view", "route", "handler", "path", "filename", "getter", "setter",
+    "callback", "hook", "event", "events", "counter", "stats", "metric", "metrics",
+    "cache", "cached", "lookup", "map", "list", "set", "table", "tree", "node",
+    "loader", "parser", "reader", "writer", "printer", "logger", "listener",
+];
+
+/// Leading words that make a name about something else (`csrf_token`, `page_token`,
+/// `public_key`, `max_tokens`).
+const NOT_SECRET_LEAD: &[&str] = &[
+    "public", "pub", "csrf", "xsrf", "page", "next", "prev", "continuation",
+    "cancellation", "cancel", "sync", "max", "min", "num", "total", "input", "output",
+    "prompt", "completion", "is", "has", "use", "enable", "enabled", "disable", "show",
+    "hide", "forgot", "forget", "require", "requires", "allow", "primary", "foreign",
+    "partition", "sort", "cache", "idempotency", "dedup", "object", "routing", "lookup",
+    "hot", "no", "skip", "without", "reset", "bypass", "lost", "unique", "composite",
+    "registry", "license", "licence", "host", "ssh", "gpg", "pgp", "verify", "verifying",
+    "verification", "recaptcha", "site", "publishable", "anon",
+];
+
+/// Words before `key` that make it a credential (`api_key`, `signing_key`).
+const KEY_QUALIFIERS: &[&str] = &[
+    "api", "access", "secret", "private", "signing", "sign", "encryption", "encrypt",
+    "master", "auth", "app", "application", "service", "account", "storage",
+    "subscription", "shared", "hmac", "jwt", "session", "webhook", "consumer", "admin",
+    "client", "deploy", "write", "ingest", "root", "rsa", "x-api", "xapi", "decryption",
+    "cipher", "aes", "crypt", "crypto", "vault", "sas", "bot", "mgmt", "management",
+    "integration", "partner", "merchant", "ingestion", "relay", "server", "user",
+];
+
+/// Split an identifier into lowercase words: `_ - . /` and camelCase boundaries.
+fn words(ident: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in ident.split(['_', '-', '.', '/', ' ']) {
+        let b = part.as_bytes();
+        let mut start = 0;
+        for i in 1..b.len() {
+            let boundary = (b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase())
+                || (b[i].is_ascii_uppercase()
+                    && b[i - 1].is_ascii_uppercase()
+                    && b.get(i + 1).is_some_and(|c| c.is_ascii_lowercase()))
+                || (b[i].is_ascii_digit() != b[i - 1].is_ascii_digit());
+            if boundary {
+                out.push(part[start..i].to_ascii_lowercase());
+                start = i;
+            }
+        }
+        if start < b.len() {
+            out.push(part[start..].to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+/// Is this identifier a secret-ish name, and how strongly?
+fn classify(ident: &str) -> Option<Name> {
+    let w = words(ident);
+    let w: Vec<&str> = w.iter().map(String::as_str).filter(|s| !s.is_empty()).collect();
+    let mut hit: Option<(usize, Strength)> = None;
+    for (i, word) in w.iter().enumerate() {
+        let s = word_strength(word, i.checked_sub(1).map(|j| w[j]), w.len() > 1);
+        if let Some(s) = s {
+            // The last secret word decides; a stronger one anywhere wins ties.
+            hit = match hit {
+                Some((_, prev)) if rank(prev) > rank(s) => Some((i, prev)),
+                _ => Some((i, s)),
+            };
+        }
+    }
+    let (at, strength) = hit?;
+    if w[at + 1..].iter().any(|x| META.contains(x)) {
+        return None;
+    }
+    if w[..at].iter().any(|x| NOT_SECRET_LEAD.contains(x)) {
+        return None;
+    }
+    let has = |x: &str| w.contains(&x);
+    Some(Name {
+        strength,
+        secret_key: has("secret") && has("key"),
+        aws_secret: has("secret") && has("key") && (has("access") || has("aws")),
+        aws_session: has("session") && has("token"),
+        heroku: has("heroku"),
+    })
+}
+
+fn rank(s: Strength) -> u8 {
+    match s {
+        Strength::Weak => 0,
+        Strength::Strong => 1,
+        Strength::Password => 2,
+    }
+}
+
+fn word_strength(word: &str, prev: Option<&str>, compound: bool) -> Option<Strength> {
+    const PASSWORDS: &[&str] = &["password", "passwd", "passphrase", "passcode"];
+    if PASSWORDS.iter().any(|p| word == *p || word.ends_with(p)) || word == "pwd" {
+        return Some(Strength::Password);
+    }
+    if word == "pass" || word == "pw" {
+        // `DB_PASS`, `ansible_become_pass` name a password; `pass: true` alone does not.
+        return Some(if compound {
+            Strength::Password
+        } else {
+            Strength::Weak
+        });
+    }
+    const STRONG_TAILS: &[&str] = &[
+        "secret",
+        "token",
+        "apikey",
+        "secretkey",
+        "accesskey",
+        "privatekey",
+        "authkey",
+        "signingkey",
+    ];
+    if STRONG_TAILS.iter().any(|t| word == *t || word.ends_with(t)) {
+        // `csrftoken`, `pagetoken`, `nonsecret` glued: the lead decides.
+        if ["csrf", "xsrf", "page", "next", "non", "max", "public"]
+            .iter()
+            .any(|l| word.starts_with(l))
+        {
+            return None;
+        }
+        return Some(Strength::Strong);
+    }
+    if matches!(word, "credential" | "credentials" | "creds") {
+        return Some(Strength::Strong);
+    }
+    if word == "key" {
+        return prev
+            .filter(|p| KEY_QUALIFIERS.contains(p))
+            .map(|_| Strength::Strong);
+    }
+    if word == "auth" || word.ends_with("auth") && word.len() <= 12 {
+        return Some(Strength::Weak);
+    }
+    None
+}
+
+/// Identifier bytes, for expanding a keyword hit to its whole name.
+fn ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
+}
+
+/// Every keyword hit expanded to its name, then parsed forward for a separator and a
+/// value, then judged.
+fn named_values(sink: &mut Sink<'_>) {
+    let text = sink.text;
+    let bytes = text.as_bytes();
+    let mut hits: Vec<(K, usize, usize, String)> = Vec::new();
+    let mut done_until = 0;
+    for m in KEYWORD.find_iter(&sink.lower) {
+        if m.start() < done_until {
+            continue;
+        }
+        // Expand to the identifier around the keyword (bounded).
+        let mut s = m.start();
+        while s > 0 && m.start() - s < 64 && ident_byte(bytes[s - 1]) {
+            s -= 1;
+        }
+        let mut e = m.end();
+        while e < bytes.len() && e - m.end() < 64 && ident_byte(bytes[e]) {
+            e += 1;
+        }
+        done_until = e;
+        // A trailing dot or dash ends a sentence or a flag, not a name.
+        while e > m.end() && matches!(bytes[e - 1], b'.' | b'-') {
+            e -= 1;
+        }
+        let mut ks = s;
+        while ks < m.start() && matches!(bytes[ks], b'.' | b'-') {
+            ks += 1;
+        }
+        let cli = s + 1 < bytes.len() && bytes[s] == b'-' && (ks > s);
+        let ident = &text[ks..e];
+        // `${DB_PASSWORD}` and `$(…)` are references, not names being assigned.
+        if s >= 2 && &text[s - 2..s] == "${" {
+            continue;
+        }
+        let mut name = classify(ident);
+        // `API key is …`, `access token: …`: the qualifier is the word before.
+        if name.is_none() && matches!(ident.to_ascii_lowercase().as_str(), "key" | "keys") {
+            name = previous_word(text, s).and_then(|p| classify(&format!("{p}_{ident}")));
+        }
+        let Some(mut name) = name else {
+            continue;
+        };
+        if name.secret_key && !name.aws_secret {
+            name.aws_secret = aws_context(&sink.lower, s);
+        }
+        if let Some(hit) = parse_assignment(text, s, e, ident, cli, name) {
+            done_until = done_until.max(hit.2);
+            hits.push(hit);
+        }
+    }
+    for (kind, s, e, r) in hits {
+        sink.push(kind, s, e, r);
+    }
+}
+
+/// The word before a name, across spaces on the same line.
+fn previous_word(text: &str, name_start: usize) -> Option<&str> {
+    let before = text[..name_start].trim_end_matches([' ', '\t']);
+    if before.len() == name_start {
+        return None;
+    }
+    let start = before
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .map_or(0, |i| i + 1);
+    let w = &before[start..];
+    (!w.is_empty()).then_some(w)
+}
+
+/// AWS named within a few lines of `at` (for a bare `secret_key` of AWS's shape).
+fn aws_context(lower: &str, at: usize) -> bool {
+    let mut lo = at.saturating_sub(400);
+    while !lower.is_char_boundary(lo) {
+        lo += 1;
+    }
+    let mut hi = (at + 400).min(lower.len());
+    while !lower.is_char_boundary(hi) {
+        hi -= 1;
+    }
+    let w = &lower[lo..hi];
+    w.contains("aws") || w.contains("akia") || w.contains("asia")
+}
+
+/// From the end of a name, find a separator and a value; judge it.
+fn parse_assignment(
+    text: &str,
+    name_start: usize,
+    name_end: usize,
+    ident: &str,
+    cli: bool,
+    name: Name,
+) -> Option<(K, usize, usize, String)> {
+    let bytes = text.as_bytes();
+    let line_end = text[name_end..]
+        .find('\n')
+        .map_or(text.len(), |i| name_end + i);
+    let line_start = text[..name_start].rfind('\n').map_or(0, |i| i + 1);
+    let rest = &text[name_end..line_end];
+    let rb = rest.as_bytes();
+    let mut i = 0;
+    // XML element: <password>value</password>
+    let xml_open = name_start > 0 && bytes[name_start - 1] == b'<' && rb.first() == Some(&b'>');
+    let (syntax, vstart, vend) = if xml_open {
+        let close = format!("</{ident}>");
+        let end = rest.find(&close)?;
+        (Syntax::Literal, 1, end)
+    } else {
+        // Closing quotes/brackets of a key: `"password":`, `['token'] =`.
+        let mut closers = 0;
+        while i < rb.len() && closers < 3 && matches!(rb[i], b'"' | b'\'' | b']' | b' ') {
+            if rb[i] != b' ' {
+                closers += 1;
+            }
+            i += 1;
+        }
+        while i < rb.len() && matches!(rb[i], b' ' | b'\t') {
+            i += 1;
+        }
+        let sep_start = i;
+        let mut syntax;
+        let tail = &rest[i..];
+        if tail.starts_with(":=")
+            || tail.starts_with("=>")
+            || tail.starts_with("?=")
+            || tail.starts_with("+=")
+        {
+            i += 2;
+            syntax = Syntax::Bare;
+        } else if tail.starts_with("===") {
+            i += 3;
+            syntax = Syntax::Bare;
+        } else if tail.starts_with("==") {
+            i += 2;
+            syntax = Syntax::Bare;
+        } else if tail.starts_with('=') {
+            i += 1;
+            syntax = Syntax::Bare;
+            // An env-file or properties line: `KEY=value` opening its line.
+            let lead = text[line_start..name_start].trim();
+            let lead_ok = lead.is_empty()
+                || lead == "export"
+                || lead == "set"
+                || lead == "ENV"
+                || lead == "ARG"
+                || lead.ends_with('&')
+                || lead.ends_with('?')
+                || lead.ends_with(';');
+            if lead_ok && sep_start == 0 && rb.get(1).is_some_and(|b| !b.is_ascii_whitespace())
+            {
+                syntax = Syntax::Literal;
+            }
+        } else if tail.starts_with(':') && !tail.starts_with("::") {
+            i += 1;
+            // `key: value` has a space or a quote after the colon (or a quoted key before
+            // it); `arn:aws:…:secret:name`, `host:port`, `scheme://` do not.
+            let next = rb.get(i).copied();
+            if closers == 0 && !matches!(next, Some(b' ' | b'\t' | b'"' | b'\'' | b'`') | None) {
+                return None;
+            }
+            syntax = Syntax::Bare;
+        } else if tail.starts_with("value") && closers > 0 {
+            // <add key="Password" value="…"> handled by ATTR_PAIR.
+            return None;
+        } else if cli && sep_start > 0 {
+            // `--password value`
+            syntax = Syntax::Bare;
+        } else {
+            // Prose: `is`, `was`, `is now`, `to`, optionally after `for/of/on … `.
+            let (consumed, ok) = prose_separator(tail);
+            if !ok || sep_start == 0 {
+                return None;
+            }
+            i += consumed;
+            syntax = Syntax::Prose;
+        }
+        while i < rb.len() && matches!(rb[i], b' ' | b'\t') {
+            i += 1;
+        }
+        if i >= rb.len() {
+            return None;
+        }
+        // A value prefix: b"…", r'…', f"…", @"…".
+        if matches!(rb[i], b'b' | b'r' | b'f' | b'u' | b'@')
+            && rb.get(i + 1).is_some_and(|q| matches!(q, b'"' | b'\''))
+        {
+            i += 1;
+        }
+        match rb[i] {
+            q @ (b'"' | b'\'' | b'`') => {
+                let close = rest[i + 1..].find(q as char)?;
+                let (vs, ve) = (i + 1, i + 1 + close);
+                (Syntax::Literal, vs, ve)
+            }
+            _ => {
+                let vs = i;
+                let mut ve = i;
+                while ve < rb.len()
+                    && !rb[ve].is_ascii_whitespace()
+                    && !matches!(rb[ve], b'"' | b'\'' | b'`' | b',' | b';')
+                {
+                    ve += 1;
+                }
+                // Trailing punctuation of a sentence or a structure.
+                while ve > vs && matches!(rb[ve - 1], b'.' | b')' | b']' | b'}' | b':' | b'!' | b'?') {
+                    if syntax != Syntax::Prose && matches!(rb[ve - 1], b'!' | b'?') {
+                        break;
+                    }
+                    ve -= 1;
+                }
+                (syntax, vs, ve)
+            }
+        }
+    };
+    let raw_value = &rest[vstart..vend];
+    let value = raw_value.trim();
+    let lead_ws = raw_value.len() - raw_value.trim_start().len();
+    let abs_start = name_end + vstart + lead_ws;
+    let abs_end = abs_start + value.len();
+    if value.is_empty() {
+        return None;
+    }
+    // Value equal to its own name (`password=password`, `TOKEN=$TOKEN` handled as $).
+    if value.eq_ignore_ascii_case(ident) {
+        return None;
+    }
+    let strength = name.strength;
+    if !value_ok(value, syntax, strength) {
+        return None;
+    }
+    let kind = if name.aws_secret
+        && value.len() == 40
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'/' || b == b'+')
+    {
+        K::AwsSecretKey
+    } else if name.aws_session
+        && value.len() >= 100
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'+' | b'='))
+    {
+        K::AwsSessionToken
+    } else if name.heroku && is_uuid(value) {
+        K::HerokuKey
+    } else {
+        K::PasswordAssignment
+    };
+    let shown_name: String = ident.chars().take(32).collect();
+    Some((
+        kind,
+        abs_start,
+        abs_end,
+        format!("{shown_name}={}", redact(value)),
+    ))
+}
+
+/// Prose separators after a name: `is`, `was`, `is now`, `to`, `are`, possibly after a
+/// short `for <who>` / `on <where>` phrase. Returns bytes consumed and success.
+fn prose_separator(tail: &str) -> (usize, bool) {
+    let mut consumed = 0;
+    let mut words_skipped = 0;
+    let mut in_phrase = false;
+    let mut s = tail;
+    loop {
+        let trimmed = s.trim_start_matches([' ', '\t']);
+        consumed += s.len() - trimmed.len();
+        s = trimmed;
+        let word_len = s
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+            .count();
+        if word_len == 0 {
+            return (consumed, false);
+        }
+        let word = s[..word_len].to_ascii_lowercase();
+        match word.as_str() {
+            "is" | "was" | "are" | "were" => {
+                consumed += word_len;
+                // `is now`, `is set to`, `was changed to`
+                let rest = s[word_len..].trim_start_matches([' ', '\t']);
+                let extra_ws = s[word_len..].len() - rest.len();
+                for follow in ["now ", "set to ", "changed to ", "still "] {
+                    if rest.to_ascii_lowercase().starts_with(follow) {
+                        return (consumed + extra_ws + follow.len() - 1, true);
+                    }
+                }
+                return (consumed, true);
+            }
+            "to" if !in_phrase => return (consumed + word_len, true),
+            "for" | "of" | "on" | "in" | "at" | "from" if words_skipped == 0 => {
+                in_phrase = true;
+            }
+            _ if in_phrase && words_skipped < 4 => {}
+            _ => return (consumed, false),
+        }
+        consumed += word_len;
+        s = &s[word_len..];
+        words_skipped += 1;
+    }
+}
+
+/// Judge a value by its syntax and its name's strength.
+fn value_ok(v: &str, syntax: Syntax, strength: Strength) -> bool {
+    if v.len() < 3 || is_placeholder(v) {
+        return false;
+    }
+    if v.contains("://") || is_path(v) {
+        return false;
+    }
+    let c = classes(v);
+    let numeric = v.bytes().all(|b| b.is_ascii_digit());
+    if numeric {
+        // Counts, ports, durations; a 6+ digit password or PIN still counts.
+        return strength == Strength::Password && v.len() >= 6;
+    }
+    if strength == Strength::Weak {
+        return base64_is_userpass(v) || is_random_token(v);
+    }
+    match syntax {
+        Syntax::Literal => {
+            // A quoted sentence is a message, not a secret (`"must be 8+ characters"`).
+            if v.split_whitespace().count() >= 3 {
+                return false;
+            }
+            if v.contains(' ') && is_plain_phrase(v) {
+                return false;
+            }
+            if is_env_name(v) || is_versionish(v) {
+                return false;
+            }
+            v.len() >= 4
+        }
+        Syntax::Bare => {
+            if is_plain_word(v) || is_code_reference(v) || is_versionish(v) {
+                return false;
+            }
+            if v.bytes().next().is_some_and(|b| b == b'-') {
+                // The next flag, not a value.
+                return false;
+            }
+            v.len() >= 4 && (c.digit || c.symbol || c.upper && c.lower)
+        }
+        Syntax::Prose => {
+            if is_plain_word(v) || is_code_reference(v) || is_versionish(v) {
+                return false;
+            }
+            // Needs a credential's texture: a digit or a symbol, at least 6 long.
+            v.len() >= 6
+                && (c.digit || c.symbol)
+                && (c.lower || c.upper)
+                && !(is_hexish(v) && v.len() < 8)
+        }
+    }
+}
+
+/// Words and spaces only.
+fn is_plain_phrase(v: &str) -> bool {
+    v.split_whitespace().all(is_plain_word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for secretish in [
+            "password",
+            "db_password",
+            "DB_PASSWORD",
+            "signing_secret",
+            "WEBHOOK_SECRET",
+            "client_secret",
+            "apiKey",
+            "api_key",
+            "GITHUB_TOKEN",
+            "SecretAccessKey",
+            "aws_secret_access_key",
+            "secret_key_base",
+            "PGPASSWORD",
+            "_authToken",
+            "spring.datasource.password",
+            "--password",
+            "credentials",
+        ] {
+            assert!(classify(secretish).is_some(), "{secretish}");
+        }
+        for other in [
+            "password_min_length",
+            "PASSWORD_MIN_LENGTH",
+            "token_url",
+            "secretName",
+            "max_tokens",
+            "tokenizer",
+            "csrf_token",
+            "csrfToken",
+            "nextPageToken",
+            "public_key",
+            "AccessKeyId",
+            "api_key_id",
+            "secretKeyRef",
+            "passed",
+            "bypass",
+            "keyboard",
+            "monkey",
+            "token_budget",
+            "PasswordAuthentication",
+            "author",
+        ] {
+            assert!(classify(other).is_none(), "{other}");
+        }
+    }
+}

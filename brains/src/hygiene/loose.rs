@@ -1,0 +1,215 @@
+//! Long random-looking tokens standing alone: a key of a format no rule knows, a session
+//! cookie, a seed. Judged by structure, not by name: identifiers (CamelCase, snake_case,
+//! glued words), digests (hex, UUIDs, SRI `sha512-…`, `h1:…`), base64 of readable text,
+//! paths and URLs, public keys and certificates are not secrets.
+
+use super::judge::{
+    base64_decode_text, base64_is_readable, class_switch_rate, classes, entropy, is_hexish,
+    wordiness,
+};
+use super::{redact, scan_inner, FindingKind as K, Sink};
+
+super::re!(CANDIDATE, r"[A-Za-z0-9+/_\-]{20,}={0,2}");
+
+/// Words before a value that say it is public or a digest, not a secret.
+const PUBLIC_NAMES: &[&str] = &[
+    "public", "pubkey", "hash", "digest", "checksum", "integrity", "etag", "fingerprint",
+    "commit", "sha", "rev", "revision", "version", "uuid", "guid", "nonce", "signature",
+    "cert", "certificate", "id", "ids", "request",
+    "trace", "span", "correlation", "image", "blob", "oid", "tree", "parent",
+];
+
+pub(crate) fn scan(sink: &mut Sink<'_>, decode_base64: bool) {
+    let text = sink.text;
+    let bytes = text.as_bytes();
+    let public_blocks = public_block_spans(text);
+    let mut hits: Vec<(K, usize, usize, String)> = Vec::new();
+    for m in CANDIDATE.find_iter(text) {
+        let (start, end) = (m.start(), m.end());
+        let tok = m.as_str();
+        if sink.is_taken(start, end)
+            || public_blocks.iter().any(|&(s, e)| start >= s && start < e)
+        {
+            continue;
+        }
+        // Part of a path, URL, domain, e-mail, anchor, or a longer dotted token.
+        let before = start.checked_sub(1).map(|i| bytes[i]);
+        if matches!(
+            before,
+            Some(b'/' | b'.' | b'#' | b'@' | b'\\' | b'%' | b'&' | b'$' | b'~')
+        ) {
+            continue;
+        }
+        if bytes.get(end).is_some_and(|&b| b == b'.' || b == b'@')
+            && bytes.get(end + 1).is_some_and(u8::is_ascii_alphanumeric)
+        {
+            continue;
+        }
+        let prefix = line_prefix(text, start);
+        if prefix_says_public(prefix) {
+            continue;
+        }
+        if !looks_random(tok) {
+            continue;
+        }
+        // Readable base64: a fixture or an encoded document. Look inside it once.
+        if base64_is_readable(tok.trim_end_matches('=')) {
+            if decode_base64 {
+                if let Some(inner) = base64_decode_text(tok) {
+                    if let Some(f) = scan_inner(&inner, false).into_iter().next() {
+                        hits.push((f.kind, start, end, redact(tok)));
+                    }
+                }
+            }
+            continue;
+        }
+        let kind = if tok.len() == 40
+            && tok
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'/' || b == b'+')
+            && aws_nearby(sink, start)
+        {
+            K::AwsSecretKey
+        } else {
+            K::HighEntropy
+        };
+        hits.push((kind, start, end, redact(tok)));
+    }
+    for (k, s, e, r) in hits {
+        sink.push(k, s, e, r);
+    }
+}
+
+/// Is this token random-looking enough to be a key on its own?
+fn looks_random(tok: &str) -> bool {
+    let t = tok.trim_end_matches('=');
+    let b = t.as_bytes();
+    if b.len() < 20 {
+        return false;
+    }
+    // Integrity (`sha512-…`), Go sums (`h1:` is split off by `:`), digests.
+    let lower_head: String = t.chars().take(8).collect::<String>().to_ascii_lowercase();
+    if ["sha1-", "sha256-", "sha384-", "sha512-", "md5-"]
+        .iter()
+        .any(|p| lower_head.starts_with(p))
+    {
+        return false;
+    }
+    // OpenSSH public key blobs.
+    if t.starts_with("AAAAB3NzaC1") || t.starts_with("AAAAC3NzaC1") || t.starts_with("AAAAE2VjZHNh")
+    {
+        return false;
+    }
+    if is_hexish(t) {
+        return false;
+    }
+    let c = classes(t);
+    if !(c.upper && c.lower && c.digit) {
+        return false;
+    }
+    // A path: segments separated by `/` that are words.
+    if t.contains('/') {
+        let wordy_segments = t
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .all(|s| wordiness(s.as_bytes()) >= 0.5 || s.len() < 4);
+        if wordy_segments {
+            return false;
+        }
+    }
+    // Identifiers: words glued by case or separators.
+    if wordiness(b) >= 0.55 {
+        return false;
+    }
+    let h = entropy(b);
+    let need = ((b.len() as f64).log2() - 0.9).min(4.0);
+    h >= need && class_switch_rate(b) >= 0.3
+}
+
+/// The text on this line before `start`, at most 60 bytes.
+fn line_prefix(text: &str, start: usize) -> &str {
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let mut from = line_start.max(start.saturating_sub(60));
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    &text[from..start]
+}
+
+/// The name this token is assigned to (or follows) says it is public: `"integrity":`,
+/// `sha256:`, `commit `, `PublicKey = `, `ssh-ed25519 `, `base64,` (a data URI), `h1:`.
+fn prefix_says_public(prefix: &str) -> bool {
+    let p = prefix.trim_end();
+    let pl = p.to_ascii_lowercase();
+    if pl.ends_with("base64,")
+        || pl.ends_with("h1:")
+        || pl.ends_with("sha256:")
+        || pl.ends_with("sha512:")
+        || pl.ends_with("sha1:")
+        || pl.ends_with("md5:")
+        || pl.ends_with("ssh-rsa")
+        || pl.ends_with("ssh-ed25519")
+        || pl.ends_with("ssh-dss")
+        || pl.contains("ecdsa-sha2-")
+    {
+        return true;
+    }
+    // The last name-like word before the separator.
+    let name_end = pl
+        .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ':' | '=' | '`' | '(' | ','))
+        .len();
+    let name = &pl[..name_end];
+    let name_start = name
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+        .map_or(0, |i| i + 1);
+    let word = &name[name_start..];
+    if word.is_empty() {
+        return false;
+    }
+    word.split(['_', '-', '.'])
+        .chain(std::iter::once(word))
+        .any(|w| PUBLIC_NAMES.contains(&w) || w.ends_with("hash") || w.ends_with("sum"))
+        || ["publickey", "pubkey", "sha256", "sha512", "sha1", "integrity"]
+            .iter()
+            .any(|x| word.contains(x))
+}
+
+/// Spans of PEM blocks that are public (certificates, public keys, signatures).
+fn public_block_spans(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("-----BEGIN ") {
+        let s = from + i;
+        let header_end = text[s + 11..].find("-----").map_or(text.len(), |j| s + 11 + j);
+        let header = &text[s..header_end];
+        let end = text[header_end..]
+            .find("-----END")
+            .map_or(text.len(), |j| header_end + j + 8);
+        if !header.contains("PRIVATE") {
+            out.push((s, end));
+        }
+        from = end.max(s + 11);
+        if from >= text.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// An AWS access key or the word `aws` within a few lines of `at`.
+fn aws_nearby(sink: &Sink<'_>, at: usize) -> bool {
+    let lo = at.saturating_sub(400);
+    let hi = (at + 400).min(sink.lower.len());
+    if sink.has_kind_near(&[K::AwsAccessKey], lo, hi) {
+        return true;
+    }
+    let mut lo = lo;
+    while !sink.lower.is_char_boundary(lo) {
+        lo += 1;
+    }
+    let mut hi = hi;
+    while !sink.lower.is_char_boundary(hi) {
+        hi -= 1;
+    }
+    sink.lower[lo..hi].contains("aws")
+}
