@@ -11,8 +11,9 @@
 //! lines.
 
 use super::judge::{
-    base64_is_userpass, classes, is_code_reference, is_env_name, is_hexish, is_path,
-    is_placeholder, is_plain_word, is_random_token, is_uuid, is_versionish,
+    base64_is_userpass, base64_of_placeholder, classes, is_code_reference, is_code_token,
+    is_env_name, is_filler, is_hexish, is_path, is_placeholder, is_plain_word, is_random_token,
+    is_uuid, is_versionish,
 };
 use super::{redact, FindingKind as K, Sink};
 
@@ -22,10 +23,7 @@ super::re!(
     r"pass|pwd|pw\b|secret|token|key|credential|creds|auth"
 );
 
-super::re!(
-    NETRC,
-    r"(?i)\blogin\s+(\S+)\s+password\s+(\S+)"
-);
+super::re!(NETRC, r"(?i)\blogin\s+(\S+)\s+password\s+(\S+)");
 
 super::re!(
     PGPASS,
@@ -44,16 +42,43 @@ super::re!(
     r"(?i)\b(?:sshpass|docker\s+login|podman\s+login|helm\s+registry\s+login|buildah\s+login|skopeo\s+login|oras\s+login)\b[^\n]*?\s-p\s+(\S+)"
 );
 
-super::re!(
-    REDIS_A,
-    r"\bredis-cli\b[^\n]*?\s-a\s+(\S+)"
-);
+super::re!(REDIS_A, r"\bredis-cli\b[^\n]*?\s-a\s+(\S+)");
 
 super::re!(OPENSSL_PASS, r"(?i)\s-pass(?:in|out|word)?\s+pass:(\S+)");
 
 super::re!(
     CURL_USER,
     r#"(?i)\b(?:curl|wget|http|httpie|xh)\b[^\n]*?\s(?:-u|--user|--http-user)(?:\s+|=)["']?([^\s:"']+):([^\s"']+?)["']?(?:\s|$)"#
+);
+
+// `{"key": "apiKey", "value": "…"}`, `{"name": "API_TOKEN", "value": "…"}` (Postman,
+// ECS task definitions) and YAML `- name: DB_PASSWORD` / `value: …` (Kubernetes env).
+super::re!(
+    JSON_PAIR,
+    r#"(?i)"(?:key|name)"\s*:\s*"([^"\n]{1,64})"\s*,\s*"value"\s*:\s*"([^"\n]*)""#
+);
+
+super::re!(
+    YAML_PAIR,
+    r#"(?im)^[ \t]*-?[ \t]*name:[ \t]*["']?([A-Za-z0-9_.\-]{1,64})["']?[ \t]*\r?\n[ \t]*value:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#]+))"#
+);
+
+// `requests.get(url, auth=("bot", "…"))`
+super::re!(
+    AUTH_TUPLE,
+    r#"\bauth\s*=\s*\(\s*["'][^"'\n]+["']\s*,\s*["']([^"'\n]+)["']\s*\)"#
+);
+
+// `use hunter42 as the password`
+super::re!(
+    USE_AS,
+    r#"(?i)\b(?:use|used|using|enter|entered|type|typed|set|with)\s+["'`]?([^\s"'`]{6,64}?)["'`]?\s+as\s+(?:the\s+|a\s+|an\s+|our\s+|your\s+|my\s+)?(?:[a-z]+\s+){0,2}(?:password|passphrase|passcode|pw|token|secret|api\s+key)\b"#
+);
+
+// `admin / Adm1n!2024` on a line about logins.
+super::re!(
+    SLASH_PAIR,
+    r"(?i)\b([a-z][a-z0-9._\-]{1,30})\s+/\s+([^\s/]{8,64})(?:\s|$)"
 );
 
 super::re!(
@@ -73,7 +98,11 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
     for c in NETRC.captures_iter(text) {
         let v = c.get(2).expect("password");
         if !is_placeholder(v.as_str()) && !is_env_name(v.as_str()) {
-            hits.push((v.start(), v.end(), format!("password {}", redact(v.as_str()))));
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("password {}", redact(v.as_str())),
+            ));
         }
     }
     for c in PGPASS.captures_iter(text) {
@@ -104,18 +133,108 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
         if !user.eq_ignore_ascii_case(v.as_str())
             && value_ok(v.as_str(), Syntax::Literal, Strength::Password)
         {
-            hits.push((v.start(), v.end(), format!("-u {user}:{}", redact(v.as_str()))));
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("-u {user}:{}", redact(v.as_str())),
+            ));
         }
     }
     for c in ATTR_PAIR.captures_iter(text) {
         let v = c.get(2).expect("value");
         if value_ok(v.as_str(), Syntax::Literal, Strength::Strong) {
-            hits.push((v.start(), v.end(), format!("{}={}", &c[1], redact(v.as_str()))));
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("{}={}", &c[1], redact(v.as_str())),
+            ));
+        }
+    }
+    for c in JSON_PAIR.captures_iter(text) {
+        let v = c.get(2).expect("value");
+        if classify(&c[1]).is_some_and(|n| value_ok(v.as_str(), Syntax::Literal, n.strength)) {
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("{}={}", &c[1], redact(v.as_str())),
+            ));
+        }
+    }
+    for c in YAML_PAIR.captures_iter(text) {
+        let (v, syntax) = match (c.get(2).or_else(|| c.get(3)), c.get(4)) {
+            (Some(q), _) => (q, Syntax::Literal),
+            (None, Some(b)) => (b, Syntax::Bare),
+            _ => continue,
+        };
+        if classify(&c[1]).is_some_and(|n| value_ok(v.as_str(), syntax, n.strength)) {
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("{}={}", &c[1], redact(v.as_str())),
+            ));
+        }
+    }
+    for c in AUTH_TUPLE.captures_iter(text) {
+        let v = c.get(1).expect("password");
+        if value_ok(v.as_str(), Syntax::Literal, Strength::Password) {
+            hits.push((v.start(), v.end(), format!("auth=({})", redact(v.as_str()))));
+        }
+    }
+    for c in USE_AS.captures_iter(text) {
+        let v = c.get(1).expect("value");
+        if value_ok(v.as_str(), Syntax::Prose, Strength::Password) {
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("password {}", redact(v.as_str())),
+            ));
+        }
+    }
+    for c in SLASH_PAIR.captures_iter(text) {
+        let v = c.get(2).expect("password");
+        let line = line_around(text, v.start()).to_ascii_lowercase();
+        let about_logins = [
+            "login",
+            "log in",
+            "creds",
+            "credential",
+            "user",
+            "account",
+            "console",
+            "ssh",
+            "admin",
+            "password",
+            "sign in",
+            "signin",
+        ]
+        .iter()
+        .any(|w| line.contains(w));
+        let user = c[1].to_ascii_lowercase();
+        let method =
+            ["get", "post", "put", "delete", "patch", "head", "options"].contains(&user.as_str());
+        if about_logins
+            && !method
+            && password_shaped(v.as_str())
+            && !is_placeholder(v.as_str())
+            && !is_versionish(v.as_str())
+        {
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("{} / {}", &c[1], redact(v.as_str())),
+            ));
         }
     }
     for (s, e, r) in hits {
         sink.push(K::PasswordAssignment, s, e, r);
     }
+}
+
+/// The line holding byte `at`.
+fn line_around(text: &str, at: usize) -> &str {
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    &text[start..end]
 }
 
 /// How strongly a name claims its value is secret.
@@ -153,55 +272,336 @@ struct Name {
 
 /// Trailing words that make a name about a secret rather than the secret.
 const META: &[&str] = &[
-    "id", "ids", "name", "names", "type", "types", "url", "uri", "urls", "endpoint",
-    "host", "file", "files", "path", "paths", "dir", "location", "length", "len",
-    "size", "count", "limit", "min", "max", "ttl", "expiry", "expires", "expiration",
-    "expire", "expired", "lifetime", "timeout", "duration", "age", "at", "in", "hash",
-    "hashed", "digest", "checksum", "fingerprint", "prefix", "suffix", "header",
-    "headers", "field", "fields", "policy", "policies", "regex", "pattern", "required",
-    "enabled", "enable", "disabled", "reset", "hint", "label", "version", "format",
-    "env", "var", "vars", "variable", "ref", "reference", "arn", "store", "manager",
-    "provider", "backend", "rotation", "rotated", "budget", "budgets", "usage", "used",
-    "tokens", "keys", "secrets", "source", "kind", "mode", "method", "strategy",
-    "scope", "scopes", "audience", "issuer", "algorithm", "alg", "created", "updated",
-    "description", "desc", "help", "error", "errors", "message", "msg", "text",
-    "title", "placeholder", "prompt", "column", "col", "param", "parameter", "arg",
-    "flag", "option", "setting", "settings", "config", "cfg", "script", "command",
-    "cmd", "stdin", "helper", "authentication", "authenticator", "less", "mgr", "ok",
-    "valid", "invalid", "len", "chars", "characters", "rules", "strength", "complexity",
-    "history", "changed", "change", "confirm", "confirmation", "match", "mismatch",
-    "storage", "service", "server", "client", "request", "response", "exchange",
-    "refresh", "revoke", "revoked", "introspect", "validation", "verify", "check",
-    "position", "pos", "index", "idx", "offset", "kind", "class", "spec", "schema",
-    "template", "generator", "gen", "factory", "builder", "length", "bits", "bytes",
-    "encoding", "encoded", "mount", "volume", "dialog", "form", "input", "button",
-    "page", "view", "route", "handler", "path", "filename", "getter", "setter",
-    "callback", "hook", "event", "events", "counter", "stats", "metric", "metrics",
-    "cache", "cached", "lookup", "map", "list", "set", "table", "tree", "node",
-    "loader", "parser", "reader", "writer", "printer", "logger", "listener",
+    "id",
+    "ids",
+    "name",
+    "names",
+    "type",
+    "types",
+    "url",
+    "uri",
+    "urls",
+    "endpoint",
+    "host",
+    "file",
+    "files",
+    "path",
+    "paths",
+    "dir",
+    "location",
+    "length",
+    "len",
+    "size",
+    "count",
+    "limit",
+    "min",
+    "max",
+    "ttl",
+    "expiry",
+    "expires",
+    "expiration",
+    "expire",
+    "expired",
+    "lifetime",
+    "timeout",
+    "duration",
+    "age",
+    "at",
+    "in",
+    "hash",
+    "hashed",
+    "digest",
+    "checksum",
+    "fingerprint",
+    "prefix",
+    "suffix",
+    "header",
+    "headers",
+    "field",
+    "fields",
+    "policy",
+    "policies",
+    "regex",
+    "pattern",
+    "required",
+    "enabled",
+    "enable",
+    "disabled",
+    "reset",
+    "hint",
+    "label",
+    "version",
+    "format",
+    "env",
+    "var",
+    "vars",
+    "variable",
+    "ref",
+    "reference",
+    "arn",
+    "store",
+    "manager",
+    "provider",
+    "backend",
+    "rotation",
+    "rotated",
+    "budget",
+    "budgets",
+    "usage",
+    "used",
+    "tokens",
+    "keys",
+    "secrets",
+    "source",
+    "kind",
+    "mode",
+    "method",
+    "strategy",
+    "scope",
+    "scopes",
+    "audience",
+    "issuer",
+    "algorithm",
+    "alg",
+    "created",
+    "updated",
+    "description",
+    "desc",
+    "help",
+    "error",
+    "errors",
+    "message",
+    "msg",
+    "text",
+    "title",
+    "placeholder",
+    "prompt",
+    "column",
+    "col",
+    "param",
+    "parameter",
+    "arg",
+    "flag",
+    "option",
+    "setting",
+    "settings",
+    "config",
+    "cfg",
+    "script",
+    "command",
+    "cmd",
+    "stdin",
+    "helper",
+    "authentication",
+    "authenticator",
+    "less",
+    "mgr",
+    "ok",
+    "valid",
+    "invalid",
+    "len",
+    "chars",
+    "characters",
+    "rules",
+    "strength",
+    "complexity",
+    "history",
+    "changed",
+    "change",
+    "confirm",
+    "confirmation",
+    "match",
+    "mismatch",
+    "storage",
+    "service",
+    "server",
+    "client",
+    "request",
+    "response",
+    "exchange",
+    "refresh",
+    "revoke",
+    "revoked",
+    "introspect",
+    "validation",
+    "verify",
+    "check",
+    "position",
+    "pos",
+    "index",
+    "idx",
+    "offset",
+    "kind",
+    "class",
+    "spec",
+    "schema",
+    "template",
+    "generator",
+    "gen",
+    "factory",
+    "builder",
+    "length",
+    "bits",
+    "bytes",
+    "encoding",
+    "encoded",
+    "mount",
+    "volume",
+    "dialog",
+    "form",
+    "input",
+    "button",
+    "page",
+    "view",
+    "route",
+    "handler",
+    "path",
+    "filename",
+    "getter",
+    "setter",
+    "callback",
+    "hook",
+    "event",
+    "events",
+    "counter",
+    "stats",
+    "metric",
+    "metrics",
+    "cache",
+    "cached",
+    "lookup",
+    "map",
+    "list",
+    "set",
+    "table",
+    "tree",
+    "node",
+    "loader",
+    "parser",
+    "reader",
+    "writer",
+    "printer",
+    "logger",
+    "listener",
+    "stream",
+    "streams",
+    "tree",
+    "trees",
+    "kinds",
+    "span",
+    "spans",
+    "pos",
+    "start",
+    "end",
 ];
 
 /// Leading words that make a name about something else (`csrf_token`, `page_token`,
 /// `public_key`, `max_tokens`).
 const NOT_SECRET_LEAD: &[&str] = &[
-    "public", "pub", "csrf", "xsrf", "page", "next", "prev", "continuation",
-    "cancellation", "cancel", "sync", "max", "min", "num", "total", "input", "output",
-    "prompt", "completion", "is", "has", "use", "enable", "enabled", "disable", "show",
-    "hide", "forgot", "forget", "require", "requires", "allow", "primary", "foreign",
-    "partition", "sort", "cache", "idempotency", "dedup", "object", "routing", "lookup",
-    "hot", "no", "skip", "without", "reset", "bypass", "lost", "unique", "composite",
-    "registry", "license", "licence", "host", "ssh", "gpg", "pgp", "verify", "verifying",
-    "verification", "recaptcha", "site", "publishable", "anon",
+    "public",
+    "pub",
+    "csrf",
+    "xsrf",
+    "page",
+    "next",
+    "prev",
+    "continuation",
+    "cancellation",
+    "cancel",
+    "sync",
+    "max",
+    "min",
+    "num",
+    "total",
+    "input",
+    "output",
+    "prompt",
+    "completion",
+    "is",
+    "has",
+    "use",
+    "enable",
+    "enabled",
+    "disable",
+    "show",
+    "hide",
+    "forgot",
+    "forget",
+    "require",
+    "requires",
+    "allow",
+    "primary",
+    "foreign",
+    "partition",
+    "sort",
+    "cache",
+    "idempotency",
+    "dedup",
+    "object",
+    "routing",
+    "lookup",
+    "hot",
+    "no",
+    "skip",
+    "without",
+    "reset",
+    "bypass",
+    "lost",
+    "unique",
+    "composite",
+    "publishable",
 ];
 
 /// Words before `key` that make it a credential (`api_key`, `signing_key`).
 const KEY_QUALIFIERS: &[&str] = &[
-    "api", "access", "secret", "private", "signing", "sign", "encryption", "encrypt",
-    "master", "auth", "app", "application", "service", "account", "storage",
-    "subscription", "shared", "hmac", "jwt", "session", "webhook", "consumer", "admin",
-    "client", "deploy", "write", "ingest", "root", "rsa", "x-api", "xapi", "decryption",
-    "cipher", "aes", "crypt", "crypto", "vault", "sas", "bot", "mgmt", "management",
-    "integration", "partner", "merchant", "ingestion", "relay", "server", "user",
+    "api",
+    "access",
+    "secret",
+    "private",
+    "signing",
+    "sign",
+    "encryption",
+    "encrypt",
+    "master",
+    "auth",
+    "app",
+    "application",
+    "service",
+    "account",
+    "storage",
+    "subscription",
+    "shared",
+    "hmac",
+    "jwt",
+    "session",
+    "webhook",
+    "consumer",
+    "admin",
+    "client",
+    "deploy",
+    "write",
+    "ingest",
+    "root",
+    "rsa",
+    "x-api",
+    "xapi",
+    "decryption",
+    "cipher",
+    "aes",
+    "crypt",
+    "crypto",
+    "vault",
+    "sas",
+    "bot",
+    "mgmt",
+    "management",
+    "integration",
+    "partner",
+    "merchant",
+    "ingestion",
+    "relay",
+    "server",
+    "user",
 ];
 
 /// Split an identifier into lowercase words: `_ - . /` and camelCase boundaries.
@@ -231,7 +631,11 @@ fn words(ident: &str) -> Vec<String> {
 /// Is this identifier a secret-ish name, and how strongly?
 fn classify(ident: &str) -> Option<Name> {
     let w = words(ident);
-    let w: Vec<&str> = w.iter().map(String::as_str).filter(|s| !s.is_empty()).collect();
+    let w: Vec<&str> = w
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty())
+        .collect();
     let mut hit: Option<(usize, Strength)> = None;
     for (i, word) in w.iter().enumerate() {
         let s = word_strength(word, i.checked_sub(1).map(|j| w[j]), w.len() > 1);
@@ -244,6 +648,13 @@ fn classify(ident: &str) -> Option<Name> {
         }
     }
     let (at, strength) = hit?;
+    // `rusoto_credential-0.11.0`: a package and its version, not a setting.
+    if ident.contains('.')
+        && w.last()
+            .is_some_and(|x| x.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
     if w[at + 1..].iter().any(|x| META.contains(x)) {
         return None;
     }
@@ -352,7 +763,11 @@ fn named_values(sink: &mut Sink<'_>) {
         let cli = s + 1 < bytes.len() && bytes[s] == b'-' && (ks > s);
         let ident = &text[ks..e];
         // `${DB_PASSWORD}` and `$(…)` are references, not names being assigned.
-        if s >= 2 && &text[s - 2..s] == "${" {
+        if s >= 2 && &bytes[s - 2..s] == b"${" {
+            continue;
+        }
+        // A badge URL's `?token=` is a public graph token (`…/badge.svg?token=…`).
+        if s >= 1 && matches!(bytes[s - 1], b'?' | b'&') && in_badge_url(text, s) {
             continue;
         }
         let mut name = classify(ident);
@@ -376,6 +791,21 @@ fn named_values(sink: &mut Sink<'_>) {
     }
 }
 
+/// Is the query parameter at `at` part of a badge image URL?
+fn in_badge_url(text: &str, at: usize) -> bool {
+    let start = text.as_bytes()[..at]
+        .iter()
+        .rposition(|b| b.is_ascii_whitespace() || matches!(b, b'(' | b'"' | b'\'' | b'<'))
+        .map_or(0, |i| i + 1);
+    let url = text[start..at].to_ascii_lowercase();
+    url.contains("://") && (url.contains("badge") || url.contains(".svg"))
+}
+
+/// Does a quote open right before the name (`"password"`)?
+fn name_quoted(text: &str, name_start: usize) -> bool {
+    name_start > 0 && matches!(text.as_bytes()[name_start - 1], b'"' | b'\'')
+}
+
 /// The word before a name, across spaces on the same line.
 fn previous_word(text: &str, name_start: usize) -> Option<&str> {
     let before = text[..name_start].trim_end_matches([' ', '\t']);
@@ -383,8 +813,10 @@ fn previous_word(text: &str, name_start: usize) -> Option<&str> {
         return None;
     }
     let start = before
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let w = &before[start..];
     (!w.is_empty()).then_some(w)
 }
@@ -467,8 +899,7 @@ fn parse_assignment(
                 || lead.ends_with('&')
                 || lead.ends_with('?')
                 || lead.ends_with(';');
-            if lead_ok && sep_start == 0 && rb.get(1).is_some_and(|b| !b.is_ascii_whitespace())
-            {
+            if lead_ok && sep_start == 0 && rb.get(1).is_some_and(|b| !b.is_ascii_whitespace()) {
                 syntax = Syntax::Literal;
             }
         } else if tail.starts_with(':') && !tail.starts_with("::") {
@@ -479,6 +910,10 @@ fn parse_assignment(
             if closers == 0 && !matches!(next, Some(b' ' | b'\t' | b'"' | b'\'' | b'`') | None) {
                 return None;
             }
+            syntax = Syntax::Bare;
+        } else if tail.starts_with(',') && closers > 0 && name_quoted(text, name_start) {
+            // `setProperty("…password", "v")`, `env.set('TOKEN', 'v')`
+            i += 1;
             syntax = Syntax::Bare;
         } else if tail.starts_with("value") && closers > 0 {
             // <add key="Password" value="…"> handled by ATTR_PAIR.
@@ -511,19 +946,28 @@ fn parse_assignment(
             q @ (b'"' | b'\'' | b'`') => {
                 let close = rest[i + 1..].find(q as char)?;
                 let (vs, ve) = (i + 1, i + 1 + close);
-                (Syntax::Literal, vs, ve)
+                let s = if syntax == Syntax::Prose {
+                    Syntax::Prose
+                } else {
+                    Syntax::Literal
+                };
+                (s, vs, ve)
             }
             _ => {
                 let vs = i;
                 let mut ve = i;
+                let opens_angle = rb[vs] == b'<';
                 while ve < rb.len()
                     && !rb[ve].is_ascii_whitespace()
                     && !matches!(rb[ve], b'"' | b'\'' | b'`' | b',' | b';')
+                    && !(rb[ve] == b'<' && !opens_angle)
                 {
                     ve += 1;
                 }
                 // Trailing punctuation of a sentence or a structure.
-                while ve > vs && matches!(rb[ve - 1], b'.' | b')' | b']' | b'}' | b':' | b'!' | b'?') {
+                while ve > vs
+                    && matches!(rb[ve - 1], b'.' | b')' | b']' | b'}' | b':' | b'!' | b'?')
+                {
                     if syntax != Syntax::Prose && matches!(rb[ve - 1], b'!' | b'?') {
                         break;
                     }
@@ -548,6 +992,19 @@ fn parse_assignment(
     let strength = name.strength;
     if !value_ok(value, syntax, strength) {
         return None;
+    }
+    // `field: Type,` / `Token: AsChar + Clone` / `x: Colon2>`: an identifier followed by
+    // code punctuation is a type or a variable, not a value.
+    if syntax == Syntax::Bare && is_identifier(value) {
+        let after = text[abs_end..line_end].trim_start();
+        if after.bytes().next().is_some_and(|b| {
+            matches!(
+                b,
+                b',' | b';' | b'>' | b')' | b'{' | b'=' | b'+' | b'<' | b'('
+            )
+        }) {
+            return None;
+        }
     }
     let kind = if name.aws_secret
         && value.len() == 40
@@ -588,20 +1045,18 @@ fn prose_separator(tail: &str) -> (usize, bool) {
         let trimmed = s.trim_start_matches([' ', '\t']);
         consumed += s.len() - trimmed.len();
         s = trimmed;
-        let word_len = s
-            .bytes()
-            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
-            .count();
-        if word_len == 0 {
+        // A word is a run of non-space bytes (ends on ASCII whitespace: a char boundary).
+        let run_len = s.bytes().take_while(|b| !b.is_ascii_whitespace()).count();
+        if run_len == 0 {
             return (consumed, false);
         }
-        let word = s[..word_len].to_ascii_lowercase();
-        match word.as_str() {
+        let run = &s[..run_len];
+        match run.to_ascii_lowercase().as_str() {
             "is" | "was" | "are" | "were" => {
-                consumed += word_len;
+                consumed += run_len;
                 // `is now`, `is set to`, `was changed to`
-                let rest = s[word_len..].trim_start_matches([' ', '\t']);
-                let extra_ws = s[word_len..].len() - rest.len();
+                let rest = s[run_len..].trim_start_matches([' ', '\t']);
+                let extra_ws = s[run_len..].len() - rest.len();
                 for follow in ["now ", "set to ", "changed to ", "still "] {
                     if rest.to_ascii_lowercase().starts_with(follow) {
                         return (consumed + extra_ws + follow.len() - 1, true);
@@ -609,23 +1064,45 @@ fn prose_separator(tail: &str) -> (usize, bool) {
                 }
                 return (consumed, true);
             }
-            "to" if !in_phrase => return (consumed + word_len, true),
+            "to" if !in_phrase => return (consumed + run_len, true),
             "for" | "of" | "on" | "in" | "at" | "from" if words_skipped == 0 => {
                 in_phrase = true;
             }
-            _ if in_phrase && words_skipped < 4 => {}
+            // `password for bob@staging: …`
+            _ if in_phrase && words_skipped < 5 => {
+                if run.ends_with(':') {
+                    return (consumed + run_len, true);
+                }
+            }
             _ => return (consumed, false),
         }
-        consumed += word_len;
-        s = &s[word_len..];
+        consumed += run_len;
+        s = &s[run_len..];
         words_skipped += 1;
     }
 }
 
 /// Judge a value by its syntax and its name's strength.
 fn value_ok(v: &str, syntax: Syntax, strength: Strength) -> bool {
-    if v.len() < 3 || is_placeholder(v) {
+    if v.len() < 3 || is_placeholder(v) || is_code_token(v) || is_filler(v) {
         return false;
+    }
+    if base64_of_placeholder(v) {
+        return false;
+    }
+    // `a.b.c.d`, `aaaa1111`: too few different characters to be anyone's secret.
+    if distinct_alnum(v) < 5 && !v.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    // A value naming its own kind (`"refresh-token"`, `my-secret`) is a label.
+    if is_plain_word(v) {
+        let l = v.to_ascii_lowercase();
+        if ["token", "secret", "password", "passwd", "key", "cred"]
+            .iter()
+            .any(|k| l.contains(k))
+        {
+            return false;
+        }
     }
     if v.contains("://") || is_path(v) {
         return false;
@@ -637,10 +1114,16 @@ fn value_ok(v: &str, syntax: Syntax, strength: Strength) -> bool {
         return strength == Strength::Password && v.len() >= 6;
     }
     if strength == Strength::Weak {
-        return base64_is_userpass(v) || is_random_token(v);
+        return base64_is_userpass(v) || is_random_token(v) || password_shaped(v);
     }
     match syntax {
         Syntax::Literal => {
+            // A quoted plain word is an enum or a label (`"unsupported"`, `"same-origin"`),
+            // unless a password name holds it and it is long enough to be a passphrase
+            // (`db_password: "correct-horse-battery"`).
+            if is_plain_word(v) && !(strength == Strength::Password && v.len() >= 8) {
+                return false;
+            }
             // A quoted sentence is a message, not a secret (`"must be 8+ characters"`).
             if v.split_whitespace().count() >= 3 {
                 return false;
@@ -674,6 +1157,29 @@ fn value_ok(v: &str, syntax: Syntax, strength: Strength) -> bool {
                 && !(is_hexish(v) && v.len() < 8)
         }
     }
+}
+
+/// Letters, a digit and a symbol, 8 or more: how people make passwords.
+fn password_shaped(v: &str) -> bool {
+    let c = classes(v);
+    v.len() >= 8 && (c.lower || c.upper) && c.digit && c.symbol
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`
+fn is_identifier(v: &str) -> bool {
+    let b = v.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// How many different letters and digits a value uses.
+fn distinct_alnum(v: &str) -> usize {
+    let mut seen = [false; 128];
+    v.bytes()
+        .filter(|b| b.is_ascii_alphanumeric())
+        .filter(|&b| !std::mem::replace(&mut seen[b as usize], true))
+        .count()
 }
 
 /// Words and spaces only.

@@ -87,8 +87,13 @@ pub(crate) fn is_filler(body: &str) -> bool {
         return true;
     }
     let lower = body.to_ascii_lowercase();
-    longest_run(b) >= 6
-        || distinct(b) <= 4
+    // A run of one character: filler unless real randomness surrounds it (Twitter's
+    // bearer tokens open with twenty-odd `A`s).
+    let run = longest_run(b);
+    if run >= 6 && (b.len() - run < 12 || wordiness(b) >= 0.5) {
+        return true;
+    }
+    distinct(b) <= 4
         || lower.contains("xxxx")
         || lower.contains("****")
         || lower.contains("....")
@@ -120,6 +125,8 @@ const PLACEHOLDER_MARKS: &[&str] = &[
     "not-real",
     "not_real",
     "not-a-real",
+    "not my real",
+    "notmyreal",
     "not_a_real",
     "fake",
     "replace",
@@ -189,6 +196,26 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "secretstring",
     "secretstr",
     "sensitive",
+    "disabled",
+    "enabled",
+    "unchanged",
+    "invalid",
+    "missing",
+    "expired",
+    "protected",
+    "encrypted",
+    "inherit",
+    "inherited",
+    "unsupported",
+    "supported",
+    "generated",
+    "random",
+    "provided",
+    "prompt",
+    "stdin",
+    "keychain",
+    "keyring",
+    "vault",
 ];
 
 /// A value that stands for a secret without being one: empty, filler, a template or
@@ -248,8 +275,7 @@ pub(crate) fn is_placeholder_shape(v: &str) -> bool {
 pub(crate) fn is_env_name(v: &str) -> bool {
     v.len() >= 3
         && v.contains('_')
-        && v
-            .bytes()
+        && v.bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         && v.as_bytes()[0].is_ascii_uppercase()
 }
@@ -261,18 +287,60 @@ pub(crate) fn is_code_reference(v: &str) -> bool {
     if v.contains('(') || v.contains('[') || v.contains("::") || v.contains("->") {
         return true;
     }
-    // Dotted identifiers made of words: `settings.SECRET_KEY`, `args.token`.
+    // Dotted identifiers led by a word: `settings.SECRET_KEY`, `args.token`,
+    // `node.colon2_token`, `self.password`.
     if v.contains('.') {
-        let parts_are_words = v.split('.').all(|p| {
+        let mut parts = v.split('.');
+        let lead_is_word = parts
+            .next()
+            .is_some_and(|p| p.len() >= 2 && p.bytes().all(|b| b.is_ascii_alphabetic()));
+        let rest_are_idents = parts.all(|p| {
             !p.is_empty()
-                && p.as_bytes()[0].is_ascii_alphabetic()
-                && p.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
+                && (p.as_bytes()[0].is_ascii_alphabetic() || p.as_bytes()[0] == b'_')
+                && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
         });
-        if parts_are_words {
+        if lead_is_word && rest_are_idents {
             return true;
         }
     }
     is_env_name(v)
+}
+
+/// A token of code rather than a value: a primitive type (`u32`, `__u32`, `i64`,
+/// `usize`, `c_int`, `uint8_t`), a number literal (`0x100`, `1_000`), a name with a
+/// leading underscore (`_bindgen_ty_7`), a regex or format pattern (`\w{20}`).
+pub(crate) fn is_code_token(v: &str) -> bool {
+    let b = v.as_bytes();
+    if b.is_empty() {
+        return false;
+    }
+    if b[0] == b'_' || v.contains('\\') || (v.contains('{') && v.contains('}')) {
+        return true;
+    }
+    // A macro: `quote!`, `vec!`.
+    if let Some(name) = v.strip_suffix('!') {
+        if !name.is_empty() && name.bytes().all(|c| c.is_ascii_lowercase() || c == b'_') {
+            return true;
+        }
+    }
+    let lower = v.to_ascii_lowercase();
+    if lower.starts_with("0x") || lower.starts_with("0b") || lower.starts_with("0o") {
+        return lower[2..]
+            .bytes()
+            .all(|c| c.is_ascii_hexdigit() || c == b'_');
+    }
+    let t = lower.trim_start_matches('_');
+    let prim = |p: &str| {
+        t.strip_prefix(p)
+            .is_some_and(|r| matches!(r, "8" | "16" | "32" | "64" | "128" | "size"))
+    };
+    prim("u")
+        || prim("i")
+        || prim("f")
+        || prim("uint")
+        || prim("int")
+        || (t.starts_with("uint") || t.starts_with("int")) && t.ends_with("_t")
+        || t.starts_with("c_")
 }
 
 /// Letters only, with `-`, `_` or `'` between groups, in one case shape per group
@@ -292,7 +360,7 @@ fn case_shaped(g: &str) -> bool {
     if b.iter().all(|c| c.is_ascii_lowercase()) || b.iter().all(|c| c.is_ascii_uppercase()) {
         return true;
     }
-    // Camel/Pascal: every uppercase letter starts a lowercase run of 2+ letters.
+    // Camel/Pascal: every uppercase letter (but a last one) starts a lowercase run.
     let mut i = 0;
     while i < b.len() {
         if b[i].is_ascii_uppercase() {
@@ -300,7 +368,7 @@ fn case_shaped(g: &str) -> bool {
             while j < b.len() && b[j].is_ascii_lowercase() {
                 j += 1;
             }
-            if j - i < 3 && j < b.len() {
+            if j - i < 2 && j < b.len() {
                 return false;
             }
             i = j;
@@ -364,7 +432,9 @@ pub(crate) fn is_versionish(v: &str) -> bool {
     split > 0
         && split < b.len()
         && b.len() - split <= 3
-        && b[split..].iter().all(|c| c.is_ascii_alphabetic() || *c == b'%')
+        && b[split..]
+            .iter()
+            .all(|c| c.is_ascii_alphabetic() || *c == b'%')
 }
 
 /// Transitions between character classes (lower, upper, digit, other) per character:
@@ -394,6 +464,16 @@ pub(crate) fn class_switch_rate(s: &[u8]) -> f64 {
 /// (with an optional leading capital) holding a vowel. CamelCase, snake_case and glued
 /// words score near 1; random strings score low.
 pub(crate) fn wordiness(s: &[u8]) -> f64 {
+    wordiness_with(s, true)
+}
+
+/// [`wordiness`] counting only lowercase-led words (`Personal`, `token`), not all-caps
+/// runs, which base32 keys are full of.
+pub(crate) fn camel_wordiness(s: &[u8]) -> f64 {
+    wordiness_with(s, false)
+}
+
+fn wordiness_with(s: &[u8], caps_words: bool) -> f64 {
     let letters = s.iter().filter(|b| b.is_ascii_alphabetic()).count();
     if letters == 0 {
         return 0.0;
@@ -415,7 +495,11 @@ pub(crate) fn wordiness(s: &[u8]) -> f64 {
             if j < s.len() && s[j].is_ascii_lowercase() && j - i > 1 {
                 // `HTTPServer`: the acronym is `HTTP`, `Server` starts at j - 1.
                 let acronym = j - 1 - i;
-                if acronym >= 2 && has_vowel(&s[i..j - 1]) {
+                if caps_words
+                    && (2..=8).contains(&acronym)
+                    && has_vowel(&s[i..j - 1])
+                    && longest_run(&s[i..j - 1]) < 3
+                {
                     in_words += acronym;
                 }
                 i = j - 1;
@@ -423,7 +507,12 @@ pub(crate) fn wordiness(s: &[u8]) -> f64 {
             }
             if j - i >= 2 {
                 // An all-caps run: a word if it is short-ish and pronounceable.
-                if j - i >= 3 && has_vowel(&s[i..j]) && j - i <= 12 {
+                if caps_words
+                    && j - i >= 3
+                    && has_vowel(&s[i..j])
+                    && j - i <= 12
+                    && not_sequence(&s[i..j])
+                {
                     in_words += j - i;
                 }
                 i = j;
@@ -435,7 +524,7 @@ pub(crate) fn wordiness(s: &[u8]) -> f64 {
         while j < s.len() && s[j].is_ascii_lowercase() {
             j += 1;
         }
-        if j - start >= 3 && has_vowel(&s[start..j]) {
+        if j - start >= 3 && has_vowel(&s[start..j]) && not_sequence(&s[start..j]) {
             in_words += j - start;
         }
         i = j.max(start + 1);
@@ -443,9 +532,25 @@ pub(crate) fn wordiness(s: &[u8]) -> f64 {
     in_words as f64 / letters as f64
 }
 
+/// Letters counted as a word must not be an alphabet run (`abcdefgh`, `MNOPQ`).
+fn not_sequence(s: &[u8]) -> bool {
+    if s.len() < 4 {
+        return true;
+    }
+    let steps = s
+        .windows(2)
+        .filter(|w| w[1].to_ascii_lowercase() == w[0].to_ascii_lowercase().wrapping_add(1))
+        .count();
+    steps * 2 < s.len() - 1
+}
+
 fn has_vowel(s: &[u8]) -> bool {
-    s.iter()
-        .any(|b| matches!(b.to_ascii_lowercase(), b'a' | b'e' | b'i' | b'o' | b'u' | b'y'))
+    s.iter().any(|b| {
+        matches!(
+            b.to_ascii_lowercase(),
+            b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+        )
+    })
 }
 
 /// Decode base64 (standard or URL-safe, padding optional) and report whether the bytes
@@ -519,9 +624,16 @@ pub(crate) fn base64_decode_text(s: &str) -> Option<String> {
 pub(crate) fn base64_is_userpass(s: &str) -> bool {
     base64_decode_text(s).is_some_and(|t| {
         let t = t.trim();
-        t.split_once(':')
-            .is_some_and(|(u, p)| !u.is_empty() && !p.is_empty() && !t.contains(char::is_whitespace))
+        t.split_once(':').is_some_and(|(u, p)| {
+            !u.is_empty() && !p.is_empty() && !u.contains(char::is_whitespace) && !is_placeholder(p)
+        })
     })
+}
+
+/// Base64 whose decoded text is itself a placeholder (`bm90IG15IHJlYWwgcGFzc3dvcmQ=`
+/// is "not my real password").
+pub(crate) fn base64_of_placeholder(s: &str) -> bool {
+    base64_decode_text(s).is_some_and(|t| is_placeholder(&t))
 }
 
 /// A value random enough to be a machine-made key: long, no word structure, dense.
@@ -557,7 +669,10 @@ mod tests {
         ] {
             assert!(wordiness(id.as_bytes()) > 0.7, "{id}");
         }
-        for r in ["Zx9qL2mN8vB4cX7wR5tY3uI1oP6aS0dF", "7hG2kP9xQ4mW8zR3vN6tB1yL5cJ0dF2s"] {
+        for r in [
+            "Zx9qL2mN8vB4cX7wR5tY3uI1oP6aS0dF",
+            "7hG2kP9xQ4mW8zR3vN6tB1yL5cJ0dF2s",
+        ] {
             assert!(wordiness(r.as_bytes()) < 0.4, "{r}");
             assert!(is_random_token(r), "{r}");
         }
@@ -592,7 +707,12 @@ mod tests {
             assert!(!is_placeholder(s), "{s}");
             assert!(!is_plain_word(s), "{s}");
         }
-        for w in ["refreshed", "correct-horse-battery", "Required", "SecretStr"] {
+        for w in [
+            "refreshed",
+            "correct-horse-battery",
+            "Required",
+            "SecretStr",
+        ] {
             assert!(is_plain_word(w), "{w}");
         }
     }

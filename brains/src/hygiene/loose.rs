@@ -9,14 +9,40 @@ use super::judge::{
 };
 use super::{redact, scan_inner, FindingKind as K, Sink};
 
-super::re!(CANDIDATE, r"[A-Za-z0-9+/_\-]{20,}={0,2}");
+super::re!(CANDIDATE, r"[A-Za-z0-9+/_\-]{24,}={0,2}");
 
 /// Words before a value that say it is public or a digest, not a secret.
 const PUBLIC_NAMES: &[&str] = &[
-    "public", "pubkey", "hash", "digest", "checksum", "integrity", "etag", "fingerprint",
-    "commit", "sha", "rev", "revision", "version", "uuid", "guid", "nonce", "signature",
-    "cert", "certificate", "id", "ids", "request",
-    "trace", "span", "correlation", "image", "blob", "oid", "tree", "parent",
+    "public",
+    "pubkey",
+    "hash",
+    "digest",
+    "checksum",
+    "integrity",
+    "etag",
+    "fingerprint",
+    "commit",
+    "sha",
+    "rev",
+    "revision",
+    "version",
+    "uuid",
+    "guid",
+    "nonce",
+    "signature",
+    "cert",
+    "certificate",
+    "id",
+    "ids",
+    "request",
+    "trace",
+    "span",
+    "correlation",
+    "image",
+    "blob",
+    "oid",
+    "tree",
+    "parent",
 ];
 
 pub(crate) fn scan(sink: &mut Sink<'_>, decode_base64: bool) {
@@ -27,8 +53,7 @@ pub(crate) fn scan(sink: &mut Sink<'_>, decode_base64: bool) {
     for m in CANDIDATE.find_iter(text) {
         let (start, end) = (m.start(), m.end());
         let tok = m.as_str();
-        if sink.is_taken(start, end)
-            || public_blocks.iter().any(|&(s, e)| start >= s && start < e)
+        if sink.is_taken(start, end) || public_blocks.iter().any(|&(s, e)| start >= s && start < e)
         {
             continue;
         }
@@ -84,8 +109,22 @@ pub(crate) fn scan(sink: &mut Sink<'_>, decode_base64: bool) {
 fn looks_random(tok: &str) -> bool {
     let t = tok.trim_end_matches('=');
     let b = t.as_bytes();
-    if b.len() < 20 {
+    if b.len() < 24 {
         return false;
+    }
+    // Gerrit's `Change-Id: I<sha>`.
+    if b[0] == b'I' && is_hexish(&t[1..]) {
+        return false;
+    }
+    // Object ids with a short type prefix (`pi_3Mtw…`, `cus_Nffr…`, `evt_…`).
+    if let Some((p, rest)) = t.split_once('_') {
+        if (2..=6).contains(&p.len())
+            && p.bytes().all(|c| c.is_ascii_lowercase())
+            && rest.len() <= 28
+            && rest.bytes().all(|c| c.is_ascii_alphanumeric())
+        {
+            return false;
+        }
     }
     // Integrity (`sha512-…`), Go sums (`h1:` is split off by `:`), digests.
     let lower_head: String = t.chars().take(8).collect::<String>().to_ascii_lowercase();
@@ -114,6 +153,20 @@ fn looks_random(tok: &str) -> bool {
             .filter(|s| !s.is_empty())
             .all(|s| wordiness(s.as_bytes()) >= 0.5 || s.len() < 4);
         if wordy_segments {
+            return false;
+        }
+    }
+    // Structured names: three or more separated segments, most of them all letters or
+    // all digits (`en-US-u-foobar-hc-h12`, `__NR_atomic_cmpxchg_32`).
+    let segments: Vec<&str> = t.split(['_', '-']).filter(|s| !s.is_empty()).collect();
+    if segments.len() >= 3 {
+        let pure = segments
+            .iter()
+            .filter(|s| {
+                s.bytes().all(|b| b.is_ascii_alphabetic()) || s.bytes().all(|b| b.is_ascii_digit())
+            })
+            .count();
+        if pure * 3 >= segments.len() * 2 {
             return false;
         }
     }
@@ -154,14 +207,40 @@ fn prefix_says_public(prefix: &str) -> bool {
     {
         return true;
     }
+    // An id or a digest named a few words back: `request id X`, `ids look like X`.
+    if pl
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .rev()
+        .take(3)
+        .any(|w| {
+            matches!(
+                w,
+                "id" | "ids"
+                    | "identifier"
+                    | "uuid"
+                    | "digest"
+                    | "checksum"
+                    | "commit"
+                    | "nanoid"
+                    | "ulid"
+            )
+        })
+    {
+        return true;
+    }
     // The last name-like word before the separator.
     let name_end = pl
-        .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ':' | '=' | '`' | '(' | ','))
+        .trim_end_matches(|c: char| {
+            c.is_whitespace() || matches!(c, '"' | '\'' | ':' | '=' | '`' | '(' | ',')
+        })
         .len();
     let name = &pl[..name_end];
     let name_start = name
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let word = &name[name_start..];
     if word.is_empty() {
         return false;
@@ -169,9 +248,16 @@ fn prefix_says_public(prefix: &str) -> bool {
     word.split(['_', '-', '.'])
         .chain(std::iter::once(word))
         .any(|w| PUBLIC_NAMES.contains(&w) || w.ends_with("hash") || w.ends_with("sum"))
-        || ["publickey", "pubkey", "sha256", "sha512", "sha1", "integrity"]
-            .iter()
-            .any(|x| word.contains(x))
+        || [
+            "publickey",
+            "pubkey",
+            "sha256",
+            "sha512",
+            "sha1",
+            "integrity",
+        ]
+        .iter()
+        .any(|x| word.contains(x))
 }
 
 /// Spans of PEM blocks that are public (certificates, public keys, signatures).
@@ -180,7 +266,9 @@ fn public_block_spans(text: &str) -> Vec<(usize, usize)> {
     let mut from = 0;
     while let Some(i) = text[from..].find("-----BEGIN ") {
         let s = from + i;
-        let header_end = text[s + 11..].find("-----").map_or(text.len(), |j| s + 11 + j);
+        let header_end = text[s + 11..]
+            .find("-----")
+            .map_or(text.len(), |j| s + 11 + j);
         let header = &text[s..header_end];
         let end = text[header_end..]
             .find("-----END")

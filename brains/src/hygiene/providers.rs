@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::judge::{classes, entropy, is_filler, is_plain_word};
+use super::judge::{camel_wordiness, classes, entropy, is_filler, is_plain_word};
 use super::{redact, redact_after, FindingKind as K, Sink};
 
 /// What a rule's match must also satisfy.
@@ -158,7 +158,12 @@ const RULES: &[Rule] = &[
         Prefix(8),
         Body,
     ),
-    rule(K::StripeKey, r"\bwhsec_[A-Za-z0-9+/=]{24,}", Prefix(6), Body),
+    rule(
+        K::StripeKey,
+        r"\bwhsec_[A-Za-z0-9+/=]{24,}",
+        Prefix(6),
+        Body,
+    ),
     rule(
         K::SendgridKey,
         r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}",
@@ -166,12 +171,7 @@ const RULES: &[Rule] = &[
         Body,
     ),
     rule(K::TwilioKey, r"\bSK[0-9a-fA-F]{32}\b", Prefix(2), Body),
-    rule(
-        K::MailgunKey,
-        r"\bkey-[0-9a-f]{32}\b",
-        Prefix(4),
-        Body,
-    ),
+    rule(K::MailgunKey, r"\bkey-[0-9a-f]{32}\b", Prefix(4), Body),
     rule(
         K::ProviderToken,
         r"\b[0-9a-f]{32}-us\d{1,2}\b",
@@ -251,9 +251,24 @@ const RULES: &[Rule] = &[
     ),
     rule(K::ProviderToken, r"\bhf_[A-Za-z]{34}\b", Prefix(3), Cased),
     rule(K::ProviderToken, r"\br8_[A-Za-z0-9]{37}\b", Prefix(3), Body),
-    rule(K::ProviderToken, r"\bgsk_[A-Za-z0-9]{48,}\b", Prefix(4), Body),
-    rule(K::ProviderToken, r"\bxai-[A-Za-z0-9]{60,}\b", Prefix(4), Body),
-    rule(K::ProviderToken, r"\bpplx-[A-Za-z0-9]{40,}\b", Prefix(5), Body),
+    rule(
+        K::ProviderToken,
+        r"\bgsk_[A-Za-z0-9]{48,}\b",
+        Prefix(4),
+        Body,
+    ),
+    rule(
+        K::ProviderToken,
+        r"\bxai-[A-Za-z0-9]{60,}\b",
+        Prefix(4),
+        Body,
+    ),
+    rule(
+        K::ProviderToken,
+        r"\bpplx-[A-Za-z0-9]{40,}\b",
+        Prefix(5),
+        Body,
+    ),
     // JSON web tokens (header and payload both JSON objects).
     rule(
         K::Jwt,
@@ -378,12 +393,7 @@ const RULES: &[Rule] = &[
         Prefix(0),
         Body,
     ),
-    rule(
-        K::ProviderToken,
-        r"\bNRAK-[A-Z0-9]{27}\b",
-        Prefix(5),
-        Body,
-    ),
+    rule(K::ProviderToken, r"\bNRAK-[A-Z0-9]{27}\b", Prefix(5), Body),
     rule(
         K::ProviderToken,
         r"\bsl\.[A-Za-z0-9_\-=]{130,}",
@@ -414,12 +424,7 @@ const RULES: &[Rule] = &[
         Prefix(5),
         Body,
     ),
-    rule(
-        K::ProviderToken,
-        r"\bsbp_[a-f0-9]{40}\b",
-        Prefix(4),
-        Body,
-    ),
+    rule(K::ProviderToken, r"\bsbp_[a-f0-9]{40}\b", Prefix(4), Body),
     rule(
         K::PrivateKey,
         r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b",
@@ -480,6 +485,12 @@ fn passes(check: Check, show: Show, s: &str) -> bool {
     if is_filler(body) {
         return false;
     }
+    // Words standing in for a key (`ghp_PersonalAccessTokenForDocs…`); an all-caps
+    // base32 body (AWS) is not judged this way.
+    let c = classes(body);
+    if c.lower && body.len() >= 12 && camel_wordiness(body.as_bytes()) >= 0.7 {
+        return false;
+    }
     match check {
         Check::Body => true,
         Check::Mixed => {
@@ -508,7 +519,8 @@ fn private_keys(sink: &mut Sink<'_>) {
         .collect();
     for (start, end) in hits {
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let lead = text[line_start..start].trim_matches(|c: char| c.is_whitespace() || c == '"' || c == '\'');
+        let lead = text[line_start..start]
+            .trim_matches(|c: char| c.is_whitespace() || c == '"' || c == '\'');
         let after = &text[end..];
         let material = after
             .trim_start_matches(|c: char| c.is_whitespace())
@@ -516,13 +528,14 @@ fn private_keys(sink: &mut Sink<'_>) {
             .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
             .count();
         let at_line_start = lead.is_empty() || lead.ends_with(':') || lead.ends_with('=');
-        if !(at_line_start || material >= 16) {
+        // An empty block (BEGIN straight to END) holds no key.
+        let empty = after
+            .trim_start_matches(|c: char| c.is_whitespace() || c == '\\' || c == '"')
+            .starts_with("-----END");
+        if empty || !(at_line_start || material >= 16) {
             continue;
         }
-        let block_end = after
-            .find("-----END")
-            .map(|i| end + i + 8)
-            .unwrap_or(end);
+        let block_end = after.find("-----END").map(|i| end + i + 8).unwrap_or(end);
         sink.push(
             K::PrivateKey,
             start,

@@ -62,10 +62,21 @@ fn url_password_is_placeholder(user: &str, p: &str) -> bool {
     if p.starts_with('%') || is_placeholder_shape(p) || is_env_name(p) {
         return true;
     }
+    // One character is a test URL's `a:b`, not a password.
+    if p.chars().count() < 2 {
+        return true;
+    }
     let pl = p.to_ascii_lowercase();
+    // Metasyntactic stand-ins: `foo:bar@`, `user:secret@`.
     if matches!(
         pl.as_str(),
-        "password" | "passwd" | "yourpassword" | "mypassword" | "pwd" | "secret" | "token"
+        "bar" | "baz" | "foobar" | "qux" | "secret" | "xyz"
+    ) {
+        return true;
+    }
+    if matches!(
+        pl.as_str(),
+        "password" | "passwd" | "yourpassword" | "mypassword" | "pwd" | "token"
     ) && (user.is_empty()
         || matches!(
             user.to_ascii_lowercase().as_str(),
