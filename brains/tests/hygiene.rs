@@ -407,6 +407,54 @@ fn arbitrary_unicode_never_panics() {
     }
 }
 
+/// A 16 KB engineering note built from the negative corpus (prose, config, code, logs,
+/// hashes), as the floor sees on a large write.
+fn sixteen_kb_note() -> String {
+    let mut note = String::new();
+    for c in corpus("negatives.jsonl").iter().cycle() {
+        if note.len() + c.text.len() + 2 > 16 * 1024 {
+            break;
+        }
+        note.push_str(&c.text);
+        note.push_str("\n\n");
+    }
+    note
+}
+
+/// Scan time of a 16 KB note: `cargo test --release -p brains --test hygiene --
+/// --ignored --nocapture scan_speed`.
+#[test]
+#[ignore]
+fn scan_speed() {
+    let note = sixteen_kb_note();
+    let with_secrets = format!(
+        "{note}\npassword: Qwerty!2345\npostgres://app:Zq8mR2pL4x@db/app\nghp_Q7xK3m2P9lW4zB6nR8tY1uI5oA0sD3fG7hJk\n"
+    );
+    for (name, text) in [
+        ("clean 16 KB note", &note),
+        ("same with 3 secrets", &with_secrets),
+    ] {
+        let _ = scan(text); // compile the patterns
+        let mut times: Vec<std::time::Duration> = (0..500)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                std::hint::black_box(scan(std::hint::black_box(text)));
+                t.elapsed()
+            })
+            .collect();
+        times.sort();
+        eprintln!(
+            "{name} ({} bytes, {} findings): p50 {:?}, p90 {:?}, p99 {:?}, max {:?}",
+            text.len(),
+            scan(text).len(),
+            times[times.len() / 2],
+            times[times.len() * 9 / 10],
+            times[times.len() * 99 / 100],
+            times[times.len() - 1]
+        );
+    }
+}
+
 /// What the scanner makes of real files: `HYGIENE_SCAN=<file or directory> cargo test
 /// -p brains --test hygiene -- --ignored --nocapture scan_files`. Directories are walked
 /// (text files under 1 MB); each finding is printed with its file.

@@ -13,9 +13,12 @@
 use super::judge::{
     base64_is_userpass, base64_of_placeholder, classes, is_code_reference, is_code_token,
     is_env_name, is_filler, is_hexish, is_path, is_placeholder, is_plain_word, is_random_token,
-    is_uuid, is_versionish,
+    is_uuid, is_versionish, Lower,
 };
-use super::{redact, FindingKind as K, Sink};
+use super::{line_end_near, line_start_near, redact, FindingKind as K, Sink};
+use regex::Regex;
+use std::collections::HashSet;
+use std::sync::LazyLock;
 
 // Roots of secret-ish names, searched in the lowercased text.
 super::re!(
@@ -23,44 +26,59 @@ super::re!(
     r"pass|pwd|pw\b|secret|token|key|credential|creds|auth"
 );
 
-super::re!(NETRC, r"(?i)\blogin\s+(\S+)\s+password\s+(\S+)");
+// The fixed syntaxes below are searched in the lowercased text (exact literals make
+// fast prefilters; offsets are the same), and values are read from the text itself.
+
+super::re!(NETRC, r"\blogin\s+(\S+)\s+password\s+(\S+)");
 
 super::re!(
     PGPASS,
-    r"(?m)^[ \t]*(?:[A-Za-z0-9.\-]+|\*|\[[0-9A-Fa-f:]+\]):(?:\d{1,5}|\*):[^:\s]+:([^:\s]+):(\S+?)\r?$"
+    r"^[ \t]*(?:[a-z0-9.\-]+|\*|\[[0-9a-f:]+\]):(?:\d{1,5}|\*):[^:\s]+:([^:\s]+):(\S+?)\r?$"
 );
 
 super::re!(SHORT_P_QUOTED, r#"(?:^|\s)-p(["'])([^"'\s]{3,})["']"#);
 
 super::re!(
     MYSQL_P,
-    r"(?i)\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p([^\s'\x22-][^\s'\x22]{2,})"
+    r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p([^\s'\x22-][^\s'\x22]{2,})"
 );
 
 super::re!(
     LOGIN_P,
-    r"(?i)\b(?:sshpass|docker\s+login|podman\s+login|helm\s+registry\s+login|buildah\s+login|skopeo\s+login|oras\s+login)\b[^\n]*?\s-p\s+(\S+)"
+    r"\b(?:sshpass|docker\s+login|podman\s+login|helm\s+registry\s+login|buildah\s+login|skopeo\s+login|oras\s+login)\b[^\n]*?\s-p\s+(\S+)"
 );
 
 super::re!(REDIS_A, r"\bredis-cli\b[^\n]*?\s-a\s+(\S+)");
 
-super::re!(OPENSSL_PASS, r"(?i)\s-pass(?:in|out|word)?\s+pass:(\S+)");
+super::re!(OPENSSL_PASS, r"\s-pass(?:in|out|word)?\s+pass:(\S+)");
 
 super::re!(
     CURL_USER,
-    r#"(?i)\b(?:curl|wget|http|httpie|xh)\b[^\n]*?\s(?:-u|--user|--http-user)(?:\s+|=)["']?([^\s:"']+):([^\s"']+?)["']?(?:\s|$)"#
+    r#"\b(?:curl|wget|http|httpie|xh)\b[^\n]*?\s(?:-u|--user|--http-user)(?:\s+|=)["']?([^\s:"']+):([^\s"']+?)["']?(?:\s|$)"#
 );
 
 // `{"key": "apiKey", "value": "…"}`, `{"name": "API_TOKEN", "value": "…"}` (Postman,
 // ECS task definitions) and YAML `- name: DB_PASSWORD` / `value: …` (Kubernetes env).
 super::re!(
     JSON_PAIR,
-    r#"(?i)"(?:key|name)"\s*:\s*"([^"\n]{1,64})"\s*,\s*"value"\s*:\s*"([^"\n]*)""#
+    r#""(?:key|name)"\s*:\s*"([^"\n]{1,64})"\s*,\s*"value"\s*:\s*"([^"\n]*)""#
 );
 
 super::re!(
     YAML_PAIR,
-    r#"(?im)^[ \t]*-?[ \t]*name:[ \t]*["']?([A-Za-z0-9_.\-]{1,64})["']?[ \t]*\r?\n[ \t]*value:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#]+))"#
+    r#"(?m)^[ \t]*-?[ \t]*name:[ \t]*["']?([a-z0-9_.\-]{1,64})["']?[ \t]*\r?\n[ \t]*value:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#]+))"#
+);
+
+// `echo s3cr3t | docker login -u bot --password-stdin`
+super::re!(
+    ECHO_STDIN,
+    r#"\becho\s+["']?([^\s"'|]{6,})["']?\s*\|\s*[^\n]*?\blogin\b[^\n]*--password-stdin"#
+);
+
+// SQL: `IDENTIFIED BY 'x'`, `WITH PASSWORD 'x'`, `ENCRYPTED PASSWORD 'x'`.
+super::re!(
+    SQL_PASSWORD,
+    r"\b(?:identified\s+(?:with\s+\w+\s+)?by|password)\s+'([^'\n]+)'"
 );
 
 // `requests.get(url, auth=("bot", "…"))`
@@ -72,18 +90,18 @@ super::re!(
 // `use hunter42 as the password`
 super::re!(
     USE_AS,
-    r#"(?i)\b(?:use|used|using|enter|entered|type|typed|set|with)\s+["'`]?([^\s"'`]{6,64}?)["'`]?\s+as\s+(?:the\s+|a\s+|an\s+|our\s+|your\s+|my\s+)?(?:[a-z]+\s+){0,2}(?:password|passphrase|passcode|pw|token|secret|api\s+key)\b"#
+    r#"\b(?:use|used|using|enter|entered|type|typed|set|with)\s+["'`]?([^\s"'`]{6,64}?)["'`]?\s+as\s+(?:the\s+|a\s+|an\s+|our\s+|your\s+|my\s+)?(?:[a-z]+\s+){0,2}(?:password|passphrase|passcode|pw|token|secret|api\s+key)\b"#
 );
 
 // `admin / Adm1n!2024` on a line about logins.
 super::re!(
     SLASH_PAIR,
-    r"(?i)\b([a-z][a-z0-9._\-]{1,30})\s+/\s+([^\s/]{8,64})(?:\s|$)"
+    r"\b([a-z][a-z0-9._\-]{1,30})\s+/\s+([^\s/]{8,64})(?:\s|$)"
 );
 
 super::re!(
     ATTR_PAIR,
-    r#"(?i)\bkey\s*=\s*"([A-Za-z0-9_.\-:]*(?:password|passwd|secret|token|apikey|api_key)[A-Za-z0-9_.\-:]*)"\s+value\s*=\s*"([^"]*)""#
+    r#"\bkey\s*=\s*"([a-z0-9_.\-:]*(?:password|passwd|secret|token|apikey|api_key)[a-z0-9_.\-:]*)"\s+value\s*=\s*"([^"]*)""#
 );
 
 pub(crate) fn scan(sink: &mut Sink<'_>) {
@@ -94,9 +112,10 @@ pub(crate) fn scan(sink: &mut Sink<'_>) {
 /// `.netrc`, `.pgpass`, short CLI flags, `curl -u`, .NET `<add key= value=>`.
 fn fixed_syntaxes(sink: &mut Sink<'_>) {
     let text = sink.text;
+    let lower = sink.lower.as_str();
     let mut hits: Vec<(usize, usize, String)> = Vec::new();
-    for c in NETRC.captures_iter(text) {
-        let v = c.get(2).expect("password");
+    for c in gated(&NETRC, lower, &["login"]) {
+        let v = Span::of(text, c.get(2).expect("password").range());
         if !is_placeholder(v.as_str()) && !is_env_name(v.as_str()) {
             hits.push((
                 v.start(),
@@ -105,21 +124,33 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
             ));
         }
     }
-    for c in PGPASS.captures_iter(text) {
-        let v = c.get(2).expect("password");
-        if !is_placeholder(v.as_str()) && !is_env_name(v.as_str()) && v.as_str() != &c[1] {
+    for (line_start, line) in pgpass_candidates(lower) {
+        let Some(c) = PGPASS.captures(line) else {
+            continue;
+        };
+        let c = Shifted(line_start, c);
+        let v = Span::of(text, c.get(2).expect("password").range());
+        if !is_placeholder(v.as_str())
+            && !is_env_name(v.as_str())
+            && v.as_str() != &text[c.get(1).expect("name").range()]
+        {
             hits.push((v.start(), v.end(), format!("pgpass {}", redact(v.as_str()))));
         }
     }
-    for c in SHORT_P_QUOTED.captures_iter(text) {
-        let v = c.get(2).expect("password");
+    for c in gated(&SHORT_P_QUOTED, lower, &["-p'", "-p\""]) {
+        let v = Span::of(text, c.get(2).expect("password").range());
         if value_ok(v.as_str(), Syntax::Literal, Strength::Password) {
             hits.push((v.start(), v.end(), format!("-p {}", redact(v.as_str()))));
         }
     }
-    for re in [&*MYSQL_P, &*LOGIN_P, &*REDIS_A, &*OPENSSL_PASS] {
-        for c in re.captures_iter(text) {
-            let v = c.get(1).expect("password");
+    for (re, lits) in [
+        (&MYSQL_P, &["mysql", "mariadb"][..]),
+        (&LOGIN_P, &["login", "sshpass"][..]),
+        (&REDIS_A, &["redis-cli"][..]),
+        (&OPENSSL_PASS, &["pass:"][..]),
+    ] {
+        for c in gated(re, lower, lits) {
+            let v = Span::of(text, c.get(1).expect("password").range());
             if value_ok(v.as_str(), Syntax::Bare, Strength::Password)
                 && !v.as_str().bytes().all(|b| b.is_ascii_digit())
             {
@@ -127,9 +158,9 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
             }
         }
     }
-    for c in CURL_USER.captures_iter(text) {
-        let v = c.get(2).expect("password");
-        let user = &c[1];
+    for c in gated(&CURL_USER, lower, &[" -u", "--user", "--http-user"]) {
+        let v = Span::of(text, c.get(2).expect("password").range());
+        let user = &text[c.get(1).expect("name").range()];
         if !user.eq_ignore_ascii_case(v.as_str())
             && value_ok(v.as_str(), Syntax::Literal, Strength::Password)
         {
@@ -140,48 +171,84 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
             ));
         }
     }
-    for c in ATTR_PAIR.captures_iter(text) {
-        let v = c.get(2).expect("value");
+    for c in gated(&ATTR_PAIR, lower, &["value"]) {
+        let v = Span::of(text, c.get(2).expect("value").range());
         if value_ok(v.as_str(), Syntax::Literal, Strength::Strong) {
             hits.push((
                 v.start(),
                 v.end(),
-                format!("{}={}", &c[1], redact(v.as_str())),
+                format!(
+                    "{}={}",
+                    &text[c.get(1).expect("name").range()],
+                    redact(v.as_str())
+                ),
             ));
         }
     }
-    for c in JSON_PAIR.captures_iter(text) {
-        let v = c.get(2).expect("value");
-        if classify(&c[1]).is_some_and(|n| value_ok(v.as_str(), Syntax::Literal, n.strength)) {
+    for c in gated(&JSON_PAIR, lower, &["\"value\""]) {
+        let v = Span::of(text, c.get(2).expect("value").range());
+        if classify(&text[c.get(1).expect("name").range()])
+            .is_some_and(|n| value_ok(v.as_str(), Syntax::Literal, n.strength))
+        {
             hits.push((
                 v.start(),
                 v.end(),
-                format!("{}={}", &c[1], redact(v.as_str())),
+                format!(
+                    "{}={}",
+                    &text[c.get(1).expect("name").range()],
+                    redact(v.as_str())
+                ),
             ));
         }
     }
-    for c in YAML_PAIR.captures_iter(text) {
+    for c in gated(&YAML_PAIR, lower, &["value:"]) {
         let (v, syntax) = match (c.get(2).or_else(|| c.get(3)), c.get(4)) {
-            (Some(q), _) => (q, Syntax::Literal),
-            (None, Some(b)) => (b, Syntax::Bare),
+            (Some(q), _) => (Span::of(text, q.range()), Syntax::Literal),
+            (None, Some(b)) => (Span::of(text, b.range()), Syntax::Bare),
             _ => continue,
         };
-        if classify(&c[1]).is_some_and(|n| value_ok(v.as_str(), syntax, n.strength)) {
+        if classify(&text[c.get(1).expect("name").range()])
+            .is_some_and(|n| value_ok(v.as_str(), syntax, n.strength))
+        {
             hits.push((
                 v.start(),
                 v.end(),
-                format!("{}={}", &c[1], redact(v.as_str())),
+                format!(
+                    "{}={}",
+                    &text[c.get(1).expect("name").range()],
+                    redact(v.as_str())
+                ),
             ));
         }
     }
-    for c in AUTH_TUPLE.captures_iter(text) {
-        let v = c.get(1).expect("password");
+    for c in gated(&ECHO_STDIN, lower, &["--password-stdin"]) {
+        let v = Span::of(text, c.get(1).expect("password").range());
+        if value_ok(v.as_str(), Syntax::Literal, Strength::Password) {
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("echo {} | login", redact(v.as_str())),
+            ));
+        }
+    }
+    for c in gated(&SQL_PASSWORD, lower, &["identified", "password '"]) {
+        let v = Span::of(text, c.get(1).expect("password").range());
+        if value_ok(v.as_str(), Syntax::Literal, Strength::Password) {
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("password '{}'", redact(v.as_str())),
+            ));
+        }
+    }
+    for c in gated(&AUTH_TUPLE, lower, &["auth"]) {
+        let v = Span::of(text, c.get(1).expect("password").range());
         if value_ok(v.as_str(), Syntax::Literal, Strength::Password) {
             hits.push((v.start(), v.end(), format!("auth=({})", redact(v.as_str()))));
         }
     }
-    for c in USE_AS.captures_iter(text) {
-        let v = c.get(1).expect("value");
+    for c in gated(&USE_AS, lower, &[" as "]) {
+        let v = Span::of(text, c.get(1).expect("value").range());
         if value_ok(v.as_str(), Syntax::Prose, Strength::Password) {
             hits.push((
                 v.start(),
@@ -190,8 +257,8 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
             ));
         }
     }
-    for c in SLASH_PAIR.captures_iter(text) {
-        let v = c.get(2).expect("password");
+    for c in gated(&SLASH_PAIR, lower, &[" / "]) {
+        let v = Span::of(text, c.get(2).expect("password").range());
         let line = line_around(text, v.start()).to_ascii_lowercase();
         let about_logins = [
             "login",
@@ -209,7 +276,7 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
         ]
         .iter()
         .any(|w| line.contains(w));
-        let user = c[1].to_ascii_lowercase();
+        let user = text[c.get(1).expect("name").range()].to_ascii_lowercase();
         let method =
             ["get", "post", "put", "delete", "patch", "head", "options"].contains(&user.as_str());
         if about_logins
@@ -221,7 +288,11 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
             hits.push((
                 v.start(),
                 v.end(),
-                format!("{} / {}", &c[1], redact(v.as_str())),
+                format!(
+                    "{} / {}",
+                    &text[c.get(1).expect("name").range()],
+                    redact(v.as_str())
+                ),
             ));
         }
     }
@@ -230,11 +301,84 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
     }
 }
 
+/// A matched value, read from the text (the match ran on the lowercased copy).
+#[derive(Clone, Copy)]
+struct Span<'t> {
+    s: &'t str,
+    start: usize,
+    end: usize,
+}
+
+impl<'t> Span<'t> {
+    fn of(text: &'t str, r: std::ops::Range<usize>) -> Self {
+        Span {
+            s: &text[r.clone()],
+            start: r.start,
+            end: r.end,
+        }
+    }
+    fn as_str(&self) -> &'t str {
+        self.s
+    }
+    fn start(&self) -> usize {
+        self.start
+    }
+    fn end(&self) -> usize {
+        self.end
+    }
+}
+
+/// Lines that could be `.pgpass` entries (four to six colons, no spaces inside), with
+/// their offsets.
+fn pgpass_candidates(lower: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut at = 0;
+    lower.split('\n').filter_map(move |line| {
+        let start = at;
+        at += line.len() + 1;
+        let t = line.trim();
+        let colons = t.bytes().filter(|&b| b == b':').count();
+        ((4..=6).contains(&colons) && !t.contains(' ')).then_some((start, line))
+    })
+}
+
+/// Captures of a match run on one line, shifted to offsets in the whole text.
+struct Shifted<'h>(usize, regex::Captures<'h>);
+
+impl Shifted<'_> {
+    fn get(&self, i: usize) -> Option<ShiftedMatch> {
+        self.1
+            .get(i)
+            .map(|m| ShiftedMatch(self.0 + m.start(), self.0 + m.end()))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct ShiftedMatch(usize, usize);
+
+impl ShiftedMatch {
+    fn range(&self) -> std::ops::Range<usize> {
+        self.0..self.1
+    }
+}
+
 /// The line holding byte `at`.
 fn line_around(text: &str, at: usize) -> &str {
-    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
-    let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-    &text[start..end]
+    &text[line_start_near(text, at, 512)..line_end_near(text, at, 512)]
+}
+
+/// Run `re` over the lowercased text only when it holds one of `lits` (most notes hold
+/// none, and a substring search is cheaper than a regex pass).
+fn gated<'t>(
+    re: &'static LazyLock<Regex>,
+    lower: &'t str,
+    lits: &[&str],
+) -> regex::CaptureMatches<'static, 't> {
+    let hay = if lits.iter().any(|l| lower.contains(l)) {
+        lower
+    } else {
+        ""
+    };
+    re.captures_iter(hay)
 }
 
 /// How strongly a name claims its value is secret.
@@ -604,38 +748,56 @@ const KEY_QUALIFIERS: &[&str] = &[
     "user",
 ];
 
-/// Split an identifier into lowercase words: `_ - . /` and camelCase boundaries.
-fn words(ident: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for part in ident.split(['_', '-', '.', '/', ' ']) {
-        let b = part.as_bytes();
-        let mut start = 0;
-        for i in 1..b.len() {
+/// Most words a name is split into; the rest are ignored.
+const MAX_WORDS: usize = 16;
+
+/// Split an identifier into words (`_ - . / space` and camelCase boundaries), as slices
+/// of its lowercased copy `lower` (same byte offsets: identifiers are ASCII).
+fn words<'a>(ident: &str, lower: &'a str, out: &mut [&'a str; MAX_WORDS]) -> usize {
+    let b = ident.as_bytes();
+    let mut n = 0;
+    let mut start = 0;
+    let mut push = |from: usize, to: usize, n: &mut usize| {
+        if to > from && *n < MAX_WORDS {
+            out[*n] = &lower[from..to];
+            *n += 1;
+        }
+    };
+    for i in 0..b.len() {
+        if matches!(b[i], b'_' | b'-' | b'.' | b'/' | b' ') {
+            push(start, i, &mut n);
+            start = i + 1;
+            continue;
+        }
+        if i > start {
             let boundary = (b[i].is_ascii_uppercase() && b[i - 1].is_ascii_lowercase())
                 || (b[i].is_ascii_uppercase()
                     && b[i - 1].is_ascii_uppercase()
                     && b.get(i + 1).is_some_and(|c| c.is_ascii_lowercase()))
                 || (b[i].is_ascii_digit() != b[i - 1].is_ascii_digit());
             if boundary {
-                out.push(part[start..i].to_ascii_lowercase());
+                push(start, i, &mut n);
                 start = i;
             }
         }
-        if start < b.len() {
-            out.push(part[start..].to_ascii_lowercase());
-        }
     }
-    out
+    push(start, b.len(), &mut n);
+    n
 }
+
+static META_SET: LazyLock<HashSet<&'static str>> = LazyLock::new(|| META.iter().copied().collect());
+static LEAD_SET: LazyLock<HashSet<&'static str>> =
+    LazyLock::new(|| NOT_SECRET_LEAD.iter().copied().collect());
 
 /// Is this identifier a secret-ish name, and how strongly?
 fn classify(ident: &str) -> Option<Name> {
-    let w = words(ident);
-    let w: Vec<&str> = w
-        .iter()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .collect();
+    if !ident.is_ascii() {
+        return None;
+    }
+    let lower = Lower::new(ident);
+    let mut buf = [""; MAX_WORDS];
+    let n = words(ident, lower.as_str(), &mut buf);
+    let w = &buf[..n];
     let mut hit: Option<(usize, Strength)> = None;
     for (i, word) in w.iter().enumerate() {
         let s = word_strength(word, i.checked_sub(1).map(|j| w[j]), w.len() > 1);
@@ -655,10 +817,10 @@ fn classify(ident: &str) -> Option<Name> {
     {
         return None;
     }
-    if w[at + 1..].iter().any(|x| META.contains(x)) {
+    if w[at + 1..].iter().any(|x| META_SET.contains(x)) {
         return None;
     }
-    if w[..at].iter().any(|x| NOT_SECRET_LEAD.contains(x)) {
+    if w[..at].iter().any(|x| LEAD_SET.contains(x)) {
         return None;
     }
     let has = |x: &str| w.contains(&x);
@@ -772,7 +934,9 @@ fn named_values(sink: &mut Sink<'_>) {
         }
         let mut name = classify(ident);
         // `API key is …`, `access token: …`: the qualifier is the word before.
-        if name.is_none() && matches!(ident.to_ascii_lowercase().as_str(), "key" | "keys") {
+        if name.is_none()
+            && (ident.eq_ignore_ascii_case("key") || ident.eq_ignore_ascii_case("keys"))
+        {
             name = previous_word(text, s).and_then(|p| classify(&format!("{p}_{ident}")));
         }
         let Some(mut name) = name else {
@@ -793,10 +957,11 @@ fn named_values(sink: &mut Sink<'_>) {
 
 /// Is the query parameter at `at` part of a badge image URL?
 fn in_badge_url(text: &str, at: usize) -> bool {
-    let start = text.as_bytes()[..at]
+    let floor = line_start_near(text, at, 512);
+    let start = text.as_bytes()[floor..at]
         .iter()
         .rposition(|b| b.is_ascii_whitespace() || matches!(b, b'(' | b'"' | b'\'' | b'<'))
-        .map_or(0, |i| i + 1);
+        .map_or(floor, |i| floor + i + 1);
     let url = text[start..at].to_ascii_lowercase();
     url.contains("://") && (url.contains("badge") || url.contains(".svg"))
 }
@@ -845,10 +1010,8 @@ fn parse_assignment(
     name: Name,
 ) -> Option<(K, usize, usize, String)> {
     let bytes = text.as_bytes();
-    let line_end = text[name_end..]
-        .find('\n')
-        .map_or(text.len(), |i| name_end + i);
-    let line_start = text[..name_start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = line_end_near(text, name_end, 2048);
+    let line_start = line_start_near(text, name_start, 512);
     let rest = &text[name_end..line_end];
     let rb = rest.as_bytes();
     let mut i = 0;
@@ -960,7 +1123,7 @@ fn parse_assignment(
                 while ve < rb.len()
                     && !rb[ve].is_ascii_whitespace()
                     && !matches!(rb[ve], b'"' | b'\'' | b'`' | b',' | b';')
-                    && !(rb[ve] == b'<' && !opens_angle)
+                    && (rb[ve] != b'<' || opens_angle)
                 {
                     ve += 1;
                 }
@@ -1051,14 +1214,16 @@ fn prose_separator(tail: &str) -> (usize, bool) {
             return (consumed, false);
         }
         let run = &s[..run_len];
-        match run.to_ascii_lowercase().as_str() {
+        match Lower::new(run).as_str() {
             "is" | "was" | "are" | "were" => {
                 consumed += run_len;
                 // `is now`, `is set to`, `was changed to`
                 let rest = s[run_len..].trim_start_matches([' ', '\t']);
                 let extra_ws = s[run_len..].len() - rest.len();
                 for follow in ["now ", "set to ", "changed to ", "still "] {
-                    if rest.to_ascii_lowercase().starts_with(follow) {
+                    if rest.len() >= follow.len()
+                        && rest.as_bytes()[..follow.len()].eq_ignore_ascii_case(follow.as_bytes())
+                    {
                         return (consumed + extra_ws + follow.len() - 1, true);
                     }
                 }
@@ -1096,7 +1261,8 @@ fn value_ok(v: &str, syntax: Syntax, strength: Strength) -> bool {
     }
     // A value naming its own kind (`"refresh-token"`, `my-secret`) is a label.
     if is_plain_word(v) {
-        let l = v.to_ascii_lowercase();
+        let l = Lower::new(v);
+        let l = l.as_str();
         if ["token", "secret", "password", "passwd", "key", "cred"]
             .iter()
             .any(|k| l.contains(k))

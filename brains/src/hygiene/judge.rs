@@ -1,6 +1,47 @@
 //! Judging a candidate value: is it a placeholder, a reference to something else, a
 //! plain word, an identifier, a digest, readable base64, or random enough to be a key?
-//! Every check here is allocation-free and bounded by the value's length.
+//! Every check is bounded by the value's length; most allocate nothing.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// An ASCII-lowercased copy of a short string, on the stack when it fits.
+pub(crate) struct Lower {
+    buf: [u8; 128],
+    len: usize,
+    heap: Option<String>,
+}
+
+impl Lower {
+    pub(crate) fn new(s: &str) -> Self {
+        let mut buf = [0u8; 128];
+        if s.len() <= buf.len() {
+            for (d, c) in buf.iter_mut().zip(s.bytes()) {
+                *d = c.to_ascii_lowercase();
+            }
+            Lower {
+                buf,
+                len: s.len(),
+                heap: None,
+            }
+        } else {
+            Lower {
+                buf,
+                len: 0,
+                heap: Some(s.to_ascii_lowercase()),
+            }
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        match &self.heap {
+            Some(h) => h,
+            // Lowercasing ASCII bytes of valid UTF-8 keeps it valid.
+            None => std::str::from_utf8(&self.buf[..self.len]).unwrap_or(""),
+        }
+    }
+}
 
 /// Shannon entropy in bits per character over the bytes of `s`.
 pub(crate) fn entropy(s: &[u8]) -> f64 {
@@ -86,7 +127,8 @@ pub(crate) fn is_filler(body: &str) -> bool {
     if b.is_empty() {
         return true;
     }
-    let lower = body.to_ascii_lowercase();
+    let lower = Lower::new(body);
+    let lower = lower.as_str();
     // A run of one character: filler unless real randomness surrounds it (Twitter's
     // bearer tokens open with twenty-odd `A`s).
     let run = longest_run(b);
@@ -145,6 +187,12 @@ const PLACEHOLDER_MARKS: &[&str] = &[
     "...",
     "…",
 ];
+
+/// All the marks in one search.
+static MARKS: LazyLock<Regex> = LazyLock::new(|| {
+    let alternation: Vec<String> = PLACEHOLDER_MARKS.iter().map(|m| regex::escape(m)).collect();
+    Regex::new(&alternation.join("|")).expect("a valid pattern")
+});
 
 /// Whole values that are placeholders, types, or "nothing".
 const PLACEHOLDER_WORDS: &[&str] = &[
@@ -222,7 +270,7 @@ const PLACEHOLDER_WORDS: &[&str] = &[
 /// variable reference (`${X}`, `$X`, `%X%`, `{{x}}`, `<x>`), a YAML tag or alias, a
 /// type name, a "nothing" literal, a doc placeholder (`changeme`, `your-token-here`).
 pub(crate) fn is_placeholder(v: &str) -> bool {
-    is_placeholder_shape(v) || PLACEHOLDER_WORDS.contains(&v.trim().to_ascii_lowercase().as_str())
+    is_placeholder_shape(v) || PLACEHOLDER_WORDS.contains(&Lower::new(v.trim()).as_str())
 }
 
 /// A placeholder by its shape or its marks (not by being a bare word such as `pass`):
@@ -259,8 +307,9 @@ pub(crate) fn is_placeholder_shape(v: &str) -> bool {
     }) {
         return true;
     }
-    let lower = v.to_ascii_lowercase();
-    if PLACEHOLDER_MARKS.iter().any(|m| lower.contains(m)) {
+    let lower = Lower::new(v);
+    let lower = lower.as_str();
+    if MARKS.is_match(lower) {
         return true;
     }
     // `Option<String>`, `&str`, `Secret<String>`: a type, not a value.
@@ -323,7 +372,8 @@ pub(crate) fn is_code_token(v: &str) -> bool {
             return true;
         }
     }
-    let lower = v.to_ascii_lowercase();
+    let lower = Lower::new(v);
+    let lower = lower.as_str();
     if lower.starts_with("0x") || lower.starts_with("0b") || lower.starts_with("0o") {
         return lower[2..]
             .bytes()
@@ -684,7 +734,11 @@ mod tests {
             "SGVsbG8gV29ybGQhIFRoaXMgaXMgYSB0ZXN0IGZpeHR1cmUu"
         ));
         assert!(!base64_is_readable("Zx9qL2mN8vB4cX7wR5tY3uI1oP6aS0dF"));
-        assert!(base64_is_userpass("dXNlcjpwYXNzd29yZA=="));
+        assert!(base64_is_userpass("Y2k6WnE4bVIycEw0eA=="));
+        assert!(
+            !base64_is_userpass("dXNlcjpwYXNzd29yZA=="),
+            "user:password is a placeholder"
+        );
     }
 
     #[test]

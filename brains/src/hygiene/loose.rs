@@ -5,11 +5,48 @@
 
 use super::judge::{
     base64_decode_text, base64_is_readable, class_switch_rate, classes, entropy, is_hexish,
-    wordiness,
+    wordiness, Lower,
 };
 use super::{redact, scan_inner, FindingKind as K, Sink};
 
-super::re!(CANDIDATE, r"[A-Za-z0-9+/_\-]{24,}={0,2}");
+/// Runs of token characters (`A-Z a-z 0-9 + / _ -`) of 24 or more, with up to two
+/// trailing `=`: the candidates, found by one pass over the bytes.
+fn candidates(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    const TOKEN: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut c = 0;
+        while c < 256 {
+            let b = c as u8;
+            t[c] = b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'_' | b'-');
+            c += 1;
+        }
+        t
+    };
+    let b = text.as_bytes();
+    let token = |c: u8| TOKEN[c as usize];
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            if !token(b[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < b.len() && token(b[i]) {
+                i += 1;
+            }
+            if i - start >= 24 {
+                let mut end = i;
+                while end < b.len() && end - i < 2 && b[end] == b'=' {
+                    end += 1;
+                }
+                i = end;
+                return Some((start, end));
+            }
+        }
+        None
+    })
+}
 
 /// Words before a value that say it is public or a digest, not a secret.
 const PUBLIC_NAMES: &[&str] = &[
@@ -50,9 +87,8 @@ pub(crate) fn scan(sink: &mut Sink<'_>, decode_base64: bool) {
     let bytes = text.as_bytes();
     let public_blocks = public_block_spans(text);
     let mut hits: Vec<(K, usize, usize, String)> = Vec::new();
-    for m in CANDIDATE.find_iter(text) {
-        let (start, end) = (m.start(), m.end());
-        let tok = m.as_str();
+    for (start, end) in candidates(text) {
+        let tok = &text[start..end];
         if sink.is_taken(start, end) || public_blocks.iter().any(|&(s, e)| start >= s && start < e)
         {
             continue;
@@ -70,11 +106,7 @@ pub(crate) fn scan(sink: &mut Sink<'_>, decode_base64: bool) {
         {
             continue;
         }
-        let prefix = line_prefix(text, start);
-        if prefix_says_public(prefix) {
-            continue;
-        }
-        if !looks_random(tok) {
+        if !looks_random(tok) || prefix_says_public(line_prefix(text, start)) {
             continue;
         }
         // Readable base64: a fixture or an encoded document. Look inside it once.
@@ -112,6 +144,10 @@ fn looks_random(tok: &str) -> bool {
     if b.len() < 24 {
         return false;
     }
+    let c = classes(t);
+    if !(c.upper && c.lower && c.digit) {
+        return false;
+    }
     // Gerrit's `Change-Id: I<sha>`.
     if b[0] == b'I' && is_hexish(&t[1..]) {
         return false;
@@ -127,10 +163,9 @@ fn looks_random(tok: &str) -> bool {
         }
     }
     // Integrity (`sha512-…`), Go sums (`h1:` is split off by `:`), digests.
-    let lower_head: String = t.chars().take(8).collect::<String>().to_ascii_lowercase();
     if ["sha1-", "sha256-", "sha384-", "sha512-", "md5-"]
         .iter()
-        .any(|p| lower_head.starts_with(p))
+        .any(|p| b.len() > p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes()))
     {
         return false;
     }
@@ -140,10 +175,6 @@ fn looks_random(tok: &str) -> bool {
         return false;
     }
     if is_hexish(t) {
-        return false;
-    }
-    let c = classes(t);
-    if !(c.upper && c.lower && c.digit) {
         return false;
     }
     // A path: segments separated by `/` that are words.
@@ -158,15 +189,15 @@ fn looks_random(tok: &str) -> bool {
     }
     // Structured names: three or more separated segments, most of them all letters or
     // all digits (`en-US-u-foobar-hc-h12`, `__NR_atomic_cmpxchg_32`).
-    let segments: Vec<&str> = t.split(['_', '-']).filter(|s| !s.is_empty()).collect();
-    if segments.len() >= 3 {
-        let pure = segments
-            .iter()
+    let segments = || t.split(['_', '-']).filter(|s| !s.is_empty());
+    let count = segments().count();
+    if count >= 3 {
+        let pure = segments()
             .filter(|s| {
                 s.bytes().all(|b| b.is_ascii_alphabetic()) || s.bytes().all(|b| b.is_ascii_digit())
             })
             .count();
-        if pure * 3 >= segments.len() * 2 {
+        if pure * 3 >= count * 2 {
             return false;
         }
     }
@@ -181,19 +212,15 @@ fn looks_random(tok: &str) -> bool {
 
 /// The text on this line before `start`, at most 60 bytes.
 fn line_prefix(text: &str, start: usize) -> &str {
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let mut from = line_start.max(start.saturating_sub(60));
-    while !text.is_char_boundary(from) {
-        from += 1;
-    }
-    &text[from..start]
+    &text[super::line_start_near(text, start, 60)..start]
 }
 
 /// The name this token is assigned to (or follows) says it is public: `"integrity":`,
 /// `sha256:`, `commit `, `PublicKey = `, `ssh-ed25519 `, `base64,` (a data URI), `h1:`.
 fn prefix_says_public(prefix: &str) -> bool {
     let p = prefix.trim_end();
-    let pl = p.to_ascii_lowercase();
+    let pl = Lower::new(p);
+    let pl = pl.as_str();
     if pl.ends_with("base64,")
         || pl.ends_with("h1:")
         || pl.ends_with("sha256:")
@@ -224,6 +251,12 @@ fn prefix_says_public(prefix: &str) -> bool {
                     | "commit"
                     | "nanoid"
                     | "ulid"
+                    | "cid"
+                    | "playlist"
+                    | "video"
+                    | "channel"
+                    | "sha"
+                    | "hash"
             )
         })
     {

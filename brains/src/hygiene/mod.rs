@@ -29,6 +29,7 @@ mod providers;
 mod web;
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -231,8 +232,11 @@ pub(crate) struct Sink<'t> {
     pub(crate) text: &'t str,
     /// ASCII-lowercased copy of `text`, for keyword searches.
     pub(crate) lower: String,
-    taken: Vec<(usize, usize)>,
+    /// Reported spans, disjoint, by start: end and kind.
+    taken: BTreeMap<usize, (usize, FindingKind)>,
     found: Vec<(usize, Finding)>,
+    /// Offsets of the newlines, built at the first finding.
+    newlines: Option<Vec<usize>>,
 }
 
 impl<'t> Sink<'t> {
@@ -241,34 +245,44 @@ impl<'t> Sink<'t> {
             raw,
             text,
             lower: text.to_ascii_lowercase(),
-            taken: Vec::new(),
+            taken: BTreeMap::new(),
             found: Vec::new(),
+            newlines: None,
         }
     }
 
-    /// True when `[start, end)` overlaps a span already reported.
+    /// True when `[start, end)` overlaps a span already reported. The spans are
+    /// disjoint, so the one starting last before `end` is the only one to check.
     pub(crate) fn is_taken(&self, start: usize, end: usize) -> bool {
-        self.taken.iter().any(|&(s, e)| start < e && s < end)
+        self.taken
+            .range(..end.max(start + 1))
+            .next_back()
+            .is_some_and(|(_, &(e, _))| e > start)
     }
 
     /// Any finding already reported, of these kinds, starting within `[start, end)`.
     pub(crate) fn has_kind_near(&self, kinds: &[FindingKind], start: usize, end: usize) -> bool {
-        self.found
-            .iter()
-            .any(|(at, f)| *at >= start && *at < end && kinds.contains(&f.kind))
+        self.taken
+            .range(start..end)
+            .any(|(_, (_, k))| kinds.contains(k))
     }
 
     /// Report `[start, end)` unless an earlier rule already claimed part of it.
     pub(crate) fn push(&mut self, kind: FindingKind, start: usize, end: usize, redacted: String) {
+        let end = end.max(start + 1);
         if self.is_taken(start, end) {
             return;
         }
-        self.taken.push((start, end.max(start + 1)));
-        let line = self.text.as_bytes()[..start]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
+        self.taken.insert(start, (end, kind));
+        let text = self.text;
+        let newlines = self.newlines.get_or_insert_with(|| {
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i)
+                .collect()
+        });
+        let line = newlines.partition_point(|&nl| nl < start) + 1;
         self.found.push((
             start,
             Finding {
@@ -283,6 +297,26 @@ impl<'t> Sink<'t> {
         self.found.sort_by_key(|(at, f)| (f.line, *at));
         self.found.into_iter().map(|(_, f)| f).collect()
     }
+}
+
+/// Start of the line holding byte `at`, looking back at most `max` bytes: long lines are
+/// judged by their nearby text, which keeps every per-match look linear overall.
+pub(crate) fn line_start_near(text: &str, at: usize, max: usize) -> usize {
+    let mut floor = at.saturating_sub(max);
+    while !text.is_char_boundary(floor) {
+        floor += 1;
+    }
+    text[floor..at].rfind('\n').map_or(floor, |i| floor + i + 1)
+}
+
+/// End of the line holding byte `at` (its newline or the text's end), looking ahead at
+/// most `max` bytes.
+pub(crate) fn line_end_near(text: &str, at: usize, max: usize) -> usize {
+    let mut ceil = (at + max).min(text.len());
+    while !text.is_char_boundary(ceil) {
+        ceil -= 1;
+    }
+    text[at..ceil].find('\n').map_or(ceil, |i| at + i)
 }
 
 /// Blank JSON string escapes so a value inside a raw JSON document reads as unescaped

@@ -17,12 +17,12 @@ super::re!(
 
 super::re!(
     AUTH_HEADER,
-    r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?\s*(basic|bearer|token|bot|apikey|api-key|key|sso-key|splunk|dsn|otoken)\s+([A-Za-z0-9._~+/=\-:]{6,})"#
+    r#"(?i-u)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?\s*(basic|bearer|token|bot|apikey|api-key|key|sso-key|splunk|dsn|otoken)\s+([A-Za-z0-9._~+/=\-:]{6,})"#
 );
 
 super::re!(
     KEY_HEADER,
-    r#"(?i)\b(x-api-key|x-auth-token|x-access-token|private-token|job-token|x-vault-token|x-goog-api-key|x-shopify-access-token|x-figma-token|x-apikey|ocp-apim-subscription-key|x-functions-key|x-sentry-token|circle-token|x-algolia-api-key|x-postmark-server-token|x-pagerduty-token|dd-api-key|dd-application-key)["']?\s*:\s*["']?([A-Za-z0-9._~+/=\-]{12,})"#
+    r#"(?i-u)\b(x-api-key|x-auth-token|x-access-token|private-token|job-token|x-vault-token|x-goog-api-key|x-shopify-access-token|x-figma-token|x-apikey|ocp-apim-subscription-key|x-functions-key|x-sentry-token|circle-token|x-algolia-api-key|x-postmark-server-token|x-pagerduty-token|dd-api-key|dd-application-key)["']?\s*:\s*["']?([A-Za-z0-9._~+/=\-]{12,})"#
 );
 
 super::re!(BEARER, r"\bBearer\s+([A-Za-z0-9._~+/\-]{16,}={0,2})");
