@@ -93,6 +93,18 @@ super::re!(
     r#"\b(?:use|used|using|enter|entered|type|typed|set|with)\s+["'`]?([^\s"'`]{6,64}?)["'`]?\s+as\s+(?:the\s+|a\s+|an\s+|our\s+|your\s+|my\s+)?(?:[a-z]+\s+){0,2}(?:password|passphrase|passcode|pw|token|secret|api\s+key)\b"#
 );
 
+// `user deploy, pass Dq7!…`, `login: bob / password: …` in prose.
+super::re!(
+    USER_PASS,
+    r#"\b(?:user(?:name)?|login)\s*[:=]?\s*[`"']?[^\s`"',;:<>/@]+[`"']?\s*[,;/]?\s*(?:pass(?:word)?|pwd|pw)\s*[:=]?\s*[`"']?([^\s`"',;<>@/]+)"#
+);
+
+// `admin/Rt4px7!iAx`: a well-known account name and a password with no spaces.
+super::re!(
+    ACCOUNT_SLASH,
+    r"(?:^|[\s(`'\x22])(?:admin|administrator|root|ubuntu|ec2-user|postgres|sa|guest|pi|deploy|ci)/([^\s/?&=`'\x22]{8,64})"
+);
+
 // `admin / Adm1n!2024` on a line about logins.
 super::re!(
     SLASH_PAIR,
@@ -254,6 +266,26 @@ fn fixed_syntaxes(sink: &mut Sink<'_>) {
                 v.start(),
                 v.end(),
                 format!("password {}", redact(v.as_str())),
+            ));
+        }
+    }
+    for c in gated(&USER_PASS, lower, &["pass", "pw"]) {
+        let v = Span::of(text, c.get(1).expect("password").range());
+        if value_ok(v.as_str(), Syntax::Prose, Strength::Password) {
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("user … pass {}", redact(v.as_str())),
+            ));
+        }
+    }
+    for c in gated(&ACCOUNT_SLASH, lower, &["/"]) {
+        let v = Span::of(text, c.get(1).expect("password").range());
+        if password_shaped(v.as_str()) && !is_placeholder(v.as_str()) {
+            hits.push((
+                v.start(),
+                v.end(),
+                format!("account/{}", redact(v.as_str())),
             ));
         }
     }
@@ -1203,6 +1235,7 @@ fn prose_separator(tail: &str) -> (usize, bool) {
     let mut consumed = 0;
     let mut words_skipped = 0;
     let mut in_phrase = false;
+    let mut in_clause = false;
     let mut s = tail;
     loop {
         let trimmed = s.trim_start_matches([' ', '\t']);
@@ -1215,7 +1248,7 @@ fn prose_separator(tail: &str) -> (usize, bool) {
         }
         let run = &s[..run_len];
         match Lower::new(run).as_str() {
-            "is" | "was" | "are" | "were" => {
+            "is" | "was" | "are" | "were" if words_skipped == 0 || in_phrase => {
                 consumed += run_len;
                 // `is now`, `is set to`, `was changed to`
                 let rest = s[run_len..].trim_start_matches([' ', '\t']);
@@ -1229,16 +1262,29 @@ fn prose_separator(tail: &str) -> (usize, bool) {
                 }
                 return (consumed, true);
             }
-            "to" if !in_phrase => return (consumed + run_len, true),
+            "to" if words_skipped == 0 => return (consumed + run_len, true),
             "for" | "of" | "on" | "in" | "at" | "from" if words_skipped == 0 => {
                 in_phrase = true;
             }
-            // `password for bob@staging: …`
-            _ if in_phrase && words_skipped < 5 => {
-                if run.ends_with(':') {
-                    return (consumed + run_len, true);
-                }
+            // `password for bob@staging: …`, `API key we use in staging: …`: a short
+            // phrase or clause closed by a colon.
+            _ if (in_phrase || in_clause)
+                && words_skipped < 5
+                && run.ends_with(':')
+                && run.len() > 1 =>
+            {
+                return (consumed + run_len, true);
             }
+            "we" | "i" | "you" | "they" | "that" | "which" | "our" | "my" | "your" | "used"
+                if words_skipped == 0 =>
+            {
+                in_clause = true;
+            }
+            _ if (in_phrase || in_clause)
+                && words_skipped < 5
+                && run
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'@' | b'-' | b'.')) => {}
             _ => return (consumed, false),
         }
         consumed += run_len;
@@ -1303,7 +1349,7 @@ fn value_ok(v: &str, syntax: Syntax, strength: Strength) -> bool {
             v.len() >= 4
         }
         Syntax::Bare => {
-            if is_plain_word(v) || is_code_reference(v) || is_versionish(v) {
+            if is_plain_word(v) || is_code_reference(v) || is_versionish(v) || is_dashed_name(v) {
                 return false;
             }
             if v.bytes().next().is_some_and(|b| b == b'-') {
@@ -1346,6 +1392,17 @@ fn distinct_alnum(v: &str) -> usize {
         .filter(|b| b.is_ascii_alphanumeric())
         .filter(|&b| !std::mem::replace(&mut seen[b as usize], true))
         .count()
+}
+
+/// Lowercase words and numbers joined by dashes: an algorithm or a setting's name
+/// (`scram-sha-256`, `aes-256-gcm`, `rsa-4096`), not a password.
+fn is_dashed_name(v: &str) -> bool {
+    v.contains('-')
+        && v.split('-').all(|p| {
+            !p.is_empty()
+                && (p.bytes().all(|b| b.is_ascii_lowercase())
+                    || p.bytes().all(|b| b.is_ascii_digit()))
+        })
 }
 
 /// Words and spaces only.
