@@ -6,21 +6,46 @@
 //! in rule families, most specific first; a span claimed by one rule is not reported
 //! again by a looser one:
 //!
-//! 1. [`providers`]: private-key blocks and vendor token formats whose shape alone is
+//! 1. `providers`: private-key blocks and vendor token formats whose shape alone is
 //!    the evidence (AWS, GitHub, GitLab, Slack, Stripe, SendGrid, JWTs, …).
-//! 2. [`web`]: credentials inside URLs (`postgres://user:pw@host`) and HTTP auth headers.
-//! 3. [`assign`]: a value assigned to a secret-ish name, in prose (`the password is …`)
+//! 2. `web`: credentials inside URLs (`postgres://user:pw@host`) and HTTP auth headers.
+//! 3. `assign`: a value assigned to a secret-ish name, in prose (`the password is …`)
 //!    and in config syntaxes (env files, YAML, JSON, TOML, INI, XML, CLI flags, `.netrc`,
 //!    `.pgpass`). The value is judged with its context: placeholders, references to
 //!    variables and code, type names and plain English words are not secrets.
-//! 4. [`loose`]: long random-looking tokens standing alone, judged by their structure
+//! 4. `loose`: long random-looking tokens standing alone, judged by their structure
 //!    (not identifiers, not digests, not base64 of readable text, not paths).
 //! 5. merge-conflict markers.
 //!
 //! Text is scanned as given, with JSON string escapes (`\n`, `\t`, `\"`) blanked to
 //! spaces first, so a secret inside a raw JSON letter reads as it would unescaped.
-//! Everything is linear in the text: the `regex` crate's searches, then bounded checks
-//! per candidate.
+//! Everything is linear in the text: the `regex` crate's searches (gated by cheap
+//! literal checks, run on a lowercased copy instead of with case folding), then bounded
+//! checks per candidate; every look around a match is capped.
+//!
+//! Judgement calls, so callers know what to expect:
+//!
+//! - Placeholders are recognised by what they are: templates and references (`${X}`,
+//!   `$X`, `$(cmd)`, `{{ x }}`, `<x>`, `%X%`, `os.environ["X"]`, `process.env.X`),
+//!   filler (`xxxx`, `***`, `…`), and marks (`changeme`, `example`, `your-…`,
+//!   `REDACTED`, `dummy`, `fake`), never by remembering particular test values. A
+//!   vendor-shaped key is judged only for filler and word-made bodies, so the AWS
+//!   documentation keys (`AKIAIOSFODNN7EXAMPLE`, `wJalr…EXAMPLEKEY`), full-format keys,
+//!   are still reported.
+//! - A value that is a plain word (`refreshed`, `required`, `SecretStr`) is not a secret
+//!   in prose or unquoted config; quoted, it counts only under a password name and from
+//!   8 characters (`db_password: "correct-horse-battery"`). Letters-only passwords in
+//!   unquoted config are therefore missed, as most scanners miss them.
+//! - Hex digests, UUIDs and integrity hashes are secrets only when assigned to a
+//!   secret-ish name (`signing_secret = "3f9a…"`), never standing alone.
+//! - A URL password counts down to two characters (`postgres://admin:pw@host`) and
+//!   `user:pass` counts; a password equal to its user (`guest:guest`), an env var's
+//!   name (`USER:PASSWORD`) or a metasyntactic word (`foo:bar`) does not.
+//! - A loose token must be 24+ characters of mixed case and digits, not word-shaped,
+//!   not base64 of readable text (that is decoded and scanned once instead), and not
+//!   named public by what precedes it (`integrity`, `sha256:`, `commit`, `PublicKey`).
+//! - A record with several fields (label, text, evidence strings) must be scanned
+//!   whole: [`scan_parts`] joins them.
 
 mod assign;
 mod judge;
