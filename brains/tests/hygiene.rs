@@ -432,18 +432,29 @@ fn scan_speed() {
     );
     let k = 16 * 1024;
     let hostile: Vec<(&str, String)> = vec![
-        ("password=… repeated on one line", "password=Zq8!x2Lp ".repeat(k / 18)),
-        ("one 16 KB base64 token", "Zx9qL2mN8vB4cX7wR5tY3uI1oP6aS0dF".repeat(k / 32)),
+        (
+            "password=… repeated on one line",
+            "password=Zq8!x2Lp ".repeat(k / 18),
+        ),
+        (
+            "one 16 KB base64 token",
+            "Zx9qL2mN8vB4cX7wR5tY3uI1oP6aS0dF".repeat(k / 32),
+        ),
         ("'token ' repeated", "token ".repeat(k / 6)),
-        ("URL credentials repeated", "postgres://app:Zq8mR2pL4x@db/app ".repeat(k / 33)),
+        (
+            "URL credentials repeated",
+            "postgres://app:Zq8mR2pL4x@db/app ".repeat(k / 33),
+        ),
         (
             "escaped JSON assignments",
             r#"\n\"password\": \"Zq8!x2Lp\""#.repeat(k / 30),
         ),
         ("conflict markers", "<<<<<<< HEAD\n".repeat(k / 13)),
     ];
-    let mut cases: Vec<(&str, &String)> =
-        vec![("clean 16 KB note", &note), ("same with 3 secrets", &with_secrets)];
+    let mut cases: Vec<(&str, &String)> = vec![
+        ("clean 16 KB note", &note),
+        ("same with 3 secrets", &with_secrets),
+    ];
     cases.extend(hostile.iter().map(|(n, t)| (*n, t)));
     for (name, text) in cases {
         let _ = scan(text); // compile the patterns, warm the caches
