@@ -50,11 +50,37 @@ async fn shutdown_signal() {
     }
 }
 
-/// Run the owner until a shutdown signal.
+/// An owner already serving this home, as its `owner.json` says and its health confirms.
+async fn running_owner(cfg: &Config) -> Option<(u64, String)> {
+    let text = std::fs::read_to_string(cfg.owner_file()).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let (pid, url) = (v["pid"].as_u64()?, v["url"].as_str()?.to_string());
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(2))
+        .build()
+        .ok()?;
+    let health: serde_json::Value = http
+        .get(format!("{url}/api/health"))
+        .send()
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    (health["pid"].as_u64() == Some(pid)).then_some((pid, url))
+}
+
+/// Run the owner until a shutdown signal (or `medulla stop`).
 pub async fn run(cfg: Config) -> anyhow::Result<()> {
     cfg.check_listen()?;
     std::fs::create_dir_all(&cfg.home)
         .with_context(|| format!("cannot create {}", cfg.home.display()))?;
+    if let Some((pid, url)) = running_owner(&cfg).await {
+        anyhow::bail!(
+            "an owner already runs on {} (pid {pid}, {url}): use it, or stop it with `medulla stop`",
+            cfg.home.display()
+        );
+    }
     let cfg = Arc::new(cfg);
     let model = {
         let c = cfg.clone();
@@ -95,7 +121,17 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let founder_token = crate::founder::ensure(&cfg.home)
         .with_context(|| format!("cannot create the founder token in {}", cfg.home.display()))?;
-    let (owner, join) = OwnerHandle::start(cfg.clone(), opts).await?;
+    let (owner, join) = OwnerHandle::start(cfg.clone(), opts).await.map_err(|e| {
+        // The store lock is the last line: another process holds this home's stores.
+        if format!("{e:#}").contains("held by another process") {
+            anyhow::anyhow!(
+                "another process holds the stores in {}: stop the other medulla owner (`medulla stop`), or point MEDULLA_HOME elsewhere",
+                cfg.home.display()
+            )
+        } else {
+            e
+        }
+    })?;
     let svc = Service {
         owner: owner.clone(),
         retrieval,

@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -116,7 +117,30 @@ impl ServerHandler for McpHandler {
             .arguments
             .map(serde_json::Value::Object)
             .unwrap_or_default();
-        let result = match self.svc.call_tool(&request.name, args, &input).await {
+        // A client that sent a progress token hears how a long verb is getting on.
+        let progress = match ctx.meta.get_progress_token() {
+            Some(token) => {
+                let (progress, mut ticks) = crate::service::progress::Progress::channel();
+                let peer = ctx.peer.clone();
+                tokio::spawn(async move {
+                    while let Some(t) = ticks.recv().await {
+                        let mut p = ProgressNotificationParam::new(token.clone(), t.done as f64);
+                        p.total = t.total.map(|n| n as f64);
+                        p.message = Some(t.what.to_string());
+                        if peer.notify_progress(p).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+                progress
+            }
+            None => crate::service::progress::Progress::none(),
+        };
+        let result = match self
+            .svc
+            .call_tool_with_progress(&request.name, args, &input, progress)
+            .await
+        {
             Ok(out) => {
                 if let Some(fp) = out.landed {
                     let mut sticky = self.sticky.lock().expect("sticky lock");

@@ -60,6 +60,8 @@ pub struct App {
     hall: hall_auth::HallAuth,
     /// Cancelled at shutdown: long-lived streams (MCP SSE, `/api/events`) end with it.
     cancel: CancellationToken,
+    /// `POST /api/shutdown` (`medulla stop`) asks the server to stop through this.
+    stop: Arc<tokio::sync::Notify>,
     max_body: usize,
     body_timeout: Duration,
 }
@@ -269,6 +271,7 @@ pub async fn serve(
         config,
     );
     let body_timeout = svc.owner.config.body_timeout;
+    let stop = Arc::new(tokio::sync::Notify::new());
     let sessions = Sessions::new(manager, svc.owner.config.max_sessions);
     let app = Arc::new(App {
         svc,
@@ -276,6 +279,7 @@ pub async fn serve(
         sessions,
         hall: hall_auth::HallAuth::default(),
         cancel: cancel.clone(),
+        stop: stop.clone(),
         max_body,
         body_timeout,
     });
@@ -310,6 +314,10 @@ pub async fn serve(
                 });
             }
             _ = &mut shutdown => break,
+            _ = stop.notified() => {
+                tracing::info!("stop requested over HTTP");
+                break;
+            }
         }
     }
     drop(listener);

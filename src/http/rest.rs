@@ -24,6 +24,18 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
     let svc = &app.svc;
     match (req.method().clone(), path.as_str()) {
         (Method::GET, "/api/health") => json_response(200, &svc.health()),
+        (Method::POST, "/api/shutdown") => {
+            if !input.founder {
+                return error_response(&crate::error::OwnerError::FounderOnly {
+                    what: "stopping the owner".into(),
+                });
+            }
+            app.stop.notify_one();
+            json_response(
+                202,
+                &serde_json::json!({ "stopping": true, "pid": std::process::id() }),
+            )
+        }
         (Method::POST, "/api/hall/ticket") => {
             if !input.founder {
                 return error_response(&crate::error::OwnerError::FounderOnly {
@@ -152,11 +164,75 @@ async fn call(
     verb: &str,
     input: RouteInput,
 ) -> Response<Body> {
+    let streams = req
+        .headers()
+        .get_all(http::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|a| a.contains("application/x-ndjson"));
     let args = match read_json(req, app.max_body, app.body_timeout).await {
         Ok(v) => v,
         Err(resp) => return resp,
     };
+    if streams {
+        return progress_stream(app, verb.to_string(), args, input);
+    }
     dispatch(app, verb, args, &input).await
+}
+
+/// A call answered as NDJSON: `{"progress": {done, total, what}}` lines while a long verb
+/// works (at most ten a second), then one `{"result": ...}` or `{"error": ...}` line.
+fn progress_stream(app: &Arc<App>, verb: String, args: Value, input: RouteInput) -> Response<Body> {
+    use http_body_util::{BodyExt, StreamBody};
+    use hyper::body::Frame;
+    let (progress, mut ticks) = crate::service::progress::Progress::channel();
+    let svc = app.svc.clone();
+    let mut call = tokio::spawn(async move {
+        svc.call_tool_with_progress(&verb, args, &input, progress)
+            .await
+    });
+    let line = |v: Value| {
+        Ok::<_, std::convert::Infallible>(Frame::data(bytes::Bytes::from(format!("{v}\n"))))
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut last = std::time::Instant::now() - std::time::Duration::from_secs(1);
+        loop {
+            tokio::select! {
+                done = &mut call => {
+                    // The last word on progress before the answer.
+                    let mut tail = None;
+                    while let Ok(t) = ticks.try_recv() {
+                        tail = Some(t);
+                    }
+                    if let Some(t) = tail {
+                        let _ = tx.send(line(serde_json::json!({ "progress": t })));
+                    }
+                    let end = match done {
+                        Ok(Ok(out)) => serde_json::json!({ "result": out.value }),
+                        Ok(Err(e)) => serde_json::json!({ "error": e.to_json() }),
+                        Err(e) => serde_json::json!({ "error": { "code": "internal", "message": e.to_string() } }),
+                    };
+                    let _ = tx.send(line(end));
+                    break;
+                }
+                Some(t) = ticks.recv() => {
+                    let last_one = t.total.is_some_and(|n| t.done >= n);
+                    if last.elapsed() >= std::time::Duration::from_millis(100) || last_one {
+                        last = std::time::Instant::now();
+                        let _ = tx.send(line(serde_json::json!({ "progress": t })));
+                    }
+                }
+            }
+        }
+    });
+    let frames =
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|v| (v, rx)) });
+    Response::builder()
+        .status(200)
+        .header(http::header::CONTENT_TYPE, "application/x-ndjson")
+        .body(StreamBody::new(frames).boxed())
+        .expect("static response parts are valid")
 }
 
 async fn dispatch(app: &Arc<App>, verb: &str, args: Value, input: &RouteInput) -> Response<Body> {

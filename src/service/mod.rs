@@ -11,6 +11,7 @@
 //! nothing of HTTP, headers or JSON-RPC.
 
 pub mod mailbox;
+pub mod progress;
 pub mod registry;
 pub mod route;
 pub mod rows;
@@ -166,7 +167,18 @@ impl Service {
         args: serde_json::Value,
         input: &RouteInput,
     ) -> Result<ToolOutput> {
-        registry::dispatch(self, name, args, input).await
+        registry::dispatch(self, name, args, input, progress::Progress::none()).await
+    }
+
+    /// The same, reporting a long verb's progress to `progress`.
+    pub async fn call_tool_with_progress(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        input: &RouteInput,
+        progress: progress::Progress,
+    ) -> Result<ToolOutput> {
+        registry::dispatch(self, name, args, input, progress).await
     }
 
     pub fn health(&self) -> Health {

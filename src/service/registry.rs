@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::progress::Progress;
 use super::route::{Reception, Routed};
 use super::verbs;
 use super::{RouteInput, Service};
@@ -44,6 +45,8 @@ pub struct Cx<'a> {
     pub svc: &'a Service,
     pub routed: &'a Routed,
     pub input: &'a RouteInput,
+    /// Where a long verb reports how far it got.
+    pub progress: &'a Progress,
 }
 
 /// An answer of a verb.
@@ -214,6 +217,7 @@ pub async fn dispatch(
     name: &str,
     args: Value,
     input: &RouteInput,
+    progress: Progress,
 ) -> Result<ToolOutput> {
     let args = if args.is_null() {
         Value::Object(Map::new())
@@ -225,6 +229,7 @@ pub async fn dispatch(
         svc,
         routed: &routed,
         input,
+        progress: &progress,
     };
     let value = dispatch_named(name, cx, args).await?;
     if specs_effect(name) != Some(Effect::Read) {

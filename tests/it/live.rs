@@ -163,3 +163,82 @@ fn acts_are_announced_on_the_event_stream() {
         "events carry no content: {ev}"
     );
 }
+
+/// A long verb called with `Accept: application/x-ndjson` streams its progress, then its
+/// answer, so a command line can draw a bar over one HTTP call.
+#[test]
+fn a_long_import_streams_its_progress_as_ndjson() {
+    let o = Owner::start();
+    let x = o.project("x");
+    o.bootstrap(&x);
+    let dir = o.projects.path().join("legacy");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..40 {
+        std::fs::write(
+            dir.join(format!("c{i}.light.md")),
+            format!(
+                "Node: claim {i}\nCreated: {}\n\ntext {i}\n",
+                1_700_000_000_000i64 + i
+            ),
+        )
+        .unwrap();
+    }
+    let r = o
+        .http
+        .post(format!("{}/api/call/import", o.url))
+        .header("accept", "application/x-ndjson")
+        .header("Medulla-Founder-Token", o.founder_token())
+        .json(&json!({ "dir": dir, "brain": x }))
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let text = r.text().unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let last = lines.last().unwrap();
+    assert_eq!(last["result"]["imported_live"], 40, "{text}");
+    let ticks: Vec<&serde_json::Value> = lines.iter().filter_map(|l| l.get("progress")).collect();
+    assert!(
+        !ticks.is_empty(),
+        "progress lines before the answer: {text}"
+    );
+    assert_eq!(ticks.last().unwrap()["done"], 40);
+    assert_eq!(ticks.last().unwrap()["total"], 40);
+    assert_eq!(ticks[0]["what"], "files");
+}
+
+/// `POST /api/shutdown` (what `medulla stop` calls) is the founder's, and stops the
+/// owner cleanly; a second `serve` on a running home says who runs it.
+#[test]
+fn the_founder_stops_the_owner_and_a_second_serve_names_the_first() {
+    let mut o = Owner::start();
+    let second = std::process::Command::new(crate::common::BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-model", "--home"])
+        .arg(o.home.path())
+        .env("MEDULLA_LOG", "error")
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(err.contains("an owner already runs"), "{err}");
+    assert!(err.contains("medulla stop"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let r = o
+        .http
+        .post(format!("{}/api/shutdown", o.url))
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let r = o
+        .http
+        .post(format!("{}/api/shutdown", o.url))
+        .header("Medulla-Founder-Token", o.founder_token())
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 202);
+    let status = o.child.wait().unwrap();
+    assert!(status.success(), "a clean stop: {status:?}");
+    assert!(!o.home.path().join("owner.json").exists());
+}

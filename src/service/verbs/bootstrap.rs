@@ -33,6 +33,8 @@ impl Verb for Bootstrap {
     const DESCRIPTION: &'static str = "Create the brain for a project root (idempotent). Without `root`, the caller root is used. Refuses `/`, system directories, the medulla home and the home directory itself.";
     const EFFECT: Effect = Effect::Write;
     const IDEMPOTENT: bool = true;
+    // What was routed before the brain existed is moot once it does.
+    const ROUTED: bool = false;
     type Args = BootstrapArgs;
     type Answer = BootstrapAnswer;
 

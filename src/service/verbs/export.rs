@@ -81,6 +81,7 @@ impl Verb for Export {
             }
         };
         let live = svc.owner.live_claims(fp.as_deref()).await?;
+        cx.progress.tick(0, Some(live.len() as u64), "claims");
         let mut outdated: Vec<Claim> = Vec::new();
         if a.history {
             let slugs: std::collections::BTreeSet<String> = svc
@@ -103,6 +104,7 @@ impl Verb for Export {
         let mut refused = Vec::new();
         let (live, outdated) = (clean(live, &mut refused), clean(outdated, &mut refused));
         let out = dir.clone();
+        let n = live.len() as u64;
         let (live_files, history_files) =
             tokio::task::spawn_blocking(move || write(&out, &live, &outdated))
                 .await
@@ -114,6 +116,7 @@ impl Verb for Export {
                         e.kind()
                     ))
                 })?;
+        cx.progress.tick(n, Some(n), "claims");
         Ok(ExportReport {
             dir,
             live_files,

@@ -119,8 +119,13 @@ impl Verb for Import {
         brains::claim::validate_agent_id(&agent)?;
         let mut run = Run::new(&plan, a.dry_run, agent);
         let groups = run.read(&dir);
+        let total = groups.values().map(Vec::len).sum::<usize>() as u64;
+        let mut done = 0u64;
+        cx.progress.tick(0, Some(total), "files");
         for (slug, versions) in groups {
+            done += versions.len() as u64;
             run.replay(svc, &plan, slug, versions).await?;
+            cx.progress.tick(done, Some(total), "files");
         }
         Ok(run.report(&plan))
     }
