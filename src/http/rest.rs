@@ -83,7 +83,13 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             None => http_error(&HttpError::MissingParam(
                 "pass ?brain=<root, fingerprint or medulla>".into(),
             )),
-            Some(b) => answer(svc.claims(&b, &input).await),
+            Some(b) => {
+                let num = |k: &str| param(k).and_then(|v| v.parse::<usize>().ok());
+                answer(
+                    svc.claims(&b, num("offset").unwrap_or(0), num("limit"), &input)
+                        .await,
+                )
+            }
         },
         (Method::GET, "/api/mailbox") => match param("brain") {
             None => http_error(&HttpError::MissingParam(

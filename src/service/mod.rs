@@ -83,14 +83,23 @@ pub struct Health {
     pub caption: &'static str,
 }
 
-/// `GET /api/claims?brain=`: one store's live claims, newest first.
+/// `GET /api/claims?brain=&offset=&limit=`: one page of a store's live claims, newest
+/// first.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ClaimsView {
     pub served_brain: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fingerprint: Option<String>,
+    /// Live claims in the store.
+    pub total: usize,
     pub claims: Vec<Row>,
+    /// Pass as `offset` for the next page; absent on the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
 }
+
+/// Most claims on one page of `GET /api/claims`.
+pub const MAX_CLAIMS_PAGE: usize = 5000;
 
 impl Service {
     pub fn now_ms(&self) -> i64 {
@@ -195,30 +204,38 @@ impl Service {
         }
     }
 
-    /// One store's live claims, for a caller routed to it or the founder.
-    pub async fn claims(&self, brain: &str, input: &RouteInput) -> Result<ClaimsView> {
-        let now = self.now();
-        if brain == "medulla" {
-            let claims = self.owner.live_claims(None).await?;
-            return Ok(ClaimsView {
-                served_brain: "medulla".into(),
-                fingerprint: None,
-                claims: Row::all(&claims, StoreTier::Medulla, now),
-            });
-        }
-        let m = route::find_brain(&self.owner.registry, brain).ok_or_else(|| {
-            OwnerError::UnknownBrain {
-                name: brain.to_string(),
-            }
-        })?;
-        self.authorize_brain(&self.route(input)?, input, &m, "read the claims of")?;
-        let claims = self.owner.live_claims(Some(&m.fingerprint)).await?;
-        let mut rows = Row::all(&claims, StoreTier::Project, now);
-        rows.sort_by_key(|r| std::cmp::Reverse(r.created));
+    /// One page of a store's live claims, newest first, for a caller routed to it or
+    /// the founder; the medulla's for anyone.
+    pub async fn claims(
+        &self,
+        brain: &str,
+        offset: usize,
+        limit: Option<usize>,
+        input: &RouteInput,
+    ) -> Result<ClaimsView> {
+        let limit = check_limit(limit, MAX_CLAIMS_PAGE, MAX_CLAIMS_PAGE)?;
+        let (fp, served, tier) = if brain == "medulla" {
+            (None, "medulla".to_string(), StoreTier::Medulla)
+        } else {
+            let m = route::find_brain(&self.owner.registry, brain).ok_or_else(|| {
+                OwnerError::UnknownBrain {
+                    name: brain.to_string(),
+                }
+            })?;
+            self.authorize_brain(&self.route(input)?, input, &m, "read the claims of")?;
+            (Some(m.fingerprint), m.root, StoreTier::Project)
+        };
+        let mut claims = self.owner.live_claims(fp.as_deref()).await?;
+        claims.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.slug.cmp(&b.slug)));
+        let total = claims.len();
+        let page: Vec<_> = claims.into_iter().skip(offset).take(limit).collect();
+        let end = offset + page.len();
         Ok(ClaimsView {
-            served_brain: m.root,
-            fingerprint: Some(m.fingerprint),
-            claims: rows,
+            served_brain: served,
+            fingerprint: fp,
+            total,
+            claims: Row::all(&page, tier, self.now()),
+            next_offset: (end < total).then_some(end),
         })
     }
 
