@@ -49,15 +49,25 @@ pub async fn run(url: String) -> anyhow::Result<()> {
         .timeout(Duration::from_secs(300))
         .build()?;
     let mut session: Option<String> = None;
+    // The protocol version negotiated at `initialize`, sent on every later request as the
+    // Streamable HTTP transport asks.
+    let mut negotiated: Option<String> = None;
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut stdout = tokio::io::stdout();
     while let Some(line) = lines.next_line().await? {
         if line.trim().is_empty() {
             continue;
         }
-        let id = serde_json::from_str::<Value>(&line)
-            .ok()
-            .and_then(|v| v.get("id").cloned());
+        let parsed = serde_json::from_str::<Value>(&line).ok();
+        let id = parsed.as_ref().and_then(|v| v.get("id").cloned());
+        // A request that names its protocol version per request (2026-07-28 and later)
+        // must carry the same in the MCP-Protocol-Version header; otherwise the version
+        // negotiated at initialize.
+        let version = parsed
+            .as_ref()
+            .and_then(|v| v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str())
+            .map(str::to_string)
+            .or_else(|| negotiated.clone());
         let mut req = http
             .post(&endpoint)
             .header("content-type", "application/json")
@@ -69,6 +79,18 @@ pub async fn run(url: String) -> anyhow::Result<()> {
         }
         if let Some(s) = &session {
             req = req.header("mcp-session-id", s);
+        }
+        if let Some(v) = &version {
+            req = req.header("mcp-protocol-version", v);
+        }
+        // The standard request headers (SEP-2243) that 2026-07-28 asks for, taken from the
+        // body so they always agree with it.
+        if let Some(method) = parsed.as_ref().and_then(|v| v["method"].as_str()) {
+            req = req.header("mcp-method", method);
+            let name = parsed.as_ref().and_then(|v| v["params"]["name"].as_str());
+            if let Some(name) = name.filter(|n| n.chars().all(|c| c.is_ascii_graphic())) {
+                req = req.header("mcp-name", name);
+            }
         }
         let answers = match req.send().await {
             Ok(resp) => {
@@ -115,6 +137,9 @@ pub async fn run(url: String) -> anyhow::Result<()> {
             }
         };
         for a in answers {
+            if let Some(v) = a["result"]["protocolVersion"].as_str() {
+                negotiated = Some(v.to_string());
+            }
             let mut text = serde_json::to_string(&a)?;
             text.push('\n');
             stdout

@@ -21,6 +21,9 @@ pub struct McpHandler {
     svc: Service,
     /// The brain this session's first routed call landed on.
     sticky: Arc<Mutex<Option<String>>>,
+    /// The client's first MCP root as a path, asked once and forgotten when the client
+    /// says its roots changed: the caller root of a client that sends no header.
+    root: Arc<tokio::sync::Mutex<Option<Option<String>>>>,
 }
 
 impl McpHandler {
@@ -28,9 +31,97 @@ impl McpHandler {
         Self {
             svc,
             sticky: Arc::new(Mutex::new(None)),
+            root: Arc::new(tokio::sync::Mutex::new(None)),
         }
     }
+
+    /// The first root the client declared (`file://` URIs only), asking it once. Roots
+    /// are deprecated by the newest protocol draft but are what today's clients declare,
+    /// and SPEC §3 routes by them.
+    #[allow(deprecated)]
+    async fn client_root(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
+        let declared = ctx
+            .peer
+            .peer_info()
+            .is_some_and(|i| i.capabilities.roots.is_some());
+        if !declared {
+            return None;
+        }
+        let mut cached = self.root.lock().await;
+        if let Some(r) = cached.as_ref() {
+            return r.clone();
+        }
+        let asked =
+            tokio::time::timeout(std::time::Duration::from_secs(5), ctx.peer.list_roots()).await;
+        let root = match asked {
+            Ok(Ok(list)) => list.roots.iter().find_map(|r| file_uri_path(&r.uri)),
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "the client declared roots but did not list them");
+                None
+            }
+            Err(_) => None,
+        };
+        *cached = Some(root.clone());
+        root
+    }
 }
+
+/// `file:///a%20b/c` → `/a b/c`; anything else is not a local directory.
+fn file_uri_path(uri: &str) -> Option<String> {
+    let rest = uri.strip_prefix("file://")?;
+    let path = rest.strip_prefix("localhost").unwrap_or(rest);
+    if !path.starts_with('/') {
+        return None;
+    }
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%' && i + 2 < bytes.len())
+            .then(|| std::str::from_utf8(&bytes[i + 1..i + 3]).ok())
+            .flatten()
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match escaped {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn file_uris_become_paths() {
+        use super::file_uri_path;
+        assert_eq!(
+            file_uri_path("file:///home/a/b").as_deref(),
+            Some("/home/a/b")
+        );
+        assert_eq!(
+            file_uri_path("file:///a%20b/c%C3%A9").as_deref(),
+            Some("/a b/cé")
+        );
+        assert_eq!(file_uri_path("file://localhost/x").as_deref(), Some("/x"));
+        assert_eq!(file_uri_path("https://x/y"), None);
+        assert_eq!(file_uri_path("file://host/x"), None);
+    }
+}
+
+/// What a model reads about this server before its first call.
+const INSTRUCTIONS: &str = "medulla is this project's memory, and a shared medulla of doctrine that holds across projects. \
+Routing: send Medulla-Caller-Root with your working directory (or declare MCP roots); a subagent sends the Medulla-Brain header its delegation packet names. If no brain covers your directory, writes are refused with the exact bootstrap call to make. \
+Before a task call north {task}: it returns what this brain and the medulla know about it, and says plainly when memory exists but nothing matched. \
+While working: seek to recall (rows carry a slug for history, learn and promote); memorize what you learn as one labelled claim (same label again supersedes, the old version stays in history); learn {slug, verdict} grades a claim. \
+Delegating: delegate {task} gives the packet to hand a child; the child debriefs its findings. \
+Report friction or a memory misdelivery with report {letter}. \
+Etiquette: makers propose, orchestrators promote. promote copies a claim of this brain into the medulla; it is audited, and expected of *:orchestrator and human:founder. Never memorize secrets: writes carrying them are refused.";
 
 fn header(parts: Option<&http::request::Parts>, name: &str) -> Option<String> {
     headers::get(&parts?.headers, name)
@@ -73,10 +164,11 @@ impl ServerHandler for McpHandler {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("medulla", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "medulla is your project's memory. Call seek before working, memorize what you learn. \
-                 Send Medulla-Caller-Root with your working directory; if no brain covers it, call bootstrap.",
-            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn on_roots_list_changed(&self, _ctx: rmcp::service::NotificationContext<RoleServer>) {
+        *self.root.lock().await = None;
     }
 
     async fn list_tools(
@@ -94,11 +186,17 @@ impl ServerHandler for McpHandler {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let parts = ctx.extensions.get::<http::request::Parts>();
+        let binding = header(parts, headers::BRAIN);
+        let mut caller_root = header(parts, headers::CALLER_ROOT)
+            .or_else(|| header(parts, headers::LEGACY_CALLER_ROOT));
+        // A client that sends no header but declared MCP roots: its first root routes it.
+        if binding.is_none() && caller_root.is_none() {
+            caller_root = self.client_root(&ctx).await;
+        }
         let input = RouteInput {
-            binding: header(parts, headers::BRAIN),
+            binding,
             sticky: self.sticky.lock().expect("sticky lock").clone(),
-            caller_root: header(parts, headers::CALLER_ROOT)
-                .or_else(|| header(parts, headers::LEGACY_CALLER_ROOT)),
+            caller_root,
             agent: header(parts, headers::AGENT).or_else(|| client_agent(&ctx)),
             founder: self
                 .svc

@@ -123,3 +123,43 @@ fn a_bridge_without_an_owner_answers_with_an_error_naming_serve() {
         "{v}"
     );
 }
+
+/// Regression (issue 15, item 12): the bridge did not send `MCP-Protocol-Version`, so a
+/// client speaking 2026-07-28 (no initialize; the version in every request's `_meta`)
+/// failed through it with -32020.
+#[test]
+fn a_client_pinned_to_2026_07_28_works_through_the_bridge() {
+    let o = Owner::start();
+    let root = o.project("p");
+    o.bootstrap(&root);
+    let mut b = Bridge::start(&o, &root, None);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "pinned", "version": "1" }
+    });
+    b.send(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": { "_meta": meta } }),
+    );
+    let v = b.recv();
+    assert!(
+        v["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{v}"
+    );
+    b.send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "_meta": meta, "name": "memorize",
+        "arguments": { "label": "pinned", "text": "through the bridge", "agent_id": "claude:maker" } } }));
+    let v = b.recv();
+    assert_eq!(v["id"], 2, "{v}");
+    assert_eq!(
+        v["result"]["structuredContent"]["outcome"], "created",
+        "{v}"
+    );
+    assert_eq!(
+        v["result"]["structuredContent"]["brain"]["root"],
+        root.to_string_lossy().as_ref(),
+        "routed by the bridge's working directory: {v}"
+    );
+}

@@ -116,6 +116,16 @@ fn the_official_python_sdk_connects_lists_memorizes_and_seeks() {
     );
     assert_eq!(auto["refused_is_error"], true);
     assert_eq!(auto["refused"]["error"]["code"], "empty_text");
+
+    // Regression (issue 15, item 12): a client that sends no caller-root header but
+    // declares MCP roots is routed by its first root.
+    let roots = &v["roots"];
+    assert_eq!(roots["memorize_is_error"], false, "{roots}");
+    assert_eq!(
+        roots["memorize"]["brain"]["root"],
+        x.to_string_lossy().as_ref(),
+        "{roots}"
+    );
 }
 
 #[test]

@@ -66,9 +66,33 @@ async def auto_mode(url, x):
             }
 
 
+async def by_roots(url, x):
+    """No caller-root header at all: the client declares MCP roots, and its first root
+    routes it (SPEC section 3)."""
+    import pathlib
+    from mcp import types
+
+    async def list_roots(context):
+        return types.ListRootsResult(roots=[types.Root(uri=pathlib.Path(x).as_uri(), name="x")])
+
+    headers = {"Medulla-Agent": "claude:maker"}
+    async with create_mcp_http_client(headers=headers) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write, list_roots_callback=list_roots) as session:
+                await session.initialize()
+                mem = await session.call_tool(
+                    "memorize", {"label": "py by roots", "text": "routed by the client's declared root"}
+                )
+                return {"memorize": content(mem), "memorize_is_error": bool(mem.is_error)}
+
+
 async def main():
     url, x, y = sys.argv[1:4]
-    out = {"low_level": await low_level(url, x, y), "auto": await auto_mode(url, x)}
+    out = {
+        "low_level": await low_level(url, x, y),
+        "auto": await auto_mode(url, x),
+        "roots": await by_roots(url, x),
+    }
     print(json.dumps(out))
 
 
