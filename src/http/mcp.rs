@@ -95,25 +95,6 @@ fn file_uri_path(uri: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn file_uris_become_paths() {
-        use super::file_uri_path;
-        assert_eq!(
-            file_uri_path("file:///home/a/b").as_deref(),
-            Some("/home/a/b")
-        );
-        assert_eq!(
-            file_uri_path("file:///a%20b/c%C3%A9").as_deref(),
-            Some("/a b/cé")
-        );
-        assert_eq!(file_uri_path("file://localhost/x").as_deref(), Some("/x"));
-        assert_eq!(file_uri_path("https://x/y"), None);
-        assert_eq!(file_uri_path("file://host/x"), None);
-    }
-}
-
 /// What a model reads about this server before its first call.
 const INSTRUCTIONS: &str = "medulla is this project's memory, and a shared medulla of doctrine that holds across projects. \
 Routing: send Medulla-Caller-Root with your working directory (or declare MCP roots); a subagent sends the Medulla-Brain header its delegation packet names. If no brain covers your directory, writes are refused with the exact bootstrap call to make. \
@@ -255,5 +236,24 @@ impl ServerHandler for McpHandler {
             }
         };
         Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn file_uris_become_paths() {
+        use super::file_uri_path;
+        assert_eq!(
+            file_uri_path("file:///home/a/b").as_deref(),
+            Some("/home/a/b")
+        );
+        assert_eq!(
+            file_uri_path("file:///a%20b/c%C3%A9").as_deref(),
+            Some("/a b/cé")
+        );
+        assert_eq!(file_uri_path("file://localhost/x").as_deref(), Some("/x"));
+        assert_eq!(file_uri_path("https://x/y"), None);
+        assert_eq!(file_uri_path("file://host/x"), None);
     }
 }
