@@ -44,8 +44,6 @@ pub enum OwnerError {
     PromotionConflict { slug: String, holder: String },
     #[error("unknown tool {0:?}: list the tools with tools/list")]
     UnknownTool(String),
-    #[error("{what} is not available yet: {detail}")]
-    NotYet { what: String, detail: String },
     #[error("the {actor} actor is unreachable: {detail}; retry, and check `medulla doctor` if it persists")]
     Unreachable { actor: String, detail: String },
     #[error("the {actor} actor did not answer within {ms} ms: retry, or raise call_timeout_ms in config.toml")]
@@ -74,7 +72,6 @@ impl OwnerError {
             OwnerError::HygieneRefused { .. } => "hygiene_refused",
             OwnerError::PromotionConflict { .. } => "promotion_conflict",
             OwnerError::UnknownTool(_) => "unknown_tool",
-            OwnerError::NotYet { .. } => "not_yet_available",
             OwnerError::Unreachable { .. } => "actor_unreachable",
             OwnerError::Timeout { .. } => "timeout",
             OwnerError::MedullaTimeout { .. } => "medulla_timeout",

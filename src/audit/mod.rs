@@ -59,10 +59,20 @@ pub enum MedullaLearn {
 /// Messages to the audit actor. Replies carry the medulla's live count where a write
 /// changed it.
 pub enum AuditMsg {
-    /// One version of a legacy import into the medulla.
+    /// One version of a legacy import into the medulla. `outdated_by`: the last version
+    /// of a slug whose every file was outdated, moved to history as soon as it is written
+    /// (by this importer), so it never lands live.
     Import {
         input: MemorizeInput,
+        outdated_by: Option<String>,
         reply: RpcReplyPort<Result<MemorizeOutcome>>,
+    },
+    /// Set or delete a key of the medulla's boot memory.
+    Kv {
+        key: String,
+        value: Option<String>,
+        actor: String,
+        reply: RpcReplyPort<Result<u64>>,
     },
     Promote {
         agent: String,
@@ -129,12 +139,20 @@ impl Actor for AuditActor {
             AuditMsg::DoctrineBirth { input, reply } => {
                 let _ = reply.send(doctrine_birth(s, input).await);
             }
-            AuditMsg::Import { input, reply } => {
-                let r = match hygiene_floor(&input) {
-                    Ok(()) => ask(s, None, |r| BrainMsg::Memorize(input.clone(), r)).await,
-                    Err(e) => Err(e),
-                };
-                let _ = reply.send(r);
+            AuditMsg::Import {
+                input,
+                outdated_by,
+                reply,
+            } => {
+                let _ = reply.send(import(s, input, outdated_by).await);
+            }
+            AuditMsg::Kv {
+                key,
+                value,
+                actor,
+                reply,
+            } => {
+                let _ = reply.send(kv(s, key, value, actor).await);
             }
             AuditMsg::Learn {
                 agent,
@@ -167,6 +185,56 @@ fn hygiene_floor(input: &MemorizeInput) -> Result<()> {
         fields.push(("promotion reason", r.as_str()));
     }
     floor::refuse(fields, floor::FIX_SHARED)
+}
+
+async fn import(
+    s: &dyn Stores,
+    input: MemorizeInput,
+    outdated_by: Option<String>,
+) -> Result<MemorizeOutcome> {
+    hygiene_floor(&input)?;
+    let slug = brains::slugify(&input.label);
+    let outcome = ask(s, None, |r| BrainMsg::Memorize(input.clone(), r)).await?;
+    if let Some(actor) = outdated_by {
+        ask(s, None, |r| BrainMsg::Demote {
+            slug: slug.clone(),
+            actor: actor.clone(),
+            reason: "imported as outdated".into(),
+            reply: r,
+        })
+        .await?;
+    }
+    Ok(outcome)
+}
+
+/// The medulla's boot memory: shared, so its values meet the shared floor. Replies with
+/// the medulla's live claim count, like every medulla write.
+async fn kv(s: &dyn Stores, key: String, value: Option<String>, actor: String) -> Result<u64> {
+    validate_agent_id(&actor)?;
+    match value {
+        Some(v) => {
+            floor::refuse(
+                [("key", key.as_str()), ("value", v.as_str())],
+                floor::FIX_SHARED,
+            )?;
+            ask(s, None, |r| BrainMsg::KvSet {
+                key: key.clone(),
+                value: v.clone(),
+                actor: actor.clone(),
+                reply: r,
+            })
+            .await?
+        }
+        None => {
+            ask(s, None, |r| BrainMsg::KvDelete {
+                key: key.clone(),
+                actor: actor.clone(),
+                reply: r,
+            })
+            .await?
+        }
+    }
+    medulla_live(s).await
 }
 
 async fn medulla_live(s: &dyn Stores) -> Result<u64> {

@@ -27,7 +27,6 @@ pub fn of(e: &OwnerError) -> u16 {
         OwnerError::NotYourBrain { .. } | OwnerError::FounderOnly { .. } => 403,
         OwnerError::HygieneRefused { .. } => 422,
         OwnerError::PromotionConflict { .. } => 409,
-        OwnerError::NotYet { .. } => 501,
         OwnerError::Unreachable { .. } | OwnerError::Mailbox(_) => 503,
         OwnerError::Timeout { .. } | OwnerError::MedullaTimeout { .. } => 504,
         OwnerError::Internal(_) => 500,

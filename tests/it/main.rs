@@ -4,6 +4,7 @@ mod battery;
 mod bridge;
 mod cli;
 mod common;
+mod design;
 mod fuzz;
 mod guarantees;
 mod live;

@@ -4,7 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::memorize::project_floor;
-use super::{agent, write_target, Tier};
+use super::{agent, write_target, Cap, Etiquette, Tier};
+use crate::audit::AuditMsg;
 use crate::error::{OwnerError, Result};
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 
@@ -63,6 +64,10 @@ pub struct Changed {
     pub value: Option<String>,
     pub tier: KvTier,
     pub op: Op,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub etiquette: Option<Etiquette>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub medulla_cap: Option<Cap>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -150,13 +155,41 @@ impl Verb for BootMemory {
                 }
                 Ok(BootMemoryAnswer::List(Entries { entries }))
             }
+            Op::Set | Op::Delete if a.tier == Some(Tier::Medulla) => {
+                // The medulla is written only through the audit actor.
+                let k = key()?;
+                brains::claim::check_line("key", &k)?;
+                let actor = agent(a.agent_id.clone(), cx.input)?;
+                let value = match a.op {
+                    Op::Set => {
+                        let v = a
+                            .value
+                            .clone()
+                            .ok_or_else(|| OwnerError::BadInput("op set needs a value".into()))?;
+                        brains::claim::check_text("value", &v)?;
+                        Some(v)
+                    }
+                    _ => None,
+                };
+                let live = svc
+                    .owner
+                    .audit(|reply| AuditMsg::Kv {
+                        key: k.clone(),
+                        value: value.clone(),
+                        actor: actor.clone(),
+                        reply,
+                    })
+                    .await?;
+                Ok(BootMemoryAnswer::Changed(Changed {
+                    key: k,
+                    value,
+                    tier: KvTier::Medulla,
+                    op: a.op,
+                    etiquette: Some(Etiquette::of(&actor)),
+                    medulla_cap: Some(Cap::of(live)),
+                }))
+            }
             Op::Set | Op::Delete => {
-                if a.tier == Some(Tier::Medulla) {
-                    return Err(OwnerError::NotYet {
-                        what: "boot_memory writes to the medulla".into(),
-                        detail: "the medulla is written only through the audit actor; write the project's boot memory".into(),
-                    });
-                }
                 let target = write_target(cx.routed)?.fingerprint.clone();
                 let k = key()?;
                 brains::claim::check_line("key", &k)?;
@@ -174,6 +207,8 @@ impl Verb for BootMemory {
                         value: Some(v),
                         tier: KvTier::Project,
                         op: Op::Set,
+                        etiquette: None,
+                        medulla_cap: None,
                     }))
                 } else {
                     svc.owner.kv_delete(&target, &k, &actor).await?;
@@ -182,6 +217,8 @@ impl Verb for BootMemory {
                         value: None,
                         tier: KvTier::Project,
                         op: Op::Delete,
+                        etiquette: None,
+                        medulla_cap: None,
                     }))
                 }
             }

@@ -53,6 +53,10 @@ pub struct Packet {
     pub child_agent: Option<String>,
     pub binding: Binding,
     pub memory: Vec<Row>,
+    /// When nothing matched the task over stores that hold claims: their most recent
+    /// claims, each marked `matched_task: false`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recent_unmatched: Vec<Row>,
     pub memory_exists: Exists,
     pub note: String,
     pub sources: Sources,
@@ -96,6 +100,7 @@ impl Verb for Delegate {
                 fingerprint: brain.fingerprint.clone(),
             },
             memory,
+            recent_unmatched: beat.recent,
             memory_exists: beat.exists,
             note,
             sources: Sources {
@@ -116,37 +121,60 @@ impl Verb for Delegate {
     }
 }
 
-/// The packet as a block to paste into a child's brief.
+/// The packet as a block to paste into a child's brief: the task, who the child is,
+/// how it stays bound to this brain (the header, or `MEDULLA_BRAIN` for the stdio
+/// bridge), what memory says, and how to hand findings back.
 fn render_text(p: &Packet) -> String {
     let mut s = String::new();
     s.push_str("## medulla delegation packet\n");
+    s.push_str(&format!("task: {}\n", p.task));
+    if let Some(c) = &p.child_agent {
+        s.push_str(&format!("you are: {c}\n"));
+    }
     s.push_str(&format!(
-        "binding: send the header `{}` on every medulla call\n",
-        p.binding.header
+        "binding: send the header `{}` on every medulla call (over the stdio bridge: set MEDULLA_BRAIN={})\n",
+        p.binding.header, p.binding.root
     ));
     s.push_str(&format!(
         "sources: project {} (fp {}), medulla {}, composed {}\n",
-        p.sources.project, p.sources.fingerprint, p.sources.medulla, p.sources.composed_ts
+        p.sources.project,
+        p.sources.fingerprint,
+        p.sources.medulla,
+        crate::service::rows::date(p.sources.composed_ts)
     ));
     s.push_str("memory:\n");
-    if p.memory.is_empty() {
-        s.push_str(&format!("- (none matched the task; {})\n", p.note));
-    }
-    for r in &p.memory {
+    let line = |s: &mut String, r: &Row, tag: &str| {
         s.push_str(&format!(
-            "- [{}] {}: {} ({}, by {}, {} days old{})\n",
+            "- [{}{tag}] {} ({}): {} ({}, by {}, {} days old{})\n",
             match r.tier {
                 crate::service::rows::StoreTier::Project => "project",
                 crate::service::rows::StoreTier::Medulla => "medulla",
             },
             r.label,
+            r.slug,
             r.text,
             r.origin_brain,
             r.source_agent,
             r.age_ms / 86_400_000,
             if r.stale { ", stale" } else { "" },
         ));
+    };
+    if p.memory.is_empty() {
+        s.push_str(&format!("- (none matched the task; {})\n", p.note));
     }
+    for r in &p.memory {
+        line(&mut s, r, "");
+    }
+    for r in &p.recent_unmatched {
+        line(&mut s, r, ", not matched");
+    }
+    s.push_str(&format!(
+        "when done: call debrief {{\"findings\": [{{\"label\": \"...\", \"text\": \"...\"}}]{}}} with the binding header, so your findings land in this brain\n",
+        p.child_agent
+            .as_ref()
+            .map(|c| format!(", \"agent_id\": \"{c}\""))
+            .unwrap_or_default()
+    ));
     s.push_str(&format!("etiquette: {ETIQUETTE}\n"));
     s
 }

@@ -357,11 +357,27 @@ impl Run {
                 self.count(is_last, &tgt);
                 continue;
             }
+            // The last version of a slug whose every file is outdated goes to history as
+            // soon as it is written: it never lands live, in a brain or in the medulla.
+            let stays_outdated = i + 1 == n && all_outdated;
             let outcome = match &tgt {
-                Target::Brain(fp, _) => svc.owner.memorize(Some(fp), input).await,
+                Target::Brain(fp, _) => {
+                    let o = svc.owner.memorize(Some(fp), input).await;
+                    if o.as_ref().is_ok_and(|o| !o.unchanged()) && stays_outdated {
+                        svc.owner
+                            .demote(fp, &slug, &self.agent, "imported as outdated")
+                            .await?;
+                    }
+                    o
+                }
                 Target::Medulla => {
+                    let outdated_by = stays_outdated.then(|| self.agent.clone());
                     svc.owner
-                        .audit(|reply| AuditMsg::Import { input, reply })
+                        .audit(|reply| AuditMsg::Import {
+                            input,
+                            outdated_by,
+                            reply,
+                        })
                         .await
                 }
             };
@@ -369,16 +385,7 @@ impl Run {
                 Ok(MemorizeOutcome::Unchanged { .. }) => {
                     self.refuse(p.file, "duplicate", "identical to the live version")
                 }
-                Ok(_) => {
-                    self.count(is_last, &tgt);
-                    if i + 1 == n && all_outdated {
-                        if let Target::Brain(fp, _) = &tgt {
-                            svc.owner
-                                .demote(fp, &slug, &self.agent, "imported as outdated")
-                                .await?;
-                        }
-                    }
-                }
+                Ok(_) => self.count(is_last, &tgt),
                 Err(e) => self.refuse(p.file, "refused", e.to_string()),
             }
         }
