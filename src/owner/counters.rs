@@ -1,45 +1,168 @@
-//! Per-brain counters, since the owner started. Per-brain surfaces show them per brain,
-//! never summed into an owner-wide number on a brain's row (INV-7).
+//! Per-brain counters (sessions, recalls, writes, beats) and their weekly series, kept on
+//! disk beside the brain (`counters.json`) so a restart loses nothing but the last
+//! minute. Per-brain surfaces show them per brain, never summed into an owner-wide number
+//! on a brain's row (INV-7); doctor sums the weeks, captioned as owner-wide.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
-#[derive(Debug, Default)]
-pub struct BrainCounters {
-    sessions: AtomicU64,
-    recalls: AtomicU64,
-    writes: AtomicU64,
-    beats: AtomicU64,
+use brains::Clock;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub const FILE: &str = "counters.json";
+
+/// Counts of one ISO week (or of all time).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Counts {
+    #[serde(default)]
+    pub sessions: u64,
+    #[serde(default)]
+    pub recalls: u64,
+    #[serde(default)]
+    pub writes: u64,
+    #[serde(default)]
+    pub beats: u64,
+    /// Live claims the last time the week was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_claims: Option<u64>,
 }
 
-fn bump(c: &AtomicU64) {
-    c.fetch_add(1, Ordering::Relaxed);
+/// What `counters.json` holds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Record {
+    #[serde(default)]
+    pub totals: Counts,
+    /// `YYYY-Www` → that week's counts.
+    #[serde(default)]
+    pub weeks: BTreeMap<String, Counts>,
+}
+
+impl Record {
+    /// Read a brain's record; a missing or unreadable file is an empty one.
+    pub fn read(dir: &Path) -> Record {
+        std::fs::read(dir.join(FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Debug)]
+pub struct BrainCounters {
+    dir: PathBuf,
+    clock: Arc<dyn Clock>,
+    record: Mutex<Record>,
+    dirty: AtomicBool,
 }
 
 impl BrainCounters {
+    /// The counters of the store in `dir`, as its file last left them.
+    pub fn load(dir: PathBuf, clock: Arc<dyn Clock>) -> BrainCounters {
+        BrainCounters {
+            record: Mutex::new(Record::read(&dir)),
+            dir,
+            clock,
+            dirty: AtomicBool::new(false),
+        }
+    }
+
+    fn bump(&self, f: fn(&mut Counts)) {
+        let week = crate::clock::iso_week(self.clock.now_ms());
+        let mut r = self.record.lock().expect("counters lock");
+        f(&mut r.totals);
+        f(r.weeks.entry(week).or_default());
+        self.dirty.store(true, Ordering::Relaxed);
+    }
+
     /// An MCP session's first routed call landed here.
     pub fn session(&self) {
-        bump(&self.sessions)
+        self.bump(|c| c.sessions += 1)
     }
     pub fn recalled(&self) {
-        bump(&self.recalls)
+        self.bump(|c| c.recalls += 1)
     }
     pub fn wrote(&self) {
-        bump(&self.writes)
+        self.bump(|c| c.writes += 1)
     }
     /// A `north` beat was served.
     pub fn beat(&self) {
-        bump(&self.beats)
+        self.bump(|c| c.beats += 1)
     }
+
+    /// Record how many live claims the store holds this week.
+    pub fn note_live(&self, n: u64) {
+        let week = crate::clock::iso_week(self.clock.now_ms());
+        let mut r = self.record.lock().expect("counters lock");
+        let w = r.weeks.entry(week).or_default();
+        if w.live_claims != Some(n) {
+            w.live_claims = Some(n);
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+    }
+
+    pub fn totals(&self) -> Counts {
+        self.record.lock().expect("counters lock").totals
+    }
+
     pub fn sessions(&self) -> u64 {
-        self.sessions.load(Ordering::Relaxed)
+        self.totals().sessions
     }
     pub fn recalls(&self) -> u64 {
-        self.recalls.load(Ordering::Relaxed)
+        self.totals().recalls
     }
     pub fn writes(&self) -> u64 {
-        self.writes.load(Ordering::Relaxed)
+        self.totals().writes
     }
     pub fn beats(&self) -> u64 {
-        self.beats.load(Ordering::Relaxed)
+        self.totals().beats
+    }
+
+    /// Write the file when something changed since the last write (atomically).
+    pub fn flush(&self) -> std::io::Result<()> {
+        if !self.dirty.swap(false, Ordering::Relaxed) {
+            return Ok(());
+        }
+        let bytes = {
+            let r = self.record.lock().expect("counters lock");
+            serde_json::to_vec_pretty(&*r).expect("counters serialize")
+        };
+        if !self.dir.is_dir() {
+            return Ok(());
+        }
+        let tmp = self.dir.join(format!("{FILE}.tmp"));
+        let done =
+            std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, self.dir.join(FILE)));
+        if done.is_err() {
+            self.dirty.store(true, Ordering::Relaxed);
+        }
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use brains::FixedClock;
+
+    #[test]
+    fn counts_persist_per_week_and_survive_a_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(FixedClock::new(1_790_000_000_000));
+        let c = BrainCounters::load(dir.path().to_path_buf(), clock.clone());
+        c.beat();
+        c.wrote();
+        clock.advance(7 * 86_400_000);
+        c.beat();
+        c.note_live(12);
+        c.flush().unwrap();
+        let again = BrainCounters::load(dir.path().to_path_buf(), clock);
+        assert_eq!(again.beats(), 2);
+        assert_eq!(again.writes(), 1);
+        let r = Record::read(dir.path());
+        assert_eq!(r.weeks.len(), 2, "{r:?}");
+        assert_eq!(r.weeks.values().last().unwrap().live_claims, Some(12));
     }
 }

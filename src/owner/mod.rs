@@ -174,6 +174,7 @@ impl OwnerState {
             .call(BrainMsg::Stats, Some(Duration::from_secs(5)))
             .await
         {
+            self.registry().counters(fp).note_live(stats.live_claims);
             if let Some(mut m) = self.registry().manifest(fp) {
                 m.counts = roster::ManifestCounts {
                     live_claims: stats.live_claims,
@@ -201,6 +202,28 @@ impl OwnerState {
         }
         tracing::info!(brain = fp, "brain unloaded");
         true
+    }
+
+    /// Record this week's live claim count of every warm store (dormant ones have not
+    /// changed since their last record).
+    async fn note_live_counts(&self) {
+        let mut stores: Vec<(String, ActorRef<BrainMsg>)> = self
+            .registry()
+            .warm
+            .read()
+            .expect("registry lock")
+            .iter()
+            .map(|(fp, w)| (fp.clone(), w.actor.clone()))
+            .collect();
+        stores.push(("medulla".into(), self.registry().medulla()));
+        for (fp, actor) in stores {
+            if let Ok(ractor::rpc::CallResult::Success(Ok(s))) = actor
+                .call(BrainMsg::Stats, Some(Duration::from_secs(5)))
+                .await
+            {
+                self.registry().counters(&fp).note_live(s.live_claims);
+            }
+        }
     }
 
     async fn spawn_mailbox(&mut self, me: &ActorRef<OwnerMsg>) -> Result<()> {
@@ -294,7 +317,12 @@ impl Actor for OwnerActor {
         std::fs::create_dir_all(args.config.brains_dir())?;
         let medulla =
             spawn_brain(&me, args.config.medulla_dir(), args.opts.clone(), "medulla").await?;
-        let registry = Arc::new(Registry::new(medulla.clone()));
+        let registry = Arc::new(Registry::new(
+            medulla.clone(),
+            args.config.brains_dir(),
+            args.config.medulla_dir(),
+            args.opts.clock.clone(),
+        ));
         let handle = OwnerHandle {
             actor: me.clone(),
             registry: registry.clone(),
@@ -341,9 +369,11 @@ impl Actor for OwnerActor {
         _me: ActorRef<OwnerMsg>,
         st: &mut OwnerState,
     ) -> std::result::Result<(), ActorProcessingErr> {
+        st.note_live_counts().await;
         for fp in st.registry().warm_fps() {
             st.unload(&fp).await;
         }
+        st.registry().flush_counters();
         let medulla = st.registry().medulla();
         let _ = medulla.drain_and_wait(Some(Duration::from_secs(30))).await;
         Ok(())
@@ -366,6 +396,8 @@ impl Actor for OwnerActor {
                 let _ = reply.send(st.rescan());
             }
             OwnerMsg::UnloadIdle => {
+                st.note_live_counts().await;
+                st.registry().flush_counters();
                 let now = st.registry().elapsed_ms();
                 let idle_ms = st.config().idle_unload.as_millis() as i64;
                 let idle: Vec<String> = st

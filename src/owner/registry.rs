@@ -24,6 +24,10 @@ pub struct Warm {
 }
 
 pub struct Registry {
+    /// Where brains live, for their counters' files.
+    brains_dir: PathBuf,
+    medulla_dir: PathBuf,
+    clock: Arc<dyn brains::Clock>,
     pub(super) manifests: RwLock<HashMap<String, Manifest>>,
     pub(super) warm: RwLock<HashMap<String, Warm>>,
     pub(super) medulla: RwLock<ActorRef<BrainMsg>>,
@@ -39,8 +43,16 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub(super) fn new(medulla: ActorRef<BrainMsg>) -> Registry {
+    pub(super) fn new(
+        medulla: ActorRef<BrainMsg>,
+        brains_dir: PathBuf,
+        medulla_dir: PathBuf,
+        clock: Arc<dyn brains::Clock>,
+    ) -> Registry {
         Registry {
+            brains_dir,
+            medulla_dir,
+            clock,
             manifests: RwLock::new(HashMap::new()),
             warm: RwLock::new(HashMap::new()),
             medulla: RwLock::new(medulla),
@@ -134,15 +146,37 @@ impl Registry {
         self.mailbox.read().expect("registry lock").clone()
     }
 
+    /// A brain's counters (`medulla` for the medulla's), loaded from disk on first use.
     pub fn counters(&self, fp: &str) -> Arc<BrainCounters> {
         if let Some(c) = self.counters.read().expect("registry lock").get(fp) {
             return c.clone();
         }
+        let dir = if fp == "medulla" {
+            self.medulla_dir.clone()
+        } else {
+            self.brains_dir.join(fp)
+        };
         self.counters
             .write()
             .expect("registry lock")
             .entry(fp.to_string())
-            .or_default()
+            .or_insert_with(|| Arc::new(BrainCounters::load(dir, self.clock.clone())))
             .clone()
+    }
+
+    /// Write every counter that changed since it was last written.
+    pub fn flush_counters(&self) {
+        let all: Vec<Arc<BrainCounters>> = self
+            .counters
+            .read()
+            .expect("registry lock")
+            .values()
+            .cloned()
+            .collect();
+        for c in all {
+            if let Err(e) = c.flush() {
+                tracing::warn!(error = %e, "could not write a brain's counters; they are kept and retried");
+            }
+        }
     }
 }

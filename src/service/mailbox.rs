@@ -58,17 +58,12 @@ pub async fn show_box(svc: &Service, brain: &str, input: &RouteInput) -> Result<
 
 /// ISO year and week of a letter's `ts` (ms, or an ISO 8601 date-time string).
 pub fn iso_week(ts: &Value) -> Option<String> {
-    let days = match ts {
-        Value::Number(n) => n.as_i64()?.div_euclid(86_400_000),
-        Value::String(s) => brains::legacy::parse_created(s.get(..10)?)?.div_euclid(86_400_000),
+    let ms = match ts {
+        Value::Number(n) => n.as_i64()?,
+        Value::String(s) => brains::legacy::parse_created(s.get(..10)?)?,
         _ => return None,
     };
-    // 1970-01-01 was a Thursday; ISO weeks start on Monday and belong to the year of their Thursday.
-    let weekday = (days + 3).rem_euclid(7); // 0 = Monday
-    let thursday = days - weekday + 3;
-    let year: i64 = super::rows::date(thursday * 86_400_000)[..4].parse().ok()?;
-    let jan1 = brains::legacy::parse_created(&format!("{year:04}-01-01"))? / 86_400_000;
-    Some(format!("{year}-W{:02}", (thursday - jan1) / 7 + 1))
+    Some(crate::clock::iso_week(ms))
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -98,11 +93,27 @@ pub struct Broken {
     pub problem: String,
 }
 
+/// One ISO week, owner-wide.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Week {
+    pub week: String,
+    /// Live claims across every store (each store's latest count at or before the week).
+    pub live_claims: u64,
+    pub beats_served: u64,
+    pub misdeliveries: u64,
+    /// Misdelivery events per beat served; absent in a week without beats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub misdelivery_rate_per_beat: Option<f64>,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Doctor {
     pub caption: &'static str,
     /// `YYYY-Www` → kind → confirmed misdelivery events.
     pub misdelivery_by_week: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Per ISO week, oldest first: live claims, beats served, misdeliveries and their
+    /// rate per beat. The confusion rate should fall as the volume grows.
+    pub weekly: Vec<Week>,
     pub live_claims_all_stores: u64,
     pub memory_beats_served_since_start: u64,
     pub letters: LetterTotals,
@@ -173,8 +184,10 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
             });
         }
     }
+    let weekly = weekly_series(svc, &weeks);
     Ok(Doctor {
         caption: "owner-wide counts unless a row names its brain",
+        weekly,
         misdelivery_by_week: weeks,
         live_claims_all_stores: rows.iter().map(|r| r.claims).sum::<u64>() + inst.medulla.claims,
         memory_beats_served_since_start: rows.iter().map(|r| r.memory_beats_served).sum(),
@@ -195,6 +208,60 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
         },
         broken,
     })
+}
+
+/// The weekly series, from every store's persisted counters and the misdelivery letters.
+fn weekly_series(
+    svc: &Service,
+    misdelivered: &BTreeMap<String, BTreeMap<String, u64>>,
+) -> Vec<Week> {
+    use crate::owner::counters::Record;
+    svc.owner.registry.flush_counters();
+    let cfg = &svc.owner.config;
+    let mut records: Vec<Record> = svc
+        .owner
+        .registry
+        .all_manifests()
+        .iter()
+        .map(|m| Record::read(&cfg.brains_dir().join(&m.fingerprint)))
+        .collect();
+    records.push(Record::read(&cfg.medulla_dir()));
+    let mut weeks: std::collections::BTreeSet<String> = misdelivered.keys().cloned().collect();
+    for r in &records {
+        weeks.extend(r.weeks.keys().cloned());
+    }
+    weeks.remove("unknown");
+    weeks
+        .into_iter()
+        .map(|week| {
+            let beats: u64 = records
+                .iter()
+                .filter_map(|r| r.weeks.get(&week))
+                .map(|c| c.beats)
+                .sum();
+            // A store's live count carries forward from its last record.
+            let live_claims = records
+                .iter()
+                .filter_map(|r| {
+                    r.weeks
+                        .range(..=week.clone())
+                        .rev()
+                        .find_map(|(_, c)| c.live_claims)
+                })
+                .sum();
+            let misdeliveries: u64 = misdelivered
+                .get(&week)
+                .map(|k| k.values().sum())
+                .unwrap_or(0);
+            Week {
+                misdelivery_rate_per_beat: (beats > 0).then(|| misdeliveries as f64 / beats as f64),
+                week,
+                live_claims,
+                beats_served: beats,
+                misdeliveries,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -127,3 +127,64 @@ fn the_delegation_text_is_a_whole_brief() {
     }
     assert_eq!(p["recent_unmatched"][0]["matched_task"], false);
 }
+
+/// Item 15: per-brain counters lived in memory and reset on restart, and doctor showed
+/// current numbers instead of the weekly series the design asks for.
+#[test]
+fn counters_persist_per_brain_and_doctor_shows_the_weeks() {
+    use crate::common::OwnerOptions;
+    let clock = tempfile::NamedTempFile::new().unwrap();
+    let week = 7 * 86_400_000i64;
+    let t0 = 1_790_000_000_000i64;
+    std::fs::write(clock.path(), t0.to_string()).unwrap();
+    let opts = || OwnerOptions {
+        config_toml: Some(format!("clock_file = {:?}\n", clock.path())),
+        ..Default::default()
+    };
+    let o = Owner::start_with(opts());
+    let x = o.project("x");
+    o.bootstrap(&x);
+    let xr = x.to_string_lossy().into_owned();
+    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    o.call("memorize", json!({ "label": "a", "text": "one claim" }), &h);
+    o.call("north", json!({ "task": "claim" }), &h);
+    o.call("north", json!({ "task": "claim" }), &h);
+    let (o, _) = o.restart(opts());
+    let row = |o: &Owner| {
+        let (_, v) = o.get("/api/instances");
+        v["instances"][0].clone()
+    };
+    let r = row(&o);
+    assert_eq!(
+        (r["memory_beats_served"].as_u64(), r["writes"].as_u64()),
+        (Some(2), Some(1)),
+        "counters survive a restart: {r}"
+    );
+    std::fs::write(clock.path(), (t0 + week).to_string()).unwrap();
+    o.call("north", json!({ "task": "claim" }), &h);
+    let (s, _) = o.call(
+        "report",
+        json!({ "letter": { "class": "memory_misdelivery", "kind": "false_absence", "what": "said empty", "ts": t0 + week } }),
+        &[MAKER],
+    );
+    assert_eq!(s, 200);
+    let (_, d) = o.get("/api/doctor");
+    let weekly = d["weekly"].as_array().expect("a weekly series");
+    assert_eq!(weekly.len(), 2, "{d}");
+    assert_eq!(
+        (
+            weekly[0]["beats_served"].as_u64(),
+            weekly[1]["beats_served"].as_u64()
+        ),
+        (Some(2), Some(1)),
+        "{d}"
+    );
+    assert_eq!(
+        weekly[0]["live_claims"], 1,
+        "recorded when the first owner stopped: {d}"
+    );
+    assert_eq!(weekly[1]["live_claims"], 1, "carried forward: {d}");
+    assert_eq!(weekly[1]["misdeliveries"], 1, "{d}");
+    assert_eq!(weekly[1]["misdelivery_rate_per_beat"], 1.0, "{d}");
+    assert!(weekly[0]["week"].as_str().unwrap() < weekly[1]["week"].as_str().unwrap());
+}
