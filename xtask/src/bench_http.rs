@@ -55,7 +55,8 @@ pub(crate) fn start_logged(home: &Path, model: bool, log: Option<&Path>) -> Resu
     let mut cmd = Command::new(require_binary()?);
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--home"])
         .arg(home)
-        .env("MEDULLA_LOG", if log.is_some() { "warn" } else { "error" });
+        .env("MEDULLA_LOG", if log.is_some() { "warn" } else { "error" })
+        .env("NO_COLOR", "1");
     if !model {
         cmd.arg("--no-model");
     }

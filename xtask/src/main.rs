@@ -8,7 +8,8 @@
 //!   (build `--release` first).
 //! - `bench --peers [--sizes 200,2000] [--searches 100] [--only a,b]`: the same memory
 //!   workload against medulla and other MCP memory servers.
-//! - `soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model]`:
+//! - `soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model]
+//!   [--seek-tier project|medulla]`:
 //!   concurrent MCP sessions against one release owner.
 //! - `battery`: replay the battery (the `it` test binary's battery runner).
 //! - `ci`: what CI runs: fmt check, clippy, then the README's test command.
@@ -98,6 +99,11 @@ fn main() -> Result<()> {
             brains: flag_num(rest, "--brains", 3)?,
             seed_claims: flag_num(rest, "--seed-claims", 200)?,
             model: !rest.iter().any(|a| a == "--no-model"),
+            seek_tier: rest
+                .iter()
+                .position(|a| a == "--seek-tier")
+                .and_then(|i| rest.get(i + 1))
+                .cloned(),
         }),
         "bench" => bench::run(rest),
         "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),

@@ -804,7 +804,12 @@ fn ratio(v: &mut [Duration], base: &mut [Duration]) -> String {
     if v.is_empty() || base.is_empty() {
         "–".into()
     } else {
-        format!("{:.1}×", mcp::pct_ms(v, 0.5) / mcp::pct_ms(base, 0.5))
+        let r = mcp::pct_ms(v, 0.5) / mcp::pct_ms(base, 0.5);
+        if r < 0.95 {
+            format!("{r:.2}×")
+        } else {
+            format!("{r:.1}×")
+        }
     }
 }
 

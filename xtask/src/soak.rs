@@ -23,6 +23,8 @@ pub struct SoakOpts {
     pub brains: usize,
     pub seed_claims: usize,
     pub model: bool,
+    /// `tier` for the seeks (`None`: the default, the brain plus the medulla).
+    pub seek_tier: Option<String>,
 }
 
 /// Refusals that are a correct answer to this workload, not a fault. The workload never
@@ -59,7 +61,8 @@ struct Sample {
     /// `None` when it succeeded, else the key it is counted under.
     error: Option<String>,
     expected_refusal: Option<String>,
-    medulla_lost: bool,
+    /// The code of a north answer's `medulla_error`, when its medulla part was lost.
+    medulla_lost: Option<String>,
     /// Seconds since the load started, to place stalls and errors in time.
     at: f64,
 }
@@ -134,9 +137,10 @@ fn classify(r: Result<mcp::ToolAnswer, CallError>, verb: Verb, s: &mut Sample) {
         }
         Ok(a) => {
             if verb == Verb::North {
-                s.medulla_lost = a
-                    .json()
-                    .is_some_and(|v: Value| v.get("medulla_error").is_some_and(|e| !e.is_null()));
+                s.medulla_lost = a.json().and_then(|v: Value| {
+                    let e = v.get("medulla_error").filter(|e| !e.is_null())?;
+                    Some(e["code"].as_str().unwrap_or("unknown").to_string())
+                });
             }
         }
     }
@@ -158,7 +162,8 @@ struct ClientOut {
     open_errors: BTreeMap<String, usize>,
 }
 
-fn client_loop(
+/// What one client thread needs.
+struct Plan {
     url: String,
     root: String,
     client: usize,
@@ -166,7 +171,20 @@ fn client_loop(
     deadline: Instant,
     stop: Arc<AtomicBool>,
     done: Arc<AtomicU64>,
-) -> ClientOut {
+    seek_tier: Option<String>,
+}
+
+fn client_loop(plan: Plan) -> ClientOut {
+    let Plan {
+        url,
+        root,
+        client,
+        start,
+        deadline,
+        stop,
+        done,
+        seek_tier,
+    } = plan;
     let mut rng = Rng::new(client as u64 + 1);
     let mut out = ClientOut {
         samples: Vec::new(),
@@ -197,7 +215,11 @@ fn client_loop(
         let s = session.as_mut().expect("open");
         let roll = rng.below(100);
         let (verb, name, args) = if roll < 60 {
-            (Verb::Seek, "seek", json!({ "query": query(&mut rng) }))
+            let mut args = json!({ "query": query(&mut rng) });
+            if let Some(t) = &seek_tier {
+                args["tier"] = json!(t);
+            }
+            (Verb::Seek, "seek", args)
         } else if roll < 90 {
             n += 1;
             let (label, text) = claim_text(&mut rng, client, n);
@@ -220,7 +242,7 @@ fn client_loop(
             latency: t.elapsed(),
             error: None,
             expected_refusal: None,
-            medulla_lost: false,
+            medulla_lost: None,
             at: t.duration_since(start).as_secs_f64(),
         };
         let transport_failed = matches!(r, Err(CallError::Transport(_)));
@@ -265,13 +287,16 @@ pub fn run(opts: SoakOpts) -> Result<()> {
     let o = start_logged(home.path(), opts.model, Some(&log))?;
     let health: Value = o.http.get(format!("{}/api/health", o.url)).send()?.json()?;
     println!(
-        "owner {} pid {}, retrieval {}; {} clients × {} s over {} brains",
+        "owner {} pid {}, retrieval {}; {} clients × {} s over {} brains; seeks with tier {}",
         o.url,
         o.child.id(),
         health["retrieval"].as_str().unwrap_or("?"),
         opts.clients,
         opts.secs,
-        opts.brains
+        opts.brains,
+        opts.seek_tier
+            .as_deref()
+            .unwrap_or("default (brain + medulla)")
     );
     let mut roots = Vec::new();
     let t = Instant::now();
@@ -298,9 +323,17 @@ pub fn run(opts: SoakOpts) -> Result<()> {
     let deadline = start + Duration::from_secs(opts.secs);
     let handles: Vec<_> = (0..opts.clients)
         .map(|c| {
-            let (url, root) = (o.url.clone(), roots[c % roots.len()].clone());
-            let (stop, done) = (stop.clone(), done.clone());
-            std::thread::spawn(move || client_loop(url, root, c, start, deadline, stop, done))
+            let plan = Plan {
+                url: o.url.clone(),
+                root: roots[c % roots.len()].clone(),
+                client: c,
+                start,
+                deadline,
+                stop: stop.clone(),
+                done: done.clone(),
+                seek_tier: opts.seek_tier.clone(),
+            };
+            std::thread::spawn(move || client_loop(plan))
         })
         .collect();
     // Watch the owner while the clients run: peak RSS, and stop early if it died.
@@ -438,10 +471,21 @@ fn report(opts: &SoakOpts, outs: &[ClientOut], wall: f64, owner_died: bool) -> R
             overall_ratio = ratio;
         }
     }
-    let lost = samples.iter().filter(|s| s.medulla_lost).count();
+    let mut lost: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &samples {
+        if let Some(code) = &s.medulla_lost {
+            *lost.entry(code.as_str()).or_default() += 1;
+        }
+    }
     let norths = samples.iter().filter(|s| s.verb == Verb::North).count();
     println!(
-        "\nnorth answers that lost their medulla part (medulla_error present): {lost} of {norths}"
+        "\nnorth answers that lost their medulla part (medulla_error present): {} of {norths}{}",
+        lost.values().sum::<usize>(),
+        if lost.is_empty() {
+            String::new()
+        } else {
+            format!(", by code: {lost:?}")
+        }
     );
     println!(
         "target: 0 errors → {} ({n_errors}); p99 ≤ 10 × p50 overall → {} ({overall_ratio:.1}×)",
