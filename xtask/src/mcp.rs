@@ -197,9 +197,19 @@ pub struct ReqwestLink {
 
 impl ReqwestLink {
     pub fn new(base: &str) -> Result<Self> {
+        Self::with_idle(base, 1)
+    }
+
+    /// A client that keeps no idle connection: a new TCP connection for every request.
+    /// Not how SDKs behave; it shows what a call costs without any kept-alive stall.
+    pub fn fresh(base: &str) -> Result<Self> {
+        Self::with_idle(base, 0)
+    }
+
+    fn with_idle(base: &str, idle: usize) -> Result<Self> {
         let http = reqwest::blocking::Client::builder()
             .timeout(CALL_TIMEOUT)
-            .pool_max_idle_per_host(1)
+            .pool_max_idle_per_host(idle)
             .build()?;
         Ok(ReqwestLink {
             base: base.trim_end_matches('/').to_string(),

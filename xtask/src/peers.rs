@@ -2,7 +2,8 @@
 //! medulla over HTTP and through its stdio bridge, the MCP reference memory server
 //! (`@modelcontextprotocol/server-memory`, installed with npm under `target/peers/`) and
 //! basic-memory (installed with pip into a virtualenv under `target/peers/`), with its
-//! full-text search and with its hybrid search on a local model.
+//! full-text search and with its hybrid search on a local model. `medulla-http-fresh`
+//! opens a new connection per call, to show medulla's cost without a kept-alive stall.
 //!
 //! The workload: N writes of codebase facts ("service × topic" sentences, deterministic,
 //! each with a distinct label), then searches, half verbatim and half paraphrased by
@@ -36,6 +37,7 @@ const ALL_PEERS: &[&str] = &[
     "medulla-http",
     "medulla-bridge",
     "medulla-http-lexical",
+    "medulla-http-fresh",
     "server-memory",
     "basic-memory-text",
     "basic-memory-hybrid",
@@ -545,7 +547,7 @@ const STARTUP_LIMIT: Duration = Duration::from_secs(180);
 fn start_peer(name: &str, install: &mut Installs) -> Result<Running> {
     let client = "peers-bench";
     match name {
-        "medulla-http" | "medulla-bridge" | "medulla-http-lexical" => {
+        "medulla-http" | "medulla-bridge" | "medulla-http-lexical" | "medulla-http-fresh" => {
             require_binary()?;
             let model = name != "medulla-http-lexical";
             let home = tempfile::tempdir()?;
@@ -561,7 +563,10 @@ fn start_peer(name: &str, install: &mut Installs) -> Result<Running> {
                 .send()?
                 .json()?;
             owner.call("bootstrap", json!({ "root": rs }), &rs)?;
-            let note = format!("retrieval {}", health["retrieval"].as_str().unwrap_or("?"));
+            let mut note = format!("retrieval {}", health["retrieval"].as_str().unwrap_or("?"));
+            if name == "medulla-http-fresh" {
+                note.push_str("; a new TCP connection per call (not what SDKs do: it only shows the cost without the kept-alive stall)");
+            }
             let mut pids = vec![owner.child.id()];
             let (session, startup): (Box<dyn Session>, Duration) = if name == "medulla-bridge" {
                 let mut cmd = Command::new(require_binary()?);
@@ -570,8 +575,13 @@ fn start_peer(name: &str, install: &mut Installs) -> Result<Running> {
                 pids.push(s.child.id());
                 (Box::new(s), t.elapsed())
             } else {
+                let link = if name == "medulla-http-fresh" {
+                    ReqwestLink::fresh(&owner.url)?
+                } else {
+                    ReqwestLink::new(&owner.url)?
+                };
                 let s = HttpSession::open(
-                    ReqwestLink::new(&owner.url)?,
+                    link,
                     &[
                         ("Medulla-Caller-Root", &rs),
                         ("Medulla-Agent", "bench:peers"),
