@@ -6,11 +6,12 @@
 //! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]
 //!   [--rounds 300] [--round-trips-only]`: figures through the real owner over HTTP
 //!   (build `--release` first).
-//! - `bench --peers [--sizes 200,2000] [--searches 100] [--only a,b]`: the same memory
-//!   workload against medulla and other MCP memory servers.
+//! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
+//!   one memory workload against medulla (HTTP, bridge) and other MCP memory servers
+//!   (installed under `target/peers/` with npm and pip).
 //! - `soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model]
-//!   [--seek-tier project|medulla]`:
-//!   concurrent MCP sessions against one release owner.
+//!   [--seek-tier project|medulla]`: concurrent MCP sessions against one release owner;
+//!   exits non-zero on any error.
 //! - `battery`: replay the battery (the `it` test binary's battery runner).
 //! - `ci`: what CI runs: fmt check, clippy, then the README's test command.
 
