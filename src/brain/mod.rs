@@ -137,7 +137,14 @@ impl Actor for BrainActor {
         let (store, open_report) =
             opened.map_err(|e| format!("cannot open store at {}: {e}", dir.display()))?;
         if open_report.index_rebuilt {
-            tracing::warn!(dir = %dir.display(), reason = ?open_report.index_rebuild_reason, "vector index rebuilt from redb");
+            // A store with no vectors yet (a fresh brain) has no index file to lose: that
+            // is no news. Rebuilding a real one is worth saying.
+            let had_vectors = store.stats().map(|s| s.vectors > 0).unwrap_or(true);
+            if had_vectors {
+                tracing::warn!(dir = %dir.display(), reason = ?open_report.index_rebuild_reason, "vector index rebuilt from redb");
+            } else {
+                tracing::debug!(dir = %dir.display(), "a new vector index");
+            }
         }
         Ok(BrainState {
             store: Arc::new(Mutex::new(Some(store))),

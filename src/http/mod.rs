@@ -296,6 +296,12 @@ pub async fn serve(
                         continue;
                     }
                 };
+                // Answers go out in several small writes (a streamed MCP answer: head,
+                // priming event, message): with Nagle on, the last waits for the client's
+                // delayed ACK, ~40 ms a call on a kept-alive connection.
+                if let Err(e) = stream.set_nodelay(true) {
+                    tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+                }
                 let app = app.clone();
                 let service = hyper::service::service_fn(move |req| {
                     let app = app.clone();

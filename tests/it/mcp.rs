@@ -203,3 +203,108 @@ fn tool_errors_are_structured_and_unrouted_writes_refused() {
         .unwrap();
     assert_eq!(v["claim"]["source_agent"], "medulla-tests:agent");
 }
+
+/// Regression (issue 13): every MCP call on a kept-alive connection cost ~43 ms (no
+/// TCP_NODELAY, the streamed answer in several writes: Nagle met delayed ACK). A raw
+/// client that does not set TCP_NODELAY itself makes 50 calls on one connection; they
+/// must cost about what health round trips on that same connection cost, not 40 ms each.
+#[test]
+fn kept_alive_mcp_calls_do_not_stall() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let o = Owner::start();
+    let addr = o.url.trim_start_matches("http://").to_string();
+    let sock = std::net::TcpStream::connect(&addr).unwrap();
+    sock.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut w = sock.try_clone().unwrap();
+    let mut r = BufReader::new(sock);
+    let mut session: Option<String> = None;
+    // One request, one answer; returns the answer's body.
+    let mut round = |method: &str, path: &str, body: &str, session: &mut Option<String>| {
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if let Some(s) = session.as_ref() {
+            head.push_str(&format!("Mcp-Session-Id: {s}\r\n"));
+        }
+        w.write_all(format!("{head}\r\n{body}").as_bytes()).unwrap();
+        let (mut len, mut chunked) = (None, false);
+        loop {
+            let mut line = String::new();
+            r.read_line(&mut line).unwrap();
+            let l = line.trim_end().to_ascii_lowercase();
+            if l.is_empty() {
+                break;
+            }
+            if let Some(v) = l.strip_prefix("content-length:") {
+                len = Some(v.trim().parse::<usize>().unwrap());
+            }
+            if l == "transfer-encoding: chunked" {
+                chunked = true;
+            }
+            if let Some(v) = l.strip_prefix("mcp-session-id:") {
+                *session = Some(
+                    line.trim_end()["mcp-session-id:".len()..]
+                        .trim()
+                        .to_string(),
+                );
+                let _ = v;
+            }
+        }
+        let mut out = Vec::new();
+        if chunked {
+            loop {
+                let mut size = String::new();
+                r.read_line(&mut size).unwrap();
+                let n = usize::from_str_radix(size.trim(), 16).unwrap();
+                let mut chunk = vec![0; n + 2];
+                r.read_exact(&mut chunk).unwrap();
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&chunk[..n]);
+            }
+        } else if let Some(n) = len {
+            out.resize(n, 0);
+            r.read_exact(&mut out).unwrap();
+        }
+        String::from_utf8(out).unwrap()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    round("POST", "/mcp", &init.to_string(), &mut session);
+    assert!(session.is_some());
+    round(
+        "POST",
+        "/mcp",
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        &mut session,
+    );
+    let calls = 50;
+    let t = std::time::Instant::now();
+    for i in 0..calls {
+        let body = json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": "boot_memory", "arguments": {"op": "list"}}});
+        let answer = round("POST", "/mcp", &body.to_string(), &mut session);
+        assert!(answer.contains("\"entries\""), "{answer}");
+    }
+    let mcp = t.elapsed();
+    let t = std::time::Instant::now();
+    let mut none = None;
+    for _ in 0..calls {
+        round("GET", "/api/health", "", &mut none);
+    }
+    let health = t.elapsed();
+    eprintln!("{calls} kept-alive MCP calls: {mcp:?}; {calls} health round trips: {health:?}");
+    // 50 stalled calls would take 2 s or more; a tool call does more than health, but not
+    // forty milliseconds more.
+    assert!(
+        mcp < health * 20 + std::time::Duration::from_millis(250),
+        "MCP calls {mcp:?} against health {health:?}: a Nagle stall is back"
+    );
+    assert!(
+        mcp < std::time::Duration::from_millis(50 * 40 / 2),
+        "{mcp:?}"
+    );
+}
