@@ -154,14 +154,12 @@ pub fn hall(c: &Client, opts: &ClientOpts, no_open: bool) -> anyhow::Result<i32>
     }
     let url = a.body["url"].as_str().unwrap_or_default();
     let secs = a.body["expires_in_secs"].as_u64().unwrap_or(0);
-    out!("the Hall: {url}");
+    // The URL alone on its line: it is copied whole, never wrapped or cut.
     out!(
-        "{}",
-        paint(
-            print::DIM,
-            format!("a one-time ticket, valid for {} minutes", secs.div_ceil(60))
-        )
+        "the Hall, with a one-time ticket valid for {} minutes:",
+        secs.div_ceil(60)
     );
+    out!("{url}");
     if !no_open && open_browser(url) {
         out!("opened in your browser");
     }

@@ -100,10 +100,8 @@ fn counts(c: &Value) {
         num(&c["fired_clay"]),
         num(&c["external"])
     );
-    out!(
-        "{}",
-        paint(DIM, "● wet ink: unanswered  ◍ in flight: answered, not closed  ↳ fired clay: closed  ◌ external")
-    );
+    let legend = "● wet ink: open · ◍ in flight: answered · ↳ fired clay: closed · ◌ external";
+    out!("{}", paint(DIM, fit(legend, width())));
 }
 
 fn unreachable(body: &Value) {
@@ -165,9 +163,7 @@ pub fn sweep(body: &Value) {
     let refused = num(&body["refused_at_floor"]);
     let garbage = num(&body["spool_garbage_lines"]);
     out!(
-        "{} waiting for their repository · {refused} refused at the floor · {} in the spool",
-        plural(pending, "letter", "letters"),
-        plural(garbage, "garbage line", "garbage lines")
+        "pending: {pending} · refused at the floor: {refused} · garbage lines in the spool: {garbage}"
     );
     unreachable(body);
 }

@@ -159,17 +159,12 @@ pub fn seek(body: &Value) {
 /// `history`: every version, oldest first.
 pub fn history(body: &Value) {
     let versions = rows(&body["versions"]);
-    out!(
-        "{} {}",
-        paint(BOLD, s(&body["slug"], "?")),
-        paint(
-            DIM,
-            format!(
-                "{}, oldest first",
-                plural(versions.len() as u64, "version", "versions")
-            )
-        )
+    let count = format!(
+        " ({}, oldest first)",
+        plural(versions.len() as u64, "version", "versions")
     );
+    let slug = fit(s(&body["slug"], "?"), width().saturating_sub(count.len()));
+    out!("{}{}", paint(BOLD, slug), paint(DIM, count));
     let w = width().saturating_sub(INDENT.len());
     for v in versions {
         let state = match (s(&v["state"], "?"), v["outdated_reason"].as_str()) {
@@ -251,15 +246,22 @@ pub fn delegate(body: &Value) {
     let b = &body["binding"];
     let src = &body["sources"];
     out!("## medulla delegation packet");
-    out!("task: {}", s(&body["task"], ""));
+    let task = format!("task: {}", s(&body["task"], ""));
+    for (i, l) in wrap(&task, width().saturating_sub(2), usize::MAX)
+        .iter()
+        .enumerate()
+    {
+        out!("{}{l}", if i == 0 { "" } else { "  " });
+    }
+    // The fingerprint binds as well as the root does, and always fits on a line.
+    out!("binding: send this header on every medulla call");
+    out!("  Medulla-Brain: {}", s(&b["fingerprint"], "?"));
     out!(
-        "binding: send the header `{}` on every medulla call",
-        s(&b["header"], "?")
+        "sources: project {}",
+        fit_left(s(&src["project"], "?"), width().saturating_sub(17))
     );
     out!(
-        "sources: project {} (fp {}), medulla {}, composed {}",
-        s(&src["project"], "?"),
-        s(&src["fingerprint"], "?"),
+        "  medulla {}, composed {}",
         s(&src["medulla"], "?"),
         datetime(src["composed_ts"].as_i64().unwrap_or(0))
     );

@@ -149,15 +149,14 @@ pub fn learn(body: &Value, tier: &str) {
 pub fn promote(body: &Value) {
     let ids = &body["identities"];
     let outcome = s(&body["outcome"], "?");
-    out!(
-        "{}: {} → {}",
-        paint(if outcome == "unchanged" { DIM } else { GREEN }, outcome),
-        s(&ids["witness"], "?"),
-        s(&ids["medulla"], "?")
-    );
+    let head = format!("{outcome}: {} in the medulla", s(&ids["medulla"], "?"));
+    let style = if outcome == "unchanged" { DIM } else { GREEN };
+    out!("{}", paint(style, fit(&head, width())));
+    let witness = fit_left(s(&ids["witness"], "?"), width().saturating_sub(16));
+    out!("  promoted from {witness}");
     if let Some(chain) = body["medulla_claim"]["promotion"]["chain"].as_str() {
-        for line in wrap(chain, width(), 3) {
-            out!("{}", paint(DIM, line));
+        for line in wrap(chain, width().saturating_sub(2), 3) {
+            out!("  {}", paint(DIM, line));
         }
     }
     etiquette(body);
