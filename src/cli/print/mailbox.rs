@@ -22,11 +22,11 @@ pub fn report(body: &Value) {
             "letter {id} {} the medulla's box (it names no project)",
             paint(GREEN, "filed into")
         ),
-        "pending_distribution" => out!(
-            "letter {id} {} {} is not on this machine yet; it is filed when it appears",
-            paint(YELLOW, "pending:"),
-            fit_left(s(&f["repo"], "?"), w)
-        ),
+        "pending_distribution" => {
+            let repo = fit_left(s(&f["repo"], "?"), w);
+            out!("letter {id} {} {repo}", paint(YELLOW, "pending:"));
+            out!("  that repository is not on this machine yet: the letter is filed when it is");
+        }
         "refused" => {
             out!("letter {id} {}", paint(YELLOW, "refused at the floor:"));
             let why = format!(

@@ -173,6 +173,28 @@ pub fn wrap(s: &str, max: usize, max_lines: usize) -> Vec<String> {
     lines
 }
 
+/// A sentence on stdout, wrapped to the width (continuation lines indented by two), its
+/// first word in `style` when one is given.
+pub fn say(lead: Option<(Style, &str)>, text: &str) {
+    let full = match lead {
+        Some((_, word)) => format!("{word} {text}"),
+        None => text.to_string(),
+    };
+    for (i, line) in wrap(&full, width().saturating_sub(2), usize::MAX)
+        .iter()
+        .enumerate()
+    {
+        match (i, lead) {
+            (0, Some((style, word))) => {
+                let rest = line.strip_prefix(word).unwrap_or(line);
+                out!("{}{rest}", paint(style, word));
+            }
+            (0, None) => out!("{line}"),
+            _ => out!("  {line}"),
+        }
+    }
+}
+
 /// `1 version`, `2 versions`.
 pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{fit, fit_left, num, out, paint, plural, s, width, wrap, BOLD, DIM, GREEN, YELLOW};
+use super::{fit, fit_left, num, out, paint, plural, s, say, width, wrap, DIM, GREEN, YELLOW};
 
 /// The store a write landed in, for a sentence: `the medulla` or `/path`'s brain.
 fn store(tier: &str, served: &Value) -> String {
@@ -22,22 +22,21 @@ pub fn bootstrap(body: &Value) {
     let root = s(&b["root"], "?");
     let fp = s(&b["fingerprint"], "?");
     if body["created"].as_bool() == Some(true) {
-        out!("{} brain {fp} for {root}", paint(GREEN, "created"));
+        say(Some((GREEN, "created")), &format!("brain {fp} for {root}"));
     } else {
-        out!("brain {fp} for {root} already exists: nothing to do");
-    }
-    if let Some(h) = body["binding_header"].as_str() {
-        out!(
-            "{}",
-            paint(
-                DIM,
-                fit(
-                    &format!("a subagent elsewhere binds to it with `{h}`"),
-                    width()
-                )
-            )
+        say(
+            None,
+            &format!("brain {fp} for {root} already exists: nothing to do"),
         );
     }
+    // The fingerprint binds as the root does, and fits on a line.
+    out!(
+        "{}",
+        paint(
+            DIM,
+            format!("a subagent elsewhere binds to it with `Medulla-Brain: {fp}`")
+        )
+    );
 }
 
 /// The medulla's size after a write into it, and a warning past its soft cap.
@@ -46,17 +45,12 @@ fn medulla_cap(body: &Value) {
     if cap.is_null() {
         return;
     }
-    out!(
-        "{}",
-        paint(
-            DIM,
-            format!(
-                "the medulla holds {} (soft cap {})",
-                plural(num(&cap["live"]), "live claim", "live claims"),
-                num(&cap["soft_cap"])
-            )
-        )
+    let live = plural(num(&cap["live"]), "live claim", "live claims");
+    let line = format!(
+        "the medulla holds {live} (soft cap {})",
+        num(&cap["soft_cap"])
     );
+    out!("{}", paint(DIM, line));
     if let Some(m) = cap["message"].as_str() {
         for line in wrap(m, width(), 3) {
             out!("{}", paint(YELLOW, line));
@@ -68,11 +62,8 @@ fn medulla_cap(body: &Value) {
 fn etiquette(body: &Value) {
     let e = &body["etiquette"];
     if e["expected"].as_bool() == Some(false) {
-        for line in wrap(
-            &format!("etiquette: {}", s(&e["message"], "flagged")),
-            width(),
-            3,
-        ) {
+        let text = format!("etiquette: {}", s(&e["message"], "flagged"));
+        for line in wrap(&text, width(), 3) {
             out!("{}", paint(YELLOW, line));
         }
     }
@@ -81,26 +72,28 @@ fn etiquette(body: &Value) {
 pub fn memorize(body: &Value) {
     let c = &body["claim"];
     let tier = s(&c["tier"], "project");
-    let slug = paint(BOLD, s(&c["slug"], "?"));
+    let slug = s(&c["slug"], "?");
     let into = store(tier, &body["served_brain"]);
     match s(&body["outcome"], "?") {
-        "created" => out!("{} {slug} in {into}", paint(GREEN, "created")),
-        "superseded" => out!(
-            "{} {slug} in {into}: v{} replaces v{} (kept in history)",
-            paint(GREEN, "superseded"),
-            num(&c["version"]),
-            num(&body["previous"]["version"])
+        "created" => say(Some((GREEN, "created")), &format!("{slug} in {into}")),
+        "superseded" => say(
+            Some((GREEN, "superseded")),
+            &format!(
+                "{slug} in {into}: v{} replaces v{} (kept in history)",
+                num(&c["version"]),
+                num(&body["previous"]["version"])
+            ),
         ),
-        "unchanged" => out!("{slug} is unchanged in {into}: the same claim is already live"),
-        other => out!("{other}: {slug} in {into}"),
+        "unchanged" => say(
+            None,
+            &format!("{slug} is unchanged in {into}: the same claim is already live"),
+        ),
+        other => say(None, &format!("{other}: {slug} in {into}")),
     }
     if body["hygiene"]["flagged"].as_bool() == Some(true) {
-        out!(
-            "{}",
-            paint(
-                YELLOW,
-                "flagged: the text carries what looks like a secret (project_secrets = \"flag\")"
-            )
+        say(
+            Some((YELLOW, "flagged:")),
+            "the text carries what looks like a secret (project_secrets = \"flag\")",
         );
     }
     if tier == "medulla" {
@@ -113,17 +106,16 @@ pub fn memorize(body: &Value) {
 pub fn learn(body: &Value, tier: &str) {
     let verdict = s(&body["verdict"], "?");
     if let Some(d) = body.get("demoted") {
-        out!(
-            "{} {} in the medulla: it moved to history ({})",
-            paint(YELLOW, "demoted"),
-            paint(BOLD, s(&d["slug"], "?")),
-            s(&d["outdated_reason"], "demoted")
+        say(
+            Some((YELLOW, "demoted")),
+            &format!(
+                "{} in the medulla: it moved to history ({})",
+                s(&d["slug"], "?"),
+                s(&d["outdated_reason"], "demoted")
+            ),
         );
         if let Some(w) = body["witness_untouched"].as_str() {
-            out!(
-                "the project witness {} is untouched",
-                fit_left(w, width() - 40)
-            );
+            say(None, &format!("the project witness {w} is untouched"));
         }
         etiquette(body);
         medulla_cap(body);
@@ -131,10 +123,16 @@ pub fn learn(body: &Value, tier: &str) {
     }
     let c = &body["claim"];
     let counts = &c["trust_counts"];
+    say(
+        None,
+        &format!(
+            "graded {} {verdict} in {}",
+            s(&c["slug"], "?"),
+            store(tier, &body["served_brain"])
+        ),
+    );
     out!(
-        "graded {} {verdict} in {}: trust now {:.2} ({} correct, {} partial, {} wrong)",
-        paint(BOLD, s(&c["slug"], "?")),
-        store(tier, &body["served_brain"]),
+        "  trust now {:.2} ({} correct, {} partial, {} wrong)",
         c["trust"].as_f64().unwrap_or(0.0),
         num(&counts["correct"]),
         num(&counts["partial"]),
@@ -149,9 +147,9 @@ pub fn learn(body: &Value, tier: &str) {
 pub fn promote(body: &Value) {
     let ids = &body["identities"];
     let outcome = s(&body["outcome"], "?");
-    let head = format!("{outcome}: {} in the medulla", s(&ids["medulla"], "?"));
+    let slug = s(&body["medulla_claim"]["slug"], "?");
     let style = if outcome == "unchanged" { DIM } else { GREEN };
-    out!("{}", paint(style, fit(&head, width())));
+    say(Some((style, outcome)), &format!("{slug} in the medulla"));
     let witness = fit_left(s(&ids["witness"], "?"), width().saturating_sub(16));
     out!("  promoted from {witness}");
     if let Some(chain) = body["medulla_claim"]["promotion"]["chain"].as_str() {
@@ -165,21 +163,22 @@ pub fn promote(body: &Value) {
 
 pub fn purge(body: &Value) {
     let p = &body["purged"];
-    out!(
-        "purged {} from {} ({} scrubbed); the log records {}",
-        plural(num(&p["versions_erased"]), "version", "versions"),
-        if s(&body["tier"], "project") == "medulla" {
-            "the medulla"
-        } else {
-            "this brain"
-        },
-        plural(num(&p["acts_scrubbed"]), "act note", "act notes"),
-        s(&p["subject"], "?")
+    let from = if s(&body["tier"], "project") == "medulla" {
+        "the medulla"
+    } else {
+        "this brain"
+    };
+    say(
+        None,
+        &format!(
+            "purged {} from {from} ({} scrubbed); the log records {}",
+            plural(num(&p["versions_erased"]), "version", "versions"),
+            plural(num(&p["acts_scrubbed"]), "act note", "act notes"),
+            s(&p["subject"], "?")
+        ),
     );
     if let Some(n) = body["note"].as_str() {
-        for line in wrap(&format!("note: {n}"), width(), 4) {
-            out!("{line}");
-        }
+        say(Some((YELLOW, "note:")), n);
     }
 }
 
@@ -199,22 +198,18 @@ pub fn kv(body: &Value) {
         for e in entries {
             let tag = format!("[{}]", s(&e["tier"], "?"));
             let key = fit(s(&e["key"], ""), keyw);
-            let room = width().saturating_sub(keyw + tag.len() + 3);
-            out!(
-                "{} {:<keyw$} {}",
-                paint(DIM, format!("{tag:<9}")),
-                key,
-                fit(&value_text(&e["value"]), room)
-            );
+            let room = width().saturating_sub(keyw + 11);
+            let value = fit(&value_text(&e["value"]), room);
+            out!("{} {key:<keyw$} {value}", paint(DIM, format!("{tag:<9}")));
         }
         return;
     }
-    let key = paint(BOLD, s(&body["key"], "?"));
-    let tier = s(&body["tier"], "project");
-    let into = store(tier, &body["served_brain"]);
+    let key = s(&body["key"], "?");
+    let into = store(s(&body["tier"], "project"), &body["served_brain"]);
     match body["op"].as_str() {
-        Some("set") => out!("set {key} in {into}"),
-        Some("delete") => out!("deleted {key} from {into}"),
+        Some("set") => say(None, &format!("set {key} in {into}")),
+        Some("delete") => say(None, &format!("deleted {key} from {into}")),
+        // A bare value, as `git config` prints one: easy to use in a script.
         _ => out!("{}", value_text(&body["value"])),
     }
 }
