@@ -39,7 +39,7 @@ pub struct ServeArgs {
     pub idle_unload_secs: Option<u64>,
 }
 
-/// Logs go to stderr, in colour only when stderr is a terminal. By default the owner's
+/// Logs go to stderr, in colour only when stderr is a terminal (and `NO_COLOR` is unset). By default the owner's
 /// own start-up lines (`medulla::serve` at info) are left out: the first stdout lines
 /// already say where it listens and why recall is lexical-only, and saying it twice is
 /// noise. `MEDULLA_LOG` overrides all of it.
@@ -49,7 +49,7 @@ fn init_logs(default: &str) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .init();
 }
 
