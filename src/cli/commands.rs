@@ -184,7 +184,13 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
                 "acts",
                 json!({ "brain": brain, "limit": limit, "before": before }),
             )?;
-            finish_read(opts, &a, |b| print::admin::acts(b, brain.as_deref(), limit))
+            let human = |b: &Value| print::admin::acts(b, brain.as_deref(), limit);
+            // A store named outright needs no word on where the caller stands.
+            if brain.is_some() {
+                finish(opts, &a, human)
+            } else {
+                finish_read(opts, &a, human)
+            }
         }
         Command::Report(r) => {
             let mut letter: Map<String, Value> = match &r.letter {

@@ -291,7 +291,7 @@ pub fn acts(body: &Value, brain_flag: Option<&str>, limit: Option<u32>) {
     if let Some(next) = body["next_before"].as_u64() {
         let mut cmd = String::from("medulla acts");
         if let Some(b) = brain_flag {
-            cmd.push_str(&format!(" --brain {b}"));
+            cmd.push_str(&format!(" --brain {}", shell_word(b)));
         }
         if let Some(l) = limit {
             cmd.push_str(&format!(" --limit {l}"));
@@ -303,5 +303,29 @@ pub fn acts(body: &Value, brain_flag: Option<&str>, limit: Option<u32>) {
                 fit(&format!("older acts: {cmd} --before {next}"), width())
             )
         );
+    }
+}
+
+/// `s` as one shell word: as it is when it is safe, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let safe = s
+        .chars()
+        .all(|c| c.is_alphanumeric() || "/._-+:@%".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_path_with_spaces_is_quoted_for_the_next_page_hint() {
+        assert_eq!(shell_word("/w/proj"), "/w/proj");
+        assert_eq!(shell_word("/w/my proj"), "'/w/my proj'");
+        assert_eq!(shell_word("/w/it's"), r"'/w/it'\''s'");
     }
 }
