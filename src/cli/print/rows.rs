@@ -126,10 +126,12 @@ pub fn seek(body: &Value) {
             )
         );
         for f in rows(&body["failed"]) {
-            let what = f
-                .as_str()
-                .map(str::to_string)
-                .unwrap_or_else(|| f.to_string());
+            let what = format!(
+                "{}: {} [{}]",
+                s(&f["brain"], "?"),
+                s(&f["error"]["message"], "failed"),
+                s(&f["error"]["code"], "error")
+            );
             out!(
                 "{} {}",
                 paint(YELLOW, "could not search:"),
