@@ -481,18 +481,20 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         command => {
             let opts = opts.unwrap_or_default();
-            match commands::execute(&opts, command) {
-                Err(e) if e.downcast_ref::<OwnerNotRunning>().is_some() => {
-                    let e = e.downcast_ref::<OwnerNotRunning>().expect("checked above");
-                    if opts.json {
-                        print::out!("{}", serde_json::to_string_pretty(&e.to_json())?);
-                    } else {
-                        print::note!("medulla: {e}");
-                    }
-                    Ok(2)
-                }
-                other => other,
+            let result = commands::execute(&opts, command);
+            let Some(e) = result
+                .as_ref()
+                .err()
+                .and_then(|e| e.downcast_ref::<OwnerNotRunning>())
+            else {
+                return result;
+            };
+            if opts.json {
+                print::out!("{}", serde_json::to_string_pretty(&e.to_json())?);
+            } else {
+                print::note!("medulla: {e}");
             }
+            Ok(2)
         }
     }
 }
