@@ -1,28 +1,91 @@
-//! The `medulla` command line against a running owner, and without one.
+//! The `medulla` command line, run as the real binary against a real owner (and without
+//! one). It finds the owner the way a user's shell does: `MEDULLA_HOME` names the home,
+//! whose `owner.json` holds the URL and whose `founder.token` makes the CLI the founder.
+//! Tests named `issue15_*` pin the command line's part of issue 15, item by item.
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 use crate::common::{Owner, BIN};
 
-fn cli(o: &Owner, cwd: &std::path::Path, args: &[&str]) -> (i32, Value) {
-    let out = Command::new(BIN)
-        .args(args)
-        .arg("--json")
-        .current_dir(cwd)
-        .env("MEDULLA_URL", &o.url)
+/// One run of the binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|_| panic!("not JSON:\n{}\n{}", self.stdout, self.stderr))
+    }
+}
+
+/// The binary with the environment of a user whose shell points at the owner's home;
+/// nothing in the test runner's environment may force colour or another owner.
+pub fn medulla_cmd(home: &Path, cwd: &Path) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(cwd)
+        .env("MEDULLA_HOME", home)
+        .env_remove("MEDULLA_URL")
         .env_remove("MEDULLA_BRAIN")
-        .output()
-        .unwrap();
-    let v = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!(
-            "not JSON: {} / {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v)
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("COLUMNS");
+    cmd
+}
+
+/// Run `medulla ARGS` in `cwd`. Its output is a pipe, never a terminal, so no ANSI code
+/// may appear in it (issue 15, item 10).
+pub fn medulla(o: &Owner, cwd: &Path, args: &[&str]) -> Run {
+    let out = medulla_cmd(o.home.path(), cwd).args(args).output().unwrap();
+    let r = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(
+        !r.stdout.contains('\u{1b}') && !r.stderr.contains('\u{1b}'),
+        "ANSI codes off a terminal from {args:?}:\n{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+    r
+}
+
+/// `medulla ARGS --json`: the exit code and the owner's answer.
+fn cli(o: &Owner, cwd: &Path, args: &[&str]) -> (i32, Value) {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let r = medulla(o, cwd, &a);
+    (r.code, r.json())
+}
+
+/// Human output: every line fits 80 columns and none is raw JSON.
+fn assert_readable(r: &Run) {
+    for line in r.stdout.lines().chain(r.stderr.lines()) {
+        // A URL alone on its line is copied whole: it may be wider.
+        if line.starts_with("http://") && !line.contains(' ') {
+            continue;
+        }
+        assert!(
+            line.chars().count() <= 80,
+            "a line wider than 80 columns:\n{line}\n---\n{}",
+            r.stdout
+        );
+        assert!(
+            !line.trim_start().starts_with('{') && !line.contains("{\""),
+            "raw JSON in human output:\n{}",
+            r.stdout
+        );
+    }
+}
+
+fn ok(r: &Run) {
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
 }
 
 #[test]
@@ -79,4 +142,592 @@ fn no_owner_running_exits_2_naming_the_command_that_starts_one() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("medulla serve"), "{err}");
+}
+
+/// Item 7: with `--json` and no owner, stdout still carries a JSON error object.
+#[test]
+fn issue15_no_owner_with_json_prints_a_json_error_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [&["status", "--json"][..], &["seek", "x", "--json"]] {
+        let out = medulla_cmd(dir.path(), dir.path())
+            .args(args)
+            .env("MEDULLA_URL", "http://127.0.0.1:9")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let v: Value = serde_json::from_slice(&out.stdout).expect("a JSON error on stdout");
+        assert_eq!(v["error"]["code"], "owner_not_running");
+        assert!(v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("medulla serve"));
+    }
+}
+
+/// Item 1: `.` and every relative path argument reach the owner absolute.
+#[test]
+fn issue15_relative_paths_are_sent_absolute() {
+    let o = Owner::start();
+    let p = o.project("proj");
+    let other = o.project("other");
+    ok(&medulla(&o, &p, &["bootstrap"]));
+    ok(&medulla(&o, &p, &["bootstrap", "../other"]));
+    // The README's own line.
+    let (code, v) = cli(
+        &o,
+        &p,
+        &["report", "--class", "bug", "--repo", ".", "--what", "a bug"],
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["filed"]["to"], "project", "{v}");
+    assert_eq!(v["filed"]["repo"], p.to_str().unwrap());
+    let (code, v) = cli(&o, &p, &["mailbox", "show", "--brain", "."]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["served_brain"], p.to_str().unwrap());
+    assert_eq!(v["letters"].as_array().unwrap().len(), 1);
+    ok(&medulla(
+        &o,
+        &p,
+        &["memorize", "--label", "l", "--text", "t"],
+    ));
+    let (code, v) = cli(&o, &p, &["export", "../out", "--brain", "."]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["dir"],
+        o.projects
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("out")
+            .to_str()
+            .unwrap()
+    );
+    let (code, v) = cli(&o, &p, &["import", "../out", "--brain", "../other"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["target"], other.to_str().unwrap());
+    assert_eq!(v["imported_live"], 1, "{v}");
+    let (code, v) = cli(&o, &p, &["acts", "--brain", "../other"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["store"], other.to_str().unwrap());
+}
+
+/// Item 2: bootstrap says what it did, and with a PATH the working directory does not
+/// matter, even one that no longer exists.
+#[test]
+fn issue15_bootstrap_says_what_it_did_whatever_the_working_directory() {
+    let o = Owner::start();
+    let p = o.project("proj");
+    let gone = o.project("gone");
+    let script = format!(
+        "cd '{}' && rmdir '{}' && exec '{BIN}' bootstrap '{}'",
+        gone.display(),
+        gone.display(),
+        p.display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(o.projects.path())
+        .env("MEDULLA_HOME", o.home.path())
+        .env_remove("MEDULLA_URL")
+        .env_remove("MEDULLA_BRAIN")
+        .env_remove("CLICOLOR_FORCE")
+        .output()
+        .unwrap();
+    let first = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    ok(&first);
+    assert!(
+        first.stdout.starts_with("created brain"),
+        "{}",
+        first.stdout
+    );
+    assert!(first.stdout.contains(p.to_str().unwrap()));
+    assert_eq!(first.stderr, "", "nothing to complain about");
+    let again = medulla(&o, o.projects.path(), &["bootstrap", p.to_str().unwrap()]);
+    ok(&again);
+    assert!(again.stdout.contains("already exists"), "{}", again.stdout);
+    assert!(!again.stdout.contains("created"), "{}", again.stdout);
+    assert_eq!(again.stderr, "");
+}
+
+/// Item 3: every row leads with the slug `history`, `learn`, `promote`, `purge` take.
+#[test]
+fn issue15_rows_show_the_slug() {
+    let o = Owner::start();
+    let p = o.project("proj");
+    ok(&medulla(&o, &p, &["bootstrap"]));
+    ok(&medulla(
+        &o,
+        &p,
+        &[
+            "memorize",
+            "--label",
+            "Release Build",
+            "--text",
+            "use cargo build --release",
+        ],
+    ));
+    for args in [
+        &["seek", "release"][..],
+        &["north", "release", "build"],
+        &["delegate", "cut", "a", "release"],
+        &["history", "release-build"],
+    ] {
+        let r = medulla(&o, &p, args);
+        ok(&r);
+        assert!(
+            r.stdout.contains("release-build"),
+            "{args:?}:\n{}",
+            r.stdout
+        );
+        assert_readable(&r);
+    }
+}
+
+/// Item 5: `serve` lists only its own flags; every value set is spelled out.
+#[test]
+fn issue15_help_lists_values_and_serve_has_no_client_flags() {
+    let help = |args: &[&str]| {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let serve = help(&["serve", "--help"]);
+    assert!(
+        !serve.contains("--json") && !serve.contains("--url"),
+        "{serve}"
+    );
+    assert!(serve.contains("--no-model"));
+    let report = help(&["report", "--help"]);
+    for v in [
+        "bug",
+        "friction",
+        "idea",
+        "memory_misdelivery",
+        "note",
+        "triage",
+        "receipt",
+        "external",
+        "leak",
+        "false_absence",
+        "wrong_store_write",
+        "misattribution",
+        "vanished",
+    ] {
+        assert!(report.contains(v), "report --help lacks {v}:\n{report}");
+    }
+    assert!(help(&["seek", "--help"]).contains("all-brains"));
+    let learn = help(&["learn", "--help"]);
+    assert!(["correct", "partial", "wrong", "medulla"]
+        .iter()
+        .all(|v| learn.contains(v)));
+    assert!(help(&["memorize", "--help"]).contains("verified"));
+    // An unknown value is refused before anything is sent.
+    let out = Command::new(BIN)
+        .args(["report", "--class", "bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Item 6: `stop` stops the owner, waits until it is gone, and says so.
+#[test]
+fn issue15_stop_stops_the_owner_then_names_serve() {
+    let mut o = Owner::start();
+    let p = o.project("proj");
+    let r = medulla(&o, &p, &["stop"]);
+    ok(&r);
+    assert!(r.stdout.contains("stopped"), "{}", r.stdout);
+    let status = o.child.wait().expect("the owner exits");
+    assert!(status.success(), "{status:?}");
+    let r = medulla(&o, &p, &["stop"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("medulla serve"), "{}", r.stderr);
+}
+
+/// Item 7: doctor, mailbox, report and delegate read as sentences and tables.
+#[test]
+fn issue15_human_output_is_never_raw_json() {
+    let o = Owner::start();
+    let p = o.project("proj");
+    ok(&medulla(&o, &p, &["bootstrap"]));
+    let r = medulla(
+        &o,
+        &p,
+        &[
+            "report",
+            "--class",
+            "memory_misdelivery",
+            "--kind",
+            "leak",
+            "--repo",
+            ".",
+            "--what",
+            "another project's claim came back",
+        ],
+    );
+    ok(&r);
+    assert!(r.stdout.contains("filed into"), "{}", r.stdout);
+    assert_readable(&r);
+    let r = medulla(
+        &o,
+        &p,
+        &[
+            "report",
+            "--class",
+            "bug",
+            "--repo",
+            "/nowhere/repo",
+            "--what",
+            "x",
+        ],
+    );
+    assert!(r.stdout.contains("pending:"), "{}", r.stdout);
+    let r = medulla(&o, &p, &["doctor"]);
+    ok(&r);
+    assert_readable(&r);
+    assert!(r.stdout.contains("leak"), "{}", r.stdout);
+    assert!(r.stdout.contains("-W"), "the ISO week:\n{}", r.stdout);
+    assert!(r.stdout.contains("1 letter waiting"), "{}", r.stdout);
+    assert!(r.stdout.contains("1 on disk, 1 warm"), "{}", r.stdout);
+    let r = medulla(&o, &p, &["mailbox", "show"]);
+    ok(&r);
+    assert_readable(&r);
+    assert!(
+        r.stdout.contains("1 open (1 wet ink, 0 in flight)"),
+        "{}",
+        r.stdout
+    );
+    let r = medulla(&o, &p, &["mailbox", "sweep"]);
+    ok(&r);
+    assert_readable(&r);
+    ok(&medulla(
+        &o,
+        &p,
+        &["memorize", "--label", "a", "--text", "release steps"],
+    ));
+    let (_, packet) = cli(&o, &p, &["delegate", "release"]);
+    let ms = packet["sources"]["composed_ts"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let r = medulla(&o, &p, &["delegate", "release"]);
+    ok(&r);
+    assert!(!r.stdout.contains(&ms), "the time in ms:\n{}", r.stdout);
+    assert!(r.stdout.contains(" UTC"), "{}", r.stdout);
+}
+
+/// Item 8: `promote` without `--brain` promotes from the working directory's brain.
+#[test]
+fn issue15_promote_defaults_to_the_working_directorys_brain() {
+    let o = Owner::start();
+    let p = o.project("proj");
+    ok(&medulla(&o, &p, &["bootstrap"]));
+    ok(&medulla(
+        &o,
+        &p,
+        &["memorize", "--label", "tabs", "--text", "indent with tabs"],
+    ));
+    let r = medulla(
+        &o,
+        &p,
+        &["promote", "--claim", "tabs", "--reason", "holds everywhere"],
+    );
+    ok(&r);
+    assert_readable(&r);
+    assert_eq!(o.claims("medulla").len(), 1);
+}
+
+/// Item 9: duplicates are "already imported", not refusals; all refused exits non-zero;
+/// counts are singular when they are one.
+#[test]
+fn issue15_import_tells_duplicates_from_refusals() {
+    let o = Owner::start();
+    let a = o.project("a");
+    let b = o.project("b");
+    ok(&medulla(&o, &a, &["bootstrap"]));
+    ok(&medulla(&o, &b, &["bootstrap"]));
+    ok(&medulla(
+        &o,
+        &a,
+        &["memorize", "--label", "one", "--text", "first"],
+    ));
+    let r = medulla(&o, &a, &["export", "../dump", "--brain", "."]);
+    ok(&r);
+    assert!(
+        r.stdout.contains("1 live claim and 0 history versions"),
+        "{}",
+        r.stdout
+    );
+    let r = medulla(&o, &b, &["import", "../dump", "--brain", "."]);
+    ok(&r);
+    assert!(r.stdout.contains("1 file read"), "{}", r.stdout);
+    assert!(!r.stdout.contains("refused"), "{}", r.stdout);
+    let r = medulla(&o, &b, &["import", "../dump", "--brain", "."]);
+    ok(&r);
+    assert!(r.stdout.contains("already imported"), "{}", r.stdout);
+    assert!(!r.stdout.contains("refused"), "{}", r.stdout);
+    assert_readable(&r);
+    let bad = o.project("bad");
+    std::fs::write(bad.join("x.light.md"), "no frontmatter here\n").unwrap();
+    let r = medulla(&o, &b, &["import", "../bad", "--brain", "."]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("refused"), "{}", r.stdout);
+    assert!(r.stdout.contains("unparseable"), "{}", r.stdout);
+    // No progress bar off a terminal.
+    assert_eq!(r.stderr, "");
+    let out = Command::new(BIN)
+        .args(["import", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("2026-07-04T10:00:00Z") && help.contains("milliseconds"),
+        "{help}"
+    );
+}
+
+/// Item 10: the owner's logs carry no colour off a terminal, and the no-model note is
+/// said once.
+#[test]
+fn issue15_serve_logs_without_colour_and_notes_the_model_once() {
+    let home = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--no-model", "--home"])
+        .arg(home.path())
+        .env_remove("MEDULLA_LOG")
+        .env_remove("CLICOLOR_FORCE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.starts_with("medulla listening on http://"), "{first}");
+    let stop = medulla_cmd(home.path(), home.path())
+        .arg("stop")
+        .output()
+        .unwrap();
+    assert_eq!(stop.status.code(), Some(0), "{stop:?}");
+    assert!(child.wait().unwrap().success());
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let mut logs = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut logs)
+        .unwrap();
+    assert!(!logs.contains('\u{1b}'), "ANSI in the logs:\n{logs}");
+    let all = format!("{first}{rest}{logs}");
+    assert_eq!(all.matches("the model is disabled").count(), 1, "{all}");
+}
+
+/// Item 11: a fresh home says how to begin; one is singular; a bad limit reads well.
+#[test]
+fn issue15_fresh_home_hint_plurals_and_a_bad_limit() {
+    let o = Owner::start();
+    let p = o.project("proj");
+    let r = medulla(&o, &p, &["brains"]);
+    ok(&r);
+    assert!(r.stdout.contains("medulla bootstrap"), "{}", r.stdout);
+    ok(&medulla(&o, &p, &["bootstrap"]));
+    ok(&medulla(
+        &o,
+        &p,
+        &["memorize", "--label", "x", "--text", "y"],
+    ));
+    let r = medulla(&o, &p, &["brains"]);
+    assert!(
+        r.stdout.contains("1 claim ") || r.stdout.contains("1 claim\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("1 brain on disk"), "{}", r.stdout);
+    let r = medulla(&o, &p, &["status"]);
+    assert!(r.stdout.contains("1 brain,"), "{}", r.stdout);
+    for r in [medulla(&o, &p, &["brains"]), r] {
+        assert!(
+            !r.stdout.contains("1 brains") && !r.stdout.contains("1 claims"),
+            "{}",
+            r.stdout
+        );
+        assert_readable(&r);
+    }
+    let r = medulla(&o, &p, &["seek", "x", "--limit", "0"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("from 1 to 200"), "{}", r.stderr);
+    assert!(r.stderr.contains("[limit_out_of_range]"), "{}", r.stderr);
+    assert_readable(&r);
+}
+
+/// Item 14: the founder acts on the medulla: doctrine birth, grading and demotion, boot
+/// memory (whose medulla writes are not built yet, and say so).
+#[test]
+fn issue15_the_founder_acts_on_the_medulla() {
+    let o = Owner::start();
+    let p = o.project("proj");
+    ok(&medulla(&o, &p, &["bootstrap"]));
+    let r = medulla(
+        &o,
+        &p,
+        &[
+            "memorize",
+            "--tier",
+            "medulla",
+            "--label",
+            "test first",
+            "--text",
+            "write the test first",
+        ],
+    );
+    ok(&r);
+    assert!(r.stdout.contains("the medulla"), "{}", r.stdout);
+    assert_eq!(o.claims("medulla").len(), 1);
+    let r = medulla(
+        &o,
+        &p,
+        &[
+            "learn",
+            "test-first",
+            "wrong",
+            "--tier",
+            "medulla",
+            "--note",
+            "not always",
+        ],
+    );
+    ok(&r);
+    assert!(r.stdout.contains("demoted"), "{}", r.stdout);
+    assert_eq!(o.claims("medulla").len(), 0);
+    ok(&medulla(
+        &o,
+        &p,
+        &["memorize", "--label", "local", "--text", "a project claim"],
+    ));
+    let r = medulla(&o, &p, &["learn", "local", "wrong"]);
+    ok(&r);
+    assert!(
+        r.stdout.contains(&format!("{}'s brain", p.display())),
+        "{}",
+        r.stdout
+    );
+    ok(&medulla(&o, &p, &["kv", "set", "editor", "vim"]));
+    let r = medulla(&o, &p, &["kv", "get", "editor"]);
+    ok(&r);
+    assert_eq!(r.stdout.trim(), "vim");
+    let r = medulla(&o, &p, &["kv", "list"]);
+    assert!(
+        r.stdout.contains("editor") && r.stdout.contains("[project]"),
+        "{}",
+        r.stdout
+    );
+    ok(&medulla(&o, &p, &["kv", "delete", "editor"]));
+    assert_eq!(medulla(&o, &p, &["kv", "get", "editor"]).code, 1);
+    let r = medulla(&o, &p, &["kv", "set", "editor", "vim", "--tier", "medulla"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("[not_yet_available]"), "{}", r.stderr);
+    assert_readable(&r);
+}
+
+/// Item 18: a store's act log, a page at a time, with the next page's command.
+#[test]
+fn issue15_acts_pages_with_a_hint() {
+    let o = Owner::start();
+    let p = o.project("proj");
+    ok(&medulla(&o, &p, &["bootstrap"]));
+    for l in ["a", "b", "c"] {
+        ok(&medulla(&o, &p, &["memorize", "--label", l, "--text", "t"]));
+    }
+    let (code, v) = cli(&o, &p, &["acts", "--limit", "2"]);
+    assert_eq!(code, 0, "{v}");
+    let next = v["next_before"].as_u64().expect("a next page");
+    let r = medulla(&o, &p, &["acts", "--limit", "2"]);
+    ok(&r);
+    assert!(
+        r.stdout.contains(&format!("--limit 2 --before {next}")),
+        "{}",
+        r.stdout
+    );
+    assert_readable(&r);
+    let r = medulla(
+        &o,
+        &p,
+        &["acts", "--limit", "2", "--before", &next.to_string()],
+    );
+    ok(&r);
+    assert!(r.stdout.contains("memorize"), "{}", r.stdout);
+    let (code, v) = cli(&o, &p, &["acts", "--brain", "medulla"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["store"], "medulla");
+}
+
+/// Item 19: every client command answers `--json`; long text never breaks 80 columns;
+/// completions for the usual shells; the Hall's ticket.
+#[test]
+fn issue15_every_command_has_json_and_fits_80_columns() {
+    let o = Owner::start();
+    let p = o.project(&format!("deep/{}/proj", "nested-directory/".repeat(6)));
+    ok(&medulla(&o, &p, &["bootstrap"]));
+    let long = "a claim whose text goes on and on ".repeat(20);
+    ok(&medulla(
+        &o,
+        &p,
+        &[
+            "memorize",
+            "--label",
+            &"a long label ".repeat(10),
+            "--text",
+            &long,
+        ],
+    ));
+    let slug = cli(&o, &p, &["seek"]).1["results"][0]["slug"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["status"],
+        vec!["brains"],
+        vec!["seek", "claim"],
+        vec!["seek", "claim", "--tier", "all-brains"],
+        vec!["history", &slug],
+        vec!["north", "claim"],
+        vec!["delegate", "claim"],
+        vec!["audit"],
+        vec!["acts"],
+        vec!["kv", "list"],
+        vec!["mailbox", "show"],
+        vec!["mailbox", "sweep"],
+        vec!["mailbox", "distribute"],
+        vec!["doctor"],
+        vec!["hall", "--no-open"],
+        vec!["promote", "--claim", &slug, "--reason", "it holds"],
+    ];
+    for args in &commands {
+        let r = medulla(&o, &p, args);
+        ok(&r);
+        assert_readable(&r);
+        let (code, v) = cli(&o, &p, args);
+        assert_eq!(code, 0, "{args:?}: {v}");
+        assert!(v.is_object(), "{args:?}");
+    }
+    let r = medulla(&o, &p, &["hall", "--no-open"]);
+    assert!(r.stdout.contains("#ticket="), "{}", r.stdout);
+    for shell in ["bash", "zsh", "fish"] {
+        let out = Command::new(BIN)
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            script.contains("medulla") && script.contains("memorize"),
+            "{shell}"
+        );
+    }
 }

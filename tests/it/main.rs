@@ -11,4 +11,5 @@ mod live;
 mod mcp;
 mod owner;
 mod python;
+mod readme;
 mod transfer;

@@ -1,0 +1,292 @@
+//! The HTTP client of the running owner: where it is, the headers that make the command
+//! line the founder surface, plain JSON answers and NDJSON progress streams.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use serde_json::{json, Value};
+
+use crate::config::default_home;
+
+/// No owner answers at the URL: the command line says so and exits 2.
+#[derive(Debug, thiserror::Error)]
+#[error("no medulla owner is running at {url}: start one with `medulla serve` (or `cargo run --release -- serve`)")]
+pub struct OwnerNotRunning {
+    pub url: String,
+}
+
+impl OwnerNotRunning {
+    /// The error object `--json` prints on stdout.
+    pub fn to_json(&self) -> Value {
+        json!({ "error": { "code": "owner_not_running", "message": self.to_string(), "url": self.url } })
+    }
+}
+
+/// The owner's answer: its HTTP status and its JSON body.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Answer {
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status) && self.body.get("error").is_none()
+    }
+}
+
+/// One `{"progress": {...}}` line of a long verb.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    pub done: u64,
+    pub total: u64,
+    pub what: &'a str,
+}
+
+/// The owner's URL: `--url`/`MEDULLA_URL`, else `$MEDULLA_HOME/owner.json`, else the
+/// default listen address.
+pub fn owner_url(explicit: Option<&str>) -> String {
+    if let Some(u) = explicit {
+        return u.trim_end_matches('/').to_string();
+    }
+    let file = default_home().join("owner.json");
+    if let Ok(text) = std::fs::read_to_string(file) {
+        if let Some(u) = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v["url"].as_str().map(str::to_string))
+        {
+            return u;
+        }
+    }
+    format!("http://{}", crate::config::DEFAULT_LISTEN)
+}
+
+/// A blocking client: each call runs on a private current-thread runtime.
+pub struct Client {
+    pub base: String,
+    http: reqwest::Client,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Client {
+    pub fn new(url: Option<&str>) -> anyhow::Result<Client> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        // A read timeout, not a total one: a long import keeps streaming progress.
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .read_timeout(Duration::from_secs(120))
+            .build()?;
+        Ok(Client {
+            base: owner_url(url),
+            http,
+            rt,
+        })
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        // The caller root is the working directory; a directory that vanished under the
+        // shell sends none rather than failing a command that does not need it.
+        if let Ok(cwd) = std::env::current_dir() {
+            req = req.header("Medulla-Caller-Root", cwd.to_string_lossy().as_ref());
+        }
+        // The command line is the founder's surface: it presents the owner's token.
+        if let Some(t) = crate::founder::read(&default_home()) {
+            req = req.header("Medulla-Founder-Token", t);
+        }
+        if let Ok(b) = std::env::var("MEDULLA_BRAIN") {
+            if !b.is_empty() {
+                req = req.header("Medulla-Brain", b);
+            }
+        }
+        req
+    }
+
+    fn connect_error(&self, e: reqwest::Error) -> anyhow::Error {
+        if e.is_connect() {
+            OwnerNotRunning {
+                url: self.base.clone(),
+            }
+            .into()
+        } else {
+            anyhow!("request to {} failed: {e}", self.base)
+        }
+    }
+
+    fn send(&self, req: reqwest::RequestBuilder) -> anyhow::Result<Answer> {
+        self.rt.block_on(async {
+            let resp = req.send().await.map_err(|e| self.connect_error(e))?;
+            let status = resp.status().as_u16();
+            let body: Value = resp
+                .json()
+                .await
+                .context("the owner's answer was not JSON")?;
+            Ok(Answer { status, body })
+        })
+    }
+
+    pub fn get(&self, path: &str) -> anyhow::Result<Answer> {
+        self.send(self.request(reqwest::Method::GET, path))
+    }
+
+    /// `POST path` with a JSON body (none when `body` is null).
+    pub fn post(&self, path: &str, body: Value) -> anyhow::Result<Answer> {
+        let req = self.request(reqwest::Method::POST, path);
+        let req = if body.is_null() { req } else { req.json(&body) };
+        self.send(req)
+    }
+
+    /// `POST /api/call/<verb>`; null arguments are dropped so optional ones stay absent.
+    pub fn call(&self, verb: &str, args: Value) -> anyhow::Result<Answer> {
+        self.post(&format!("/api/call/{verb}"), without_nulls(args))
+    }
+
+    /// A long verb with `Accept: application/x-ndjson`: `on_progress` sees each progress
+    /// line; the answer is the final `result` (or `error`) line.
+    pub fn call_streaming(
+        &self,
+        verb: &str,
+        args: Value,
+        mut on_progress: impl FnMut(Progress<'_>),
+    ) -> anyhow::Result<Answer> {
+        let req = self
+            .request(reqwest::Method::POST, &format!("/api/call/{verb}"))
+            .header("Accept", "application/x-ndjson")
+            .json(&without_nulls(args));
+        self.rt.block_on(async {
+            let mut resp = req.send().await.map_err(|e| self.connect_error(e))?;
+            let status = resp.status().as_u16();
+            let streaming = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|c| c.to_str().ok())
+                .is_some_and(|c| c.starts_with("application/x-ndjson"));
+            if !streaming {
+                // Refused before any work started: an ordinary JSON answer.
+                let body: Value = resp
+                    .json()
+                    .await
+                    .context("the owner's answer was not JSON")?;
+                return Ok(Answer { status, body });
+            }
+            let mut buf: Vec<u8> = Vec::new();
+            loop {
+                let chunk = resp
+                    .chunk()
+                    .await
+                    .with_context(|| format!("the stream from {} broke off", self.base))?;
+                let at_end = chunk.is_none();
+                if let Some(c) = chunk {
+                    buf.extend_from_slice(&c);
+                }
+                while let Some(i) = buf.iter().position(|&b| b == b'\n') {
+                    let line: Vec<u8> = buf.drain(..=i).collect();
+                    if let Some(answer) = stream_line(&line, status, &mut on_progress)? {
+                        return Ok(answer);
+                    }
+                }
+                if at_end {
+                    if let Some(answer) = stream_line(&buf, status, &mut on_progress)? {
+                        return Ok(answer);
+                    }
+                    anyhow::bail!("the owner's stream ended without a result line");
+                }
+            }
+        })
+    }
+}
+
+/// One NDJSON line: progress goes to the callback; a result or error ends the stream.
+fn stream_line(
+    line: &[u8],
+    status: u16,
+    on_progress: &mut impl FnMut(Progress<'_>),
+) -> anyhow::Result<Option<Answer>> {
+    let text = String::from_utf8_lossy(line);
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let v: Value = serde_json::from_str(text)
+        .with_context(|| format!("the owner streamed a line that is not JSON: {text:.80}"))?;
+    if let Some(p) = v.get("progress") {
+        on_progress(Progress {
+            done: p["done"].as_u64().unwrap_or(0),
+            total: p["total"].as_u64().unwrap_or(0),
+            what: p["what"].as_str().unwrap_or(""),
+        });
+        return Ok(None);
+    }
+    if let Some(r) = v.get("result") {
+        return Ok(Some(Answer {
+            status,
+            body: r.clone(),
+        }));
+    }
+    if v.get("error").is_some() {
+        // The HTTP status was sent before the work failed: the error line is the truth.
+        return Ok(Some(Answer {
+            status: 500.max(status),
+            body: v,
+        }));
+    }
+    Ok(None)
+}
+
+fn without_nulls(args: Value) -> Value {
+    match args {
+        Value::Object(m) => Value::Object(m.into_iter().filter(|(_, v)| !v.is_null()).collect()),
+        v => v,
+    }
+}
+
+/// Percent-encode a query value.
+pub fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreachable_owner_names_the_command_that_starts_one() {
+        // Port 9 on loopback: nothing listens there in a test sandbox.
+        let client = Client::new(Some("http://127.0.0.1:9")).unwrap();
+        let err = client.get("/api/health").unwrap_err();
+        assert!(err.downcast_ref::<OwnerNotRunning>().is_some(), "{err}");
+        assert!(err.to_string().contains("medulla serve"), "{err}");
+    }
+
+    #[test]
+    fn a_stream_ends_at_its_result_line_after_progress() {
+        let mut seen = Vec::new();
+        let mut cb = |p: Progress<'_>| seen.push((p.done, p.total, p.what.to_string()));
+        let p = br#"{"progress": {"done": 1, "total": 3, "what": "files"}}"#;
+        assert!(stream_line(p, 200, &mut cb).unwrap().is_none());
+        let r = stream_line(br#"{"result": {"files_seen": 3}}"#, 200, &mut cb)
+            .unwrap()
+            .unwrap();
+        assert!(r.ok());
+        assert_eq!(r.body["files_seen"], 3);
+        let e = stream_line(br#"{"error": {"code": "io"}}"#, 200, &mut cb)
+            .unwrap()
+            .unwrap();
+        assert!(!e.ok());
+        assert_eq!(seen, vec![(1, 3, "files".to_string())]);
+    }
+
+    #[test]
+    fn query_values_are_percent_encoded() {
+        assert_eq!(encode("/a b/ü"), "/a%20b/%C3%BC");
+    }
+}

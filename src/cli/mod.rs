@@ -1,0 +1,536 @@
+//! The `medulla` command line. `serve` runs the owner; `bridge` is stdio MCP; every other
+//! command is a client of the running owner over HTTP, sending the working directory as
+//! the caller root and the owner's founder token, which makes it the founder surface.
+//!
+//! - this file: the command-line grammar (clap) and [`run`];
+//! - [`client`]: the HTTP client (owner discovery, headers, NDJSON progress);
+//! - [`commands`]: what each client command sends and how its answer is printed;
+//! - [`owner`]: `serve`, `stop`, `hall`, and the logs' colour;
+//! - [`paths`]: relative path arguments made absolute before they are sent;
+//! - [`values`]: the closed sets of values the owner accepts (tiers, verdicts, classes);
+//! - [`print`]: human output, one module per family of answers.
+
+mod client;
+mod commands;
+mod owner;
+mod paths;
+mod print;
+mod values;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub use client::OwnerNotRunning;
+use values::name;
+pub use values::{Class, Kind, SeekTier, Strength, Tier, Verdict};
+
+/// Who writes when a command names no agent.
+const FOUNDER: &str = "human:founder";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "medulla",
+    version,
+    about = "A local memory owner for AI coding agents",
+    long_about = "A local memory owner for AI coding agents: one brain per project, one shared \
+medulla.\n\n`medulla serve` runs the owner. Every other command is a client of the running \
+owner: the working directory is the caller root (it picks the brain), and the owner's \
+founder token ($MEDULLA_HOME/founder.token) makes the command line the founder surface.",
+    after_help = "With no owner running, a client command says so, names `medulla serve`, and exits 2."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// How a client command reaches the owner and prints its answer.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ClientOpts {
+    /// The owner's URL [default: from $MEDULLA_HOME/owner.json, else http://127.0.0.1:1338]
+    #[arg(long, global = true, env = "MEDULLA_URL", value_name = "URL")]
+    pub url: Option<String>,
+    /// Print the owner's JSON answer (pretty) instead of a summary
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+const CREATED_HELP: &str = "Legacy files are `*.light.md` in DIR and DIR/.history/: a frontmatter of \
+`Key: value` lines (Node, State, Created, Source-Agent, Origin-Brain, Strength, Supersedes, \
+Evidence, Promoted-To, Origin-Claim, Promoted-By, Promotion-Reason), a blank line, then the text.\n\n\
+`Created` is milliseconds since the epoch (1783159200000) or an ISO 8601 date or date-time: \
+`2026-07-04`, `2026-07-04T10:00:00Z`, `2026-07-04T12:00:00+02:00` (no offset = UTC).\n\n\
+Duplicates (versions the store already holds) are reported as already imported: re-running an \
+import imports nothing new. An import that refuses every file it does not already hold exits 1.";
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the owner (the long-running process that holds every brain)
+    Serve(owner::ServeArgs),
+    /// Stop the running owner and wait until it is gone
+    Stop {
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Is an owner running, and how is it?
+    Status {
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Open the Hall (the founder's web page) with a one-time ticket
+    Hall {
+        /// Print the URL only; do not open a browser
+        #[arg(long)]
+        no_open: bool,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// A stdio MCP server forwarding to the running owner (for stdio-only clients)
+    Bridge {
+        /// The owner's URL [default: from $MEDULLA_HOME/owner.json, else http://127.0.0.1:1338]
+        #[arg(long, env = "MEDULLA_URL", value_name = "URL")]
+        url: Option<String>,
+    },
+    /// List every brain on disk, warm or dormant
+    Brains {
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Create the brain for a project root
+    Bootstrap {
+        /// The project root [default: the working directory]
+        path: Option<PathBuf>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Write a claim into this project's brain (or, with --tier medulla, into the medulla)
+    Memorize {
+        /// A short title; its slug (`Release build` → `release-build`) names the claim
+        #[arg(long)]
+        label: String,
+        /// What holds
+        #[arg(long)]
+        text: String,
+        /// How sure [default: observed]
+        #[arg(long, value_enum)]
+        strength: Option<Strength>,
+        /// A file, link or commit that backs the claim (repeat for several)
+        #[arg(long = "evidence", value_name = "EVIDENCE")]
+        evidence: Vec<String>,
+        /// Where to write: project (this brain) or medulla (doctrine birth, the founder's)
+        #[arg(long, value_enum, default_value = "project")]
+        tier: Tier,
+        /// Who writes (vendor:role)
+        #[arg(long, default_value = FOUNDER)]
+        agent: String,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Recall claims (default: this brain plus the medulla); each row leads with its slug
+    Seek {
+        /// What to look for (empty: the most recent claims)
+        query: Vec<String>,
+        /// Where to look [default: this brain plus the medulla]
+        #[arg(long, value_enum)]
+        tier: Option<SeekTier>,
+        /// Only claims whose slug or label starts with this
+        #[arg(long, value_name = "PREFIX")]
+        scope: Option<String>,
+        /// How many rows, 1 to 200 [default: 10]
+        #[arg(long)]
+        limit: Option<u32>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Every version of a claim, oldest first
+    History {
+        /// The claim's slug (a label is accepted)
+        slug: String,
+        /// The store [default: this brain, else the medulla]
+        #[arg(long, value_enum)]
+        tier: Option<Tier>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Grade a claim (its trust moves; `wrong` on a medulla claim demotes it)
+    Learn {
+        /// The claim's slug
+        slug: String,
+        /// How it held
+        #[arg(value_enum)]
+        verdict: Verdict,
+        /// The store graded: project (this brain) or medulla
+        #[arg(long, value_enum, default_value = "project")]
+        tier: Tier,
+        /// Why (recorded with the act; a demotion's reason)
+        #[arg(long)]
+        note: Option<String>,
+        /// Who grades (vendor:role)
+        #[arg(long, default_value = FOUNDER)]
+        agent: String,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// What this brain and the medulla know about a task
+    North {
+        /// The task, in words
+        task: Vec<String>,
+        /// How many rows per store
+        #[arg(long)]
+        limit: Option<u32>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// A delegation packet to paste into a subagent's brief
+    Delegate {
+        /// The task the subagent is given
+        task: Vec<String>,
+        /// The subagent's agent id (vendor:role)
+        #[arg(long)]
+        child_agent: Option<String>,
+        /// How many memory rows
+        #[arg(long)]
+        limit: Option<u32>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Copy a project claim into the medulla, through the audit actor
+    Promote {
+        /// The claim's slug in its brain
+        #[arg(long, value_name = "SLUG")]
+        claim: String,
+        /// Why it holds beyond its project, in one line
+        #[arg(long)]
+        reason: String,
+        /// The source brain's root or fingerprint [default: the working directory's brain]
+        #[arg(long, value_name = "ROOT")]
+        brain: Option<String>,
+        /// Who promotes (vendor:role)
+        #[arg(long, default_value = FOUNDER)]
+        agent: String,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Erase a claim and every version of it (a secret that got in); the act keeps no content
+    Purge {
+        /// The claim's slug (a label is accepted)
+        slug: String,
+        /// The store: project (this brain) or medulla (the founder's only)
+        #[arg(long, value_enum, default_value = "project")]
+        tier: Tier,
+        /// Who purges (vendor:role)
+        #[arg(long, default_value = FOUNDER)]
+        agent: String,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Boot memory: a small key-value store per brain and for the medulla
+    #[command(subcommand)]
+    Kv(KvCmd),
+    /// The medulla's audit log: promotions, doctrine births, demotions, etiquette flags
+    Audit {
+        /// Only entries from this brain (a root, or `medulla` for doctrine births)
+        #[arg(long, value_name = "ROOT")]
+        brain: Option<String>,
+        /// Only entries by this agent (vendor:role)
+        #[arg(long)]
+        agent: Option<String>,
+        /// How many entries
+        #[arg(long)]
+        limit: Option<u32>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// A store's act log, newest first, a page at a time
+    Acts {
+        /// The store: a brain's root or fingerprint, or `medulla` [default: this brain]
+        #[arg(long, value_name = "ROOT|medulla")]
+        brain: Option<String>,
+        /// Acts per page, 1 to 500 [default: 50]
+        #[arg(long)]
+        limit: Option<u32>,
+        /// Only acts older than this sequence number (the previous page's hint)
+        #[arg(long, value_name = "SEQ")]
+        before: Option<u64>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// File a field report (a letter) into the spool
+    Report(ReportArgs),
+    /// The field-report mailbox
+    #[command(subcommand)]
+    Mailbox(MailboxCmd),
+    /// Whether memory is delivered well: misdelivery per week, letters, stores
+    Doctor {
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Import a directory of legacy .light.md files into a brain or the medulla
+    #[command(after_long_help = CREATED_HELP)]
+    Import(ImportArgs),
+    /// Write a brain's (or the medulla's) live claims as .light.md files
+    #[command(after_long_help = "Files are written as DIR/<slug>.light.md (and \
+DIR/.history/<slug>.<created>.light.md with --history), `Created` in milliseconds since the \
+epoch, every provenance field included: importing them again is lossless.")]
+    Export(ExportArgs),
+    /// Print a shell completion script
+    #[command(
+        after_help = "For example: medulla completions bash > ~/.local/share/bash-completion/completions/medulla"
+    )]
+    Completions {
+        /// The shell
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The whole letter as a JSON object; the flags below fill fields of it
+    #[arg(long, value_name = "JSON")]
+    pub letter: Option<String>,
+    /// What kind of letter
+    #[arg(long, value_enum)]
+    pub class: Option<Class>,
+    /// The misdelivery kind (with --class memory_misdelivery)
+    #[arg(long, value_enum)]
+    pub kind: Option<Kind>,
+    /// The repository it is about (a path, made absolute; or a registered repo's name)
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// What happened
+    #[arg(long)]
+    pub what: Option<String>,
+    /// What should have happened
+    #[arg(long)]
+    pub expected: Option<String>,
+    /// The ids of the letters this one answers (repeat for several)
+    #[arg(long = "answers", value_name = "ID")]
+    pub answers: Vec<String>,
+    /// Who reports (vendor:role)
+    #[arg(long, default_value = FOUNDER)]
+    pub agent: String,
+    #[command(flatten)]
+    pub c: ClientOpts,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MailboxCmd {
+    /// One box: this project's, another brain's, or `medulla`
+    Show {
+        /// Whose box: a brain's root or fingerprint, or `medulla` [default: the working directory]
+        #[arg(long, value_name = "ROOT|medulla")]
+        brain: Option<String>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Every letter once (the spool and every known box), with fates
+    Sweep {
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// File pending letters now instead of waiting for the watcher
+    Distribute {
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KvCmd {
+    /// A key's value (this brain's, else the medulla's)
+    Get {
+        /// The key
+        key: String,
+        /// Read only this store
+        #[arg(long, value_enum)]
+        tier: Option<Tier>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Set a key (a recorded act)
+    Set {
+        /// The key
+        key: String,
+        /// The value
+        value: String,
+        /// The store written [default: this brain]
+        #[arg(long, value_enum)]
+        tier: Option<Tier>,
+        /// Who writes (vendor:role)
+        #[arg(long, default_value = FOUNDER)]
+        agent: String,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Every key of both stores, labelled by tier
+    List {
+        /// List only this store
+        #[arg(long, value_enum)]
+        tier: Option<Tier>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Delete a key (a recorded act)
+    Delete {
+        /// The key
+        key: String,
+        /// The store written [default: this brain]
+        #[arg(long, value_enum)]
+        tier: Option<Tier>,
+        /// Who deletes (vendor:role)
+        #[arg(long, default_value = FOUNDER)]
+        agent: String,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["brain", "medulla", "triage"])))]
+pub struct ImportArgs {
+    /// The directory of .light.md files (and .history/)
+    pub dir: PathBuf,
+    /// Into this brain (its root or fingerprint)
+    #[arg(long, value_name = "ROOT")]
+    pub brain: Option<String>,
+    /// Into the medulla (the founder's only)
+    #[arg(long)]
+    pub medulla: bool,
+    /// Split a mixed legacy store by the rules in this TOML file (see docs/OPERATIONS.md)
+    #[arg(long, value_name = "RULES.toml")]
+    pub triage: Option<PathBuf>,
+    /// Count and check everything, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub c: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["brain", "medulla"])))]
+pub struct ExportArgs {
+    /// The directory to write into (created when missing)
+    pub dir: PathBuf,
+    /// This brain's claims (its root or fingerprint)
+    #[arg(long, value_name = "ROOT")]
+    pub brain: Option<String>,
+    /// The medulla's claims
+    #[arg(long)]
+    pub medulla: bool,
+    /// Also write outdated versions under DIR/.history/
+    #[arg(long)]
+    pub history: bool,
+    #[command(flatten)]
+    pub c: ClientOpts,
+}
+
+impl Command {
+    /// The client options of a command that talks to the owner.
+    fn client_opts(&self) -> Option<&ClientOpts> {
+        use Command as C;
+        Some(match self {
+            C::Serve(_) | C::Bridge { .. } | C::Completions { .. } => return None,
+            C::Stop { c }
+            | C::Status { c }
+            | C::Hall { c, .. }
+            | C::Brains { c }
+            | C::Bootstrap { c, .. }
+            | C::Memorize { c, .. }
+            | C::Seek { c, .. }
+            | C::History { c, .. }
+            | C::Learn { c, .. }
+            | C::North { c, .. }
+            | C::Delegate { c, .. }
+            | C::Promote { c, .. }
+            | C::Purge { c, .. }
+            | C::Audit { c, .. }
+            | C::Acts { c, .. }
+            | C::Doctor { c } => c,
+            C::Report(a) => &a.c,
+            C::Import(a) => &a.c,
+            C::Export(a) => &a.c,
+            C::Kv(
+                KvCmd::Get { c, .. }
+                | KvCmd::Set { c, .. }
+                | KvCmd::List { c, .. }
+                | KvCmd::Delete { c, .. },
+            ) => c,
+            C::Mailbox(
+                MailboxCmd::Show { c, .. } | MailboxCmd::Sweep { c } | MailboxCmd::Distribute { c },
+            ) => c,
+        })
+    }
+}
+
+/// Run a command; the exit code on success (0 done, 1 the owner refused, 2 no owner).
+pub fn run(cli: Cli) -> anyhow::Result<i32> {
+    let opts = cli.command.client_opts().cloned();
+    match cli.command {
+        Command::Serve(args) => owner::serve(args),
+        Command::Bridge { url } => owner::bridge(url.as_deref()),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "medulla",
+                &mut std::io::stdout(),
+            );
+            Ok(0)
+        }
+        command => {
+            let opts = opts.unwrap_or_default();
+            let result = commands::execute(&opts, command);
+            let Some(e) = result
+                .as_ref()
+                .err()
+                .and_then(|e| e.downcast_ref::<OwnerNotRunning>())
+            else {
+                return result;
+            };
+            if opts.json {
+                print::out!("{}", serde_json::to_string_pretty(&e.to_json())?);
+            } else {
+                print::note!("medulla: {e}");
+            }
+            Ok(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// Every flag and positional argument of every command says what it is for.
+    #[test]
+    fn every_argument_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if a.get_help().is_none() && a.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                if sub.get_about().is_none() {
+                    missing.push(format!("{path} {} (command)", sub.get_name()));
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "medulla", &mut missing);
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
+}

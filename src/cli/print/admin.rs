@@ -1,0 +1,331 @@
+//! The owner and its stores at a glance: `status`, `brains`, `doctor`, `audit`, `acts`.
+
+use serde_json::Value;
+
+use super::{
+    date, datetime, fit, fit_left, num, out, paint, plural, s, width, BOLD, CYAN, DIM, GREEN, RED,
+    YELLOW,
+};
+
+/// The misdelivery kinds, in the doctor's columns.
+const KINDS: [&str; 5] = crate::mailbox::letter::MISDELIVERY_KINDS;
+
+pub fn status(body: &Value) {
+    out!(
+        "medulla {} is {} (pid {}) at home {}",
+        s(&body["version"], "?"),
+        paint(GREEN, "running"),
+        num(&body["pid"]),
+        s(&body["home"], "?")
+    );
+    out!(
+        "{}, {} warm; retrieval {}",
+        plural(num(&body["brains_registered"]), "brain", "brains"),
+        num(&body["brains_warm"]),
+        s(&body["retrieval"], "?")
+    );
+    if let Some(n) = body["model_note"].as_str() {
+        out!("{}", paint(DIM, fit(n, width())));
+    }
+}
+
+pub fn brains(body: &Value) {
+    let list = body["instances"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let m = &body["medulla"];
+    if list.is_empty() {
+        out!("no brain yet: create one for a project with `medulla bootstrap` in its directory (or `medulla bootstrap PATH`)");
+    }
+    for b in list {
+        let fp = s(&b["fingerprint"], "?");
+        match b["root"].as_str() {
+            Some(root) => {
+                let state = if b["warm"].as_bool() == Some(true) {
+                    paint(GREEN, "warm   ")
+                } else {
+                    paint(DIM, "dormant")
+                };
+                let claims = plural(num(&b["claims"]), "claim", "claims");
+                let open = num(&b["mailbox_open_count"]);
+                let letters = if open > 0 {
+                    format!(", {} open", plural(open, "letter", "letters"))
+                } else {
+                    String::new()
+                };
+                let counts = format!("{claims:>11}{letters}");
+                let room = width().saturating_sub(16 + 1 + 7 + 1 + super::text_width(&counts) + 2);
+                out!("{fp} {state} {counts}  {}", fit_left(root, room.max(10)));
+            }
+            None => out!(
+                "{fp} {} {}",
+                paint(RED, "unreadable"),
+                fit(s(&b["problem"], "?"), width().saturating_sub(28))
+            ),
+        }
+    }
+    out!(
+        "{} {}, {} in history",
+        paint(CYAN, "medulla:"),
+        plural(num(&m["claims"]), "live claim", "live claims"),
+        plural(num(&m["history_versions"]), "version", "versions")
+    );
+    if !list.is_empty() {
+        out!(
+            "{}",
+            paint(
+                DIM,
+                format!("{} on disk", plural(list.len() as u64, "brain", "brains"))
+            )
+        );
+    }
+}
+
+pub fn doctor(body: &Value) {
+    out!(
+        "{} {}",
+        paint(BOLD, "medulla doctor"),
+        paint(DIM, format!("({})", s(&body["caption"], "owner-wide")))
+    );
+    out!();
+    out!("{}", paint(CYAN, "misdelivery reported, per ISO week"));
+    let weeks = body["misdelivery_by_week"].as_object();
+    match weeks.filter(|w| !w.is_empty()) {
+        None => out!("  none reported"),
+        Some(weeks) => {
+            let mut kinds: Vec<String> = KINDS.iter().map(|k| k.to_string()).collect();
+            for per in weeks.values() {
+                for k in per.as_object().into_iter().flatten().map(|(k, _)| k) {
+                    if !kinds.contains(k) {
+                        kinds.push(k.clone());
+                    }
+                }
+            }
+            if width() >= 76 && kinds.len() == KINDS.len() {
+                let header: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
+                out!("  {:<8}  {}", "week", paint(DIM, header.join("  ")));
+                for (week, per) in weeks {
+                    let cells: Vec<String> = kinds
+                        .iter()
+                        .map(|k| format!("{:>w$}", num(&per[k.as_str()]), w = k.len()))
+                        .collect();
+                    out!("  {week:<8}  {}", cells.join("  "));
+                }
+            } else {
+                for (week, per) in weeks {
+                    let cells: Vec<String> = per
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, n)| format!("{} {k}", num(n)))
+                        .collect();
+                    out!(
+                        "  {week:<8}  {}",
+                        fit(&cells.join(", "), width().saturating_sub(12))
+                    );
+                }
+            }
+        }
+    }
+    let l = &body["letters"];
+    out!();
+    out!("{}", paint(CYAN, "letters"));
+    let pending = num(&l["pending_distribution"]);
+    let refused = num(&l["refused_at_floor"]);
+    let garbage = num(&l["spool_garbage_lines"]);
+    out!(
+        "  {} waiting for their repository",
+        plural(pending, "letter", "letters")
+    );
+    out!(
+        "  {} at the hygiene floor (kept in the spool only)",
+        plural(refused, "letter refused", "letters refused")
+    );
+    if garbage > 0 {
+        out!(
+            "  {}",
+            paint(
+                YELLOW,
+                format!(
+                    "{} in the spool that are not letters",
+                    plural(garbage, "line", "lines")
+                )
+            )
+        );
+    }
+    for u in l["unreachable_boxes"].as_array().into_iter().flatten() {
+        let why = s(&u["why"], "");
+        out!(
+            "  {} {}",
+            paint(YELLOW, "unreachable:"),
+            fit_left(s(&u["box"], "?"), width().saturating_sub(16))
+        );
+        out!("    {}", paint(DIM, fit(why, width().saturating_sub(4))));
+    }
+    let b = &body["brains"];
+    let m = &body["medulla"];
+    out!();
+    out!("{}", paint(CYAN, "stores"));
+    out!(
+        "  brains: {} on disk, {} warm",
+        num(&b["on_disk"]),
+        num(&b["warm"])
+    );
+    let live = num(&m["live"]);
+    let cap = num(&m["soft_cap"]);
+    let warn = num(&m["warn_from"]);
+    let state = if live >= warn {
+        paint(RED, "past the warning line")
+    } else if live > cap {
+        paint(YELLOW, "over the soft cap")
+    } else {
+        paint(GREEN, "within the cap")
+    };
+    out!(
+        "  medulla: {} of a soft cap of {cap} (warn from {warn}): {state}",
+        plural(live, "live claim", "live claims")
+    );
+    out!(
+        "  {} live in all stores; {} served since the owner started",
+        plural(num(&body["live_claims_all_stores"]), "claim", "claims"),
+        plural(
+            num(&body["memory_beats_served_since_start"]),
+            "memory beat",
+            "memory beats"
+        )
+    );
+    let broken = body["broken"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    if broken.is_empty() {
+        out!("  broken stores: {}", paint(GREEN, "none"));
+    } else {
+        out!(
+            "  {}",
+            paint(
+                RED,
+                format!(
+                    "{}:",
+                    plural(broken.len() as u64, "broken store", "broken stores")
+                )
+            )
+        );
+        for x in broken {
+            out!(
+                "    {}",
+                fit_left(s(&x["brain"], "?"), width().saturating_sub(4))
+            );
+            out!(
+                "      {}",
+                fit(s(&x["problem"], ""), width().saturating_sub(6))
+            );
+        }
+    }
+}
+
+pub fn audit(body: &Value) {
+    let entries = body["entries"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    if entries.is_empty() {
+        out!("the audit log is empty: nothing was promoted, born as doctrine or demoted yet");
+        return;
+    }
+    for e in entries {
+        let flag = if e["flag"].is_string() {
+            paint(YELLOW, " [etiquette breach]")
+        } else {
+            String::new()
+        };
+        out!(
+            "{} {} {} by {}{flag}",
+            date(e["at"].as_i64().unwrap_or(0)),
+            paint(CYAN, s(&e["kind"], "?")),
+            paint(BOLD, s(&e["slug"], "?")),
+            s(&e["agent"], "?")
+        );
+        let mut detail = format!("from {}", s(&e["origin_brain"], "unknown"));
+        if let Some(r) = e["reason"].as_str() {
+            detail.push_str(&format!(": {r}"));
+        }
+        out!(
+            "    {}",
+            paint(DIM, fit(&detail, width().saturating_sub(4)))
+        );
+    }
+}
+
+/// `acts`: one page of a store's act log, and how to ask for the next.
+pub fn acts(body: &Value, brain_flag: Option<&str>, limit: Option<u32>) {
+    let store = s(&body["store"], "?");
+    let acts = body["acts"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    out!(
+        "{} {}",
+        paint(
+            BOLD,
+            format!("acts of {}", fit_left(store, width().saturating_sub(30)))
+        ),
+        paint(
+            DIM,
+            format!(
+                "({}, newest first)",
+                plural(acts.len() as u64, "act", "acts")
+            )
+        )
+    );
+    if acts.is_empty() {
+        out!("  no act recorded yet");
+    }
+    for a in acts {
+        let note = a["note"]
+            .as_str()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let line = format!(
+            "{:>5}  {}  {:<14} {} by {}{note}",
+            num(&a["seq"]),
+            datetime(a["at"].as_i64().unwrap_or(0)).trim_end_matches(" UTC"),
+            s(&a["kind"], "?"),
+            s(&a["subject"], "?"),
+            s(&a["actor"], "?")
+        );
+        out!("{}", fit(&line, width()));
+    }
+    if let Some(next) = body["next_before"].as_u64() {
+        let mut cmd = String::from("medulla acts");
+        if let Some(b) = brain_flag {
+            cmd.push_str(&format!(" --brain {}", shell_word(b)));
+        }
+        if let Some(l) = limit {
+            cmd.push_str(&format!(" --limit {l}"));
+        }
+        out!(
+            "{}",
+            paint(
+                DIM,
+                fit(&format!("older acts: {cmd} --before {next}"), width())
+            )
+        );
+    }
+}
+
+/// `s` as one shell word: as it is when it is safe, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let safe = s
+        .chars()
+        .all(|c| c.is_alphanumeric() || "/._-+:@%".contains(c));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_path_with_spaces_is_quoted_for_the_next_page_hint() {
+        assert_eq!(shell_word("/w/proj"), "/w/proj");
+        assert_eq!(shell_word("/w/my proj"), "'/w/my proj'");
+        assert_eq!(shell_word("/w/it's"), r"'/w/it'\''s'");
+    }
+}
