@@ -88,10 +88,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     };
     let (embedder, model_note) = match model {
         Ok(e) => (Some(e), None),
-        Err(note) => {
-            tracing::info!("{note}");
-            (None, Some(note))
-        }
+        // Said once, on stdout with the address, where a person starting it looks.
+        Err(note) => (None, Some(note)),
     };
     let retrieval = if embedder.is_some() {
         Retrieval::Hybrid

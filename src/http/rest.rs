@@ -91,12 +91,20 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
                 )
             }
         },
-        (Method::GET, "/api/mailbox") => match param("brain") {
-            None => http_error(&HttpError::MissingParam(
-                "pass ?brain=<root, fingerprint or medulla>".into(),
-            )),
-            Some(b) => answer(crate::service::mailbox::show_box(svc, &b, &input).await),
-        },
+        (Method::GET, "/api/mailbox") => {
+            // Without `brain`, the box of the brain this request is routed to.
+            let brain = match param("brain") {
+                Some(b) => Some(b),
+                None => svc.route(&input).ok().and_then(|r| r.brain).map(|m| m.root),
+            };
+            match brain {
+                None => http_error(&HttpError::MissingParam(
+                    "no brain covers this caller: pass ?brain=<root, fingerprint or medulla>"
+                        .into(),
+                )),
+                Some(b) => answer(crate::service::mailbox::show_box(svc, &b, &input).await),
+            }
+        }
         (Method::POST, "/api/mailbox/distribute") => answer(svc.owner.distribute().await),
         (Method::GET, "/api/doctor") => answer(crate::service::mailbox::doctor(svc).await),
         (Method::POST, p) if p.starts_with("/api/call/") => {

@@ -52,6 +52,8 @@ pub enum MailboxError {
     Io(#[from] std::io::Error),
     #[error("the distribution pass panicked: {0}")]
     Panicked(String),
+    #[error("the distribution pass was cancelled: the owner is stopping")]
+    Cancelled,
 }
 
 /// Messages to the distributor.
@@ -186,8 +188,16 @@ impl Actor for Distributor {
             Ok::<_, MailboxError>(report)
         })
         .await
-        .unwrap_or_else(|e| Err(MailboxError::Panicked(e.to_string())));
+        .unwrap_or_else(|e| {
+            Err(if e.is_cancelled() {
+                MailboxError::Cancelled
+            } else {
+                MailboxError::Panicked(e.to_string())
+            })
+        });
         match &result {
+            // Shutting down cancels a pass in flight; the spool keeps every letter.
+            Err(MailboxError::Cancelled) => tracing::debug!("distribution pass cancelled"),
             Err(e) => tracing::error!(error = %e, "distribution pass failed"),
             Ok(report) if report.filed > 0 => {
                 st.args

@@ -137,7 +137,15 @@ pub fn sweep(home: &Path, roots: &[PathBuf]) -> Sweep {
     Sweep {
         letters: all
             .iter()
-            .map(|l| row(l, &f, &all, where_found.get(&l.id)))
+            .map(|l| {
+                let r = row(l, &f, &all, where_found.get(&l.id));
+                // A letter refused at the floor carries a secret: the sweep names it and
+                // what matched (redacted), never its text.
+                match st.refused.get(&l.id) {
+                    Some(found) => withheld(r, found),
+                    None => r,
+                }
+            })
             .collect(),
         counts: counts(&f),
         unreachable,
@@ -145,6 +153,16 @@ pub fn sweep(home: &Path, roots: &[PathBuf]) -> Sweep {
         pending_distribution: st.pending.len(),
         refused_at_floor: st.refused.len(),
     }
+}
+
+/// A refused letter's row with its content withheld.
+fn withheld(mut r: LetterRow, found: &str) -> LetterRow {
+    let keep = ["ts", "agent", "class", "kind"];
+    r.fields.retain(|k, _| keep.contains(&k.as_str()));
+    r.letter = serde_json::json!({
+        "withheld": format!("refused at the hygiene floor ({found}); it stays in the spool only")
+    });
+    r
 }
 
 /// One box's letters with fates (answers looked up across the spool and the box).

@@ -43,6 +43,36 @@ pub struct Routed {
     pub via: Via,
     pub caller_root: Option<PathBuf>,
     pub reception: Option<Reception>,
+    /// The exact bootstrap call that would give this caller a brain.
+    pub fix: String,
+}
+
+/// The directory to suggest bootstrapping for a caller root: the git repository it is
+/// in, else the directory itself, as long as it may be a brain's root at all.
+fn suggested_root(caller: &std::path::Path, cfg: &Config) -> Option<PathBuf> {
+    let allowed = |p: &std::path::Path| {
+        roster::root_refusal(p, &cfg.canonical_home, cfg.user_home.as_deref()).is_none()
+    };
+    caller
+        .ancestors()
+        .take_while(|a| a.parent().is_some() && Some(*a) != cfg.user_home.as_deref())
+        .find(|a| a.join(".git").exists() && allowed(a))
+        .map(std::path::Path::to_path_buf)
+        .or_else(|| allowed(caller).then(|| caller.to_path_buf()))
+}
+
+/// The fix for a caller with no brain.
+fn fix_for(caller: Option<&PathBuf>, cfg: &Config) -> String {
+    match caller {
+        None => bootstrap_fix(None),
+        Some(c) => match suggested_root(c, cfg) {
+            Some(root) => bootstrap_fix(Some(&root.to_string_lossy())),
+            None => format!(
+                "{} can never be a brain's root (a system, home or medulla directory): work from a project's own directory, then bootstrap it",
+                c.display()
+            ),
+        },
+    }
 }
 
 /// Spoken when the served brain is not the one the caller's root implies.
@@ -138,6 +168,7 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
     let caller_s = caller_root
         .as_ref()
         .map(|p| p.to_string_lossy().into_owned());
+    let fix = fix_for(caller_root.as_ref(), cfg);
     // The session moved: its earlier calls landed elsewhere than this one.
     let moved_from = sticky.as_ref().filter(|s| {
         via != Via::Sticky && brain.as_ref().map(|b| &b.fingerprint) != Some(&s.fingerprint)
@@ -151,7 +182,7 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
                 Some(s) => format!("no brain covers {c}: reads are answered from the medulla alone and writes are refused (this session's earlier calls landed on {}, which this request's caller root does not belong to)", s.root),
                 None => format!("no brain covers {c}: reads are answered from the medulla alone and writes are refused"),
             },
-            options: vec![bootstrap_fix(Some(c))],
+            options: vec![fix.clone()],
         }),
         (None, None) => Some(Reception {
             status: "no_caller_root",
@@ -170,7 +201,7 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
             },
             options: match &by_caller {
                 Some(m) => vec![format!("drop the Medulla-Brain header to be served by {}", m.root)],
-                None => vec![bootstrap_fix(Some(c))],
+                None => vec![fix.clone()],
             },
         }),
         (Some(b), Some(c)) => moved_from.map(|s| Reception {
@@ -188,5 +219,6 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
         via,
         caller_root,
         reception,
+        fix,
     })
 }

@@ -188,3 +188,113 @@ fn counters_persist_per_brain_and_doctor_shows_the_weeks() {
     assert_eq!(weekly[1]["misdelivery_rate_per_beat"], 1.0, "{d}");
     assert!(weekly[0]["week"].as_str().unwrap() < weekly[1]["week"].as_str().unwrap());
 }
+
+/// What a newcomer's day through the command line found wrong in the owner.
+#[test]
+fn the_owner_answers_a_newcomer_without_contradictions() {
+    let o = Owner::start();
+    let x = o.project("x");
+    std::fs::create_dir_all(x.join(".git")).unwrap();
+    o.bootstrap(&x);
+    let sub = o.project("x/src/deep");
+    let xr = x.to_string_lossy().into_owned();
+    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+
+    // A box is read from a project's subdirectory without naming the brain.
+    o.call(
+        "report",
+        json!({ "letter": { "class": "bug", "repo": xr, "what": "a bug" } }),
+        &h,
+    );
+    let r = o
+        .http
+        .get(format!("{}/api/mailbox", o.url))
+        .header("Medulla-Caller-Root", sub.to_str().unwrap())
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let v: serde_json::Value = r.json().unwrap();
+    assert_eq!(v["served_brain"], xr.as_str(), "{v}");
+    assert_eq!(v["counts"]["open"], 1, "{v}");
+
+    // The sweep never shows the text of a letter refused at the floor.
+    let token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
+    o.call(
+        "report",
+        json!({ "letter": { "class": "bug", "repo": xr, "what": format!("leaked {token}") } }),
+        &h,
+    );
+    let (_, sw) = o.get("/api/mailbox/sweep");
+    assert!(!sw.to_string().contains(token), "{sw}");
+    assert!(
+        sw.to_string().contains("refused at the hygiene floor"),
+        "{sw}"
+    );
+
+    // An unrouted caller is never told to bootstrap a directory bootstrap refuses.
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "l", "text": "t" }),
+        &[("Medulla-Caller-Root", "/etc"), MAKER],
+    );
+    assert_eq!(s, 409, "{v}");
+    assert!(
+        v["error"]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("can never be a brain's root"),
+        "{v}"
+    );
+    let (_, v) = o.call(
+        "memorize",
+        json!({ "label": "l", "text": "t" }),
+        &[("Medulla-Caller-Root", sub.to_str().unwrap()), MAKER],
+    );
+    assert!(
+        v.get("error").is_none(),
+        "routed by the repository root above: {v}"
+    );
+
+    // The founder surface that names no agent acts as the founder.
+    let (s, v) = o.founder_call(
+        "memorize",
+        json!({ "label": "founder note", "text": "no agent named" }),
+        &[("Medulla-Caller-Root", xr.as_str())],
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["claim"]["source_agent"], "human:founder");
+
+    // Export with history of a promoted claim, then import: the claim is live, and the
+    // pre-promotion version (same content) is told apart as a duplicate, not lost.
+    o.founder_call(
+        "promote",
+        json!({ "claim": "founder-note", "reason": "holds everywhere" }),
+        &[("Medulla-Caller-Root", xr.as_str())],
+    );
+    let out = o.projects.path().join("out");
+    let (s, v) = o.founder_call(
+        "export",
+        json!({ "dir": out, "brain": xr, "history": true }),
+        &[],
+    );
+    assert_eq!(s, 200, "{v}");
+    let y = o.project("y");
+    o.bootstrap(&y);
+    let (_, v) = o.founder_call("import", json!({ "dir": out, "brain": y }), &[]);
+    assert_eq!(v["count_conserved"], true, "{v}");
+    assert!(
+        o.claims(&y.to_string_lossy())
+            .iter()
+            .any(|c| c["slug"] == "founder-note"),
+        "live after import"
+    );
+    let (_, again) = o.founder_call(
+        "import",
+        json!({ "dir": out, "brain": y, "dry_run": true }),
+        &[],
+    );
+    assert_eq!(
+        again["imported_live"], 0,
+        "a dry re-run agrees with the store: {again}"
+    );
+}

@@ -312,6 +312,35 @@ impl Run {
                 p.claim.state == ClaimState::Authored,
             )
         });
+        // A version whose content the next one repeats (a witness re-stamped when it was
+        // promoted) adds no version of its own: the later one stands for both.
+        let same = |a: &Parsed, b: &Parsed| {
+            let h = |p: &Parsed| {
+                brains::claim::content_hash(
+                    p.claim.label.trim(),
+                    p.claim.text.trim(),
+                    p.claim.strength,
+                    &p.claim.evidence,
+                )
+            };
+            h(a) == h(b)
+        };
+        let mut kept: Vec<Parsed> = Vec::with_capacity(versions.len());
+        for p in versions {
+            match kept.last() {
+                Some(prev) if same(prev, &p) => {
+                    let prev = kept.pop().expect("a last one");
+                    self.refuse(
+                        prev.file,
+                        "duplicate",
+                        "the next version repeats its content",
+                    );
+                    kept.push(p);
+                }
+                _ => kept.push(p),
+            }
+        }
+        let versions = kept;
         let fp = match &tgt {
             Target::Brain(fp, _) => Some(fp.as_str()),
             Target::Medulla => None,

@@ -25,7 +25,7 @@ use brains::MemorizeOutcome;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::route::{bootstrap_fix, Routed};
+use super::route::Routed;
 use super::RouteInput;
 use crate::error::{OwnerError, Result};
 use crate::roster::Manifest;
@@ -79,22 +79,24 @@ impl From<&MemorizeOutcome> for Outcome {
 
 /// The brain a write must land on, or the `unbootstrapped` refusal with the fix.
 pub fn write_target(routed: &Routed) -> Result<&Manifest> {
-    routed.brain.as_ref().ok_or_else(|| {
-        let root = routed
-            .caller_root
-            .as_ref()
-            .map(|p| p.to_string_lossy().into_owned());
-        OwnerError::Unbootstrapped {
-            caller_root: root.clone().unwrap_or_else(|| "an unnamed caller".into()),
-            fix: bootstrap_fix(root.as_deref()),
-        }
-    })
+    routed
+        .brain
+        .as_ref()
+        .ok_or_else(|| OwnerError::Unbootstrapped {
+            caller_root: routed
+                .caller_root
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "an unnamed caller".into()),
+            fix: routed.fix.clone(),
+        })
 }
 
 /// The agent id of a call: the argument, else the `Medulla-Agent` header, else the MCP
-/// client's name.
+/// client's name; the founder surface that names none acts as `human:founder`.
 pub fn agent(arg: Option<String>, input: &RouteInput) -> Result<String> {
-    let a = arg.or_else(|| input.agent.clone()).ok_or_else(|| {
+    let founder = input.founder.then(|| "human:founder".to_string());
+    let a = arg.or_else(|| input.agent.clone()).or(founder).ok_or_else(|| {
         OwnerError::BadInput(
             "no agent id: pass agent_id (vendor:role, e.g. claude:maker) or send the Medulla-Agent header".into(),
         )
