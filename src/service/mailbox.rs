@@ -115,7 +115,7 @@ pub struct Doctor {
     /// rate per beat. The confusion rate should fall as the volume grows.
     pub weekly: Vec<Week>,
     pub live_claims_all_stores: u64,
-    pub memory_beats_served_since_start: u64,
+    pub memory_beats_served: u64,
     pub letters: LetterTotals,
     pub medulla: MedullaCap,
     pub brains: BrainsOnDisk,
@@ -190,7 +190,7 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
         weekly,
         misdelivery_by_week: weeks,
         live_claims_all_stores: rows.iter().map(|r| r.claims).sum::<u64>() + inst.medulla.claims,
-        memory_beats_served_since_start: rows.iter().map(|r| r.memory_beats_served).sum(),
+        memory_beats_served: rows.iter().map(|r| r.memory_beats_served).sum(),
         letters: LetterTotals {
             pending_distribution: swept.pending_distribution,
             refused_at_floor: swept.refused_at_floor,

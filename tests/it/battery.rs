@@ -140,6 +140,43 @@ fn check(expect: &Value, status: u16, body: &Value) -> Vec<String> {
             fails.push(format!("{ptr} must be absent"));
         }
     }
+    // `find`: in the array at `in`, the element whose fields equal `where` must exist and
+    // match `eq` (pointers into that element).
+    for f in expect
+        .get("find")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let arr = select(body, f["in"].as_str().unwrap())
+            .first()
+            .and_then(|a| a.as_array())
+            .cloned()
+            .unwrap_or_default();
+        let hit = arr.iter().find(|el| {
+            f["where"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .all(|(k, v)| el.get(k) == Some(v))
+        });
+        match hit {
+            None => fails.push(format!("no element of {} matches {}", f["in"], f["where"])),
+            Some(el) => {
+                for (ptr, want) in f["eq"].as_object().into_iter().flatten() {
+                    let got = select(el, ptr);
+                    if got.first().copied() != Some(want) {
+                        fails.push(format!(
+                            "{} where {}: {ptr} expected {want}, got {:?}",
+                            f["in"],
+                            f["where"],
+                            got.first()
+                        ));
+                    }
+                }
+            }
+        }
+    }
     let found = labels(body);
     for l in expect
         .get("labels_include")
@@ -567,6 +604,10 @@ fn battery_cases_hold() {
         "inv-09-spool-is-write-truth",
         "inv-10-never-medulla-with-repo",
         "inv-11-no-write-without-brain",
+        "inv-02-recorded-acts",
+        "inv-04-provenance-or-unknown",
+        "inv-07-per-brain-numbers",
+        "misdelivery",
     ] {
         assert!(
             per_inv.get(required).copied().unwrap_or(0) > 0,

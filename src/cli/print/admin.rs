@@ -190,7 +190,7 @@ pub fn doctor(body: &Value) {
         "  {} live in all stores; {} served since the owner started",
         plural(num(&body["live_claims_all_stores"]), "claim", "claims"),
         plural(
-            num(&body["memory_beats_served_since_start"]),
+            num(&body["memory_beats_served"]),
             "memory beat",
             "memory beats"
         )
