@@ -2,13 +2,18 @@
 //! [`brains::Store`] (its redb file and its vector index); nothing else opens them.
 //!
 //! Store calls are synchronous and may take milliseconds (an fsync, an embedding), so
-//! each runs on tokio's blocking pool while the actor awaits it. The actor still handles
-//! one message at a time, which keeps every store's writes in arrival order.
+//! each runs on tokio's blocking pool while the actor awaits it. The actor handles one
+//! message at a time, which keeps every store's writes in arrival order.
+//!
+//! Reads do not queue behind the actor: the store sits in a [`Shared`] read-write lock
+//! that request handlers read from directly, on the blocking pool and concurrently,
+//! while the actor takes the write side for each write. A slow read delays no other
+//! read; a write waits only for the reads already under way.
 
 pub mod stores;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 
 use brains::store::OpenReport;
 use brains::{
@@ -80,16 +85,40 @@ pub enum BrainMsg {
     /// Hold the actor busy; exercised by the fail-open tests.
     #[cfg(test)]
     Stall(std::time::Duration),
+    /// Keep the actor busy (not the store) until released; exercised by the test that
+    /// reads never queue behind the actor.
+    #[cfg(test)]
+    Hold(tokio::sync::oneshot::Receiver<()>),
+}
+
+/// The open store, shared between its actor (the writer) and readers. `None` once closed.
+pub type Shared = Arc<RwLock<Option<Store>>>;
+
+/// Run a read on a shared store, on the blocking pool, concurrently with other reads.
+/// `Ok(None)` when the store was closed meanwhile (unloaded): ask again.
+pub async fn read<T, F>(store: Shared, f: F) -> Result<Option<T>, StoreError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+{
+    let joined = tokio::task::spawn_blocking(move || {
+        let guard = store.read().unwrap_or_else(|p| p.into_inner());
+        guard.as_ref().map(f).transpose()
+    })
+    .await;
+    joined.unwrap_or_else(|e| Err(StoreError::Storage(format!("a store read panicked: {e}"))))
 }
 
 /// What a brain actor is started with.
 pub struct BrainArgs {
     pub dir: PathBuf,
     pub opts: StoreOptions,
+    /// Where the actor puts its open store for readers.
+    pub shared: Shared,
 }
 
 pub struct BrainState {
-    store: Arc<Mutex<Option<Store>>>,
+    store: Shared,
     pub open_report: OpenReport,
 }
 
@@ -104,7 +133,7 @@ impl BrainState {
     {
         let store = self.store.clone();
         let joined = tokio::task::spawn_blocking(move || {
-            let mut guard = store.lock().unwrap_or_else(|p| p.into_inner());
+            let mut guard = store.write().unwrap_or_else(|p| p.into_inner());
             match guard.as_mut() {
                 Some(s) => f(s),
                 None => Err(StoreError::Storage("store already closed".into())),
@@ -133,7 +162,8 @@ impl Actor for BrainActor {
         args: BrainArgs,
     ) -> Result<BrainState, ActorProcessingErr> {
         let dir = args.dir.clone();
-        let opened = tokio::task::spawn_blocking(move || Store::open(&args.dir, args.opts)).await?;
+        let (open_dir, opts) = (args.dir.clone(), args.opts.clone());
+        let opened = tokio::task::spawn_blocking(move || Store::open(&open_dir, opts)).await?;
         let (store, open_report) =
             opened.map_err(|e| format!("cannot open store at {}: {e}", dir.display()))?;
         if open_report.index_rebuilt {
@@ -146,8 +176,9 @@ impl Actor for BrainActor {
                 tracing::debug!(dir = %dir.display(), "a new vector index");
             }
         }
+        *args.shared.write().unwrap_or_else(|p| p.into_inner()) = Some(store);
         Ok(BrainState {
-            store: Arc::new(Mutex::new(Some(store))),
+            store: args.shared,
             open_report,
         })
     }
@@ -159,7 +190,7 @@ impl Actor for BrainActor {
     ) -> Result<(), ActorProcessingErr> {
         let store = state.store.clone();
         let closed = tokio::task::spawn_blocking(move || {
-            let taken = store.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let taken = store.write().unwrap_or_else(|p| p.into_inner()).take();
             taken.map(|s| s.close()).transpose()
         })
         .await?;
@@ -241,7 +272,19 @@ impl Actor for BrainActor {
             #[cfg(test)]
             BrainMsg::Crash => return Err("crash requested by a test".into()),
             #[cfg(test)]
-            BrainMsg::Stall(d) => tokio::time::sleep(d).await,
+            BrainMsg::Hold(release) => {
+                let _ = release.await;
+            }
+            // A slow write: it holds the store, as a long fsync would, so reads wait too.
+            #[cfg(test)]
+            BrainMsg::Stall(d) => {
+                let _ = st
+                    .run(move |_| {
+                        std::thread::sleep(d);
+                        Ok(())
+                    })
+                    .await?;
+            }
         }
         Ok(())
     }

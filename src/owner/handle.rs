@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use brains::{
-    Act, Claim, MemorizeInput, MemorizeOutcome, PurgeReport, RecallQuery, RecallResult,
+    Act, Claim, MemorizeInput, MemorizeOutcome, PurgeReport, RecallQuery, RecallResult, Store,
     StoreOptions, StoreStats, Verdict,
 };
 use ractor::{ActorRef, RpcReplyPort};
@@ -149,6 +149,39 @@ impl OwnerHandle {
         ask(self, fp, build).await
     }
 
+    /// Read a store (a brain by fingerprint, or the medulla for `None`) directly, on the
+    /// blocking pool, concurrently with other reads: reads never queue behind the actor.
+    /// A store closed between lookup and read (unloaded) is loaded again and read once
+    /// more.
+    pub async fn read<T, F>(&self, fp: Option<&str>, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Fn(&Store) -> std::result::Result<T, brains::StoreError> + Clone + Send + 'static,
+    {
+        for _ in 0..2 {
+            let store = match fp {
+                None => self.registry.medulla_store(),
+                Some(fp) => match self.registry.warm(fp) {
+                    Some(w) => w.store,
+                    None => {
+                        self.brain(fp).await?;
+                        match self.registry.warm(fp) {
+                            Some(w) => w.store,
+                            None => continue,
+                        }
+                    }
+                },
+            };
+            if let Some(v) = crate::brain::read(store, f.clone()).await? {
+                return Ok(v);
+            }
+        }
+        Err(OwnerError::Unreachable {
+            actor: format!("brain {}", fp.unwrap_or("medulla")),
+            detail: "its store closed before it could be read".into(),
+        })
+    }
+
     pub async fn memorize(
         &self,
         fp: Option<&str>,
@@ -158,32 +191,33 @@ impl OwnerHandle {
     }
 
     pub async fn recall(&self, fp: Option<&str>, q: RecallQuery) -> Result<RecallResult> {
-        self.ask(fp, |r| BrainMsg::Recall(q.clone(), r)).await
+        self.read(fp, move |s| s.recall(&q)).await
     }
 
     pub async fn get(&self, fp: Option<&str>, slug: &str) -> Result<Option<Claim>> {
-        self.ask(fp, |r| BrainMsg::Get(slug.to_string(), r)).await
+        let slug = slug.to_string();
+        self.read(fp, move |s| s.get(&slug)).await
     }
 
     pub async fn history(&self, fp: Option<&str>, slug: &str) -> Result<Vec<Claim>> {
-        self.ask(fp, |r| BrainMsg::History(slug.to_string(), r))
-            .await
+        let slug = slug.to_string();
+        self.read(fp, move |s| s.history(&slug)).await
     }
 
     pub async fn live_claims(&self, fp: Option<&str>) -> Result<Vec<Claim>> {
-        self.ask(fp, BrainMsg::LiveClaims).await
+        self.read(fp, |s| s.live_claims()).await
     }
 
     pub async fn recent(&self, fp: Option<&str>, n: usize) -> Result<Vec<Claim>> {
-        self.ask(fp, |r| BrainMsg::Recent(n, r)).await
+        self.read(fp, move |s| s.recent(n)).await
     }
 
     pub async fn stats(&self, fp: Option<&str>) -> Result<StoreStats> {
-        self.ask(fp, BrainMsg::Stats).await
+        self.read(fp, |s| s.stats()).await
     }
 
     pub async fn acts_newest(&self, fp: Option<&str>, n: usize) -> Result<Vec<Act>> {
-        self.ask(fp, |r| BrainMsg::ActsNewest(n, r)).await
+        self.read(fp, move |s| s.acts_newest(n)).await
     }
 
     pub async fn acts_before(
@@ -192,16 +226,11 @@ impl OwnerHandle {
         before: u64,
         limit: usize,
     ) -> Result<Vec<Act>> {
-        self.ask(fp, |reply| BrainMsg::ActsBefore {
-            before,
-            limit,
-            reply,
-        })
-        .await
+        self.read(fp, move |s| s.acts_before(before, limit)).await
     }
 
     pub async fn check_index(&self, fp: &str) -> Result<Option<String>> {
-        self.ask(Some(fp), BrainMsg::CheckIndex).await
+        self.read(Some(fp), |s| s.check_index()).await
     }
 
     pub async fn learn(
@@ -242,11 +271,12 @@ impl OwnerHandle {
     }
 
     pub async fn kv_get(&self, fp: Option<&str>, key: &str) -> Result<Option<String>> {
-        self.ask(fp, |r| BrainMsg::KvGet(key.to_string(), r)).await
+        let key = key.to_string();
+        self.read(fp, move |s| s.kv_get(&key)).await
     }
 
     pub async fn kv_list(&self, fp: Option<&str>) -> Result<Vec<(String, String)>> {
-        self.ask(fp, BrainMsg::KvList).await
+        self.read(fp, |s| s.kv_list()).await
     }
 
     pub async fn kv_set(&self, fp: &str, key: &str, value: &str, actor: &str) -> Result<()> {

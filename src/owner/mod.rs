@@ -25,7 +25,7 @@ use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, Super
 
 use crate::audit::AuditActor;
 use crate::brain::stores::Stores;
-use crate::brain::{BrainActor, BrainArgs, BrainMsg};
+use crate::brain::{BrainActor, BrainArgs, BrainMsg, Shared};
 use crate::config::Config;
 use crate::error::{OwnerError, Result};
 use crate::mailbox::{Distributor, DistributorArgs};
@@ -87,14 +87,20 @@ async fn spawn_brain(
     dir: PathBuf,
     opts: StoreOptions,
     what: &str,
-) -> Result<ActorRef<BrainMsg>> {
-    let (actor, _) = Actor::spawn_linked(None, BrainActor, BrainArgs { dir, opts }, me.get_cell())
+) -> Result<(ActorRef<BrainMsg>, Shared)> {
+    let shared = Shared::default();
+    let args = BrainArgs {
+        dir,
+        opts,
+        shared: shared.clone(),
+    };
+    let (actor, _) = Actor::spawn_linked(None, BrainActor, args, me.get_cell())
         .await
         .map_err(|e| OwnerError::Unreachable {
             actor: what.to_string(),
             detail: e.to_string(),
         })?;
-    Ok(actor)
+    Ok((actor, shared))
 }
 
 impl OwnerState {
@@ -122,7 +128,7 @@ impl OwnerState {
                 });
             }
         }
-        let actor = spawn_brain(
+        let (actor, store) = spawn_brain(
             me,
             self.brain_dir(fp),
             self.handle.opts.clone(),
@@ -133,6 +139,7 @@ impl OwnerState {
             .insert(actor.get_id(), Child::Brain(fp.to_string()));
         let warm = Warm {
             actor: actor.clone(),
+            store,
             last_used: Arc::new(AtomicI64::new(self.registry().elapsed_ms())),
         };
         self.registry()
@@ -260,7 +267,7 @@ impl OwnerState {
             "medulla",
         )
         .await?;
-        self.children.insert(medulla.get_id(), Child::Medulla);
+        self.children.insert(medulla.0.get_id(), Child::Medulla);
         *self.registry().medulla.write().expect("registry lock") = medulla;
         Ok(())
     }
@@ -317,6 +324,7 @@ impl Actor for OwnerActor {
         std::fs::create_dir_all(args.config.brains_dir())?;
         let medulla =
             spawn_brain(&me, args.config.medulla_dir(), args.opts.clone(), "medulla").await?;
+        let medulla_id = medulla.0.get_id();
         let registry = Arc::new(Registry::new(
             medulla.clone(),
             args.config.brains_dir(),
@@ -340,7 +348,7 @@ impl Actor for OwnerActor {
         };
         let mut state = OwnerState {
             handle: handle.clone(),
-            children: HashMap::from([(medulla.get_id(), Child::Medulla)]),
+            children: HashMap::from([(medulla_id, Child::Medulla)]),
             mailbox_args,
         };
         state.spawn_mailbox(&me).await?;
@@ -547,6 +555,50 @@ mod tests {
             "b was never restarted"
         );
         assert_eq!(live(&owner, &b.fingerprint).await, vec!["b1"]);
+    }
+
+    /// Reads do not queue behind the actor: with the brain's actor busy (its mailbox
+    /// blocked), reads of its store are still answered.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reads_are_served_while_the_actor_is_busy() {
+        let home = tempfile::tempdir().unwrap();
+        let projects = tempfile::tempdir().unwrap();
+        let (owner, _join) = OwnerHandle::start(config(home.path()), StoreOptions::default())
+            .await
+            .unwrap();
+        let (a, _) = owner
+            .bootstrap(std::fs::canonicalize(projects.path()).unwrap())
+            .await
+            .unwrap();
+        memorize(&owner, &a.fingerprint, "x").await;
+        let (release, hold) = tokio::sync::oneshot::channel();
+        owner
+            .registry
+            .warm_actor(&a.fingerprint)
+            .unwrap()
+            .cast(BrainMsg::Hold(hold))
+            .unwrap();
+        let read = tokio::time::timeout(Duration::from_secs(10), async {
+            let q = brains::RecallQuery {
+                text: "text".into(),
+                limit: 5,
+                ..Default::default()
+            };
+            (
+                live(&owner, &a.fingerprint).await,
+                owner
+                    .recall(Some(&a.fingerprint), q)
+                    .await
+                    .unwrap()
+                    .hits
+                    .len(),
+            )
+        })
+        .await;
+        release.send(()).unwrap();
+        let (labels, hits) = read.expect("reads answered while the actor was held");
+        assert_eq!(labels, vec!["x"]);
+        assert_eq!(hits, 1);
     }
 
     /// Idle brains unload (store closed, counts in the manifest) and reload on demand.

@@ -11,15 +11,16 @@ use ractor::ActorRef;
 
 use super::counters::BrainCounters;
 use crate::audit::AuditMsg;
-use crate::brain::BrainMsg;
+use crate::brain::{BrainMsg, Shared};
 use crate::events::Events;
 use crate::mailbox::{MailboxMsg, MailboxView};
 use crate::roster::Manifest;
 
-/// A loaded brain.
+/// A loaded brain: its actor (the writer) and its store for readers.
 #[derive(Clone)]
 pub struct Warm {
     pub actor: ActorRef<BrainMsg>,
+    pub store: Shared,
     pub(super) last_used: Arc<AtomicI64>,
 }
 
@@ -30,7 +31,7 @@ pub struct Registry {
     clock: Arc<dyn brains::Clock>,
     pub(super) manifests: RwLock<HashMap<String, Manifest>>,
     pub(super) warm: RwLock<HashMap<String, Warm>>,
-    pub(super) medulla: RwLock<ActorRef<BrainMsg>>,
+    pub(super) medulla: RwLock<(ActorRef<BrainMsg>, Shared)>,
     counters: RwLock<HashMap<String, Arc<BrainCounters>>>,
     pub(super) audit: RwLock<Option<ActorRef<AuditMsg>>>,
     pub(super) mailbox: RwLock<Option<ActorRef<MailboxMsg>>>,
@@ -44,7 +45,7 @@ pub struct Registry {
 
 impl Registry {
     pub(super) fn new(
-        medulla: ActorRef<BrainMsg>,
+        medulla: (ActorRef<BrainMsg>, Shared),
         brains_dir: PathBuf,
         medulla_dir: PathBuf,
         clock: Arc<dyn brains::Clock>,
@@ -110,10 +111,15 @@ impl Registry {
 
     /// The warm actor of a brain, marking it used.
     pub fn warm_actor(&self, fp: &str) -> Option<ActorRef<BrainMsg>> {
+        self.warm(fp).map(|w| w.actor)
+    }
+
+    /// A warm brain, marking it used.
+    pub fn warm(&self, fp: &str) -> Option<Warm> {
         let warm = self.warm.read().expect("registry lock");
         let w = warm.get(fp)?;
         w.last_used.store(self.elapsed_ms(), Ordering::Relaxed);
-        Some(w.actor.clone())
+        Some(w.clone())
     }
 
     pub fn is_warm(&self, fp: &str) -> bool {
@@ -135,7 +141,12 @@ impl Registry {
     }
 
     pub fn medulla(&self) -> ActorRef<BrainMsg> {
-        self.medulla.read().expect("registry lock").clone()
+        self.medulla.read().expect("registry lock").0.clone()
+    }
+
+    /// The medulla's store, for readers.
+    pub fn medulla_store(&self) -> Shared {
+        self.medulla.read().expect("registry lock").1.clone()
     }
 
     pub fn audit(&self) -> Option<ActorRef<AuditMsg>> {

@@ -132,31 +132,37 @@ pub async fn compose(
         mode: Default::default(),
     };
     let now = svc.now();
-    let mut project = Vec::new();
-    let mut project_count = 0;
-    if let Some(b) = brain {
-        let res = svc.owner.recall(Some(&b.fingerprint), q.clone()).await?;
-        project = res
-            .hits
-            .iter()
-            .map(|h| Row::of(&h.claim, StoreTier::Project, now, Some(h.score)))
-            .collect();
-        project_count = svc.owner.stats(Some(&b.fingerprint)).await?.live_claims;
-    }
+    // The brain's part and the medulla's part are asked at once; the medulla's under its
+    // budget, fail-open.
+    let project_part = async {
+        match brain {
+            Some(b) => {
+                let res = svc.owner.recall(Some(&b.fingerprint), q.clone()).await?;
+                let count = svc.owner.stats(Some(&b.fingerprint)).await?.live_claims;
+                Ok::<_, OwnerError>((res.hits, count))
+            }
+            None => Ok((Vec::new(), 0)),
+        }
+    };
     let budget = svc.owner.config.medulla_budget;
     let medulla_part = async {
-        let res = svc.owner.recall(None, q.clone()).await?;
-        let count = svc.owner.stats(None).await?.live_claims;
-        Ok::<_, OwnerError>((res, count))
+        // A zero budget leaves the medulla no time at all: do not even ask.
+        if budget.is_zero() {
+            return Err(());
+        }
+        let ask = async {
+            let res = svc.owner.recall(None, q.clone()).await?;
+            let count = svc.owner.stats(None).await?.live_claims;
+            Ok::<_, OwnerError>((res, count))
+        };
+        tokio::time::timeout(budget, ask).await.map_err(|_| ())
     };
-    // A zero budget leaves the medulla no time at all: do not even ask.
-    let outcome = if budget.is_zero() {
-        Err(())
-    } else {
-        tokio::time::timeout(budget, medulla_part)
-            .await
-            .map_err(|_| ())
-    };
+    let (project_part, outcome) = tokio::join!(project_part, medulla_part);
+    let (hits, project_count) = project_part?;
+    let project: Vec<Row> = hits
+        .iter()
+        .map(|h| Row::of(&h.claim, StoreTier::Project, now, Some(h.score)))
+        .collect();
     let (medulla, medulla_count, medulla_error) = match outcome {
         Ok(Ok((res, count))) => (
             res.hits
@@ -260,6 +266,15 @@ mod tests {
             .medulla()
             .cast(BrainMsg::Stall(Duration::from_secs(4)))
             .unwrap();
+        // The stall is a slow write: wait until it holds the medulla's store.
+        let store = svc.owner.registry.medulla_store();
+        let held = tokio::time::timeout(Duration::from_secs(3), async {
+            while store.try_read().is_ok() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        assert!(held.is_ok(), "the stall took the store");
         let out = svc
             .call_tool("north", json!({ "task": "how do we deploy" }), &input)
             .await

@@ -137,10 +137,19 @@ impl Verb for Seek {
             }
             None => {}
         }
-        // The default beat: this brain plus the medulla, nothing else.
-        let (mut rows, mut retrieval) = recall_rows(svc, None, &q, StoreTier::Medulla).await?;
-        if let Some(b) = brain {
-            let (p, r) = recall_rows(svc, Some(&b.fingerprint), &q, StoreTier::Project).await?;
+        // The default beat: this brain plus the medulla, nothing else, asked at once.
+        let project = async {
+            match brain {
+                Some(b) => recall_rows(svc, Some(&b.fingerprint), &q, StoreTier::Project)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
+        };
+        let (medulla, project) =
+            tokio::join!(recall_rows(svc, None, &q, StoreTier::Medulla), project);
+        let (mut rows, mut retrieval) = medulla?;
+        if let Some((p, r)) = project? {
             rows.extend(p);
             if r == Retrieval::Lexical {
                 retrieval = r;
