@@ -21,6 +21,8 @@ pub struct Config {
     pub allow_remote: bool,
     /// Unload a brain after this long without a request.
     pub idle_unload: Duration,
+    /// Most brains kept loaded at once; past it the least recently used is unloaded.
+    pub max_warm_brains: usize,
     /// How long a caller waits for a brain actor before a 504.
     pub call_timeout: Duration,
     /// The medulla part of a beat (north, delegate) must answer within this, or the
@@ -67,6 +69,7 @@ struct FileConfig {
     listen: Option<String>,
     allow_remote: Option<bool>,
     idle_unload_secs: Option<u64>,
+    max_warm_brains: Option<usize>,
     call_timeout_ms: Option<u64>,
     medulla_budget_ms: Option<u64>,
     mailbox_rescan_secs: Option<u64>,
@@ -140,6 +143,7 @@ impl Config {
             listen,
             allow_remote: file.allow_remote.unwrap_or(false),
             idle_unload: Duration::from_secs(file.idle_unload_secs.unwrap_or(15 * 60)),
+            max_warm_brains: file.max_warm_brains.unwrap_or(32).max(1),
             call_timeout: Duration::from_millis(file.call_timeout_ms.unwrap_or(30_000)),
             medulla_budget: Duration::from_millis(file.medulla_budget_ms.unwrap_or(1000)),
             mailbox_rescan: Duration::from_secs(file.mailbox_rescan_secs.unwrap_or(10)),

@@ -149,7 +149,35 @@ impl OwnerState {
             .insert(fp.to_string(), warm);
         self.registry().changed();
         tracing::info!(brain = fp, "brain loaded");
+        self.keep_within_budget(fp).await;
         Ok(actor)
+    }
+
+    /// Unload the least recently used brains beyond `max_warm_brains` (never `keep`).
+    async fn keep_within_budget(&mut self, keep: &str) {
+        let max = self.config().max_warm_brains;
+        loop {
+            let victim = {
+                let warm = self.registry().warm.read().expect("registry lock");
+                if warm.len() <= max {
+                    return;
+                }
+                warm.iter()
+                    .filter(|(fp, _)| fp.as_str() != keep)
+                    .min_by_key(|(_, w)| w.last_used.load(Ordering::Relaxed))
+                    .map(|(fp, _)| fp.clone())
+            };
+            match victim {
+                Some(fp) => {
+                    tracing::debug!(
+                        brain = fp,
+                        "over the warm budget: unloading the least recently used"
+                    );
+                    self.unload(&fp).await;
+                }
+                None => return,
+            }
+        }
     }
 
     fn rescan(&mut self) -> Vec<RosterEntry> {

@@ -464,3 +464,43 @@ fn claims_age_at_read_time_by_the_owners_clock() {
         "never stored: the clock going back un-ages it: {r}"
     );
 }
+
+/// Bounded memory: past `max_warm_brains` the least recently used brain is unloaded,
+/// and an all-brains read over many brains never leaves more loaded than the budget.
+#[test]
+fn warm_brains_stay_within_their_budget() {
+    let o = Owner::start_with(OwnerOptions {
+        config_toml: Some("max_warm_brains = 2\n".into()),
+        ..Default::default()
+    });
+    let roots: Vec<String> = (0..4)
+        .map(|i| {
+            let r = o.project(&format!("p{i}"));
+            o.bootstrap(&r);
+            r.to_string_lossy().into_owned()
+        })
+        .collect();
+    for r in &roots {
+        let (s, _) = o.call(
+            "memorize",
+            json!({ "label": "kiwi", "text": format!("kiwi of {r}") }),
+            &[("Medulla-Caller-Root", r), AGENT],
+        );
+        assert_eq!(s, 200);
+        let (_, h) = o.get("/api/health");
+        assert!(h["brains_warm"].as_u64().unwrap() <= 2, "{h}");
+    }
+    let (s, v) = o.call(
+        "seek",
+        json!({ "query": "kiwi", "tier": "all-brains" }),
+        &[],
+    );
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v["groups"].as_array().unwrap().len(),
+        4,
+        "every brain answered: {v}"
+    );
+    let (_, h) = o.get("/api/health");
+    assert!(h["brains_warm"].as_u64().unwrap() <= 2, "{h}");
+}

@@ -193,6 +193,12 @@ pub async fn recall_rows(
 
 async fn all_brains(svc: &Service, q: &RecallQuery) -> Result<Grouped> {
     let manifests = svc.owner.registry.all_manifests();
+    // Brains that were dormant are loaded for this read only, then let go again.
+    let dormant: Vec<String> = manifests
+        .iter()
+        .filter(|m| !svc.owner.registry.is_warm(&m.fingerprint))
+        .map(|m| m.fingerprint.clone())
+        .collect();
     let per_brain = join_all(
         manifests
             .iter()
@@ -200,6 +206,14 @@ async fn all_brains(svc: &Service, q: &RecallQuery) -> Result<Grouped> {
     )
     .await;
     let (medulla_rows, _) = recall_rows(svc, None, q, StoreTier::Medulla).await?;
+    if !dormant.is_empty() {
+        let owner = svc.owner.clone();
+        tokio::spawn(async move {
+            for fp in dormant {
+                let _ = owner.unload(&fp).await;
+            }
+        });
+    }
     let mut groups: std::collections::BTreeMap<String, Vec<Row>> = Default::default();
     let mut failed = Vec::new();
     for (m, res) in manifests.iter().zip(per_brain) {
