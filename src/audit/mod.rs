@@ -67,6 +67,14 @@ pub enum AuditMsg {
         outdated_by: Option<String>,
         reply: RpcReplyPort<Result<MemorizeOutcome>>,
     },
+    /// A promoted witness was superseded in its project: note it on the medulla copy (a
+    /// boot-memory marker, a recorded act) when the copy still stands for that witness.
+    WitnessSuperseded {
+        slug: String,
+        witness: String,
+        marker: String,
+        reply: RpcReplyPort<Result<bool>>,
+    },
     /// Set or delete a key of the medulla's boot memory.
     Kv {
         key: String,
@@ -145,6 +153,14 @@ impl Actor for AuditActor {
                 reply,
             } => {
                 let _ = reply.send(import(s, input, outdated_by).await);
+            }
+            AuditMsg::WitnessSuperseded {
+                slug,
+                witness,
+                marker,
+                reply,
+            } => {
+                let _ = reply.send(witness_superseded(s, &slug, &witness, &marker).await);
             }
             AuditMsg::Kv {
                 key,
@@ -237,6 +253,48 @@ async fn kv(s: &dyn Stores, key: String, value: Option<String>, actor: String) -
     medulla_live(s).await
 }
 
+/// The boot-memory key of a copy's superseded-witness marker (see the service's
+/// `provenance` module, which reads it).
+fn marker_key(slug: &str) -> String {
+    format!("witness_superseded:{slug}")
+}
+
+async fn witness_superseded(
+    s: &dyn Stores,
+    slug: &str,
+    witness: &str,
+    marker: &str,
+) -> Result<bool> {
+    let copy = ask(s, None, |r| BrainMsg::Get(slug.to_string(), r)).await?;
+    if copy.and_then(|c| c.origin_claim).as_deref() != Some(witness) {
+        return Ok(false);
+    }
+    ask(s, None, |r| BrainMsg::KvSet {
+        key: marker_key(slug),
+        value: marker.to_string(),
+        actor: "medulla:audit".into(),
+        reply: r,
+    })
+    .await?;
+    Ok(true)
+}
+
+/// A re-promotion or a demotion resolves a superseded witness: the marker goes.
+async fn clear_marker(s: &dyn Stores, slug: &str, actor: &str) -> Result<()> {
+    if ask(s, None, |r| BrainMsg::KvGet(marker_key(slug), r))
+        .await?
+        .is_some()
+    {
+        ask(s, None, |r| BrainMsg::KvDelete {
+            key: marker_key(slug),
+            actor: actor.to_string(),
+            reply: r,
+        })
+        .await?;
+    }
+    Ok(())
+}
+
 async fn medulla_live(s: &dyn Stores) -> Result<u64> {
     Ok(ask(s, None, BrainMsg::Stats).await?.live_claims)
 }
@@ -302,6 +360,7 @@ async fn promote(
         }
     }
     let outcome = ask(s, None, |r| BrainMsg::Memorize(input.clone(), r)).await?;
+    clear_marker(s, &witness.slug, agent).await?;
     let copy = outcome.claim().clone();
     let stamp = format!("medulla@{}@{}", copy.slug, copy.created);
     let witness = if witness.promoted_to.as_deref() == Some(stamp.as_str()) {
@@ -346,15 +405,15 @@ async fn learn(
     let done = if verdict == Verdict::Wrong {
         // Demotion: the medulla version goes to history; the project witness is not touched.
         let reason = note.unwrap_or_else(|| "judged wrong".into());
-        MedullaLearn::Demoted(
-            ask(s, None, |r| BrainMsg::Demote {
-                slug: slug.to_string(),
-                actor: agent.to_string(),
-                reason: reason.clone(),
-                reply: r,
-            })
-            .await?,
-        )
+        let demoted = ask(s, None, |r| BrainMsg::Demote {
+            slug: slug.to_string(),
+            actor: agent.to_string(),
+            reason: reason.clone(),
+            reply: r,
+        })
+        .await?;
+        clear_marker(s, slug, agent).await?;
+        MedullaLearn::Demoted(demoted)
     } else {
         MedullaLearn::Graded(
             ask(s, None, |r| BrainMsg::Learn {

@@ -120,6 +120,17 @@ pub struct Doctor {
     pub medulla: MedullaCap,
     pub brains: BrainsOnDisk,
     pub broken: Vec<Broken>,
+    /// Medulla copies whose project witness changed after the promotion: the founder
+    /// promotes again or demotes.
+    pub witnesses_superseded: Vec<SupersededWitness>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SupersededWitness {
+    pub slug: String,
+    pub witness: String,
+    pub at: i64,
+    pub by_version: u64,
 }
 
 /// `GET /api/doctor`.
@@ -185,6 +196,17 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
         }
     }
     let weekly = weekly_series(svc, &weeks);
+    let mut witnesses_superseded: Vec<SupersededWitness> = super::provenance::markers(svc)
+        .await?
+        .into_iter()
+        .map(|(slug, m)| SupersededWitness {
+            slug,
+            witness: m.witness,
+            at: m.at,
+            by_version: m.by_version,
+        })
+        .collect();
+    witnesses_superseded.sort_by(|a, b| a.slug.cmp(&b.slug));
     Ok(Doctor {
         caption: "owner-wide counts unless a row names its brain",
         weekly,
@@ -207,6 +229,7 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
             warm: rows.iter().filter(|r| r.warm).count(),
         },
         broken,
+        witnesses_superseded,
     })
 }
 

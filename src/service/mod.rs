@@ -12,6 +12,7 @@
 
 pub mod mailbox;
 pub mod progress;
+pub mod provenance;
 pub mod registry;
 pub mod route;
 pub mod rows;

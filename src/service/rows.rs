@@ -27,7 +27,10 @@ pub struct Promotion {
     pub chain: Option<String>,
 }
 
-/// One claim as it surfaces.
+/// One claim as it surfaces. Recall answers (`seek`, `north`, `delegate`) are compact by
+/// default — what an agent needs to use and cite a claim, and what SPEC §5 asks of every
+/// row — and carry the full provenance with `detail: true`; `history`, listings and write
+/// answers are always full.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Row {
     pub label: String,
@@ -44,12 +47,26 @@ pub struct Row {
     pub strength: Strength,
     /// Laplace-smoothed trust in [0, 1].
     pub trust: f64,
-    pub trust_counts: Trust,
-    pub state: ClaimState,
-    pub version: u64,
-    pub content_hash: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+    /// A medulla copy's provenance as one line: learned in, by, when; promoted by, why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
+    /// A promoted claim surfaces once: the medulla copy, naming its project witness too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identities: Option<Identities>,
+    /// A medulla copy whose project witness has changed since it was promoted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness_superseded: Option<WitnessSuperseded>,
+    // The full provenance (`detail: true`, `history`, listings, writes):
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust_counts: Option<Trust>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<ClaimState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_hash: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -63,6 +80,30 @@ pub struct Row {
     /// Set on the most recent claims a beat lists when nothing matched its task.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_task: Option<bool>,
+}
+
+/// Both identities of a promoted claim.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Identities {
+    /// `medulla#<slug>`.
+    pub medulla: String,
+    /// `<root>#<slug>`: the project witness.
+    pub witness: String,
+}
+
+/// The project witness of a medulla copy changed after the promotion.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WitnessSuperseded {
+    /// `<root>#<slug>`.
+    pub witness: String,
+    /// When the change was noticed (the new witness version's birth).
+    pub at: i64,
+    /// The witness's version now.
+    pub by_version: u64,
+    /// The witness's text now: only for a caller routed to the witness's own brain, or
+    /// the founder (another project's private text never reaches a beat).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_text: Option<String>,
 }
 
 /// Render context: the aging thresholds and the time of the answer.
@@ -88,11 +129,14 @@ impl Row {
             aged_out: o.aged_out,
             strength: c.strength,
             trust: (c.trust.score() * 1000.0).round() / 1000.0,
-            trust_counts: c.trust,
-            state: c.state,
-            version: c.version,
-            content_hash: c.content_hash.clone(),
             score: score.map(|s| (s * 1e6).round() / 1e6),
+            chain: chain_line(c),
+            identities: None,
+            witness_superseded: None,
+            trust_counts: Some(c.trust),
+            state: Some(c.state),
+            version: Some(c.version),
+            content_hash: Some(c.content_hash.clone()),
             evidence: c.evidence.clone(),
             supersedes: c.supersedes.clone(),
             promoted_to: c.promoted_to.clone(),
@@ -107,6 +151,30 @@ impl Row {
                 chain: chain_line(c),
             }),
             matched_task: None,
+        }
+    }
+
+    /// The row as a recall answer shows it without `detail`: the full provenance dropped
+    /// (it is one `detail: true` or one `history` away).
+    pub fn compact(mut self) -> Row {
+        self.trust_counts = None;
+        self.state = None;
+        self.version = None;
+        self.content_hash = None;
+        self.evidence.clear();
+        self.supersedes = None;
+        self.promoted_to = None;
+        self.outdated_reason = None;
+        self.promotion = None;
+        self
+    }
+
+    /// Compact unless `detail`.
+    pub fn shown(self, detail: bool) -> Row {
+        if detail {
+            self
+        } else {
+            self.compact()
         }
     }
 

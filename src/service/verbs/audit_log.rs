@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::audit::etiquette_ok;
 use crate::error::Result;
 use crate::service::check_limit;
+use crate::service::provenance::MARKER;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::route::find_brain;
 
@@ -23,10 +24,20 @@ pub struct AuditArgs {
     pub limit: Option<usize>,
 }
 
+/// What an audit entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AuditKind {
+    Promote,
+    DoctrineBirth,
+    Demote,
+    /// The project witness of a medulla copy changed: noticed and noted.
+    WitnessSuperseded,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AuditEntry {
-    /// `promote`, `doctrine_birth` or `demote`.
-    pub kind: ActKind,
+    pub kind: AuditKind,
     pub slug: String,
     pub agent: String,
     pub at: i64,
@@ -73,20 +84,22 @@ impl Verb for Audit {
         };
         let mut entries = Vec::new();
         for act in acts {
-            if !matches!(
-                act.kind,
-                ActKind::Promote | ActKind::DoctrineBirth | ActKind::Demote
-            ) {
-                continue;
-            }
+            let kind = match act.kind {
+                ActKind::Promote => AuditKind::Promote,
+                ActKind::DoctrineBirth => AuditKind::DoctrineBirth,
+                ActKind::Demote => AuditKind::Demote,
+                ActKind::KvSet if act.subject.starts_with(MARKER) => AuditKind::WitnessSuperseded,
+                _ => continue,
+            };
+            let subject = act
+                .subject
+                .strip_prefix(MARKER)
+                .unwrap_or(&act.subject)
+                .to_string();
             if a.agent.as_deref().is_some_and(|ag| ag != act.actor) {
                 continue;
             }
-            let versions = svc
-                .owner
-                .history(None, &act.subject)
-                .await
-                .unwrap_or_default();
+            let versions = svc.owner.history(None, &subject).await.unwrap_or_default();
             let version = versions
                 .iter()
                 .find(|v| v.created == act.at)
@@ -103,18 +116,21 @@ impl Verb for Audit {
             if brain_filter.as_deref().is_some_and(|b| b != origin) {
                 continue;
             }
-            let reason = match act.kind {
-                ActKind::Demote => version
+            let reason = match kind {
+                AuditKind::Demote => version
                     .and_then(|v| v.outdated_reason.clone())
                     .or(act.note.clone()),
+                AuditKind::WitnessSuperseded => {
+                    Some("the project witness changed after the promotion".into())
+                }
                 _ => version
                     .and_then(|v| v.promotion_reason.clone())
                     .or(act.note.clone()),
             };
             let expected = etiquette_ok(&act.actor);
             entries.push(AuditEntry {
-                kind: act.kind,
-                slug: act.subject,
+                kind,
+                slug: subject,
                 agent: act.actor,
                 at: act.at,
                 origin_brain: origin,

@@ -7,6 +7,7 @@ use brains::RecallQuery;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::seek::shown;
 use super::ErrorBody;
 use crate::error::{OwnerError, Result};
 use crate::roster::Manifest;
@@ -21,6 +22,25 @@ pub struct NorthArgs {
     pub task: String,
     /// Most rows per tier (default 8, from 1 to 50).
     pub limit: Option<usize>,
+    /// Rows with their full provenance; without it rows are compact.
+    #[serde(default)]
+    pub detail: bool,
+}
+
+/// Doctrine that disagrees with its own origin: the medulla holds a copy of a project
+/// claim that has changed in its project since.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Disagreement {
+    pub slug: String,
+    /// What the medulla says.
+    pub medulla_text: String,
+    /// `<root>#<slug>`.
+    pub witness: String,
+    pub witness_version: u64,
+    /// What the project says now (for its own brain or the founder only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness_text: Option<String>,
+    pub fix: &'static str,
 }
 
 /// How many live claims each store holds; `medulla: null` when it could not be asked.
@@ -50,9 +70,29 @@ pub struct NorthAnswer {
     pub recent_unmatched: Vec<Row>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub medulla_error: Option<ErrorBody>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disagreements: Vec<Disagreement>,
 }
 
 impl Answer for NorthAnswer {}
+
+/// The doctrine rows whose witness changed, labelled for the beat.
+pub fn disagreements(medulla: &[Row]) -> Vec<Disagreement> {
+    medulla
+        .iter()
+        .filter_map(|r| {
+            let w = r.witness_superseded.as_ref()?;
+            Some(Disagreement {
+                slug: r.slug.clone(),
+                medulla_text: r.text.clone(),
+                witness: w.witness.clone(),
+                witness_version: w.by_version,
+                witness_text: w.new_text.clone(),
+                fix: "the founder promotes the witness again, or demotes the medulla copy",
+            })
+        })
+        .collect()
+}
 
 pub struct North;
 
@@ -72,18 +112,28 @@ impl Verb for North {
         }
         check_query("task", &a.task)?;
         let brain = cx.routed.brain.as_ref();
-        let beat = compose(cx.svc, brain, &a.task, beat_limit(a.limit)?).await?;
+        let mut beat = compose(cx.svc, brain, &a.task, beat_limit(a.limit)?).await?;
+        beat.settle(cx).await?;
         if let Some(b) = brain {
             cx.svc.counters(&b.fingerprint).beat();
         }
+        let mut note = beat.note();
+        let disagreements = disagreements(&beat.medulla);
+        if !disagreements.is_empty() {
+            note.push_str(&format!(
+                "; {} medulla claim(s) disagree with their project witness, changed since the promotion (see disagreements)",
+                disagreements.len()
+            ));
+        }
         Ok(NorthAnswer {
-            note: beat.note(),
+            note,
             task: a.task,
-            project: beat.project,
-            medulla: beat.medulla,
+            project: shown(beat.project, a.detail),
+            medulla: shown(beat.medulla, a.detail),
             memory_exists: beat.exists,
-            recent_unmatched: beat.recent,
+            recent_unmatched: shown(beat.recent, a.detail),
             medulla_error: beat.medulla_error,
+            disagreements,
         })
     }
 }
@@ -93,6 +143,13 @@ pub fn beat_limit(l: Option<usize>) -> Result<usize> {
 }
 
 impl Beat {
+    /// One row per promoted claim, and doctrine whose witness changed marked as such.
+    pub async fn settle(&mut self, cx: Cx<'_>) -> Result<()> {
+        crate::service::provenance::merge_promoted(&mut self.project, &mut self.medulla);
+        crate::service::provenance::mark_superseded(cx.svc, cx.routed, cx.input, &mut self.medulla)
+            .await
+    }
+
     /// What the beat says about what matched, never a false "no memory".
     pub fn note(&self) -> String {
         let Exists {

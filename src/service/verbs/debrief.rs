@@ -119,6 +119,15 @@ impl Verb for Debrief {
             match svc.owner.memorize(Some(&target.fingerprint), mi).await {
                 Ok(outcome) => {
                     svc.counters(&target.fingerprint).wrote();
+                    if let brains::MemorizeOutcome::Superseded { claim, previous } = &outcome {
+                        crate::service::provenance::notice_superseded(
+                            svc,
+                            &target.root,
+                            previous,
+                            claim,
+                        )
+                        .await;
+                    }
                     findings.push(FindingResult::Written {
                         label,
                         outcome: Outcome::from(&outcome),

@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::beat::{beat_limit, compose, Exists};
+use super::seek::shown;
 use super::{write_target, ErrorBody};
 use crate::error::Result;
 use crate::service::check_query;
@@ -27,6 +28,9 @@ pub struct DelegateArgs {
     pub child_agent: Option<String>,
     /// Most rows per tier (default 8, from 1 to 50).
     pub limit: Option<usize>,
+    /// Rows with their full provenance; without it rows are compact.
+    #[serde(default)]
+    pub detail: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -86,11 +90,12 @@ impl Verb for Delegate {
             brains::claim::validate_agent_id(c)?;
         }
         check_query("task", &a.task)?;
-        let beat = compose(svc, Some(&brain), &a.task, beat_limit(a.limit)?).await?;
+        let mut beat = compose(svc, Some(&brain), &a.task, beat_limit(a.limit)?).await?;
+        beat.settle(cx).await?;
         let head = crate::git::head(Path::new(&brain.root)).unwrap_or_else(|| "unknown".into());
         let note = beat.note();
-        let mut memory = beat.project;
-        memory.extend(beat.medulla);
+        let mut memory = shown(beat.project, a.detail);
+        memory.extend(shown(beat.medulla, a.detail));
         let mut packet = Packet {
             task: a.task,
             child_agent: a.child_agent,
@@ -100,7 +105,7 @@ impl Verb for Delegate {
                 fingerprint: brain.fingerprint.clone(),
             },
             memory,
-            recent_unmatched: beat.recent,
+            recent_unmatched: shown(beat.recent, a.detail),
             memory_exists: beat.exists,
             note,
             sources: Sources {

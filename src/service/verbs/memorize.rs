@@ -103,6 +103,9 @@ impl Verb for Memorize {
         let flagged = project_floor(svc, floor::claim_fields(&mi.label, &mi.text, &mi.evidence))?;
         let outcome = svc.owner.memorize(Some(&target.fingerprint), mi).await?;
         svc.counters(&target.fingerprint).wrote();
+        if let MemorizeOutcome::Superseded { claim, previous } = &outcome {
+            crate::service::provenance::notice_superseded(svc, &target.root, previous, claim).await;
+        }
         let now = svc.now();
         Ok(MemorizeAnswer::Project(Box::new(ProjectWrite {
             outcome: Outcome::from(&outcome),

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{write_target, ErrorBody};
 use crate::error::Result;
+use crate::service::provenance::{mark_superseded, merge_promoted};
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
 use crate::service::{check_limit, check_query, Service};
@@ -41,6 +42,10 @@ pub struct SeekArgs {
     pub scope: Option<String>,
     /// Most rows to return (default 10, from 1 to 200).
     pub limit: Option<usize>,
+    /// Rows with their full provenance (trust counts, version, content hash, evidence,
+    /// the promotion record). Without it rows are compact.
+    #[serde(default)]
+    pub detail: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -116,22 +121,26 @@ impl Verb for Seek {
             svc.counters(&b.fingerprint).recalled();
         }
         match a.tier {
-            Some(SeekTier::AllBrains) => return all_brains(svc, &q).await.map(SeekAnswer::Grouped),
+            Some(SeekTier::AllBrains) => {
+                return all_brains(svc, &q, a.detail).await.map(SeekAnswer::Grouped)
+            }
             Some(SeekTier::Project) => {
                 let b = write_target(cx.routed)?;
                 let (results, retrieval) =
                     recall_rows(svc, Some(&b.fingerprint), &q, StoreTier::Project).await?;
                 return Ok(SeekAnswer::Flat(Flat {
                     tier: "project",
-                    results,
+                    results: shown(results, a.detail),
                     retrieval,
                 }));
             }
             Some(SeekTier::Medulla) => {
-                let (results, retrieval) = recall_rows(svc, None, &q, StoreTier::Medulla).await?;
+                let (mut results, retrieval) =
+                    recall_rows(svc, None, &q, StoreTier::Medulla).await?;
+                mark_superseded(svc, cx.routed, cx.input, &mut results).await?;
                 return Ok(SeekAnswer::Flat(Flat {
                     tier: "medulla",
-                    results,
+                    results: shown(results, a.detail),
                     retrieval,
                 }));
             }
@@ -149,7 +158,9 @@ impl Verb for Seek {
         let (medulla, project) =
             tokio::join!(recall_rows(svc, None, &q, StoreTier::Medulla), project);
         let (mut rows, mut retrieval) = medulla?;
-        if let Some((p, r)) = project? {
+        mark_superseded(svc, cx.routed, cx.input, &mut rows).await?;
+        if let Some((mut p, r)) = project? {
+            merge_promoted(&mut p, &mut rows);
             rows.extend(p);
             if r == Retrieval::Lexical {
                 retrieval = r;
@@ -161,10 +172,15 @@ impl Verb for Seek {
             } else {
                 "medulla"
             },
-            results: best(rows, limit),
+            results: shown(best(rows, limit), a.detail),
             retrieval,
         }))
     }
+}
+
+/// Rows as the answer shows them: compact unless `detail`.
+pub fn shown(rows: Vec<Row>, detail: bool) -> Vec<Row> {
+    rows.into_iter().map(|r| r.shown(detail)).collect()
 }
 
 /// The best `limit` rows of several stores.
@@ -191,7 +207,7 @@ pub async fn recall_rows(
     Ok((rows, res.retrieval))
 }
 
-async fn all_brains(svc: &Service, q: &RecallQuery) -> Result<Grouped> {
+async fn all_brains(svc: &Service, q: &RecallQuery, detail: bool) -> Result<Grouped> {
     let manifests = svc.owner.registry.all_manifests();
     // Brains that were dormant are loaded for this read only, then let go again.
     let dormant: Vec<String> = manifests
@@ -242,7 +258,7 @@ async fn all_brains(svc: &Service, q: &RecallQuery) -> Result<Grouped> {
             .into_iter()
             .map(|(origin_brain, rows)| Group {
                 origin_brain,
-                results: best(rows, q.limit),
+                results: shown(best(rows, q.limit), detail),
             })
             .collect(),
         failed,
