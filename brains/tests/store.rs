@@ -18,6 +18,7 @@ fn q(text: &str, limit: usize) -> RecallQuery {
         scope: None,
         limit,
         mode: RankMode::Auto,
+        ..Default::default()
     }
 }
 
@@ -255,6 +256,7 @@ fn recall_ranks_filters_by_scope_and_surfaces_only_live_versions() {
             scope: Some("ci-r".into()),
             limit: 10,
             mode: RankMode::Auto,
+            ..Default::default()
         })
         .unwrap();
     assert_eq!(
@@ -271,6 +273,7 @@ fn recall_ranks_filters_by_scope_and_surfaces_only_live_versions() {
             scope: Some("CI C".into()),
             limit: 10,
             mode: RankMode::Auto,
+            ..Default::default()
         })
         .unwrap();
     assert_eq!(by_label.hits.len(), 1, "scope matches a label prefix too");

@@ -85,6 +85,7 @@ async fn compose(
         scope: None,
         limit,
         mode: Default::default(),
+        ..Default::default()
     };
     let now = svc.now_ms();
     let aging = svc.owner.opts.aging;

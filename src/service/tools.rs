@@ -440,6 +440,7 @@ async fn seek(svc: &Service, a: SeekArgs, routed: &Routed) -> Result<Value> {
         scope: a.scope.clone(),
         limit,
         mode: Default::default(),
+        ..Default::default()
     };
     let brain = routed.brain.as_ref();
     if let Some(b) = brain {

@@ -170,9 +170,9 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
     for _ in 0..ops {
         let q = RecallQuery {
             text: format!("{} {}", g.words(2), g.rare(2)),
-            scope: None,
             limit: 10,
             mode,
+            ..Default::default()
         };
         let t = Instant::now();
         let r = store.recall(&q)?;
@@ -226,13 +226,10 @@ pub fn run(args: &[String]) -> Result<()> {
             other => bail!("unknown argument {other:?}: usage: cargo xtask bench [--sizes 1000,10000,100000] [--ops 300]"),
         }
     }
-    let embedder: Option<Arc<dyn Embedder>> = match brains::embed::ModelFiles::locate() {
-        Some(files) => Some(Arc::new(brains::embed::MiniLm::load(&files)?)),
-        None => {
-            eprintln!("no embedding model: hybrid rows skipped (run `cargo xtask fetch-model`)");
-            None
-        }
-    };
+    let embedder: Option<Arc<dyn Embedder>> = medulla::model::load_default()?;
+    if embedder.is_none() {
+        eprintln!("no embedding model: hybrid rows skipped (run `cargo xtask fetch-model`)");
+    }
     if let Some(e) = &embedder {
         let mut g = Gen(7);
         let texts: Vec<String> = (0..512).map(|_| g.words(12)).collect();
