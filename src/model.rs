@@ -363,6 +363,59 @@ mod tests {
         let again = load(&dir).unwrap();
         assert_eq!(again.id(), m.id(), "the id is derived from the files");
         assert_eq!(again.embed(&texts).unwrap(), v);
+
+        // Regression (recall issue): on a brain of three claims, `seek "kubernetes
+        // ingress"` returned all three. With the real model and the calibrated floor it
+        // returns nothing, while a paraphrase still finds its claim.
+        let store_dir = tempfile::tempdir().unwrap();
+        let (mut store, _) = brains::Store::open(
+            store_dir.path(),
+            brains::StoreOptions {
+                embedder: Some(m.clone()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for (label, text) in [
+            (
+                "deploys",
+                "deploys go out with the blue green script every friday",
+            ),
+            (
+                "connection pool",
+                "the postgres connection pool is capped at forty connections",
+            ),
+            (
+                "flaky test",
+                "the cache test flakes when two runners share a temp directory",
+            ),
+        ] {
+            store
+                .memorize(brains::MemorizeInput {
+                    label: label.into(),
+                    text: text.into(),
+                    source_agent: "claude:maker".into(),
+                    ..Default::default()
+                })
+                .unwrap();
+        }
+        let seek = |text: &str| {
+            store
+                .recall(&brains::RecallQuery {
+                    text: text.into(),
+                    ..Default::default()
+                })
+                .unwrap()
+                .hits
+                .into_iter()
+                .map(|h| h.claim.slug)
+                .collect::<Vec<_>>()
+        };
+        assert!(seek("kubernetes ingress").is_empty());
+        assert_eq!(
+            seek("how many database connections can we open")[0],
+            "connection-pool"
+        );
     }
 
     #[test]

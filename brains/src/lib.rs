@@ -37,7 +37,7 @@ pub use clock::{Clock, FixedClock, SystemClock};
 pub use embed::{embed_query, EmbedError, Embedder, StaticModel};
 pub use error::StoreError;
 pub use recall::{
-    Aging, ClaimMeta, Fusion, Hit, Overlay, RankMode, RecallFilter, RecallQuery, RecallResult,
-    Retrieval,
+    Aging, ClaimMeta, Floor, Fusion, Hit, Overlay, RankMode, RecallFilter, RecallQuery,
+    RecallResult, Retrieval,
 };
 pub use store::{Store, StoreOptions, StoreStats};

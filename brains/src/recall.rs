@@ -217,33 +217,62 @@ pub struct Hit {
 ///
 /// The fused score is a convex combination of absolute, store-size-independent
 /// evidence: `lexical_weight · lexical + (1 − lexical_weight) · dense`, where `lexical`
-/// is the normalised BM25 and `dense = (cos − cos_zero) / (1 − cos_zero)` clamped to
-/// 0..1 (`cos_zero` is the cosine unrelated texts already reach with the static model).
-/// A frequent term (a service name shared by fifty facts) adds little idf and so little
-/// normalised score: it cannot let the lexical side drown the dense one, as rank fusion
-/// did, which rewards the top lexical rank however weak its evidence.
+/// is the normalised BM25 (share of the query's idf mass matched) and
+/// `dense = (cos − cos_zero) / (1 − cos_zero)` clamped to 0..1 (`cos_zero` is about the
+/// cosine unrelated texts already reach with the static model). A frequent term (a
+/// service name shared by fifty facts) carries little idf and so little normalised
+/// score: it cannot let the lexical side drown the dense one, as rank fusion did by
+/// rewarding the top lexical rank however weak its evidence.
 ///
-/// A row is matched when its fused score reaches `fused_floor`, or, for a single
-/// list, when that list's evidence reaches its own floor. Calibrated with
-/// `cargo xtask eval` on the LoCoMo dev split and an off-topic query set.
+/// The floor has two parts, per ranking: the query must have found strong evidence
+/// somewhere in the store (its best candidate reaches the `gate`), and each row must
+/// carry some evidence of its own (reaches the `row` floor). Off-topic queries fail the
+/// gate and get nothing; on-topic queries keep their weaker relevant rows.
+/// Calibrated with `cargo xtask eval` on the LoCoMo dev split and an off-topic set
+/// (questions of the other dev conversations), for at most 10 % off-topic answers.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fusion {
     pub lexical_weight: f64,
     pub cos_zero: f64,
-    pub fused_floor: f64,
-    /// Floor of the normalised BM25 when ranking lexical-only (no model, or `Lexical`).
-    pub lexical_floor: f64,
-    /// Floor of the cosine when ranking dense-only (`Vector`).
-    pub vector_floor: f64,
+    /// Floors of the fused score (hybrid ranking).
+    pub fused: Floor,
+    /// Floors of the normalised BM25 (lexical-only ranking: no model, or `Lexical`).
+    pub lexical: Floor,
+    /// Floors of the cosine (dense-only ranking, `Vector`).
+    pub vector: Floor,
+}
+
+/// The two parts of a relevance floor on one score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Floor {
+    /// The query's best candidate must reach this, or nothing matches.
+    pub gate: f64,
+    /// Each matched row must reach this.
+    pub row: f64,
+}
+
+impl Floor {
+    pub fn passes(&self, score: f64, best: f64) -> bool {
+        best >= self.gate && score >= self.row
+    }
 }
 
 impl Fusion {
     pub const DEFAULT: Fusion = Fusion {
-        lexical_weight: 0.5,
+        lexical_weight: 0.3,
         cos_zero: 0.2,
-        fused_floor: 0.3,
-        lexical_floor: 0.3,
-        vector_floor: 0.5,
+        fused: Floor {
+            gate: 0.28,
+            row: 0.15,
+        },
+        lexical: Floor {
+            gate: 0.32,
+            row: 0.1,
+        },
+        vector: Floor {
+            gate: 0.5,
+            row: 0.3,
+        },
     };
 
     pub fn dense(&self, cos: f64) -> f64 {
@@ -258,12 +287,22 @@ impl Fusion {
         }
     }
 
-    /// Does a row with this evidence pass the floor of this ranking?
-    pub fn matched(&self, mode: RankMode, lexical: f64, cos: Option<f64>) -> bool {
-        match (mode, cos) {
-            (RankMode::Lexical, _) | (RankMode::Auto, None) => lexical >= self.lexical_floor,
-            (RankMode::Vector, c) => c.is_some_and(|c| c >= self.vector_floor),
-            (RankMode::Auto, Some(c)) => self.fused(lexical, Some(c)) >= self.fused_floor,
+    /// The ranking score of a row under a ranking mode (`Auto` = hybrid when `cos` is
+    /// known, else lexical).
+    pub fn score(&self, mode: RankMode, lexical: f64, cos: Option<f64>) -> f64 {
+        match mode {
+            RankMode::Lexical => lexical,
+            RankMode::Vector => cos.unwrap_or(0.0),
+            RankMode::Auto => self.fused(lexical, cos),
+        }
+    }
+
+    /// The floor of a ranking mode.
+    pub fn floor(&self, mode: RankMode, hybrid: bool) -> Floor {
+        match (mode, hybrid) {
+            (RankMode::Vector, _) => self.vector,
+            (RankMode::Auto, true) => self.fused,
+            _ => self.lexical,
         }
     }
 }

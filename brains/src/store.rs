@@ -762,15 +762,19 @@ impl Store {
             RankMode::Vector if !hybrid => RankMode::Vector,
             m => m,
         };
-        let mut ranked: Vec<(String, Cand, f64, bool)> = cands
+        let floor = fusion.floor(mode, hybrid);
+        let scored: Vec<(String, Cand, f64)> = cands
             .into_iter()
             .map(|(slug, c)| {
-                let score = match mode {
-                    RankMode::Lexical => c.lex,
-                    RankMode::Vector => c.cos.unwrap_or(0.0),
-                    RankMode::Auto => fusion.fused(c.lex, c.cos),
-                };
-                let matched = fusion.matched(mode, c.lex, c.cos);
+                let score = fusion.score(mode, c.lex, c.cos);
+                (slug, c, score)
+            })
+            .collect();
+        let best = scored.iter().map(|r| r.2).fold(0.0, f64::max);
+        let mut ranked: Vec<(String, Cand, f64, bool)> = scored
+            .into_iter()
+            .map(|(slug, c, score)| {
+                let matched = floor.passes(score, best);
                 (slug, c, score, matched)
             })
             .filter(|r| r.3 || !q.matched_only)

@@ -6,8 +6,6 @@
 use std::sync::Arc;
 
 mod static_model;
-// Temporary: measured against the static model, then removed if it does not earn its cost.
-pub mod minilm;
 
 pub use static_model::{StaticModel, STATIC_FILES};
 
