@@ -6,6 +6,11 @@ use std::collections::HashMap;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
+/// Pseudo-documents added to the store's size in idf. Plain BM25 gives a term held by
+/// every claim of a tiny store an idf near zero and an unknown term several times more,
+/// so "review comments" against three claims about review comments would read as no
+/// evidence. Negligible once a store holds thousands of claims.
+const IDF_PRIOR_DOCS: f64 = 100.0;
 /// Label terms count this many times: a claim's name says what it is about.
 const LABEL_WEIGHT: u32 = 2;
 
@@ -173,8 +178,10 @@ impl LexicalIndex {
         }
     }
 
+    /// BM25's idf over the store plus [`IDF_PRIOR_DOCS`] documents that hold no query
+    /// term: in a store of three claims a term every claim holds is still evidence.
     fn idf(&self, df: f64) -> f64 {
-        let n = self.live as f64;
+        let n = self.live as f64 + IDF_PRIOR_DOCS;
         ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
     }
 

@@ -707,8 +707,14 @@ impl Store {
         let mut vector: Vec<(String, f64)> = vec![];
         if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
             let keep_key = |k: u64| self.key_to_slug.get(&k).is_some_and(|s| keep(s));
-            vector = ix
-                .search(qv, depth, &keep_key)?
+            let unfiltered =
+                q.scope.as_deref().is_none_or(|s| s.trim().is_empty()) && q.filter.is_empty();
+            let found = if unfiltered {
+                ix.search_all(qv, depth)?
+            } else {
+                ix.search(qv, depth, &keep_key)?
+            };
+            vector = found
                 .into_iter()
                 .filter_map(|(k, sim)| self.key_to_slug.get(&k).map(|s| (s.clone(), sim as f64)))
                 .collect();

@@ -131,6 +131,20 @@ impl VectorIndex {
             .collect())
     }
 
+    /// Nearest keys with no predicate: usearch's plain search, which skips a callback
+    /// per visited node.
+    pub fn search_all(&self, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
+        if self.index.size() == 0 || k == 0 {
+            return Ok(vec![]);
+        }
+        let m = self.index.search(q, k).map_err(|e| err("search", e))?;
+        Ok(m.keys
+            .into_iter()
+            .zip(m.distances)
+            .map(|(key, d)| (key, 1.0 - d))
+            .collect())
+    }
+
     /// Cosine similarity of the stored vector of `key` to `q`; `None` when the key is
     /// not in the index. Exact: used to score candidates the nearest-neighbour search
     /// did not return.
