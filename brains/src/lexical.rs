@@ -11,6 +11,10 @@ const B: f64 = 0.75;
 /// so "review comments" against three claims about review comments would read as no
 /// evidence. Negligible once a store holds thousands of claims.
 const IDF_PRIOR_DOCS: f64 = 100.0;
+/// A query term held by more than max(`COMMON_MIN_DF`, `COMMON_SHARE` of the store's
+/// claims) is common: see [`LexicalIndex::search_prepared`].
+const COMMON_MIN_DF: usize = 500;
+const COMMON_SHARE: f64 = 0.02;
 /// Label terms count this many times: a claim's name says what it is about.
 const LABEL_WEIGHT: u32 = 2;
 
@@ -261,10 +265,24 @@ impl LexicalIndex {
         if self.live == 0 || k == 0 || q.terms.is_empty() {
             return vec![];
         }
+        // A common term (held by many claims) does not nominate candidates when the
+        // query has a selective one: its long postings list is not walked, its share is
+        // added to the candidates the selective terms found. The cost of a query then
+        // follows its selective terms, not the size of the store.
+        let common = COMMON_MIN_DF.max((self.live as f64 * COMMON_SHARE) as usize);
+        let (selective, frequent): (Vec<&(u32, f64)>, Vec<&(u32, f64)>) = q
+            .terms
+            .iter()
+            .partition(|(t, _)| self.postings[*t as usize].len() <= common);
+        let (walk, probe) = if selective.is_empty() {
+            (frequent, vec![])
+        } else {
+            (selective, frequent)
+        };
         // Dense accumulators indexed by document id: no hashing in the inner loop.
         let mut scores = vec![0f64; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for (term, idf) in &q.terms {
+        for (term, idf) in walk {
             for (doc, f) in &self.postings[*term as usize] {
                 let len = self.docs[*doc as usize]
                     .as_ref()
@@ -275,6 +293,18 @@ impl LexicalIndex {
                     touched.push(*doc);
                 }
                 *slot += self.bm25(*f, len, *idf);
+            }
+        }
+        if !probe.is_empty() {
+            for d in &touched {
+                let Some(doc) = self.docs[*d as usize].as_ref() else {
+                    continue;
+                };
+                for (term, idf) in &probe {
+                    if let Ok(i) = doc.terms.binary_search_by_key(term, |p| p.0) {
+                        scores[*d as usize] += self.bm25(doc.terms[i].1, doc.len, *idf);
+                    }
+                }
             }
         }
         let mut cands: Vec<(u32, f64)> = touched
@@ -346,6 +376,26 @@ mod tests {
         let r = ix.search("blue green", 10, &|_| true);
         assert_eq!(r[0].0, "b");
         assert!(ix.search("nothing matches", 10, &|_| true).is_empty());
+    }
+
+    #[test]
+    fn common_terms_add_to_candidates_but_do_not_nominate_them() {
+        let mut ix = LexicalIndex::new();
+        for i in 0..600 {
+            ix.upsert(&format!("d{i}"), "note", &format!("service entry {i}"));
+        }
+        ix.upsert("target", "note", "service webhook retries");
+        ix.upsert("other", "note", "webhook retries elsewhere");
+        // "service" is common (601 of 602 claims): with a selective term in the query
+        // it only adds to the claims the selective terms found.
+        let r = ix.search("service webhook", 10, &|_| true);
+        assert_eq!(
+            r.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+            vec!["target", "other"]
+        );
+        assert!(r[0].1 > r[1].1, "the common term still counts");
+        // Alone, a common term still finds its claims.
+        assert_eq!(ix.search("service", 5, &|_| true).len(), 5);
     }
 
     #[test]
