@@ -71,6 +71,9 @@ struct Doc {
     terms: Vec<(u32, u32)>,
 }
 
+/// A term id with its idf.
+type Weighted = (u32, f64);
+
 /// A query prepared against the index: its known terms with their idf, and its weight,
 /// the idf mass a document would match if it held every query term.
 #[derive(Debug, Clone, Default)]
@@ -270,7 +273,7 @@ impl LexicalIndex {
         // added to the candidates the selective terms found. The cost of a query then
         // follows its selective terms, not the size of the store.
         let common = COMMON_MIN_DF.max((self.live as f64 * COMMON_SHARE) as usize);
-        let (selective, frequent): (Vec<&(u32, f64)>, Vec<&(u32, f64)>) = q
+        let (selective, frequent): (Vec<Weighted>, Vec<Weighted>) = q
             .terms
             .iter()
             .partition(|(t, _)| self.postings[*t as usize].len() <= common);
@@ -283,7 +286,7 @@ impl LexicalIndex {
         let mut scores = vec![0f64; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
         for (term, idf) in walk {
-            for (doc, f) in &self.postings[*term as usize] {
+            for (doc, f) in &self.postings[term as usize] {
                 let len = self.docs[*doc as usize]
                     .as_ref()
                     .map(|d| d.len)
@@ -292,7 +295,7 @@ impl LexicalIndex {
                 if *slot == 0.0 {
                     touched.push(*doc);
                 }
-                *slot += self.bm25(*f, len, *idf);
+                *slot += self.bm25(*f, len, idf);
             }
         }
         if !probe.is_empty() {
