@@ -284,6 +284,25 @@ pub fn run(args: &[String]) -> Result<()> {
         let single = 128.0 / t.elapsed().as_secs_f64();
         println!("embedding throughput: {batch:.0} sentences/s batched, {single:.0} sentences/s one at a time");
     }
+    {
+        // The durable commit's floor on this disk: write 4 KiB and fsync, as redb's commit
+        // does (at least once) for every memorize.
+        use std::io::Write;
+        let dir = tempfile::tempdir()?;
+        let mut f = std::fs::File::create(dir.path().join("fsync-probe"))?;
+        let mut samples = Vec::with_capacity(ops);
+        for _ in 0..ops {
+            let t = Instant::now();
+            f.write_all(&[7u8; 4096])?;
+            f.sync_data()?;
+            samples.push(t.elapsed());
+        }
+        println!(
+            "disk: write 4 KiB + fsync p50 {:.3} ms, p95 {:.3} ms ({ops} samples)",
+            pct(&mut samples, 0.5),
+            pct(&mut samples, 0.95)
+        );
+    }
     println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p95 (ms) | open (ms) | open, index rebuilt (ms) | open, model changed: re-embed all (ms) |");
     println!("|---|---|---|---|---|---|---|---|");
     for &size in &sizes {
