@@ -19,6 +19,7 @@
 //!   loopback guard.
 //! - [`bridge`]: `medulla bridge`, stdio MCP forwarded to the owner over HTTP.
 //! - [`cli`]: the `medulla` command line, a client of the running owner.
+//! - [`model`]: the embedding model's files: locating, fetching (pip), loading.
 //! - [`serve`]: wiring it all together for `medulla serve`.
 //!
 //! The store engine itself lives in the `brains` crate and knows nothing of this one.
@@ -37,6 +38,7 @@ pub mod founder;
 pub mod git;
 pub mod http;
 pub mod mailbox;
+pub mod model;
 pub mod owner;
 pub mod roster;
 pub mod serve;

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use brains::embed::{MiniLm, ModelFiles};
 use brains::{Clock, Embedder, Retrieval, StoreOptions, SystemClock};
 use serde_json::json;
 
@@ -17,15 +16,14 @@ pub fn load_embedder(cfg: &Config) -> Result<Arc<dyn Embedder>, String> {
     if cfg.no_model {
         return Err("the model is disabled (no_model)".into());
     }
-    let files = match &cfg.model_dir {
-        Some(dir) => Some(ModelFiles { dir: dir.clone() }).filter(|f| f.is_complete()),
-        None => ModelFiles::locate(),
+    let dir = match &cfg.model_dir {
+        Some(dir) => Some(dir.clone()).filter(|d| crate::model::is_complete(d)),
+        None => crate::model::locate(),
     };
-    let Some(files) = files else {
-        return Err("no embedding model found: run `cargo xtask fetch-model` or set MEDULLA_MODEL_DIR; recall is lexical-only".into());
+    let Some(dir) = dir else {
+        return Err("no embedding model found: run `medulla model fetch` or set MEDULLA_MODEL_DIR; recall is lexical-only".into());
     };
-    MiniLm::load(&files)
-        .map(|m| Arc::new(m) as Arc<dyn Embedder>)
+    crate::model::load(&dir)
         .map_err(|e| format!("the embedding model did not load ({e}); recall is lexical-only"))
 }
 

@@ -6,6 +6,15 @@ use std::collections::HashMap;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
+/// Pseudo-documents added to the store's size in idf. Plain BM25 gives a term held by
+/// every claim of a tiny store an idf near zero and an unknown term several times more,
+/// so "review comments" against three claims about review comments would read as no
+/// evidence. Negligible once a store holds thousands of claims.
+const IDF_PRIOR_DOCS: f64 = 100.0;
+/// A query term held by more than max(`COMMON_MIN_DF`, `COMMON_SHARE` of the store's
+/// claims) is common: see [`LexicalIndex::search_prepared`].
+const COMMON_MIN_DF: usize = 500;
+const COMMON_SHARE: f64 = 0.02;
 /// Label terms count this many times: a claim's name says what it is about.
 const LABEL_WEIGHT: u32 = 2;
 
@@ -58,7 +67,45 @@ pub fn tokenize(text: &str) -> Vec<String> {
 struct Doc {
     slug: String,
     len: u32,
-    terms: Vec<u32>,
+    /// (term id, term frequency), sorted by term id.
+    terms: Vec<(u32, u32)>,
+}
+
+/// A term id with its idf.
+type Weighted = (u32, f64);
+
+/// A query prepared against the index: its known terms with their idf, and its weight,
+/// the idf mass a document would match if it held every query term.
+#[derive(Debug, Clone, Default)]
+pub struct LexQuery {
+    terms: Vec<(u32, f64)>,
+    /// Σ idf over the distinct query terms; a term the index has never seen counts at
+    /// the highest idf possible (it is as specific as a term can be, and nothing holds it).
+    weight: f64,
+    /// Distinct query terms after tokenizing (known or not).
+    pub distinct: usize,
+}
+
+impl LexQuery {
+    /// True when no query term is in the index: no document can match.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+}
+
+/// One document's lexical evidence for a query.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LexHit {
+    pub slug: String,
+    /// Raw BM25.
+    pub score: f64,
+    /// BM25 divided by the query's weight and capped at 1: the share of the query's
+    /// information the document matches. Comparable across stores of any size.
+    pub norm: f64,
+    /// Query terms the document holds.
+    pub matched: u32,
+    /// The largest idf share (idf / query weight) among the matched terms.
+    pub best_term: f64,
 }
 
 /// BM25 over a set of documents keyed by slug.
@@ -104,9 +151,10 @@ impl LexicalIndex {
             }
         }
         let doc_id = self.free.pop().unwrap_or(self.docs.len() as u32);
-        let terms: Vec<u32> = tf.keys().copied().collect();
-        for (term, f) in tf {
-            self.postings[term as usize].push((doc_id, f));
+        let mut terms: Vec<(u32, u32)> = tf.into_iter().collect();
+        terms.sort_unstable();
+        for (term, f) in &terms {
+            self.postings[*term as usize].push((doc_id, *f));
         }
         let doc = Doc {
             slug: slug.to_string(),
@@ -128,7 +176,7 @@ impl LexicalIndex {
             return;
         };
         if let Some(doc) = self.docs[doc_id as usize].take() {
-            for t in &doc.terms {
+            for (t, _) in &doc.terms {
                 self.postings[*t as usize].retain(|(d, _)| *d != doc_id);
             }
             self.total_len -= doc.len as u64;
@@ -137,41 +185,129 @@ impl LexicalIndex {
         }
     }
 
-    /// The best `k` slugs for a query with their BM25 scores, best first; `keep`
-    /// filters candidates (scope) before they compete for a place.
-    pub fn search(&self, query: &str, k: usize, keep: &dyn Fn(&str) -> bool) -> Vec<(String, f64)> {
-        if self.live == 0 || k == 0 {
+    /// BM25's idf over the store plus [`IDF_PRIOR_DOCS`] documents that hold no query
+    /// term: in a store of three claims a term every claim holds is still evidence.
+    fn idf(&self, df: f64) -> f64 {
+        let n = self.live as f64 + IDF_PRIOR_DOCS;
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
+    /// Tokenize a query and look its terms up.
+    pub fn prepare(&self, query: &str) -> LexQuery {
+        let mut toks = tokenize(query);
+        toks.sort_unstable();
+        toks.dedup();
+        let unseen = self.idf(0.0);
+        let mut out = LexQuery {
+            distinct: toks.len(),
+            ..Default::default()
+        };
+        for t in &toks {
+            match self
+                .terms
+                .get(t)
+                .filter(|id| !self.postings[**id as usize].is_empty())
+            {
+                Some(&id) => {
+                    let idf = self.idf(self.postings[id as usize].len() as f64);
+                    out.terms.push((id, idf));
+                    out.weight += idf;
+                }
+                None => out.weight += unseen,
+            }
+        }
+        out
+    }
+
+    fn bm25(&self, tf: u32, len: u32, idf: f64) -> f64 {
+        let avg = (self.total_len as f64 / (self.live as f64).max(1.0)).max(1.0);
+        let f = tf as f64;
+        idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len as f64 / avg))
+    }
+
+    fn hit(&self, q: &LexQuery, doc: &Doc, score: f64) -> LexHit {
+        let mut matched = 0;
+        let mut best = 0f64;
+        for (t, idf) in &q.terms {
+            if doc.terms.binary_search_by_key(t, |p| p.0).is_ok() {
+                matched += 1;
+                best = best.max(*idf);
+            }
+        }
+        let w = q.weight.max(f64::MIN_POSITIVE);
+        LexHit {
+            slug: doc.slug.clone(),
+            score,
+            norm: (score / w).min(1.0),
+            matched,
+            best_term: best / w,
+        }
+    }
+
+    /// The lexical evidence of one document (a zero score when it holds no query term);
+    /// `None` for an unknown slug.
+    pub fn score(&self, q: &LexQuery, slug: &str) -> Option<LexHit> {
+        let doc = self.docs[*self.by_slug.get(slug)? as usize].as_ref()?;
+        let mut s = 0.0;
+        for (t, idf) in &q.terms {
+            if let Ok(i) = doc.terms.binary_search_by_key(t, |p| p.0) {
+                s += self.bm25(doc.terms[i].1, doc.len, *idf);
+            }
+        }
+        Some(self.hit(q, doc, s))
+    }
+
+    /// The best `k` documents for a prepared query, best first; `keep` filters
+    /// candidates (scope, filters) before they compete for a place.
+    pub fn search_prepared(
+        &self,
+        q: &LexQuery,
+        k: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Vec<LexHit> {
+        if self.live == 0 || k == 0 || q.terms.is_empty() {
             return vec![];
         }
-        let n = self.live as f64;
-        let avg = (self.total_len as f64 / n).max(1.0);
-        let mut q: Vec<u32> = tokenize(query)
+        // A common term (held by many claims) does not nominate candidates when the
+        // query has a selective one: its long postings list is not walked, its share is
+        // added to the candidates the selective terms found. The cost of a query then
+        // follows its selective terms, not the size of the store.
+        let common = COMMON_MIN_DF.max((self.live as f64 * COMMON_SHARE) as usize);
+        let (selective, frequent): (Vec<Weighted>, Vec<Weighted>) = q
+            .terms
             .iter()
-            .filter_map(|t| self.terms.get(t).copied())
-            .collect();
-        q.sort_unstable();
-        q.dedup();
+            .partition(|(t, _)| self.postings[*t as usize].len() <= common);
+        let (walk, probe) = if selective.is_empty() {
+            (frequent, vec![])
+        } else {
+            (selective, frequent)
+        };
         // Dense accumulators indexed by document id: no hashing in the inner loop.
         let mut scores = vec![0f64; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for term in q {
-            let posting = &self.postings[term as usize];
-            if posting.is_empty() {
-                continue;
-            }
-            let df = posting.len() as f64;
-            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-            for (doc, f) in posting {
+        for (term, idf) in walk {
+            for (doc, f) in &self.postings[term as usize] {
                 let len = self.docs[*doc as usize]
                     .as_ref()
                     .map(|d| d.len)
-                    .unwrap_or(1) as f64;
-                let f = *f as f64;
+                    .unwrap_or(1);
                 let slot = &mut scores[*doc as usize];
                 if *slot == 0.0 {
                     touched.push(*doc);
                 }
-                *slot += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg));
+                *slot += self.bm25(*f, len, idf);
+            }
+        }
+        if !probe.is_empty() {
+            for d in &touched {
+                let Some(doc) = self.docs[*d as usize].as_ref() else {
+                    continue;
+                };
+                for (term, idf) in &probe {
+                    if let Ok(i) = doc.terms.binary_search_by_key(term, |p| p.0) {
+                        scores[*d as usize] += self.bm25(doc.terms[i].1, doc.len, *idf);
+                    }
+                }
             }
         }
         let mut cands: Vec<(u32, f64)> = touched
@@ -200,7 +336,15 @@ impl LexicalIndex {
         cands.sort_by(order);
         cands
             .into_iter()
-            .map(|(d, s)| (slug(d).to_string(), s))
+            .filter_map(|(d, s)| Some(self.hit(q, self.docs[d as usize].as_ref()?, s)))
+            .collect()
+    }
+
+    /// The best `k` slugs for a query with their BM25 scores, best first.
+    pub fn search(&self, query: &str, k: usize, keep: &dyn Fn(&str) -> bool) -> Vec<(String, f64)> {
+        self.search_prepared(&self.prepare(query), k, keep)
+            .into_iter()
+            .map(|h| (h.slug, h.score))
             .collect()
     }
 }
@@ -235,6 +379,26 @@ mod tests {
         let r = ix.search("blue green", 10, &|_| true);
         assert_eq!(r[0].0, "b");
         assert!(ix.search("nothing matches", 10, &|_| true).is_empty());
+    }
+
+    #[test]
+    fn common_terms_add_to_candidates_but_do_not_nominate_them() {
+        let mut ix = LexicalIndex::new();
+        for i in 0..600 {
+            ix.upsert(&format!("d{i}"), "note", &format!("service entry {i}"));
+        }
+        ix.upsert("target", "note", "service webhook retries");
+        ix.upsert("other", "note", "webhook retries elsewhere");
+        // "service" is common (601 of 602 claims): with a selective term in the query
+        // it only adds to the claims the selective terms found.
+        let r = ix.search("service webhook", 10, &|_| true);
+        assert_eq!(
+            r.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+            vec!["target", "other"]
+        );
+        assert!(r[0].1 > r[1].1, "the common term still counts");
+        // Alone, a common term still finds its claims.
+        assert_eq!(ix.search("service", 5, &|_| true).len(), 5);
     }
 
     #[test]

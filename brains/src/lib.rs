@@ -10,7 +10,8 @@
 //! - [`lexical`]: the in-memory BM25 index, rebuilt from redb on open.
 //! - [`vector`]: the usearch index, derived state reconciled against redb on open.
 //! - [`recall`]: hybrid ranking (lexical + vector fused) and the read-time aging overlay.
-//! - [`embed`]: the [`Embedder`] trait, the offline MiniLM model, and model discovery.
+//! - [`embed`]: the [`Embedder`] trait and the static (model2vec) model, loaded from a
+//!   directory; fetching the files is the owner's business.
 //! - [`hygiene`]: the secret and merge-conflict scanner used before anything is shared.
 //! - [`legacy`]: the `.light.md` frontmatter grammar, parsed and rendered.
 //!
@@ -33,7 +34,10 @@ pub use claim::{
     Verdict,
 };
 pub use clock::{Clock, FixedClock, SystemClock};
-pub use embed::{EmbedError, Embedder};
+pub use embed::{embed_query, EmbedError, Embedder, StaticModel};
 pub use error::StoreError;
-pub use recall::{Aging, Hit, Overlay, RecallQuery, RecallResult, Retrieval};
+pub use recall::{
+    Aging, ClaimMeta, Floor, Fusion, Hit, Overlay, RankMode, RecallFilter, RecallQuery,
+    RecallResult, Retrieval,
+};
 pub use store::{PurgeReport, Store, StoreOptions, StoreStats};

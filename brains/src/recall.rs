@@ -1,8 +1,10 @@
 //! Recall types, hybrid fusion, and the aging overlay computed at read time.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
-use crate::claim::Claim;
+use crate::claim::{Claim, Strength};
 
 /// Default staleness threshold: 30 days.
 pub const DEFAULT_STALE_AFTER_MS: i64 = 30 * 24 * 3600 * 1000;
@@ -74,8 +76,91 @@ pub enum RankMode {
     Vector,
 }
 
-/// A recall request against one store.
+/// Candidate predicates applied before ranking, like `scope`: a claim that fails one
+/// never competes for a place. Every field is optional; the default keeps everything.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecallFilter {
+    /// `vendor:role` matches exactly; a bare `vendor` (no colon) matches every role of it.
+    pub source_agent: Option<String>,
+    /// At least this strength (`hint` < `observed` < `verified`).
+    pub min_strength: Option<Strength>,
+    /// At least this trust score ([`crate::Trust::score`], 0..1; ungraded = 0.5).
+    pub min_trust: Option<f64>,
+    /// Created at or after this instant (ms since epoch).
+    pub created_since: Option<i64>,
+    /// Created at or before this instant (ms since epoch).
+    pub created_until: Option<i64>,
+    /// Some evidence entry starts with this prefix.
+    pub evidence_prefix: Option<String>,
+}
+
+impl RecallFilter {
+    pub fn is_empty(&self) -> bool {
+        self == &RecallFilter::default()
+    }
+
+    pub fn admits(&self, m: &ClaimMeta) -> bool {
+        if let Some(a) = self
+            .source_agent
+            .as_deref()
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+        {
+            let ok = if a.contains(':') {
+                m.source_agent == a
+            } else {
+                m.source_agent.split(':').next() == Some(a)
+            };
+            if !ok {
+                return false;
+            }
+        }
+        if self.min_strength.is_some_and(|s| m.strength < s)
+            || self.min_trust.is_some_and(|t| m.trust < t)
+            || self.created_since.is_some_and(|t| m.created < t)
+            || self.created_until.is_some_and(|t| m.created > t)
+        {
+            return false;
+        }
+        match self.evidence_prefix.as_deref().filter(|p| !p.is_empty()) {
+            Some(p) => m.evidence.iter().any(|e| e.starts_with(p)),
+            None => true,
+        }
+    }
+}
+
+/// What the store keeps in memory per live claim to apply scope and filters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimMeta {
+    /// Lowercased label (scope matches label prefixes case-insensitively).
+    pub label: String,
+    pub source_agent: String,
+    pub strength: Strength,
+    pub trust: f64,
+    pub created: i64,
+    pub evidence: Vec<String>,
+}
+
+impl ClaimMeta {
+    pub fn of(c: &Claim) -> ClaimMeta {
+        ClaimMeta {
+            label: c.label.to_lowercase(),
+            source_agent: c.source_agent.clone(),
+            strength: c.strength,
+            trust: c.trust.score(),
+            created: c.created,
+            evidence: c.evidence.clone(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A recall request against one store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecallQuery {
     pub text: String,
     /// Slug or label prefix filter (case-insensitive on the label).
@@ -83,18 +168,150 @@ pub struct RecallQuery {
     pub limit: usize,
     #[serde(default)]
     pub mode: RankMode,
+    /// The query already embedded (`embed::embed_query`) by the caller, so a request
+    /// that reads several stores embeds it once. `None`: the store embeds `text` itself.
+    /// Ignored when its dimensions are not the store's model's.
+    #[serde(skip)]
+    pub vector: Option<Arc<[f32]>>,
+    /// Return only rows whose evidence passes the relevance floor (default). Off, every
+    /// candidate comes back ranked, each saying whether it passed.
+    #[serde(default = "yes")]
+    pub matched_only: bool,
+    #[serde(default)]
+    pub filter: RecallFilter,
 }
 
-/// One surfaced claim with its score and the read-time overlay.
+impl Default for RecallQuery {
+    fn default() -> Self {
+        RecallQuery {
+            text: String::new(),
+            scope: None,
+            limit: 10,
+            mode: RankMode::Auto,
+            vector: None,
+            matched_only: true,
+            filter: RecallFilter::default(),
+        }
+    }
+}
+
+/// One surfaced claim with its score, its evidence and the read-time overlay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
     pub claim: Claim,
+    /// The ranking score: fused in hybrid mode, else the single list's score.
     pub score: f64,
     pub overlay: Overlay,
     /// 1-based rank in the lexical list, if it appeared there.
     pub lexical_rank: Option<usize>,
     /// 1-based rank in the vector list, if it appeared there.
     pub vector_rank: Option<usize>,
+    /// Normalised BM25 in 0..1 (share of the query's idf mass matched); 0 = no term.
+    pub lexical: f64,
+    /// Cosine similarity of the claim to the query; `None` without a vector side.
+    pub vector: Option<f64>,
+    /// Whether the row passed the relevance floor.
+    pub matched: bool,
+}
+
+/// How lexical and dense evidence combine into one score, and the relevance floor.
+///
+/// The fused score is a convex combination of absolute, store-size-independent
+/// evidence: `lexical_weight · lexical + (1 − lexical_weight) · dense`, where `lexical`
+/// is the normalised BM25 (share of the query's idf mass matched) and
+/// `dense = (cos − cos_zero) / (1 − cos_zero)` clamped to 0..1 (`cos_zero` is about the
+/// cosine unrelated texts already reach with the static model). A frequent term (a
+/// service name shared by fifty facts) carries little idf and so little normalised
+/// score: it cannot let the lexical side drown the dense one, as rank fusion did by
+/// rewarding the top lexical rank however weak its evidence.
+///
+/// The floor has two parts, per ranking: the query must have found strong evidence
+/// somewhere in the store (its best candidate reaches the `gate`), and each row must
+/// carry some evidence of its own (reaches the `row` floor). Off-topic queries fail the
+/// gate and get nothing; on-topic queries keep their weaker relevant rows.
+/// Calibrated with `cargo xtask eval` on the LoCoMo dev split and an off-topic set
+/// (questions of the other dev conversations), for at most 10 % off-topic answers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fusion {
+    pub lexical_weight: f64,
+    pub cos_zero: f64,
+    /// Floors of the fused score (hybrid ranking).
+    pub fused: Floor,
+    /// Floors of the normalised BM25 (lexical-only ranking: no model, or `Lexical`).
+    pub lexical: Floor,
+    /// Floors of the cosine (dense-only ranking, `Vector`).
+    pub vector: Floor,
+}
+
+/// The two parts of a relevance floor on one score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Floor {
+    /// The query's best candidate must reach this, or nothing matches.
+    pub gate: f64,
+    /// Each matched row must reach this.
+    pub row: f64,
+}
+
+impl Floor {
+    pub fn passes(&self, score: f64, best: f64) -> bool {
+        best >= self.gate && score >= self.row
+    }
+}
+
+impl Fusion {
+    pub const DEFAULT: Fusion = Fusion {
+        lexical_weight: 0.3,
+        cos_zero: 0.2,
+        fused: Floor {
+            gate: 0.28,
+            row: 0.15,
+        },
+        lexical: Floor {
+            gate: 0.32,
+            row: 0.1,
+        },
+        vector: Floor {
+            gate: 0.5,
+            row: 0.3,
+        },
+    };
+
+    pub fn dense(&self, cos: f64) -> f64 {
+        ((cos - self.cos_zero) / (1.0 - self.cos_zero)).clamp(0.0, 1.0)
+    }
+
+    /// The fused score; with no vector side it is the lexical evidence alone.
+    pub fn fused(&self, lexical: f64, cos: Option<f64>) -> f64 {
+        match cos {
+            Some(c) => self.lexical_weight * lexical + (1.0 - self.lexical_weight) * self.dense(c),
+            None => lexical,
+        }
+    }
+
+    /// The ranking score of a row under a ranking mode (`Auto` = hybrid when `cos` is
+    /// known, else lexical).
+    pub fn score(&self, mode: RankMode, lexical: f64, cos: Option<f64>) -> f64 {
+        match mode {
+            RankMode::Lexical => lexical,
+            RankMode::Vector => cos.unwrap_or(0.0),
+            RankMode::Auto => self.fused(lexical, cos),
+        }
+    }
+
+    /// The floor of a ranking mode.
+    pub fn floor(&self, mode: RankMode, hybrid: bool) -> Floor {
+        match (mode, hybrid) {
+            (RankMode::Vector, _) => self.vector,
+            (RankMode::Auto, true) => self.fused,
+            _ => self.lexical,
+        }
+    }
+}
+
+impl Default for Fusion {
+    fn default() -> Self {
+        Fusion::DEFAULT
+    }
 }
 
 /// The answer of one recall.

@@ -17,7 +17,9 @@ use crate::clock::{Clock, SystemClock};
 use crate::embed::Embedder;
 use crate::error::StoreError;
 use crate::lexical::LexicalIndex;
-use crate::recall::{fuse, Aging, Hit, RankMode, RecallQuery, RecallResult, Retrieval, RRF_K};
+use crate::recall::{
+    Aging, ClaimMeta, Fusion, Hit, RankMode, RecallQuery, RecallResult, Retrieval,
+};
 use crate::vector::VectorIndex;
 
 /// How to open a store.
@@ -88,6 +90,8 @@ const SCHEMA_VERSION: &str = "1";
 /// flush, close and drop). Never per write: the file is derived and redb is the truth.
 const SAVE_EVERY: u32 = 256;
 const MAX_KV_KEY: usize = 256;
+/// Log re-embedding progress on open every this many claims.
+const EMBED_PROGRESS_EVERY: u64 = 1000;
 const MAX_KV_VALUE: usize = 64 * 1024;
 
 /// One store: a project brain or the medulla.
@@ -96,8 +100,8 @@ pub struct Store {
     opts: StoreOptions,
     db: Database,
     lexical: LexicalIndex,
-    /// slug → lowercased label, for scope filters.
-    labels: HashMap<String, String>,
+    /// slug → what scope and filters look at.
+    meta: HashMap<String, ClaimMeta>,
     vindex: Option<VectorIndex>,
     key_to_slug: HashMap<u64, String>,
     slug_to_key: HashMap<String, u64>,
@@ -189,7 +193,7 @@ impl Store {
             opts,
             db,
             lexical: LexicalIndex::new(),
-            labels: HashMap::new(),
+            meta: HashMap::new(),
             vindex: None,
             key_to_slug: HashMap::new(),
             slug_to_key: HashMap::new(),
@@ -203,7 +207,7 @@ impl Store {
                 let (_, v) = row?;
                 let c = decode(v.value())?;
                 store.lexical.upsert(&c.slug, &c.label, &c.text);
-                store.labels.insert(c.slug.clone(), c.label.to_lowercase());
+                store.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
             }
             for row in rx.open_table(VEC_KEYS)?.iter()? {
                 let (slug, key) = row?;
@@ -256,7 +260,7 @@ impl Store {
             report.index_rebuilt = true;
             report.index_rebuild_reason = Some(format!(
                 "the embedding model changed ({} → {})",
-                model.unwrap_or_default(),
+                model.as_deref().unwrap_or_default(),
                 embedder.id()
             ));
         }
@@ -266,6 +270,17 @@ impl Store {
             .into_iter()
             .filter(|c| !self.slug_to_key.contains_key(&c.slug))
             .collect();
+        let started = std::time::Instant::now();
+        if !missing.is_empty() {
+            tracing::info!(
+                dir = %self.dir.display(),
+                model = embedder.id(),
+                previous_model = model.as_deref().unwrap_or("none"),
+                claims = missing.len(),
+                "embedding claims on open"
+            );
+        }
+        let mut next_progress = EMBED_PROGRESS_EVERY;
         for chunk in missing.chunks(64) {
             let texts: Vec<String> = chunk
                 .iter()
@@ -292,6 +307,25 @@ impl Store {
             }
             tx.commit()?;
             report.embedded_on_open += chunk.len() as u64;
+            if report.embedded_on_open >= next_progress {
+                next_progress += EMBED_PROGRESS_EVERY;
+                tracing::info!(
+                    dir = %self.dir.display(),
+                    done = report.embedded_on_open,
+                    total = missing.len(),
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "embedding claims on open"
+                );
+            }
+        }
+        if !missing.is_empty() {
+            tracing::info!(
+                dir = %self.dir.display(),
+                model = embedder.id(),
+                claims = report.embedded_on_open,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "claims embedded on open"
+            );
         }
         {
             let tx = self.db.begin_write()?;
@@ -458,8 +492,7 @@ impl Store {
         self.act(&tx, act)?;
         tx.commit()?;
         self.lexical.upsert(&new.slug, &new.label, &new.text);
-        self.labels
-            .insert(new.slug.clone(), new.label.to_lowercase());
+        self.meta.insert(new.slug.clone(), ClaimMeta::of(new));
         if let (Some(key), Some(v)) = (new_key, vector) {
             if let Some(ok) = old_key {
                 self.key_to_slug.remove(&ok);
@@ -670,7 +703,7 @@ impl Store {
         self.act(&tx, act)?;
         tx.commit()?;
         self.lexical.remove(slug);
-        self.labels.remove(slug);
+        self.meta.remove(slug);
         if let Some(k) = key {
             self.key_to_slug.remove(&k);
             self.slug_to_key.remove(slug);
@@ -717,18 +750,39 @@ impl Store {
             None => true,
             Some(p) => {
                 let p = p.to_lowercase();
-                slug.starts_with(&p) || self.labels.get(slug).is_some_and(|l| l.starts_with(&p))
+                slug.starts_with(&p) || self.meta.get(slug).is_some_and(|m| m.label.starts_with(&p))
             }
         }
     }
 
-    /// Hybrid recall over live versions.
+    /// Scope and filters: the candidate predicate of a recall.
+    fn admits(&self, q: &RecallQuery, slug: &str) -> bool {
+        self.in_scope(&q.scope, slug)
+            && (q.filter.is_empty() || self.meta.get(slug).is_some_and(|m| q.filter.admits(m)))
+    }
+
+    /// The query's vector: the caller's when it fits this store's model, else embedded
+    /// here. `None` without a model or when the text has no known token.
+    fn query_vector(&self, q: &RecallQuery) -> Result<Option<Arc<[f32]>>, StoreError> {
+        let Some(e) = &self.opts.embedder else {
+            return Ok(None);
+        };
+        let v = match &q.vector {
+            Some(v) if v.len() == e.dims() => v.clone(),
+            _ => crate::embed::embed_query(e.as_ref(), &q.text)
+                .map_err(|e| StoreError::Embedding(e.to_string()))?,
+        };
+        Ok(v.iter().any(|x| *x != 0.0).then_some(v))
+    }
+
+    /// Recall over live versions: lexical and dense evidence for every candidate of
+    /// either list, fused, then the relevance floor (see [`Fusion`]).
     pub fn recall(&self, q: &RecallQuery) -> Result<RecallResult, StoreError> {
         let limit = q.limit.max(1);
         let now = self.now_ms();
         if q.text.trim().is_empty() {
             let mut all = self.live_claims()?;
-            all.retain(|c| self.in_scope(&q.scope, &c.slug));
+            all.retain(|c| self.admits(q, &c.slug));
             all.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.slug.cmp(&b.slug)));
             all.truncate(limit);
             let hits = all
@@ -739,6 +793,10 @@ impl Store {
                     score: 0.0,
                     lexical_rank: None,
                     vector_rank: None,
+                    lexical: 0.0,
+                    vector: None,
+                    // A listing, not a search: there is no query to fall short of.
+                    matched: true,
                 })
                 .collect();
             return Ok(RecallResult {
@@ -746,66 +804,124 @@ impl Store {
                 retrieval: self.retrieval(),
             });
         }
+        let fusion = Fusion::DEFAULT;
         let depth = (limit * 4).max(50);
-        let keep = |slug: &str| self.in_scope(&q.scope, slug);
-        let lexical: Vec<(String, f64)> = if q.mode == RankMode::Vector {
+        let keep = |slug: &str| self.admits(q, slug);
+        let lq = self.lexical.prepare(&q.text);
+        let lexical = if q.mode == RankMode::Vector {
             vec![]
         } else {
-            self.lexical.search(&q.text, depth, &keep)
+            self.lexical.search_prepared(&lq, depth, &keep)
+        };
+        let qv = match (q.mode, &self.vindex) {
+            (RankMode::Lexical, _) | (_, None) => None,
+            (_, Some(_)) => self.query_vector(q)?,
         };
         let mut vector: Vec<(String, f64)> = vec![];
-        let mut used_vector = false;
-        if q.mode != RankMode::Lexical {
-            if let (Some(ix), Some(_)) = (&self.vindex, &self.opts.embedder) {
-                if let Some(qv) = self.embed_one("", &q.text)? {
-                    let keep_key = |k: u64| self.key_to_slug.get(&k).is_some_and(|s| keep(s));
-                    vector = ix
-                        .search(&qv, depth, &keep_key)?
-                        .into_iter()
-                        .filter_map(|(k, sim)| {
-                            self.key_to_slug.get(&k).map(|s| (s.clone(), sim as f64))
-                        })
-                        .collect();
-                    used_vector = true;
-                }
+        if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
+            let keep_key = |k: u64| self.key_to_slug.get(&k).is_some_and(|s| keep(s));
+            let unfiltered =
+                q.scope.as_deref().is_none_or(|s| s.trim().is_empty()) && q.filter.is_empty();
+            let found = if unfiltered {
+                ix.search_all(qv, depth)?
+            } else {
+                ix.search(qv, depth, &keep_key)?
+            };
+            vector = found
+                .into_iter()
+                .filter_map(|(k, sim)| self.key_to_slug.get(&k).map(|s| (s.clone(), sim as f64)))
+                .collect();
+        }
+        let hybrid = qv.is_some();
+        // Every candidate of either list gets both kinds of evidence, exactly.
+        struct Cand {
+            lex: f64,
+            cos: Option<f64>,
+            lex_rank: Option<usize>,
+            vec_rank: Option<usize>,
+        }
+        let mut cands: HashMap<String, Cand> = HashMap::new();
+        for (i, h) in lexical.iter().enumerate() {
+            cands.insert(
+                h.slug.clone(),
+                Cand {
+                    lex: h.norm,
+                    cos: None,
+                    lex_rank: Some(i + 1),
+                    vec_rank: None,
+                },
+            );
+        }
+        for (i, (slug, sim)) in vector.iter().enumerate() {
+            let c = cands.entry(slug.clone()).or_insert_with(|| Cand {
+                lex: if q.mode == RankMode::Vector {
+                    0.0
+                } else {
+                    self.lexical.score(&lq, slug).map(|h| h.norm).unwrap_or(0.0)
+                },
+                cos: None,
+                lex_rank: None,
+                vec_rank: None,
+            });
+            c.cos = Some(*sim);
+            c.vec_rank = Some(i + 1);
+        }
+        if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
+            for (slug, c) in cands.iter_mut().filter(|(_, c)| c.cos.is_none()) {
+                c.cos = self
+                    .slug_to_key
+                    .get(slug)
+                    .and_then(|k| ix.similarity(*k, qv))
+                    .map(f64::from)
+                    .or(Some(0.0));
             }
         }
-        let lex_ids: Vec<String> = lexical.iter().map(|p| p.0.clone()).collect();
-        let vec_ids: Vec<String> = vector.iter().map(|p| p.0.clone()).collect();
-        let ranked: Vec<(String, f64)> = match (q.mode, used_vector) {
-            (RankMode::Vector, _) => vector.clone(),
-            (_, true) => fuse(&[&lex_ids, &vec_ids], RRF_K),
-            (_, false) => lexical.clone(),
+        let mode = match q.mode {
+            RankMode::Auto if !hybrid => RankMode::Lexical,
+            RankMode::Vector if !hybrid => RankMode::Vector,
+            m => m,
         };
-        let lex_rank: HashMap<&str, usize> = lex_ids
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.as_str(), i + 1))
+        let floor = fusion.floor(mode, hybrid);
+        let scored: Vec<(String, Cand, f64)> = cands
+            .into_iter()
+            .map(|(slug, c)| {
+                let score = fusion.score(mode, c.lex, c.cos);
+                (slug, c, score)
+            })
             .collect();
-        let vec_rank: HashMap<&str, usize> = vec_ids
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.as_str(), i + 1))
+        let best = scored.iter().map(|r| r.2).fold(0.0, f64::max);
+        let mut ranked: Vec<(String, Cand, f64, bool)> = scored
+            .into_iter()
+            .map(|(slug, c, score)| {
+                let matched = floor.passes(score, best);
+                (slug, c, score, matched)
+            })
+            .filter(|r| r.3 || !q.matched_only)
             .collect();
+        ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+        ranked.truncate(limit);
         let rx = self.db.begin_read()?;
         let claims = rx.open_table(CLAIMS)?;
-        let mut hits = Vec::new();
-        for (slug, score) in ranked.into_iter().take(limit) {
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (slug, c, score, matched) in ranked {
             let Some(v) = claims.get(slug.as_str())? else {
                 continue;
             };
-            let c = decode(v.value())?;
+            let claim = decode(v.value())?;
             hits.push(Hit {
-                overlay: self.opts.aging.overlay(c.created, now),
-                lexical_rank: lex_rank.get(slug.as_str()).copied(),
-                vector_rank: vec_rank.get(slug.as_str()).copied(),
-                claim: c,
+                overlay: self.opts.aging.overlay(claim.created, now),
+                claim,
                 score,
+                lexical_rank: c.lex_rank,
+                vector_rank: c.vec_rank,
+                lexical: c.lex,
+                vector: c.cos,
+                matched,
             });
         }
         Ok(RecallResult {
             hits,
-            retrieval: if used_vector {
+            retrieval: if self.vindex.is_some() && q.mode != RankMode::Lexical {
                 Retrieval::Hybrid
             } else {
                 Retrieval::Lexical
@@ -850,6 +966,7 @@ impl Store {
         tx.open_table(CLAIMS)?.insert(slug, encode(&c).as_slice())?;
         self.act(&tx, act)?;
         tx.commit()?;
+        self.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
         Ok(c)
     }
 
@@ -884,7 +1001,7 @@ impl Store {
         self.act(&tx, act)?;
         tx.commit()?;
         self.lexical.remove(slug);
-        self.labels.remove(slug);
+        self.meta.remove(slug);
         if let Some(k) = key {
             self.key_to_slug.remove(&k);
             self.slug_to_key.remove(slug);

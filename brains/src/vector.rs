@@ -131,6 +131,32 @@ impl VectorIndex {
             .collect())
     }
 
+    /// Nearest keys with no predicate: usearch's plain search, which skips a callback
+    /// per visited node.
+    pub fn search_all(&self, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
+        if self.index.size() == 0 || k == 0 {
+            return Ok(vec![]);
+        }
+        let m = self.index.search(q, k).map_err(|e| err("search", e))?;
+        Ok(m.keys
+            .into_iter()
+            .zip(m.distances)
+            .map(|(key, d)| (key, 1.0 - d))
+            .collect())
+    }
+
+    /// Cosine similarity of the stored vector of `key` to `q`; `None` when the key is
+    /// not in the index. Exact: used to score candidates the nearest-neighbour search
+    /// did not return.
+    pub fn similarity(&self, key: u64, q: &[f32]) -> Option<f32> {
+        if !self.index.contains(key) || q.len() != self.dims {
+            return None;
+        }
+        let mut buf = vec![0f32; self.dims];
+        self.index.get(key, &mut buf).ok().filter(|n| *n > 0)?;
+        Some(cosine(&buf, q))
+    }
+
     /// Write the file atomically: a temp file, then a rename.
     pub fn save(&self) -> Result<(), StoreError> {
         let tmp = self.path.with_extension("usearch.tmp");
@@ -141,5 +167,20 @@ impl VectorIndex {
             path: self.path.display().to_string(),
             detail: e.to_string(),
         })
+    }
+}
+
+/// Cosine similarity; 0 when either vector is zero.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
     }
 }

@@ -94,6 +94,7 @@ fn every_acknowledged_claim_survives_sigkill_and_the_index_is_rebuilt() {
             scope: None,
             limit: 5,
             mode: RankMode::Vector,
+            ..Default::default()
         })
         .unwrap();
     assert!(

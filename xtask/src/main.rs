@@ -60,23 +60,24 @@ fn main() -> Result<()> {
         "fetch-model" => {
             let dir = match rest {
                 [flag, d] if flag == "--dir" => PathBuf::from(d),
-                [] => brains::embed::ModelFiles::default_dir(),
+                [] => medulla::model::default_dir(),
                 _ => bail!("usage: cargo xtask fetch-model [--dir DIR]"),
             };
-            let files = brains::embed::fetch_model(&dir)?;
-            let model = brains::embed::MiniLm::load(&files)?;
-            let v = brains::Embedder::embed(&model, &["medulla keeps memory"])?;
+            let dir = medulla::model::fetch(&dir, |s| eprintln!("{s}"))?;
+            let model = medulla::model::load(&dir)?;
+            let v = model.embed(&["medulla keeps memory"])?;
             println!(
-                "model ready at {} ({} dimensions)",
-                files.dir.display(),
+                "model {} ready at {} ({} dimensions)",
+                model.id(),
+                dir.display(),
                 v[0].len()
             );
             if std::env::var_os("MEDULLA_MODEL_DIR").is_none()
-                && dir != brains::embed::ModelFiles::default_dir()
+                && dir != medulla::model::default_dir()
             {
                 println!(
                     "set MEDULLA_MODEL_DIR={} for the owner to find it",
-                    files.dir.display()
+                    dir.display()
                 );
             }
             Ok(())

@@ -515,12 +515,16 @@ fn install_basic_memory() -> Result<PathBuf> {
     Ok(exe)
 }
 
-/// A fastembed cache holding medulla's MiniLM files under the name fastembed looks for,
-/// so basic-memory's semantic search runs on a local model with the hub offline.
+/// A fastembed cache holding a local MiniLM ONNX export under the name fastembed looks
+/// for, so basic-memory's semantic search runs with the hub offline. medulla itself no
+/// longer ships an ONNX model, so the directory comes from `MEDULLA_PEERS_ONNX_DIR`.
 fn fastembed_cache(into: &Path) -> Result<PathBuf> {
-    let files = brains::embed::ModelFiles::locate().context(
-        "no local embedding model: run `cargo xtask fetch-model` (basic-memory's hybrid mode would have to download one, and no model hub is reachable here)",
-    )?;
+    let dir = std::env::var_os("MEDULLA_PEERS_ONNX_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.join("model.onnx").exists())
+        .context(
+            "basic-memory's hybrid mode needs a local all-MiniLM-L6-v2 ONNX export: set MEDULLA_PEERS_ONNX_DIR to a directory holding model.onnx, config.json and the tokenizer files (no model hub is reachable here)",
+        )?;
     let repo = into.join(format!("models--{}", BM_MODEL_REPO.replace('/', "--")));
     let snap = repo.join("snapshots/local");
     std::fs::create_dir_all(&snap)?;
@@ -533,9 +537,9 @@ fn fastembed_cache(into: &Path) -> Result<PathBuf> {
         "tokenizer_config.json",
         "special_tokens_map.json",
     ] {
-        let src = files.dir.join(f);
+        let src = dir.join(f);
         if !src.exists() {
-            bail!("the local model lacks {f} ({})", files.dir.display());
+            bail!("the local model lacks {f} ({})", dir.display());
         }
         std::fs::copy(&src, snap.join(f))?;
     }
@@ -640,7 +644,7 @@ fn start_peer(name: &str, install: &mut Installs) -> Result<Running> {
                     .env("BASIC_MEMORY_SEMANTIC_EMBEDDING_MODEL", BM_MODEL)
                     .env("BASIC_MEMORY_SEMANTIC_EMBEDDING_CACHE_DIR", cache)
                     .env("BASIC_MEMORY_DEFAULT_SEARCH_TYPE", "hybrid");
-                "hybrid search, MiniLM-L6-v2 int8 from medulla's model files (hub offline)"
+                "hybrid search, MiniLM-L6-v2 from MEDULLA_PEERS_ONNX_DIR (hub offline)"
             } else {
                 cmd.env("BASIC_MEMORY_SEMANTIC_SEARCH_ENABLED", "false");
                 "full-text search (SQLite FTS5), semantic search off"

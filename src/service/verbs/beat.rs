@@ -3,7 +3,7 @@
 //! project part always arrives. No false absence: stores that hold claims but matched
 //! nothing say so and list their most recent claims, marked as not matched.
 
-use brains::RecallQuery;
+use brains::RecallFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +11,7 @@ use super::seek::shown;
 use super::ErrorBody;
 use crate::error::{OwnerError, Result};
 use crate::roster::Manifest;
+use crate::service::query::Filters;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
 use crate::service::{check_limit, check_query, Service};
@@ -25,6 +26,8 @@ pub struct NorthArgs {
     /// Rows with their full provenance; without it rows are compact.
     #[serde(default)]
     pub detail: bool,
+    /// Narrow the candidates: by agent, minimum strength or trust, creation time, evidence.
+    pub filter: Option<Filters>,
 }
 
 /// Doctrine that disagrees with its own origin: the medulla holds a copy of a project
@@ -112,7 +115,8 @@ impl Verb for North {
         }
         check_query("task", &a.task)?;
         let brain = cx.routed.brain.as_ref();
-        let mut beat = compose(cx.svc, brain, &a.task, beat_limit(a.limit)?).await?;
+        let filter = a.filter.unwrap_or_default().to_filter()?;
+        let mut beat = compose(cx.svc, brain, &a.task, beat_limit(a.limit)?, filter).await?;
         beat.settle(cx).await?;
         if let Some(b) = brain {
             cx.svc.counters(&b.fingerprint).beat();
@@ -181,13 +185,9 @@ pub async fn compose(
     brain: Option<&Manifest>,
     task: &str,
     limit: usize,
+    filter: RecallFilter,
 ) -> Result<Beat> {
-    let q = RecallQuery {
-        text: task.to_string(),
-        scope: None,
-        limit,
-        mode: Default::default(),
-    };
+    let q = svc.query(task.to_string(), None, limit, filter).await?;
     let now = svc.now();
     // The brain's part and the medulla's part are asked at once; the medulla's under its
     // budget, fail-open.

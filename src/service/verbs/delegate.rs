@@ -90,7 +90,14 @@ impl Verb for Delegate {
             brains::claim::validate_agent_id(c)?;
         }
         check_query("task", &a.task)?;
-        let mut beat = compose(svc, Some(&brain), &a.task, beat_limit(a.limit)?).await?;
+        let mut beat = compose(
+            svc,
+            Some(&brain),
+            &a.task,
+            beat_limit(a.limit)?,
+            Default::default(),
+        )
+        .await?;
         beat.settle(cx).await?;
         let head = crate::git::head(Path::new(&brain.root)).unwrap_or_else(|| "unknown".into());
         let note = beat.note();

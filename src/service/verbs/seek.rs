@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{write_target, ErrorBody};
 use crate::error::Result;
 use crate::service::provenance::{mark_superseded, merge_promoted};
+use crate::service::query::Filters;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
 use crate::service::{check_limit, check_query, Service};
@@ -46,6 +47,8 @@ pub struct SeekArgs {
     /// the promotion record). Without it rows are compact.
     #[serde(default)]
     pub detail: bool,
+    /// Narrow the candidates: by agent, minimum strength or trust, creation time, evidence.
+    pub filter: Option<Filters>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -110,12 +113,14 @@ impl Verb for Seek {
             check_query("scope", sc)?;
         }
         let limit = check_limit(a.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
-        let q = RecallQuery {
-            text: a.query,
-            scope: a.scope,
-            limit,
-            mode: Default::default(),
-        };
+        let q = svc
+            .query(
+                a.query,
+                a.scope,
+                limit,
+                a.filter.unwrap_or_default().to_filter()?,
+            )
+            .await?;
         let brain = cx.routed.brain.as_ref();
         if let Some(b) = brain {
             svc.counters(&b.fingerprint).recalled();

@@ -1,0 +1,94 @@
+//! The query a recall verb sends to its stores: its filters, typed from the arguments,
+//! and its vector, embedded once per request at the service edge (on the blocking pool)
+//! and shared by every store that answers it.
+
+use std::sync::Arc;
+
+use brains::{RecallFilter, RecallQuery, Strength};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::Service;
+use crate::error::{OwnerError, Result};
+
+/// Filters a recall verb takes, each narrowing the candidates before they compete.
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Filters {
+    /// Only claims written by this agent (`vendor:role`), or by any role of a vendor.
+    pub agent: Option<String>,
+    /// Only claims at least this strong.
+    pub min_strength: Option<Strength>,
+    /// Only claims whose trust score (0–1; ungraded 0.5) is at least this.
+    pub min_trust: Option<f64>,
+    /// Only claims created at or after this instant (ms since the epoch).
+    pub since: Option<i64>,
+    /// Only claims created at or before this instant (ms since the epoch).
+    pub until: Option<i64>,
+    /// Only claims with an evidence entry starting with this (a path prefix, say).
+    pub evidence: Option<String>,
+}
+
+impl Filters {
+    pub fn to_filter(&self) -> Result<RecallFilter> {
+        if let Some(t) = self.min_trust {
+            if !(0.0..=1.0).contains(&t) {
+                return Err(OwnerError::BadInput(format!(
+                    "min_trust {t} is out of range: give a trust score from 0 to 1"
+                )));
+            }
+        }
+        if let (Some(a), Some(b)) = (self.since, self.until) {
+            if a > b {
+                return Err(OwnerError::BadInput(
+                    "since is after until: nothing could match".into(),
+                ));
+            }
+        }
+        for (what, v) in [("agent", &self.agent), ("evidence", &self.evidence)] {
+            if let Some(v) = v {
+                super::check_query(what, v)?;
+            }
+        }
+        Ok(RecallFilter {
+            source_agent: self.agent.clone(),
+            min_strength: self.min_strength,
+            min_trust: self.min_trust,
+            created_since: self.since,
+            created_until: self.until,
+            evidence_prefix: self.evidence.clone(),
+        })
+    }
+}
+
+impl Service {
+    /// A recall query with its vector computed once, off the async threads, when a model
+    /// is loaded and the text is not empty.
+    pub async fn query(
+        &self,
+        text: String,
+        scope: Option<String>,
+        limit: usize,
+        filter: RecallFilter,
+    ) -> Result<RecallQuery> {
+        let vector = match (&self.owner.opts.embedder, text.trim().is_empty()) {
+            (Some(e), false) => {
+                let (e, t) = (Arc::clone(e), text.clone());
+                let v = tokio::task::spawn_blocking(move || brains::embed_query(e.as_ref(), &t))
+                    .await
+                    .map_err(|e| OwnerError::Internal(e.to_string()))?
+                    .map_err(|e| OwnerError::Store(brains::StoreError::Embedding(e.to_string())))?;
+                Some(v)
+            }
+            _ => None,
+        };
+        Ok(RecallQuery {
+            text,
+            scope,
+            limit,
+            vector,
+            filter,
+            ..Default::default()
+        })
+    }
+}
