@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod fuzz;
 mod guarantees;
+mod hall;
 mod live;
 mod mcp;
 mod owner;

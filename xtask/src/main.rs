@@ -5,10 +5,13 @@
 //! - `bench [--sizes 1000,10000] [--ops 300]`: store latency figures.
 //! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]`:
 //!   figures through the real owner over HTTP (build `--release` first).
+//! - `bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]`: the Hall
+//!   in headless Chromium: first render and page weight (build `--release` first).
 //! - `battery`: replay the battery (the `it` test binary's battery runner).
 //! - `ci`: what CI runs: fmt check, clippy, then the README's test command.
 
 mod bench;
+mod bench_hall;
 mod bench_http;
 mod eval;
 
@@ -60,6 +63,23 @@ fn main() -> Result<()> {
             Ok(())
         }
         "eval" => eval::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--hall") => {
+            let num = |flag: &str, default: usize| -> Result<usize> {
+                match rest.iter().position(|a| a == flag) {
+                    Some(i) => Ok(rest
+                        .get(i + 1)
+                        .context("a number after the flag")?
+                        .parse()?),
+                    None => Ok(default),
+                }
+            };
+            bench_hall::run(
+                num("--brains", 100)?,
+                num("--per-brain", 20)?,
+                num("--claims", 10_000)?,
+                num("--loads", 7)?.max(1),
+            )
+        }
         "bench" if rest.first().map(String::as_str) == Some("--http") => {
             let num = |flag: &str, default: usize| -> Result<usize> {
                 match rest.iter().position(|a| a == flag) {
