@@ -76,6 +76,7 @@ function replace(el, ...kids) {
 // ---------------------------------------------------------------- formatting
 
 const fmtNum = (n) => (typeof n === 'number' ? n.toLocaleString('en') : n ?? '—');
+const plural = (n, one, many = `${one}s`) => `${fmtNum(n)} ${n === 1 ? one : many}`;
 
 function fmtAge(ms) {
   if (typeof ms !== 'number' || ms < 0) return '—';
@@ -150,8 +151,9 @@ const qs = (params) => {
 const get = (path, params) => api(path + qs(params));
 const call = (verb, args, brain) => api(`/api/call/${verb}`, { method: 'POST', body: args, brain });
 
+/** The roster, asked again when an event said it changed. */
 async function instances(fresh) {
-  if (!S.instances || fresh) S.instances = await get('/api/instances');
+  if (!S.instances || fresh || S.instances.stale) S.instances = await get('/api/instances');
   return S.instances;
 }
 
@@ -305,7 +307,7 @@ async function viewRoster(root) {
   };
   filter.addEventListener('input', draw);
   sort.addEventListener('change', draw);
-  await instances(!S.instances || S.instances.stale);
+  await instances();
   draw();
   markDrawn('roster');
   focusTitle(root);
@@ -335,7 +337,7 @@ function medullaCard(m) {
     h('div', { class: 'head' },
       h('h3', {}, h('a', { href: '#/medulla', text: 'the medulla' })),
       badge(st, cls, says)),
-    h('div', { class: 'root', text: 'doctrine, preferences, findings confirmed across projects' }),
+    h('div', { class: 'sub', text: 'doctrine, preferences, findings confirmed across projects' }),
     capMeter(live),
     h('p', { class: 'foot' }, h('span', { 'data-stat': 'medulla-live', text: `${fmtNum(live)} live · soft cap ${SOFT_CAP} · warn from ${WARN_FROM}` })),
     h('dl', { class: 'stats' },
@@ -399,7 +401,7 @@ async function viewBrain(root, [fp, tab = 'claims'], query) {
     ...title(base(b.root)),
     h('p', { class: 'lede' }, h('code', { text: b.root }), ' · ', h('code', { text: b.fingerprint }), ' · ',
       b.warm ? badge('warm', 'warm') : badge('dormant'), ' ',
-      `${fmtNum(b.claims)} live claims, ${fmtNum(b.history_versions)} in history, ${fmtNum(b.acts)} acts, ${fmtNum(b.mailbox_open_count)} open letters`),
+      `${plural(b.claims, 'live claim')}, ${fmtNum(b.history_versions)} in history, ${plural(b.acts, 'act')}, ${plural(b.mailbox_open_count, 'open letter')}`),
     h('nav', { class: 'tabs', 'aria-label': 'Brain sections' },
       tabs.map(([t, label]) => h('a', { href: href('brain', fp, t), 'aria-current': t === tab ? 'page' : false, text: label }))),
     body);
@@ -742,9 +744,9 @@ async function viewMedulla(root, [tab = 'doctrine']) {
     ...title('The medulla'),
     h('p', { class: 'lede', text: 'What belongs to no single repository: doctrine, preferences, findings confirmed across projects. Every brain’s default recall reads it; only the audit actor writes it.' }),
     h('div', { class: 'panel' },
-      h('p', {}, h('strong', { 'data-stat': 'medulla-live', text: `${fmtNum(live)} live claims` }), ` against a soft cap of ${SOFT_CAP} (warn from ${WARN_FROM}) `, badge(st, cls, says)),
+      h('p', {}, h('strong', { 'data-stat': 'medulla-live', text: `${plural(live, 'live claim')}` }), ` against a soft cap of ${SOFT_CAP} (warn from ${WARN_FROM}) `, badge(st, cls, says)),
       capMeter(live),
-      h('p', { class: 'muted', text: `${fmtNum(inst.medulla?.history_versions)} outdated versions in history · ${fmtNum(inst.medulla?.acts)} acts` })),
+      h('p', { class: 'muted', text: `${plural(inst.medulla?.history_versions ?? 0, 'outdated version')} in history · ${plural(inst.medulla?.acts ?? 0, 'act')}` })),
     h('nav', { class: 'tabs', 'aria-label': 'Medulla sections' },
       [['doctrine', 'Doctrine'], ['acts', 'Act log'], ['mailbox', 'Mailbox']].map(([t, label]) => h('a', { href: href('medulla', t), 'aria-current': t === tab ? 'page' : false, text: label }))),
     body);
@@ -884,7 +886,9 @@ async function viewMailbox(root) {
     const letters = sweep.letters.filter((l) => !fateFilter.size || fateFilter.has(l.state || 'settled'));
     const boxes = new Map();
     for (const l of letters) {
-      const where = l.found_in?.length ? l.found_in[0] : 'the spool only (not filed in a box)';
+      // The box a letter was filed into; a letter only in the spool is not delivered yet.
+      const boxesOf = (l.found_in || []).filter((f) => f !== 'spool');
+      const where = boxesOf.length ? boxesOf[0] : 'the spool only (not filed in a box)';
       if (!boxes.has(where)) boxes.set(where, []);
       boxes.get(where).push(l);
     }
@@ -1070,7 +1074,10 @@ function onEvent(type, data) {
   let ev;
   try { ev = JSON.parse(data); } catch { return; }
   if (type === 'lagged') ev = { kind: 'resync' };
-  if (ev.kind === 'act') setLive('on', `live · ${ev.verb || 'act'} in ${ev.store === 'medulla' ? 'the medulla' : base(ev.store || '')} at ${fmtDate(ev.at)}`);
+  if (ev.kind === 'act') {
+    const where = ev.store === 'medulla' ? ' in the medulla' : ev.store ? ` in ${base(ev.store)}` : '';
+    setLive('on', `live · ${ev.verb || 'act'}${where} at ${fmtDate(ev.at)}`);
+  }
   if (ev.kind === 'mail') setLive('on', `live · letters filed at ${fmtDate(ev.at)}`);
   batch.push(ev);
   if (!batchTimer) batchTimer = setTimeout(() => { const b = batch; batch = []; batchTimer = null; dispatch(b); }, 300);

@@ -91,7 +91,8 @@ fn js(tab: &Tab, expr: &str) -> Value {
 fn until(tab: &Tab, expr: &str, what: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(20);
     // An element comes back as a remote object without a value: make it `true`.
-    let wrapped = format!("(() => {{ const v = ({expr}); return v instanceof Node ? true : v; }})()");
+    let wrapped =
+        format!("(() => {{ const v = ({expr}); return v instanceof Node ? true : v; }})()");
     loop {
         let v = tab
             .evaluate(&wrapped, true)
@@ -207,7 +208,10 @@ fn the_hall_is_served_from_the_binary_with_a_strict_policy() {
     assert_eq!(header(&r, "cache-control"), "no-cache");
     let etag = header(&r, "etag");
     let page = r.text().unwrap();
-    assert!(page.contains("medulla hall"), "the closed page names the command");
+    assert!(
+        page.contains("medulla hall"),
+        "the closed page names the command"
+    );
 
     // The page is revalidated; its files are linked by version and then cached for good.
     let again = o
@@ -264,11 +268,41 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     let alpha = repo(&o, "alpha");
     let beta = repo(&o, "beta");
     let gamma = repo(&o, "gamma");
-    memorize(&o, &alpha, "Build command", "cargo build --release builds the owner", "claude:maker");
-    memorize(&o, &alpha, "Deploy window", "deploys go out on Tuesdays after the standup", "claude:maker");
-    memorize(&o, &alpha, "Flaky test", "the sigkill test needs a warm cache", "codex:maker");
-    memorize(&o, &beta, "Style", "errors are lowercase and name the fix", "claude:maker");
-    memorize(&o, &gamma, "Entry point", "main.rs only parses and prints the chain", "claude:maker");
+    memorize(
+        &o,
+        &alpha,
+        "Build command",
+        "cargo build --release builds the owner",
+        "claude:maker",
+    );
+    memorize(
+        &o,
+        &alpha,
+        "Deploy window",
+        "deploys go out on Tuesdays after the standup",
+        "claude:maker",
+    );
+    memorize(
+        &o,
+        &alpha,
+        "Flaky test",
+        "the sigkill test needs a warm cache",
+        "codex:maker",
+    );
+    memorize(
+        &o,
+        &beta,
+        "Style",
+        "errors are lowercase and name the fix",
+        "claude:maker",
+    );
+    memorize(
+        &o,
+        &gamma,
+        "Entry point",
+        "main.rs only parses and prints the chain",
+        "claude:maker",
+    );
     // A maker promotes (lands, flagged), then the witness is superseded at equal strength.
     let (s, v) = o.call(
         "promote",
@@ -277,17 +311,50 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     );
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["etiquette"]["flag"], "etiquette_breach", "{v}");
-    memorize(&o, &alpha, "Build command", "cargo build --release --locked builds the owner", "claude:maker");
+    memorize(
+        &o,
+        &alpha,
+        "Build command",
+        "cargo build --release --locked builds the owner",
+        "claude:maker",
+    );
     // Letters in every fate.
-    let wet = report(&o, json!({ "class": "bug", "repo": alpha, "what": "recall missed the build note", "tool": "medulla" }));
-    let fired = report(&o, json!({ "class": "bug", "repo": alpha, "what": "history showed two live versions" }));
-    report(&o, json!({ "class": "receipt", "repo": alpha, "answers": [fired], "what": "fixed in the store" }));
-    let flight = report(&o, json!({ "class": "bug", "repo": beta, "what": "north was slow on a cold brain" }));
-    report(&o, json!({ "class": "note", "repo": beta, "answers": [flight], "what": "looking into it" }));
-    let external = report(&o, json!({ "class": "bug", "repo": beta, "tool": "ripgrep", "what": "rg skipped a hidden dir" }));
-    report(&o, json!({ "class": "memory_misdelivery", "kind": "leak", "repo": gamma, "what": "a beta claim surfaced in gamma" }));
-    report(&o, json!({ "class": "memory_misdelivery", "kind": "false_absence", "repo": gamma, "what": "north said no memory" }));
-    report(&o, json!({ "class": "bug", "repo": "/nowhere/not-on-this-machine", "what": "waits for its repository" }));
+    let wet = report(
+        &o,
+        json!({ "class": "bug", "repo": alpha, "what": "recall missed the build note", "tool": "medulla" }),
+    );
+    let fired = report(
+        &o,
+        json!({ "class": "bug", "repo": alpha, "what": "history showed two live versions" }),
+    );
+    report(
+        &o,
+        json!({ "class": "receipt", "repo": alpha, "answers": [fired], "what": "fixed in the store" }),
+    );
+    let flight = report(
+        &o,
+        json!({ "class": "bug", "repo": beta, "what": "north was slow on a cold brain" }),
+    );
+    report(
+        &o,
+        json!({ "class": "note", "repo": beta, "answers": [flight], "what": "looking into it" }),
+    );
+    let external = report(
+        &o,
+        json!({ "class": "bug", "repo": beta, "tool": "ripgrep", "what": "rg skipped a hidden dir" }),
+    );
+    report(
+        &o,
+        json!({ "class": "memory_misdelivery", "kind": "leak", "repo": gamma, "what": "a beta claim surfaced in gamma" }),
+    );
+    report(
+        &o,
+        json!({ "class": "memory_misdelivery", "kind": "false_absence", "repo": gamma, "what": "north said no memory" }),
+    );
+    report(
+        &o,
+        json!({ "class": "bug", "repo": "/nowhere/not-on-this-machine", "what": "waits for its repository" }),
+    );
 
     let profile = tempfile::tempdir().unwrap();
     let browser = browser(profile.path());
@@ -296,10 +363,20 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
 
     // Without a ticket: how to open it, and nothing else.
     tab.navigate_to(&format!("{}/", o.url)).unwrap();
-    until(&tab, "document.documentElement.dataset.hall === 'locked'", "the closed page");
+    until(
+        &tab,
+        "document.documentElement.dataset.hall === 'locked'",
+        "the closed page",
+    );
     assert!(text_of(&tab, "#locked").contains("medulla hall"));
-    assert_eq!(js(&tab, "document.querySelector('#nav').hidden"), json!(true));
-    assert_eq!(js(&tab, "document.querySelectorAll('.card, .claim').length"), json!(0));
+    assert_eq!(
+        js(&tab, "document.querySelector('#nav').hidden"),
+        json!(true)
+    );
+    assert_eq!(
+        js(&tab, "document.querySelectorAll('.card, .claim').length"),
+        json!(0)
+    );
 
     // With a ticket: the session is traded, kept in the tab, and the fragment is gone.
     let ticket: Value = o
@@ -313,19 +390,35 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     let url = ticket["url"].as_str().expect("a ticket url").to_string();
     assert!(url.contains("#ticket="), "{url}");
     tab.navigate_to(&url).unwrap();
-    until(&tab, "document.documentElement.dataset.drawn === 'roster'", "the roster");
-    assert_eq!(js(&tab, "location.hash"), json!("#/"), "the ticket left the address bar");
+    until(
+        &tab,
+        "document.documentElement.dataset.drawn === 'roster'",
+        "the roster",
+    );
+    assert_eq!(
+        js(&tab, "location.hash"),
+        json!("#/"),
+        "the ticket left the address bar"
+    );
     assert!(js(&tab, "sessionStorage.getItem('medulla.hall.session')").is_string());
     // A ticket works once: the same URL in a fresh tab stays closed.
     let tab2 = browser.new_tab().unwrap();
     tab2.navigate_to(&url).unwrap();
-    until(&tab2, "document.documentElement.dataset.hall === 'locked'", "a used ticket refused");
+    until(
+        &tab2,
+        "document.documentElement.dataset.hall === 'locked'",
+        "a used ticket refused",
+    );
     tab2.close(false).ok();
 
     // The roster: a card per brain with its own numbers, and the medulla's.
     for root in [&alpha, &beta, &gamma] {
         let sel = serde_json::to_string(&format!("li.card[data-root=\"{root}\"]")).unwrap();
-        until(&tab, &format!("!!document.querySelector({sel})"), "a brain's card");
+        until(
+            &tab,
+            &format!("!!document.querySelector({sel})"),
+            "a brain's card",
+        );
     }
     let instances = founder_get(&o, "/api/instances");
     let alpha_row = instances["instances"]
@@ -335,14 +428,30 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         .find(|r| r["root"] == alpha.as_str())
         .unwrap()
         .clone();
-    let alpha_claims = text_of(&tab, &format!("li.card[data-root=\"{alpha}\"] dd[data-stat=claims]"));
-    assert_eq!(alpha_claims, alpha_row["claims"].to_string(), "the card shows the brain's count");
-    let open = text_of(&tab, &format!("li.card[data-root=\"{alpha}\"] dd[data-stat=\"open mail\"]"));
+    let alpha_claims = text_of(
+        &tab,
+        &format!("li.card[data-root=\"{alpha}\"] dd[data-stat=claims]"),
+    );
+    assert_eq!(
+        alpha_claims,
+        alpha_row["claims"].to_string(),
+        "the card shows the brain's count"
+    );
+    let open = text_of(
+        &tab,
+        &format!("li.card[data-root=\"{alpha}\"] dd[data-stat=\"open mail\"]"),
+    );
     assert_eq!(open, alpha_row["mailbox_open_count"].to_string());
     assert!(text_of(&tab, "li.card[data-brain=medulla]").contains("soft cap 200"));
 
     // Live: a write elsewhere updates the card without a reload.
-    memorize(&o, &beta, "Release notes", "every release names its migrations", "claude:maker");
+    memorize(
+        &o,
+        &beta,
+        "Release notes",
+        "every release names its migrations",
+        "claude:maker",
+    );
     until(
         &tab,
         &format!("document.querySelector('li.card[data-root=\"{beta}\"] dd[data-stat=claims]').textContent === '2'"),
@@ -352,38 +461,80 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
 
     // A brain: its claims, and a claim's history as a timeline.
     click(&tab, &format!("li.card[data-root=\"{alpha}\"] h3 a"));
-    until(&tab, "document.querySelector('li.claim[data-slug=\"build-command\"]')", "alpha's claims");
-    click(&tab, "li.claim[data-slug=\"build-command\"] .actions button[aria-expanded]");
+    until(
+        &tab,
+        "document.querySelector('li.claim[data-slug=\"build-command\"]')",
+        "alpha's claims",
+    );
+    click(
+        &tab,
+        "li.claim[data-slug=\"build-command\"] .actions button[aria-expanded]",
+    );
     until(
         &tab,
         "document.querySelectorAll('li.claim[data-slug=\"build-command\"] .timeline li').length >= 3",
         "the history timeline",
     );
     let timeline = text_of(&tab, "li.claim[data-slug=\"build-command\"] .timeline");
-    assert!(timeline.contains("cargo build --release builds the owner"), "{timeline}");
+    assert!(
+        timeline.contains("cargo build --release builds the owner"),
+        "{timeline}"
+    );
     assert!(timeline.contains("--locked"), "{timeline}");
-    assert!(timeline.contains("promoted to medulla@build-command"), "{timeline}");
+    assert!(
+        timeline.contains("promoted to medulla@build-command"),
+        "{timeline}"
+    );
+    let brain_png = screenshot(&tab, "hall-brain.png");
 
     // The act log, paged.
     click(&tab, "nav.tabs a[href$=\"/acts\"]");
-    until(&tab, "document.querySelectorAll('table.acts tbody tr').length >= 5", "alpha's act log");
+    until(
+        &tab,
+        "document.querySelectorAll('table.acts tbody tr').length >= 5",
+        "alpha's act log",
+    );
     assert!(text_of(&tab, "table.acts").contains("promoted_stamp"));
     tab.evaluate("history.back()", false).unwrap();
-    until(&tab, "document.querySelector('li.claim[data-slug=\"deploy-window\"]')", "back to the claims");
+    until(
+        &tab,
+        "document.querySelector('li.claim[data-slug=\"deploy-window\"]')",
+        "back to the claims",
+    );
 
     // Promote through the page: the confirmation step first (cancel sends nothing) ...
-    click(&tab, "li.claim[data-slug=\"deploy-window\"] button.act-promote");
-    until(&tab, "document.querySelector('#confirm').open", "the confirmation dialog");
+    click(
+        &tab,
+        "li.claim[data-slug=\"deploy-window\"] button.act-promote",
+    );
+    until(
+        &tab,
+        "document.querySelector('#confirm').open",
+        "the confirmation dialog",
+    );
     assert!(text_of(&tab, "#confirm").contains("human:founder"));
     click(&tab, "#confirm-cancel");
-    until(&tab, "!document.querySelector('#confirm').open", "the dialog to close");
+    until(
+        &tab,
+        "!document.querySelector('#confirm').open",
+        "the dialog to close",
+    );
     assert!(
-        !o.claims("medulla").iter().any(|c| c["slug"] == "deploy-window"),
+        !o.claims("medulla")
+            .iter()
+            .any(|c| c["slug"] == "deploy-window"),
         "cancel promotes nothing"
     );
     // ... then confirmed, with a reason.
-    click(&tab, "li.claim[data-slug=\"deploy-window\"] button.act-promote");
-    until(&tab, "document.querySelector('#confirm').open", "the confirmation dialog");
+    click(
+        &tab,
+        "li.claim[data-slug=\"deploy-window\"] button.act-promote",
+    );
+    until(
+        &tab,
+        "document.querySelector('#confirm').open",
+        "the confirmation dialog",
+    );
     tab.find_element("#promote-reason")
         .unwrap()
         .type_into("every team deploys on Tuesdays")
@@ -400,7 +551,10 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         .find(|c| c["slug"] == "deploy-window")
         .expect("the promotion landed in the medulla");
     assert_eq!(copy["promotion"]["promoted_by"], "human:founder", "{copy}");
-    assert_eq!(copy["promotion"]["promotion_reason"], "every team deploys on Tuesdays");
+    assert_eq!(
+        copy["promotion"]["promotion_reason"],
+        "every team deploys on Tuesdays"
+    );
     let audit = founder_get(&o, "/api/audit?agent=human:founder");
     let entry = audit["entries"]
         .as_array()
@@ -421,7 +575,11 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
 
     // The medulla: chains, the etiquette flag, and the changed witness when the owner says so.
     tab.evaluate("location.hash = '#/medulla'", false).unwrap();
-    until(&tab, "document.querySelector('li.claim[data-slug=\"build-command\"] .chain')", "the doctrine");
+    until(
+        &tab,
+        "document.querySelector('li.claim[data-slug=\"build-command\"] .chain')",
+        "the doctrine",
+    );
     let chain = text_of(&tab, "li.claim[data-slug=\"build-command\"] .chain");
     assert!(chain.contains(&format!("learned in {alpha}")), "{chain}");
     assert!(chain.contains("promoted by claude:maker"), "{chain}");
@@ -430,7 +588,10 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         text_of(&tab, "li.claim[data-slug=\"build-command\"] .line1").contains("etiquette breach"),
         "the maker's promotion is flagged"
     );
-    assert!(text_of(&tab, "li.claim[data-slug=\"deploy-window\"] .chain").contains("promoted by human:founder"));
+    assert!(
+        text_of(&tab, "li.claim[data-slug=\"deploy-window\"] .chain")
+            .contains("promoted by human:founder")
+    );
     let served_copy = o
         .claims("medulla")
         .into_iter()
@@ -438,7 +599,10 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         .unwrap();
     if served_copy.get("witness_superseded").is_some() {
         assert!(
-            js(&tab, "!!document.querySelector('li.claim[data-slug=\"build-command\"] .witness')") == json!(true),
+            js(
+                &tab,
+                "!!document.querySelector('li.claim[data-slug=\"build-command\"] .witness')"
+            ) == json!(true),
             "a changed witness is shown"
         );
     } else {
@@ -468,18 +632,33 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
 
     // The doctor: misdelivery per week as a chart.
     tab.evaluate("location.hash = '#/doctor'", false).unwrap();
-    until(&tab, "document.querySelectorAll('figure.chart svg rect').length >= 2", "the chart");
+    until(
+        &tab,
+        "document.querySelectorAll('figure.chart svg rect').length >= 2",
+        "the chart",
+    );
     assert!(text_of(&tab, "figure.chart").contains("leak"));
 
     // The audit log, filtered by agent.
     tab.evaluate("location.hash = '#/audit?agent=claude%3Amaker'", false)
         .unwrap();
-    until(&tab, "document.querySelector('table.audit tbody tr')", "the audit table");
-    let rows = js(&tab, "document.querySelectorAll('table.audit tbody tr').length");
+    until(
+        &tab,
+        "document.querySelector('table.audit tbody tr')",
+        "the audit table",
+    );
+    let rows = js(
+        &tab,
+        "document.querySelectorAll('table.audit tbody tr').length",
+    );
     assert_eq!(rows, json!(1), "only the maker's promotion");
     assert!(text_of(&tab, "table.audit").contains("etiquette breach"));
 
-    for p in [roster_png, medulla_png, mailbox_png] {
-        assert!(std::fs::metadata(&p).unwrap().len() > 10_000, "{} holds a picture", p.display());
+    for p in [roster_png, brain_png, medulla_png, mailbox_png] {
+        assert!(
+            std::fs::metadata(&p).unwrap().len() > 10_000,
+            "{} holds a picture",
+            p.display()
+        );
     }
 }

@@ -48,7 +48,9 @@ impl Owner {
             .env("MEDULLA_LOG", "error")
             .stdout(Stdio::piped())
             .spawn()
-            .with_context(|| format!("{}: build it first (cargo build --release)", bin.display()))?;
+            .with_context(|| {
+                format!("{}: build it first (cargo build --release)", bin.display())
+            })?;
         let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
         let first = lines.next().context("the owner printed nothing")??;
         let url = first
@@ -120,7 +122,10 @@ fn browser(profile: &Path) -> Result<Browser> {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
     if !chromium.exists() {
-        bail!("no Chromium at {}: install it with `sudo apt-get install -y chromium`", chromium.display());
+        bail!(
+            "no Chromium at {}: install it with `sudo apt-get install -y chromium`",
+            chromium.display()
+        );
     }
     let args: Vec<&std::ffi::OsStr> = [
         "--disable-quic",
@@ -180,7 +185,11 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
     let t = Instant::now();
     let mut roots = Vec::new();
     for b in 0..=brains {
-        let dir = proot.join(if b == 0 { "big".to_string() } else { format!("p{b:03}") });
+        let dir = proot.join(if b == 0 {
+            "big".to_string()
+        } else {
+            format!("p{b:03}")
+        });
         std::fs::create_dir_all(dir.join(".git"))?;
         let root = dir.to_string_lossy().into_owned();
         o.call("bootstrap", json!({ "root": root }), None)?;
@@ -214,7 +223,12 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
         if files.iter().any(|(f, _)| f == link) {
             continue;
         }
-        let n = o.http.get(format!("{}{link}", o.url)).send()?.bytes()?.len();
+        let n = o
+            .http
+            .get(format!("{}{link}", o.url))
+            .send()?
+            .bytes()?
+            .len();
         weight += n;
         files.push((link.to_string(), n));
     }
@@ -245,12 +259,18 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         until(&tab, "document.documentElement.dataset.drawn === 'roster'")?;
         let cards = eval(&tab, "document.querySelectorAll('li.card').length")?;
-        let r = eval(&tab, "performance.getEntriesByName('hall:roster')[0].startTime")?
-            .as_f64()
-            .context("no hall:roster mark")?;
-        let p = eval(&tab, "performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null")?
-            .as_f64()
-            .unwrap_or(f64::NAN);
+        let r = eval(
+            &tab,
+            "performance.getEntriesByName('hall:roster')[0].startTime",
+        )?
+        .as_f64()
+        .context("no hall:roster mark")?;
+        let p = eval(
+            &tab,
+            "performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null",
+        )?
+        .as_f64()
+        .unwrap_or(f64::NAN);
         // The big brain's first page of claims, from the click to the drawn list.
         let b = eval(
             &tab,
@@ -282,7 +302,11 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
     println!(
         "| page weight | {weight} bytes ({:.1} KiB) | ≤ 250 KiB: {} |",
         weight as f64 / 1024.0,
-        if weight <= WEIGHT_TARGET_BYTES { "met" } else { "NOT met" }
+        if weight <= WEIGHT_TARGET_BYTES {
+            "met"
+        } else {
+            "NOT met"
+        }
     );
     for (f, n) in files {
         println!("|   {f} | {n} bytes | |");
@@ -291,7 +315,11 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
 }
 
 fn eval_fp(o: &Owner, root: &str) -> Result<String> {
-    let v: Value = o.http.get(format!("{}/api/instances", o.url)).send()?.json()?;
+    let v: Value = o
+        .http
+        .get(format!("{}/api/instances", o.url))
+        .send()?
+        .json()?;
     v["instances"]
         .as_array()
         .and_then(|a| a.iter().find(|r| r["root"] == root))
