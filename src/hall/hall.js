@@ -104,6 +104,12 @@ function time(ms) {
 const base = (root) => (root || '').replace(/\/+$/, '').split('/').pop() || root;
 const short = (hash) => (hash ? String(hash).slice(0, 10) : '—');
 
+/** A version named `<slug>@<ms>` (what `supersedes` and `promoted_to` hold), readable. */
+function versionRef(v) {
+  const m = /^(.*)@(\d{10,})$/.exec(v || '');
+  return h('code', { title: v, text: m ? `${m[1]} of ${fmtDate(Number(m[2]))}` : v });
+}
+
 function badge(text, cls, title) {
   return h('span', { class: `badge ${cls || ''}`, title, text });
 }
@@ -541,7 +547,7 @@ function claimItem(r, ctx) {
       ' · ', time(r.created),
       ' · origin ', h('code', { text: r.origin_brain || 'unknown' }),
       r.evidence?.length ? [' · evidence ', r.evidence.join(', ')] : null,
-      r.supersedes ? [' · supersedes ', h('code', { text: short(r.supersedes) })] : null,
+      r.supersedes ? [' · supersedes ', versionRef(r.supersedes)] : null,
       r.content_hash ? [' · ', h('code', { title: r.content_hash, text: short(r.content_hash) })] : null),
     r.promotion ? chainLine(r.promotion) : null,
     ws ? witnessLine(ws) : null,
@@ -583,8 +589,8 @@ async function historyOf(r, ctx) {
         x.state === 'outdated' ? badge('outdated', 'aged') : badge('live', 'good')),
       h('p', { class: 'vtext', text: x.text }),
       x.outdated_reason ? h('p', { class: 'meta', text: `why outdated: ${x.outdated_reason}` }) : null,
-      x.promoted_to ? h('p', { class: 'meta', text: `promoted to ${x.promoted_to}` }) : null,
-      x.supersedes ? h('p', { class: 'meta' }, 'supersedes ', h('code', { text: short(x.supersedes) })) : null,
+      x.promoted_to ? h('p', { class: 'meta' }, 'promoted to ', versionRef(x.promoted_to)) : null,
+      x.supersedes ? h('p', { class: 'meta' }, 'supersedes ', versionRef(x.supersedes)) : null,
       x.promotion ? chainLine(x.promotion) : null))),
   ];
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use headless_chrome::protocol::cdp::Emulation;
 use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
 use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::{json, Value};
@@ -654,7 +655,24 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     assert_eq!(rows, json!(1), "only the maker's promotion");
     assert!(text_of(&tab, "table.audit").contains("etiquette breach"));
 
-    for p in [roster_png, brain_png, medulla_png, mailbox_png] {
+    // Dark, when the system asks for it.
+    tab.call_method(Emulation::SetEmulatedMedia {
+        media: None,
+        features: Some(vec![Emulation::MediaFeature {
+            name: "prefers-color-scheme".into(),
+            value: "dark".into(),
+        }]),
+    })
+    .expect("emulate a dark system theme");
+    tab.evaluate("location.hash = '#/medulla'", false).unwrap();
+    until(
+        &tab,
+        "document.documentElement.dataset.view === 'medulla' && getComputedStyle(document.documentElement).backgroundColor === 'rgb(20, 23, 29)'",
+        "the dark theme",
+    );
+    let dark_png = screenshot(&tab, "hall-dark.png");
+
+    for p in [roster_png, brain_png, medulla_png, mailbox_png, dark_png] {
         assert!(
             std::fs::metadata(&p).unwrap().len() > 10_000,
             "{} holds a picture",
