@@ -395,7 +395,11 @@ function markDrawn(what) {
 async function viewBrain(root, [fp, tab = 'claims'], query) {
   await instances();
   let b = brainByFp(fp);
-  if (!b) b = brainByFp(fp) || (await instances(true), brainByFp(fp));
+  if (!b) {
+    // Bootstrapped since the roster was read?
+    await instances(true);
+    b = brainByFp(fp);
+  }
   if (!b) {
     root.append(...title('Unknown brain'), h('p', { class: 'error', text: `No brain with fingerprint ${fp} is on disk.` }), h('a', { href: '#/', text: 'Back to the roster' }));
     return;
@@ -1076,6 +1080,7 @@ function connectLive() {
 
 let batch = [];
 let batchTimer = null;
+let lastDispatch = 0;
 function onEvent(type, data) {
   let ev;
   try { ev = JSON.parse(data); } catch { return; }
@@ -1086,7 +1091,17 @@ function onEvent(type, data) {
   }
   if (ev.kind === 'mail') setLive('on', `live · letters filed at ${fmtDate(ev.at)}`);
   batch.push(ev);
-  if (!batchTimer) batchTimer = setTimeout(() => { const b = batch; batch = []; batchTimer = null; dispatch(b); }, 300);
+  // A burst costs one refresh, and refreshes come at most once a second.
+  if (!batchTimer) {
+    const wait = Math.max(300, lastDispatch + 1000 - Date.now());
+    batchTimer = setTimeout(() => {
+      const b = batch;
+      batch = [];
+      batchTimer = null;
+      lastDispatch = Date.now();
+      dispatch(b);
+    }, wait);
+  }
 }
 
 function dispatch(b) {
@@ -1138,6 +1153,13 @@ async function start() {
   document.documentElement.dataset.hall = 'open';
   await render();
 }
+
+// The policy forbids inline script and style: say so loudly if anything trips it.
+document.addEventListener('securitypolicyviolation', (e) => {
+  const el = document.documentElement;
+  el.dataset.cspViolations = String(Number(el.dataset.cspViolations || 0) + 1);
+  console.error(`content security policy: ${e.violatedDirective} blocked ${e.blockedURI || 'inline'}`);
+});
 
 // A ticket pasted into an open tab arrives as a fragment change, not a new page.
 window.addEventListener('hashchange', () => (ticketFromHash() ? start() : render()));

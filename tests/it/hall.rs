@@ -503,6 +503,25 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         "back to the claims",
     );
 
+    // Search: seek inside this brain from the search box.
+    tab.find_element("#seek-query")
+        .unwrap()
+        .type_into("Tuesdays")
+        .unwrap();
+    click(&tab, "form[role=search] button[type=submit]");
+    until(
+        &tab,
+        "location.hash.includes('q=Tuesdays') && [...document.querySelectorAll('li.claim')].map(li => li.dataset.slug).join() === 'deploy-window'",
+        "the search to find only the deploy window",
+    );
+    assert!(text_of(&tab, "li.claim[data-slug=\"deploy-window\"]").contains("score"));
+    click(&tab, "#seek-clear");
+    until(
+        &tab,
+        "document.querySelectorAll('li.claim').length === 3",
+        "every claim again",
+    );
+
     // Promote through the page: the confirmation step first (cancel sends nothing) ...
     click(
         &tab,
@@ -672,6 +691,15 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     );
     let dark_png = screenshot(&tab, "hall-dark.png");
 
+    // Nothing the page did tripped its content security policy.
+    assert_eq!(
+        js(
+            &tab,
+            "document.documentElement.dataset.cspViolations ?? '0'"
+        ),
+        json!("0"),
+        "the page keeps to its policy"
+    );
     for p in [roster_png, brain_png, medulla_png, mailbox_png, dark_png] {
         assert!(
             std::fs::metadata(&p).unwrap().len() > 10_000,
