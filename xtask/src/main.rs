@@ -5,10 +5,10 @@
 //! - `bench [--sizes 1000,10000] [--ops 300]`: store latency figures.
 //! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]`:
 //!   figures through the real owner over HTTP (build `--release` first).
-//! - `bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]`: the Hall
-//!   in headless Chromium: first render and page weight (build `--release` first).
 //! - `battery`: replay the battery (the `it` test binary's battery runner).
 //! - `ci`: what CI runs: fmt check, clippy, then the README's test command.
+//! - `bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]`: the Hall
+//!   in headless Chromium: first render and page weight (build `--release` first).
 
 mod bench;
 mod bench_hall;
