@@ -357,6 +357,11 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         json!({ "class": "bug", "repo": "/nowhere/not-on-this-machine", "what": "waits for its repository" }),
     );
 
+    // A brain directory whose manifest cannot be read: listed with its problem, never hidden.
+    let broken = o.home.path().join("brains").join("00000000deadbeef");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("brain.json"), "{ not a manifest").unwrap();
+
     let profile = tempfile::tempdir().unwrap();
     let browser = browser(profile.path());
     let tab = browser.new_tab().expect("a tab");
@@ -444,6 +449,12 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     );
     assert_eq!(open, alpha_row["mailbox_open_count"].to_string());
     assert!(text_of(&tab, "li.card[data-brain=medulla]").contains("soft cap 200"));
+    let unreadable = text_of(&tab, "li.card.unreadable[data-fp=\"00000000deadbeef\"]");
+    assert!(unreadable.contains("unreadable"), "{unreadable}");
+    assert!(
+        unreadable.contains("brain.json"),
+        "the card names the problem: {unreadable}"
+    );
 
     // Live: a write elsewhere updates the card without a reload.
     memorize(
@@ -658,6 +669,10 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         "the chart",
     );
     assert!(text_of(&tab, "figure.chart").contains("leak"));
+    assert!(
+        text_of(&tab, "ul.broken").contains("00000000deadbeef"),
+        "the doctor lists the broken brain"
+    );
 
     // The audit log, filtered by agent.
     tab.evaluate("location.hash = '#/audit?agent=claude%3Amaker'", false)
