@@ -75,7 +75,10 @@ function replace(el, ...kids) {
 
 // ---------------------------------------------------------------- formatting
 
-const fmtNum = (n) => (typeof n === 'number' ? n.toLocaleString('en') : n ?? '—');
+// One formatter for every number: toLocaleString builds a new one per call, which a
+// roster of a hundred cards feels.
+const NUM = new Intl.NumberFormat('en');
+const fmtNum = (n) => (typeof n === 'number' ? NUM.format(n) : n ?? '—');
 const plural = (n, one, many = `${one}s`) => `${fmtNum(n)} ${n === 1 ? one : many}`;
 
 function fmtAge(ms) {
@@ -1118,7 +1121,13 @@ function ticketFromHash() {
 }
 
 async function start() {
+  performance.mark('hall:script');
   const ticket = ticketFromHash();
+  // The roster is anyone's to read (GET /api/instances asks for no founder): ask for it
+  // now, alongside the ticket's trade, and show it only once the session is proven.
+  const early = fetch('/api/instances', { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'omit' })
+    .then((r) => (r.ok ? r.json() : null))
+    .catch(() => null);
   if (ticket) {
     if (S.liveAbort) S.liveAbort.abort();
     // Off the address bar (and out of history) before anything else.
@@ -1126,6 +1135,7 @@ async function start() {
     try {
       const v = await api('/api/hall/session', { method: 'POST', body: { ticket }, session: null });
       sessionStorage.setItem(SESSION_KEY, v.session);
+      performance.mark('hall:session');
     } catch (e) {
       lock(`That ticket did not open the Hall (${e.message}). Tickets work once, for five minutes.`);
       return;
@@ -1138,16 +1148,20 @@ async function start() {
   }
   $('#live').hidden = false;
   setLive('', 'connecting');
-  // The stream proves the session; the first view's data loads meanwhile.
-  const first = instances().catch(() => null);
   get('/api/health').then((v) => { S.health = v; }, () => {});
-  const live = await connectLive();
-  if (live === 'refused') return;
-  if (live === 'down') {
-    lock('The owner is not answering: start it with `medulla serve`, then run `medulla hall`.');
-    return;
+  const live = connectLive();
+  if (!ticket) {
+    // A session kept from before: the event stream proves it is still good (the owner
+    // may have restarted) before anything is shown.
+    const v = await live;
+    if (v === 'refused') return;
+    if (v === 'down') {
+      lock('The owner is not answering: start it with `medulla serve`, then run `medulla hall`.');
+      return;
+    }
   }
-  await first;
+  S.instances = (await early) || S.instances;
+  performance.mark('hall:data');
   $('#locked').hidden = true;
   $('#nav').hidden = false;
   document.documentElement.dataset.hall = 'open';
