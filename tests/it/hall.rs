@@ -641,6 +641,59 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     }
     let medulla_png = screenshot(&tab, "hall-medulla.png");
 
+    // Demote through the page: the medulla copy goes to history, the witness stays.
+    click(
+        &tab,
+        "li.claim[data-slug=\"build-command\"] button.act-demote",
+    );
+    until(
+        &tab,
+        "document.querySelector('#confirm').open",
+        "the demotion dialog",
+    );
+    click(&tab, "#confirm-ok");
+    assert_eq!(
+        js(&tab, "document.querySelector('#confirm').open"),
+        json!(true),
+        "a demotion needs its reason before it is sent"
+    );
+    tab.find_element("#grade-note")
+        .unwrap()
+        .type_into("the build needs --locked now")
+        .unwrap();
+    click(&tab, "#confirm-ok");
+    until(
+        &tab,
+        "[...document.querySelectorAll('#toast p')].some(p => p.textContent.includes('Demoted'))",
+        "the demotion to land",
+    );
+    assert!(
+        !o.claims("medulla")
+            .iter()
+            .any(|c| c["slug"] == "build-command"),
+        "demoted out of the medulla"
+    );
+    assert!(
+        o.claims(&alpha)
+            .iter()
+            .any(|c| c["slug"] == "build-command"),
+        "the project witness is untouched"
+    );
+    let demotions = founder_get(&o, "/api/audit?agent=human:founder");
+    assert!(
+        demotions["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "demote" && e["slug"] == "build-command"),
+        "the demotion is in the audit log: {demotions}"
+    );
+    until(
+        &tab,
+        "!document.querySelector('li.claim[data-slug=\"build-command\"]')",
+        "the demoted claim to leave the doctrine list",
+    );
+
     // The mailbox: every fate marked.
     tab.evaluate("location.hash = '#/mailbox'", false).unwrap();
     for (id, fate) in [
