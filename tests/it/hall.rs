@@ -722,6 +722,7 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         "the chart",
     );
     assert!(text_of(&tab, "figure.chart").contains("leak"));
+    let doctor_png = screenshot(&tab, "hall-doctor.png");
     assert!(
         text_of(&tab, "ul.broken").contains("00000000deadbeef"),
         "the doctor lists the broken brain"
@@ -741,6 +742,7 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     );
     assert_eq!(rows, json!(1), "only the maker's promotion");
     assert!(text_of(&tab, "table.audit").contains("etiquette breach"));
+    let audit_png = screenshot(&tab, "hall-audit.png");
 
     // Dark, when the system asks for it.
     tab.call_method(Emulation::SetEmulatedMedia {
@@ -768,7 +770,15 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         json!("0"),
         "the page keeps to its policy"
     );
-    for p in [roster_png, brain_png, medulla_png, mailbox_png, dark_png] {
+    for p in [
+        roster_png,
+        brain_png,
+        medulla_png,
+        mailbox_png,
+        doctor_png,
+        audit_png,
+        dark_png,
+    ] {
         assert!(
             std::fs::metadata(&p).unwrap().len() > 10_000,
             "{} holds a picture",
