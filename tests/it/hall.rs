@@ -604,6 +604,27 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         "the stamped witness",
     );
 
+    // Grade a project claim through the page.
+    click(&tab, "li.claim[data-slug=\"flaky-test\"] button.act-grade");
+    until(
+        &tab,
+        "document.querySelector('#confirm').open",
+        "the grading dialog",
+    );
+    click(&tab, "#confirm-body input[name=verdict][value=partial]");
+    click(&tab, "#confirm-ok");
+    until(
+        &tab,
+        "[...document.querySelectorAll('#toast p')].some(p => p.textContent.includes('Graded'))",
+        "the grade to land",
+    );
+    let graded = o
+        .claims(&alpha)
+        .into_iter()
+        .find(|c| c["slug"] == "flaky-test")
+        .unwrap();
+    assert_eq!(graded["trust_counts"]["partial"], 1, "{graded}");
+
     // The medulla: chains, the etiquette flag, and the changed witness when the owner says so.
     tab.evaluate("location.hash = '#/medulla'", false).unwrap();
     until(
