@@ -16,7 +16,8 @@
 //! - [`service`]: every tool and REST read, with routing by caller root and rendering of
 //!   rows; shared by MCP, REST and the CLI.
 //! - [`http`]: hyper server, MCP Streamable HTTP via `rmcp`, the REST routes, the
-//!   loopback guard.
+//!   loopback guard, the Hall's files.
+//! - [`hall`]: the Hall, the founder's page: HTML, CSS and JavaScript compiled in.
 //! - [`bridge`]: `medulla bridge`, stdio MCP forwarded to the owner over HTTP.
 //! - [`cli`]: the `medulla` command line, a client of the running owner.
 //! - [`model`]: the embedding model's files: locating, fetching (pip), loading.
@@ -36,6 +37,7 @@ pub mod events;
 pub mod floor;
 pub mod founder;
 pub mod git;
+pub mod hall;
 pub mod http;
 pub mod mailbox;
 pub mod model;
@@ -70,6 +72,7 @@ mod layering {
         ("events", 1),
         ("founder", 1),
         ("git", 1),
+        ("hall", 1),
         ("roster", 1),
     ];
 

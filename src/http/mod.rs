@@ -2,6 +2,7 @@
 //! `/api/*` is the small REST surface.
 //!
 //! - [`guard`]: the loopback guard on every route.
+//! - [`hall`]: the Hall's page and files (`GET /`, `GET /hall/*`).
 //! - [`headers`]: the headers medulla reads, and the routing facts they carry.
 //! - [`rest`]: REST routes, derived from the verb registry.
 //! - [`mcp`]: the MCP handler (one per session).
@@ -14,6 +15,7 @@
 
 pub mod events;
 pub mod guard;
+pub mod hall;
 pub mod hall_auth;
 pub mod headers;
 pub mod jsonrpc;
@@ -243,8 +245,11 @@ impl App {
         if path.starts_with("/api/") {
             return rest::route(&self, req).await;
         }
+        if hall::is_hall_path(&path) {
+            return hall::serve(&req);
+        }
         http_error(&HttpError::NotFound(format!(
-            "nothing at {path}: MCP lives at POST /mcp, REST under /api/"
+            "nothing at {path}: MCP lives at POST /mcp, REST under /api/, the Hall at /"
         )))
     }
 }

@@ -7,6 +7,7 @@ mod common;
 mod design;
 mod fuzz;
 mod guarantees;
+mod hall;
 mod live;
 mod mcp;
 mod owner;

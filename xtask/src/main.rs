@@ -14,8 +14,11 @@
 //!   exits non-zero on any error.
 //! - `battery`: replay the battery (the `it` test binary's battery runner).
 //! - `ci`: what CI runs: fmt check, clippy, then the README's test command.
+//! - `bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]`: the Hall
+//!   in headless Chromium: first render and page weight (build `--release` first).
 
 mod bench;
+mod bench_hall;
 mod bench_http;
 mod eval;
 mod mcp;
@@ -83,6 +86,23 @@ fn main() -> Result<()> {
             Ok(())
         }
         "eval" => eval::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--hall") => {
+            let num = |flag: &str, default: usize| -> Result<usize> {
+                match rest.iter().position(|a| a == flag) {
+                    Some(i) => Ok(rest
+                        .get(i + 1)
+                        .context("a number after the flag")?
+                        .parse()?),
+                    None => Ok(default),
+                }
+            };
+            bench_hall::run(
+                num("--brains", 100)?,
+                num("--per-brain", 20)?,
+                num("--claims", 10_000)?,
+                num("--loads", 7)?.max(1),
+            )
+        }
         "bench" if rest.first().map(String::as_str) == Some("--http") => {
             let num = |flag: &str, default: usize| flag_num(rest, flag, default);
             bench_http::run(bench_http::HttpOpts {
