@@ -43,7 +43,10 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
     let client = Client::new(opts.url.as_deref())?;
     let c = &client;
     match command {
-        Command::Serve(_) | Command::Bridge { .. } | Command::Completions { .. } => {
+        Command::Serve(_)
+        | Command::Bridge { .. }
+        | Command::Completions { .. }
+        | Command::Model(_) => {
             unreachable!("not a client command")
         }
         Command::Stop { .. } => super::owner::stop(c, opts),

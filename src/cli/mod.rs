@@ -12,6 +12,7 @@
 
 mod client;
 mod commands;
+mod model;
 mod owner;
 mod paths;
 mod print;
@@ -273,6 +274,9 @@ pub enum Command {
 DIR/.history/<slug>.<created>.light.md with --history), `Created` in milliseconds since the \
 epoch, every provenance field included: importing them again is lossless.")]
     Export(ExportArgs),
+    /// The embedding model's files: fetch them, or see where they are
+    #[command(subcommand)]
+    Model(model::ModelCmd),
     /// Print a shell completion script
     #[command(
         after_help = "For example: medulla completions bash > ~/.local/share/bash-completion/completions/medulla"
@@ -430,7 +434,7 @@ impl Command {
     fn client_opts(&self) -> Option<&ClientOpts> {
         use Command as C;
         Some(match self {
-            C::Serve(_) | C::Bridge { .. } | C::Completions { .. } => return None,
+            C::Serve(_) | C::Bridge { .. } | C::Completions { .. } | C::Model(_) => return None,
             C::Stop { c }
             | C::Status { c }
             | C::Hall { c, .. }
@@ -469,6 +473,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Serve(args) => owner::serve(args),
         Command::Bridge { url } => owner::bridge(url.as_deref()),
+        Command::Model(cmd) => model::run(cmd),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -781,7 +781,7 @@ async function doctrinePanel(el) {
     rows = claims.claims;
     total = claims.total;
     ctx.flags = new Map();
-    for (const e of audit.entries || []) if (!ctx.flags.has(e.slug) && e.kind !== 'demote') ctx.flags.set(e.slug, e);
+    for (const e of audit.entries || []) if (!ctx.flags.has(e.slug) && e.kind !== 'demote' && e.kind !== 'witness_superseded') ctx.flags.set(e.slug, e);
   };
   const draw = () => {
     const q = filter.value.trim().toLowerCase();

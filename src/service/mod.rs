@@ -232,11 +232,16 @@ impl Service {
         let total = claims.len();
         let page: Vec<_> = claims.into_iter().skip(offset).take(limit).collect();
         let end = offset + page.len();
+        let routed = self.route(input)?;
+        let mut rows = Row::all(&page, tier, self.now());
+        if tier == StoreTier::Medulla {
+            provenance::mark_superseded(self, &routed, input, &mut rows).await?;
+        }
         Ok(ClaimsView {
             served_brain: served,
             fingerprint: fp,
             total,
-            claims: Row::all(&page, tier, self.now()),
+            claims: rows,
             next_offset: (end < total).then_some(end),
         })
     }

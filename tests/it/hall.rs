@@ -649,17 +649,17 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         .into_iter()
         .find(|c| c["slug"] == "build-command")
         .unwrap();
-    if served_copy.get("witness_superseded").is_some() {
-        assert!(
-            js(
-                &tab,
-                "!!document.querySelector('li.claim[data-slug=\"build-command\"] .witness')"
-            ) == json!(true),
-            "a changed witness is shown"
-        );
-    } else {
-        eprintln!("this owner does not report witness_superseded yet: its mark is not checked");
-    }
+    assert!(
+        served_copy.get("witness_superseded").is_some(),
+        "the listing marks a copy whose witness changed: {served_copy}"
+    );
+    assert!(
+        js(
+            &tab,
+            "!!document.querySelector('li.claim[data-slug=\"build-command\"] .witness')"
+        ) == json!(true),
+        "a changed witness is shown"
+    );
     let medulla_png = screenshot(&tab, "hall-medulla.png");
 
     // Demote through the page: the medulla copy goes to history, the witness stays.

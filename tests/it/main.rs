@@ -13,4 +13,5 @@ mod mcp;
 mod owner;
 mod python;
 mod readme;
+mod recall;
 mod transfer;

@@ -84,6 +84,17 @@ pub fn row(r: &Value) {
             out!("{INDENT}{}", paint(DIM, line));
         }
     }
+    let changed = &r["witness_superseded"];
+    if let Some(witness) = changed["witness"].as_str() {
+        let line = format!(
+            "witness changed: {witness} is at version {} since {}; promote it again or demote this copy",
+            num(&changed["by_version"]),
+            date(changed["at"].as_i64().unwrap_or(0))
+        );
+        for line in wrap(&line, w, 2) {
+            out!("{INDENT}{}", paint(YELLOW, line));
+        }
+    }
 }
 
 fn print_rows(list: &[Value]) {
@@ -142,7 +153,10 @@ pub fn seek(body: &Value) {
     }
     let list = rows(&body["results"]);
     if list.is_empty() {
-        out!("no claim matched (retrieval: {retrieval})");
+        match body["note"].as_str() {
+            Some(note) => out!("{note} (retrieval: {retrieval})"),
+            None => out!("no claim matched (retrieval: {retrieval})"),
+        }
         return;
     }
     print_rows(list);

@@ -56,8 +56,71 @@ pub struct Flat {
     /// `project`, `medulla`, or `project+medulla` for the default beat.
     pub tier: &'static str,
     pub results: Vec<Row>,
+    /// When nothing cleared the relevance floor: how many live claims each store asked
+    /// holds (no false absence, and no false presence).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_exists: Option<Counts>,
+    /// When nothing matched: says whether memory exists, and what to try.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(skip)]
     pub retrieval: Retrieval,
+}
+
+/// Live claims per store asked.
+#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
+pub struct Counts {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub medulla: Option<u64>,
+}
+
+impl Flat {
+    fn new(tier: &'static str, results: Vec<Row>, retrieval: Retrieval) -> Flat {
+        Flat {
+            tier,
+            results,
+            memory_exists: None,
+            note: None,
+            retrieval,
+        }
+    }
+
+    /// An empty answer says whether the stores it asked hold memory at all.
+    async fn stamp_when_empty(
+        mut self,
+        svc: &Service,
+        project: Option<&str>,
+        medulla: bool,
+    ) -> Result<Flat> {
+        if !self.results.is_empty() {
+            return Ok(self);
+        }
+        let mut counts = Counts::default();
+        if let Some(fp) = project {
+            counts.project = Some(svc.owner.stats(Some(fp)).await?.live_claims);
+        }
+        if medulla {
+            counts.medulla = Some(svc.owner.stats(None).await?.live_claims);
+        }
+        let total = counts.project.unwrap_or(0) + counts.medulla.unwrap_or(0);
+        let held = [("project", counts.project), ("medulla", counts.medulla)]
+            .iter()
+            .filter_map(|(t, n)| n.map(|n| format!("{n} {t}")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        self.note = Some(if total == 0 {
+            "no memory yet: the stores asked hold no claims".into()
+        } else {
+            format!(
+                "memory exists ({held} claims) but none cleared the relevance floor for this query; \
+                 try other words, a wider filter, or an empty query for the most recent claims"
+            )
+        });
+        self.memory_exists = Some(counts);
+        Ok(self)
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -133,21 +196,19 @@ impl Verb for Seek {
                 let b = write_target(cx.routed)?;
                 let (results, retrieval) =
                     recall_rows(svc, Some(&b.fingerprint), &q, StoreTier::Project).await?;
-                return Ok(SeekAnswer::Flat(Flat {
-                    tier: "project",
-                    results: shown(results, a.detail),
-                    retrieval,
-                }));
+                return Flat::new("project", shown(results, a.detail), retrieval)
+                    .stamp_when_empty(svc, Some(&b.fingerprint), false)
+                    .await
+                    .map(SeekAnswer::Flat);
             }
             Some(SeekTier::Medulla) => {
                 let (mut results, retrieval) =
                     recall_rows(svc, None, &q, StoreTier::Medulla).await?;
                 mark_superseded(svc, cx.routed, cx.input, &mut results).await?;
-                return Ok(SeekAnswer::Flat(Flat {
-                    tier: "medulla",
-                    results: shown(results, a.detail),
-                    retrieval,
-                }));
+                return Flat::new("medulla", shown(results, a.detail), retrieval)
+                    .stamp_when_empty(svc, None, true)
+                    .await
+                    .map(SeekAnswer::Flat);
             }
             None => {}
         }
@@ -171,15 +232,15 @@ impl Verb for Seek {
                 retrieval = r;
             }
         }
-        Ok(SeekAnswer::Flat(Flat {
-            tier: if brain.is_some() {
-                "project+medulla"
-            } else {
-                "medulla"
-            },
-            results: shown(best(rows, limit), a.detail),
-            retrieval,
-        }))
+        let tier = if brain.is_some() {
+            "project+medulla"
+        } else {
+            "medulla"
+        };
+        Flat::new(tier, shown(best(rows, limit), a.detail), retrieval)
+            .stamp_when_empty(svc, brain.map(|b| b.fingerprint.as_str()), true)
+            .await
+            .map(SeekAnswer::Flat)
     }
 }
 
