@@ -152,7 +152,7 @@ impl Config {
             model_dir: file.model_dir,
             no_model: file.no_model.unwrap_or(false),
             project_secrets: file.project_secrets.unwrap_or_default(),
-            max_sessions: file.max_sessions.unwrap_or(1024).max(1),
+            max_sessions: file.max_sessions.unwrap_or(256).max(1),
             session_idle: Duration::from_secs(file.session_idle_secs.unwrap_or(30 * 60)),
             body_timeout: Duration::from_millis(file.body_timeout_ms.unwrap_or(10_000)),
             canonical_home: std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf()),

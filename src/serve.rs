@@ -21,7 +21,7 @@ pub fn load_embedder(cfg: &Config) -> Result<Arc<dyn Embedder>, String> {
         None => crate::model::locate(),
     };
     let Some(dir) = dir else {
-        return Err("no embedding model found: run `medulla model fetch` or set MEDULLA_MODEL_DIR; recall is lexical-only".into());
+        return Err("no embedding model found: run `medulla model fetch` (or set MEDULLA_MODEL_DIR), then restart the owner (`medulla stop`, `medulla serve`); until then recall is lexical-only".into());
     };
     crate::model::load(&dir)
         .map_err(|e| format!("the embedding model did not load ({e}); recall is lexical-only"))

@@ -52,7 +52,11 @@ pub fn run(cmd: ModelCmd) -> anyhow::Result<i32> {
                             serde_json::to_string_pretty(&json!({"ok": true, "dir": dir}))?
                         );
                     } else {
-                        print::out!("the embedding model is ready at {}", dir.display());
+                        print::out!(
+                            "the embedding model is ready at {}; an owner started before this \
+                             uses it from its next start (`medulla stop`, then `medulla serve`)",
+                            dir.display()
+                        );
                     }
                     Ok(0)
                 }

@@ -264,6 +264,9 @@ pub async fn serve(
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.clone())
         .with_max_request_body_bytes(max_body)
+        // A request/response call of a sessionless (2026-07-28) client is answered as one
+        // JSON body; one that reports progress falls back to an event stream.
+        .with_json_response(true)
         // Our own guard checks Host and Origin for every route, MCP included.
         .disable_allowed_hosts();
     let handler_svc = svc.clone();
