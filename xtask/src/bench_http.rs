@@ -169,12 +169,19 @@ fn echo_server() -> Result<String> {
 }
 
 /// A tool call that must succeed.
-fn tool<L: HttpLink>(s: &mut HttpSession<L>, name: &str, args: Value) -> Result<()> {
+/// Call a tool; the size in bytes of the answer's text (what an agent reads into its
+/// context).
+fn tool<L: HttpLink>(s: &mut HttpSession<L>, name: &str, args: Value) -> Result<usize> {
     let a = s.call_tool(name, args)?;
     if a.is_error {
         bail!("{name} refused: {}", a.text);
     }
-    Ok(())
+    Ok(a.text.len())
+}
+
+fn median(mut v: Vec<usize>) -> usize {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
 fn fill(o: &Owner, root: &str, n: usize, tag: &str) -> Result<()> {
@@ -336,30 +343,47 @@ pub fn run(opts: HttpOpts) -> Result<()> {
     for i in 0..200 {
         o.call("memorize", json!({ "label": format!("doctrine {i}"), "text": format!("doctrine {i}: deploy timeouts are raised, never retried blindly {}", i % 13), "tier": "medulla" }), &main)?;
     }
+    let (mut msz, mut ssz, mut nsz, mut dsz) = (vec![], vec![], vec![], vec![]);
     let (m50, m95) = timed(300, |i| {
-        tool(
+        msz.push(tool(
             &mut m,
             "memorize",
             json!({ "label": format!("mcp {i}"), "text": format!("written over mcp {i} about cache flakes"), "agent_id": "bench:maker" }),
-        )
+        )?);
+        Ok(())
     })?;
     let (s50, s95) = timed(300, |i| {
-        tool(
+        ssz.push(tool(
             &mut m,
             "seek",
             json!({ "query": format!("deploy timeouts {}", i % 50) }),
-        )
+        )?);
+        Ok(())
     })?;
     let (n50, n95) = timed(300, |i| {
-        tool(
+        nsz.push(tool(
             &mut m,
             "north",
             json!({ "task": format!("fix the build cache flake {}", i % 50) }),
-        )
+        )?);
+        Ok(())
     })?;
+    for i in 0..50 {
+        dsz.push(tool(
+            &mut m,
+            "seek",
+            json!({ "query": format!("deploy timeouts {}", i % 50), "detail": true }),
+        )?);
+    }
     println!("\n{big} project claims (filled in {fill_s:.1} s over REST) + 200 medulla claims:");
-    println!("| verb over MCP | p50 (ms) | p95 (ms) |\n|---|---|---|");
-    println!("| memorize | {m50:.3} | {m95:.3} |\n| seek (brain + medulla) | {s50:.3} | {s95:.3} |\n| north | {n50:.3} | {n95:.3} |");
+    println!("| verb over MCP | p50 (ms) | p95 (ms) | median answer (bytes) |\n|---|---|---|---|");
+    println!(
+        "| memorize | {m50:.3} | {m95:.3} | {} |\n| seek (brain + medulla) | {s50:.3} | {s95:.3} | {} (with detail: {}) |\n| north | {n50:.3} | {n95:.3} | {} |",
+        median(msz),
+        median(ssz),
+        median(dsz),
+        median(nsz)
+    );
 
     // Promotion through the audit actor.
     let (pr50, pr95) = timed(100, |i| {
