@@ -360,6 +360,14 @@ pub fn run(opts: HttpOpts) -> Result<()> {
         )?);
         Ok(())
     })?;
+    let (p50, p95) = timed(300, |i| {
+        tool(
+            &mut m,
+            "seek",
+            json!({ "query": format!("deploy timeouts {}", i % 50), "tier": "project" }),
+        )?;
+        Ok(())
+    })?;
     let (n50, n95) = timed(300, |i| {
         nsz.push(tool(
             &mut m,
@@ -378,11 +386,15 @@ pub fn run(opts: HttpOpts) -> Result<()> {
     println!("\n{big} project claims (filled in {fill_s:.1} s over REST) + 200 medulla claims:");
     println!("| verb over MCP | p50 (ms) | p95 (ms) | median answer (bytes) |\n|---|---|---|---|");
     println!(
-        "| memorize | {m50:.3} | {m95:.3} | {} |\n| seek (brain + medulla) | {s50:.3} | {s95:.3} | {} (with detail: {}) |\n| north | {n50:.3} | {n95:.3} | {} |",
+        "| memorize | {m50:.3} | {m95:.3} | {} |\n| seek (brain + medulla) | {s50:.3} | {s95:.3} | {} (with detail: {}) |\n| seek (tier: project) | {p50:.3} | {p95:.3} | – |\n| north | {n50:.3} | {n95:.3} | {} |",
         median(msz),
         median(ssz),
         median(dsz),
         median(nsz)
+    );
+    println!(
+        "default seek / project-only seek, p50: {:.2}×",
+        s50 / p50.max(1e-9)
     );
 
     // Promotion through the audit actor.
