@@ -738,3 +738,49 @@ fn issue15_every_command_has_json_and_fits_80_columns() {
         );
     }
 }
+
+/// The installed binary can fetch the model and say where it is, without an owner.
+#[test]
+fn issue15_the_binary_fetches_the_model_and_says_where_it_is() {
+    let dir = crate::common::model_dir();
+    let status = |model_dir: &Path, json: bool| {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["model", "status"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.env("MEDULLA_MODEL_DIR", model_dir).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, text) = status(&dir, false);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("complete"), "{text}");
+    let (code, text) = status(&dir, true);
+    assert_eq!(code, 0, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["found"], dir.to_string_lossy().as_ref(), "{v}");
+
+    let empty = tempfile::tempdir().unwrap();
+    let (code, text) = status(empty.path(), false);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("medulla model fetch"), "{text}");
+
+    // A complete directory is left alone, and the answer says a running owner needs a
+    // restart to use it.
+    let out = Command::new(BIN)
+        .args(["model", "fetch", "--dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("next start"), "{text}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
