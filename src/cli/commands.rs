@@ -81,11 +81,13 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             tier,
             scope,
             limit,
+            filter,
             ..
         } => {
-            let args = json!({
+            let mut args = json!({
                 "query": query.join(" "), "tier": tier.map(name), "scope": scope, "limit": limit,
             });
+            filter.apply(&mut args)?;
             finish_read(opts, &c.call("seek", args)?, print::rows::seek)
         }
         Command::History { slug, tier, .. } => {
@@ -107,8 +109,15 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             let a = c.call("learn", args)?;
             finish(opts, &a, |b| print::writes::learn(b, &name(tier)))
         }
-        Command::North { task, limit, .. } => {
-            let a = c.call("north", json!({ "task": task.join(" "), "limit": limit }))?;
+        Command::North {
+            task,
+            limit,
+            filter,
+            ..
+        } => {
+            let mut args = json!({ "task": task.join(" "), "limit": limit });
+            filter.apply(&mut args)?;
+            let a = c.call("north", args)?;
             finish_read(opts, &a, print::rows::north)
         }
         Command::Delegate {

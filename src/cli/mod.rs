@@ -12,6 +12,7 @@
 
 mod client;
 mod commands;
+mod filter;
 mod model;
 mod owner;
 mod paths;
@@ -141,6 +142,8 @@ pub enum Command {
         #[arg(long)]
         limit: Option<u32>,
         #[command(flatten)]
+        filter: filter::RecallFlags,
+        #[command(flatten)]
         c: ClientOpts,
     },
     /// Every version of a claim, oldest first
@@ -179,6 +182,8 @@ pub enum Command {
         /// How many rows per store
         #[arg(long)]
         limit: Option<u32>,
+        #[command(flatten)]
+        filter: filter::RecallFlags,
         #[command(flatten)]
         c: ClientOpts,
     },

@@ -784,3 +784,76 @@ fn issue15_the_binary_fetches_the_model_and_says_where_it_is() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `seek` and `north` take the recall filters and `--detail` on the command line.
+#[test]
+fn seek_and_north_take_the_recall_filters() {
+    let o = Owner::start();
+    let x = o.project("x");
+    ok(&medulla(&o, &x, &["bootstrap"]));
+    for (label, agent, strength) in [
+        ("cache keys", "claude:maker", "observed"),
+        ("cache eviction", "codex:reviewer", "verified"),
+    ] {
+        ok(&medulla(
+            &o,
+            &x,
+            &[
+                "memorize",
+                "--label",
+                label,
+                "--text",
+                &format!("the {label} rule of the cache layer"),
+                "--agent",
+                agent,
+                "--strength",
+                strength,
+            ],
+        ));
+    }
+    let slugs = |v: &Value| {
+        let mut s: Vec<String> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["slug"].as_str().unwrap().to_string())
+            .collect();
+        s.sort();
+        s
+    };
+    let (code, v) = cli(&o, &x, &["seek", "cache", "--agent", "codex"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(slugs(&v), ["cache-eviction"], "{v}");
+    let (_, v) = cli(&o, &x, &["seek", "cache", "--min-strength", "verified"]);
+    assert_eq!(slugs(&v), ["cache-eviction"], "{v}");
+    let (_, v) = cli(
+        &o,
+        &x,
+        &["seek", "cache", "--since", "2001-01-01", "--detail"],
+    );
+    assert_eq!(slugs(&v), ["cache-eviction", "cache-keys"], "{v}");
+    assert!(v["results"][0]["content_hash"].is_string(), "{v}");
+    let (_, v) = cli(&o, &x, &["seek", "cache", "--until", "2001-01-01"]);
+    assert_eq!(slugs(&v), Vec::<String>::new(), "{v}");
+    assert_eq!(v["memory_exists"]["project"], 2, "{v}");
+    let (_, v) = cli(
+        &o,
+        &x,
+        &["north", "the cache layer", "--agent", "claude:maker"],
+    );
+    let north: Vec<&str> = v["project"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(north, ["cache-keys"], "{v}");
+    // A time that is not one is refused before anything is sent, naming the forms.
+    let r = medulla(&o, &x, &["seek", "cache", "--since", "last tuesday"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("ISO 8601"), "{}", r.stderr);
+    // The human output names the note when nothing is left.
+    let r = medulla(&o, &x, &["seek", "cache", "--agent", "gemini"]);
+    ok(&r);
+    assert!(r.stdout.contains("memory exists"), "{}", r.stdout);
+}
