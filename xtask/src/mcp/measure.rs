@@ -33,7 +33,7 @@ pub fn rss_tree_kib(pid: u32) -> u64 {
     total
 }
 
-/// A `Vm…:` field of /proc/<pid>/status in KiB.
+/// A `Vm…:` field of `/proc/<pid>/status` in KiB.
 pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()?
