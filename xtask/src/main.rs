@@ -16,11 +16,15 @@
 //! - `ci`: what CI runs: fmt check, clippy, then the README's test command.
 //! - `bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]`: the Hall
 //!   in headless Chromium: first render and page weight (build `--release` first).
+//! - `hygiene corpus [--positives FILE] [--negatives FILE] | speed [--rounds 200] |
+//!   scan --path PATH`: the hygiene scanner's recall and false-positive rate (the built-in
+//!   corpus, or another), its scan time, and its findings in real files.
 
 mod bench;
 mod bench_hall;
 mod bench_http;
 mod eval;
+mod hygiene;
 mod mcp;
 mod peers;
 mod soak;
@@ -29,6 +33,21 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
+
+const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|battery|ci> [args]
+
+  fetch-model [--dir DIR]
+  eval [--conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE]
+  bench [--sizes 1000,10000] [--ops 300]
+  bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000] [--rounds 300] [--round-trips-only]
+  bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]
+  bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]
+  soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
+  hygiene corpus [--positives FILE] [--negatives FILE]
+  hygiene speed [--rounds 200]
+  hygiene scan --path PATH
+  battery
+  ci";
 
 fn cargo(args: &[&str]) -> Result<()> {
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
@@ -128,6 +147,7 @@ fn main() -> Result<()> {
                 .cloned(),
         }),
         "bench" => bench::run(rest),
+        "hygiene" => hygiene::run(rest),
         "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),
         "ci" => {
             cargo(&["fmt", "--all", "--check"])?;
@@ -141,8 +161,12 @@ fn main() -> Result<()> {
             ])?;
             cargo(&["test", "--workspace"])
         }
+        "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
         _ => {
-            eprintln!("usage: cargo xtask <fetch-model|eval|bench|soak|battery|ci> [args]");
+            eprintln!("{USAGE}");
             std::process::exit(2)
         }
     }
