@@ -17,7 +17,7 @@ pub struct RecallFlags {
     /// Only claims whose trust (0 to 1; ungraded 0.5) is at least this
     #[arg(long, value_name = "TRUST")]
     pub min_trust: Option<f64>,
-    /// Only claims created at or after this (ms since the epoch, or 2026-07-04[T10:00:00Z])
+    /// Only claims created at or after this (ms since the epoch, or an ISO 8601 date such as 2026-07-04)
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
     /// Only claims created at or before this (ms since the epoch, or an ISO 8601 date)

@@ -1,14 +1,17 @@
-//! The `medulla` command line. `serve` runs the owner; `bridge` is stdio MCP; every other
-//! command is a client of the running owner over HTTP, sending the working directory as
-//! the caller root and the owner's founder token, which makes it the founder surface.
+//! The `medulla` command line. `serve` runs the owner; `bridge` is stdio MCP; `model`
+//! fetches the embedding model; every other command is a client of the running owner over
+//! HTTP, sending the working directory as the caller root and the owner's founder token,
+//! which makes it the founder surface.
 //!
 //! - this file: the command-line grammar (clap) and [`run`];
-//! - [`client`]: the HTTP client (owner discovery, headers, NDJSON progress);
-//! - [`commands`]: what each client command sends and how its answer is printed;
-//! - [`owner`]: `serve`, `stop`, `hall`, and the logs' colour;
-//! - [`paths`]: relative path arguments made absolute before they are sent;
-//! - [`values`]: the closed sets of values the owner accepts (tiers, verdicts, classes);
-//! - [`print`]: human output, one module per family of answers.
+//! - `client`: the HTTP client (owner discovery, headers, NDJSON progress);
+//! - `commands`: what each client command sends and how its answer is printed;
+//! - `filter`: the recall filters as flags;
+//! - `model`: `medulla model fetch | status`;
+//! - `owner`: `serve`, `stop`, `hall`, and the logs' colour;
+//! - `paths`: relative path arguments made absolute before they are sent;
+//! - `values`: the closed sets of values the owner accepts (tiers, verdicts, classes);
+//! - `print`: human output, one module per family of answers.
 
 mod client;
 mod commands;
