@@ -159,6 +159,10 @@ fn main() -> Result<()> {
                 "-D",
                 "warnings",
             ])?;
+            // The docs build without a warning (no public doc links into a private item).
+            std::env::set_var("RUSTDOCFLAGS", "-D warnings");
+            cargo(&["doc", "--workspace", "--no-deps"])?;
+            cargo(&["doc", "--workspace", "--no-deps", "--document-private-items"])?;
             cargo(&["test", "--workspace"])
         }
         "--help" | "-h" => {
