@@ -137,6 +137,8 @@ struct Row {
     mem: (f64, f64),
     rec: (f64, f64),
     open_ms: f64,
+    /// Open plus the first recall: what a dormant brain costs its first caller.
+    open_recall_ms: f64,
     rebuild_ms: Option<f64>,
     reembed_ms: Option<f64>,
 }
@@ -198,9 +200,17 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
         std::hint::black_box(r);
     }
     store.close()?;
+    let first = RecallQuery {
+        text: format!("{} {}", g.words(2), g.rare(2)),
+        limit: 10,
+        mode,
+        ..Default::default()
+    };
     let t = Instant::now();
     let (store, _) = Store::open(dir.path(), opts.clone())?;
     let open_ms = t.elapsed().as_secs_f64() * 1000.0;
+    std::hint::black_box(store.recall(&first)?);
+    let open_recall_ms = t.elapsed().as_secs_f64() * 1000.0;
     store.close()?;
     let rebuild_ms = if hybrid {
         std::fs::remove_file(dir.path().join("vectors.usearch")).context("index file")?;
@@ -243,6 +253,7 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
         mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
         rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.95)),
         open_ms,
+        open_recall_ms,
         rebuild_ms,
         reembed_ms,
     })
@@ -251,6 +262,8 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
 pub fn run(args: &[String]) -> Result<()> {
     let mut sizes = vec![1_000, 10_000];
     let mut ops = 300;
+    let mut lexical = true;
+    let mut hybrid = true;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -263,7 +276,12 @@ pub fn run(args: &[String]) -> Result<()> {
                     .collect::<Result<_, _>>()?
             }
             "--ops" => ops = it.next().context("--ops takes a number")?.parse()?,
-            other => bail!("unknown argument {other:?}: usage: cargo xtask bench [--sizes 1000,10000,100000] [--ops 300]"),
+            "--modes" => {
+                let m = it.next().context("--modes takes lexical, hybrid or lexical,hybrid")?;
+                lexical = m.split(',').any(|m| m.trim() == "lexical");
+                hybrid = m.split(',').any(|m| m.trim() == "hybrid");
+            }
+            other => bail!("unknown argument {other:?}: usage: cargo xtask bench [--sizes 1000,10000,100000] [--ops 300] [--modes lexical,hybrid]"),
         }
     }
     let embedder: Option<Arc<dyn Embedder>> = medulla::model::load_default()?;
@@ -303,17 +321,20 @@ pub fn run(args: &[String]) -> Result<()> {
             pct(&mut samples, 0.95)
         );
     }
-    println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p95 (ms) | open (ms) | open, index rebuilt (ms) | open, model changed: re-embed all (ms) |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p95 (ms) | open (ms) | open + first recall (ms) | open, index rebuilt (ms) | open, model changed: re-embed all (ms) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for &size in &sizes {
-        let mut modes: Vec<Option<Arc<dyn Embedder>>> = vec![None];
-        if embedder.is_some() {
+        let mut modes: Vec<Option<Arc<dyn Embedder>>> = vec![];
+        if lexical {
+            modes.push(None);
+        }
+        if hybrid && embedder.is_some() {
             modes.push(embedder.clone());
         }
         for e in modes {
             let r = bench_size(size, e, ops)?;
             println!(
-                "| {} | {} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {} | {} |",
+                "| {} | {} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {:.1} | {} | {} |",
                 r.size,
                 r.mode,
                 r.fill_s,
@@ -322,6 +343,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 r.rec.0,
                 r.rec.1,
                 r.open_ms,
+                r.open_recall_ms,
                 r.rebuild_ms
                     .map(|m| format!("{m:.0}"))
                     .unwrap_or_else(|| "–".into()),
