@@ -10,7 +10,12 @@ use crate::error::StoreError;
 impl Store {
     pub(super) fn act(&mut self, tx: &redb::WriteTransaction, act: Act) -> Result<(), StoreError> {
         let mut acts = tx.open_table(ACTS)?;
-        acts.insert(act.seq, serde_json::to_vec(&act)?.as_slice())?;
+        acts.insert(
+            act.seq,
+            serde_json::to_vec(&act)
+                .expect("an act serializes")
+                .as_slice(),
+        )?;
         let mut meta = tx.open_table(META)?;
         meta.insert("next_act", (act.seq + 1).to_string().as_str())?;
         Ok(())
@@ -45,7 +50,7 @@ impl Store {
         let mut out = Vec::new();
         for row in rx.open_table(ACTS)?.range(after_seq.saturating_add(1)..)? {
             let (_, v) = row?;
-            out.push(serde_json::from_slice(v.value())?);
+            out.push(serde_json::from_slice(v.value()).map_err(StoreError::corrupt("act record"))?);
             if out.len() >= limit {
                 break;
             }
@@ -64,7 +69,7 @@ impl Store {
         let mut out = Vec::new();
         for row in rx.open_table(ACTS)?.range(..before)?.rev() {
             let (_, v) = row?;
-            out.push(serde_json::from_slice(v.value())?);
+            out.push(serde_json::from_slice(v.value()).map_err(StoreError::corrupt("act record"))?);
             if out.len() >= limit {
                 break;
             }

@@ -132,8 +132,7 @@ fn from_bytes(b: &[u8]) -> Vec<f32> {
 }
 
 fn decode(b: &[u8]) -> Result<Claim, StoreError> {
-    serde_json::from_slice(b)
-        .map_err(|e| StoreError::Storage(format!("undecodable claim record: {e}")))
+    serde_json::from_slice(b).map_err(StoreError::corrupt("claim record"))
 }
 
 fn encode(c: &Claim) -> Vec<u8> {

@@ -225,7 +225,8 @@ impl Store {
             let mut rewrite: Vec<Act> = Vec::new();
             for row in acts.iter()? {
                 let (_, v) = row?;
-                let a: Act = serde_json::from_slice(v.value())?;
+                let a: Act =
+                    serde_json::from_slice(v.value()).map_err(StoreError::corrupt("act record"))?;
                 if a.subject == slug {
                     rewrite.push(a);
                 }
@@ -233,7 +234,12 @@ impl Store {
             for mut a in rewrite {
                 a.subject = subject.clone();
                 a.note = None;
-                acts.insert(a.seq, serde_json::to_vec(&a)?.as_slice())?;
+                acts.insert(
+                    a.seq,
+                    serde_json::to_vec(&a)
+                        .expect("an act serializes")
+                        .as_slice(),
+                )?;
                 acts_scrubbed += 1;
             }
         }
