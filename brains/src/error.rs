@@ -146,3 +146,21 @@ impl StoreError {
         move |source| StoreError::CorruptRecord { what, source }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_errors_keep_their_source_and_their_code() {
+        let e = StoreError::from(redb::StorageError::Corrupted("page 7".into()));
+        assert_eq!(e.code(), "storage");
+        assert!(std::error::Error::source(&e).is_some());
+        assert!(!e.is_bad_input());
+        let bad = serde_json::from_slice::<u32>(b"{").unwrap_err();
+        let e = StoreError::corrupt("claim record")(bad);
+        assert_eq!(e.code(), "record_corrupt");
+        assert!(std::error::Error::source(&e).is_some());
+        assert_ne!(StoreError::Invalid("x".into()).code(), e.code());
+    }
+}
