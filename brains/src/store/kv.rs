@@ -34,6 +34,7 @@ impl Store {
         tx.open_table(KV)?.insert(key, value)?;
         self.act(&tx, act)?;
         tx.commit()?;
+        self.note_act()?;
         Ok(())
     }
 
@@ -64,6 +65,7 @@ impl Store {
         tx.open_table(KV)?.remove(key)?;
         self.act(&tx, act)?;
         tx.commit()?;
+        self.note_act()?;
         Ok(())
     }
 }

@@ -29,6 +29,7 @@ mod kv;
 mod open;
 mod query;
 mod read;
+mod snapshot;
 mod tables;
 mod write;
 
@@ -84,12 +85,20 @@ pub struct OpenReport {
     pub index_rebuild_reason: Option<String>,
     /// Vectors computed on open for claims that had none (model newly present or changed).
     pub embedded_on_open: u64,
+    /// The claim-index snapshot (lexical index and claim metadata) was missing,
+    /// unreadable, of another store or not catchable-up, and was rebuilt from redb.
+    pub claim_index_rebuilt: bool,
+    /// Why, when it was rebuilt.
+    pub claim_index_rebuild_reason: Option<String>,
+    /// Acts replayed onto a snapshot taken before the last writes (after a crash).
+    pub claim_index_caught_up: u64,
 }
 
 pub(crate) const DB_FILE: &str = "store.redb";
 const SCHEMA_VERSION: &str = "1";
-/// Save the vector index file after this many vector writes (it is also saved on
-/// flush, close and drop). Never per write: the file is derived and redb is the truth.
+/// Save the vector index file after this many vector writes, and the claim-index
+/// snapshot after this many acts (both are also saved on flush, close and drop). Never
+/// per write: the files are derived and redb is the truth.
 const SAVE_EVERY: u32 = 256;
 const MAX_KV_KEY: usize = 256;
 /// Log re-embedding progress on open every this many claims.
@@ -109,7 +118,12 @@ pub struct Store {
     slug_to_key: HashMap<String, u64>,
     next_key: u64,
     next_act: u64,
+    /// Vector writes since the vector index file was saved.
     unsaved: u32,
+    /// Acts since the claim-index snapshot was saved.
+    acts_unsaved: u32,
+    /// The store's creation stamp (meta `created`), which the snapshot carries.
+    created: String,
 }
 
 impl std::fmt::Debug for Store {
@@ -179,12 +193,40 @@ impl Store {
         })
     }
 
-    /// Persist the vector index file now.
+    /// Persist the vector index file now, and the claim-index snapshot when acts were
+    /// written since it was saved.
     pub fn flush_index(&mut self) -> Result<(), StoreError> {
         if let Some(ix) = &self.vindex {
             ix.save()?;
         }
         self.unsaved = 0;
+        if self.acts_unsaved > 0 {
+            self.save_claim_index()?;
+        }
+        Ok(())
+    }
+
+    /// Write the claim-index snapshot (see [`snapshot`]) at the current act sequence.
+    fn save_claim_index(&mut self) -> Result<(), StoreError> {
+        let stamp = snapshot::Stamp {
+            next_act: self.next_act,
+            created: self.created.clone(),
+            live: self.lexical.len() as u64,
+        };
+        snapshot::save(
+            &self.dir,
+            &snapshot::encode(&stamp, &self.lexical, &self.meta),
+        )?;
+        self.acts_unsaved = 0;
+        Ok(())
+    }
+
+    /// Count a committed act; save the claim-index snapshot every [`SAVE_EVERY`].
+    fn note_act(&mut self) -> Result<(), StoreError> {
+        self.acts_unsaved += 1;
+        if self.acts_unsaved >= SAVE_EVERY {
+            self.save_claim_index()?;
+        }
         Ok(())
     }
 
@@ -196,17 +238,20 @@ impl Store {
         }
     }
 
-    /// Flush and close.
+    /// Flush what changed since the last save, and close.
     pub fn close(mut self) -> Result<(), StoreError> {
-        self.flush_index()
+        if self.unsaved > 0 || self.acts_unsaved > 0 {
+            self.flush_index()?;
+        }
+        Ok(())
     }
 }
 
 impl Drop for Store {
     fn drop(&mut self) {
-        if self.unsaved > 0 {
+        if self.unsaved > 0 || self.acts_unsaved > 0 {
             if let Err(e) = self.flush_index() {
-                tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the vector index on drop; it will be rebuilt on open");
+                tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the derived indexes on drop; they will be rebuilt or caught up on open");
             }
         }
     }

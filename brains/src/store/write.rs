@@ -78,6 +78,7 @@ impl Store {
             }
             self.note_vector_write()?;
         }
+        self.note_act()?;
         Ok(())
     }
 
@@ -247,6 +248,8 @@ impl Store {
         tx.commit()?;
         self.lexical.remove(slug);
         self.meta.remove(slug);
+        // A purge is never caught up (its act names no slug): snapshot it now.
+        self.save_claim_index()?;
         if let Some(k) = key {
             self.key_to_slug.remove(&k);
             self.slug_to_key.remove(slug);
@@ -308,6 +311,7 @@ impl Store {
         self.act(&tx, act)?;
         tx.commit()?;
         self.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
+        self.note_act()?;
         Ok(c)
     }
 
@@ -351,6 +355,7 @@ impl Store {
             }
             self.note_vector_write()?;
         }
+        self.note_act()?;
         Ok(out)
     }
 

@@ -1,5 +1,6 @@
 //! Regression guard for the durability promise: a process killed mid-write (SIGKILL)
-//! loses nothing it acknowledged, and the vector index comes back in step.
+//! loses nothing it acknowledged, the vector index comes back in step and the claim-index
+//! snapshot is caught up.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -48,6 +49,10 @@ fn every_acknowledged_claim_survives_sigkill_and_the_index_is_rebuilt() {
     assert!(
         report.index_rebuilt,
         "the unsaved index must have been found out of step: {report:?}"
+    );
+    assert!(
+        !report.claim_index_rebuilt && report.claim_index_caught_up >= 300 - 256,
+        "the claim-index snapshot (saved every 256 acts) is caught up from the act log: {report:?}"
     );
     assert_eq!(s.check_index().unwrap(), None);
     let st = s.stats().unwrap();

@@ -6,4 +6,5 @@ mod crash;
 mod embed;
 mod hygiene;
 mod legacy;
+mod snapshot;
 mod store;
