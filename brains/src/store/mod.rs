@@ -26,6 +26,7 @@ use tables::{ACTS, CLAIMS, HISTORY, KV, VECTORS};
 
 mod acts;
 mod kv;
+mod memorize;
 mod open;
 mod query;
 mod read;

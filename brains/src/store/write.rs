@@ -1,28 +1,16 @@
-//! Writes to claims: memorize and supersession, purge, learn, demote, the promotion
-//! stamp. Each is one redb transaction with its act; in-memory indexes follow the commit.
+//! Writes to claims other than memorize (`memorize.rs`): purge, learn, demote, the
+//! promotion stamp. Each is one redb transaction with its act; in-memory indexes follow the commit.
 
 use redb::ReadableTable;
 
 use super::tables::{ACTS, CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
-use super::{embed_text, encode, sha, to_bytes, PurgeReport, Store, SAVE_EVERY};
+use super::{encode, sha, to_bytes, PurgeReport, Store, SAVE_EVERY};
 use crate::claim::Claim;
-use crate::claim::{
-    content_hash, Act, ActKind, ClaimState, MemorizeInput, MemorizeOutcome, Verdict,
-};
+use crate::claim::{Act, ActKind, ClaimState, Verdict};
 use crate::error::StoreError;
 use crate::recall::ClaimMeta;
 
 impl Store {
-    fn embed_one(&self, label: &str, text: &str) -> Result<Option<Vec<f32>>, StoreError> {
-        let Some(e) = &self.opts.embedder else {
-            return Ok(None);
-        };
-        let mut v = e
-            .embed(&[embed_text(label, text).as_str()])
-            .map_err(|e| StoreError::Embedding(e.to_string()))?;
-        Ok(v.pop())
-    }
-
     /// Write a new live version (with its vector) and, when there was one, move the old
     /// version to history; one transaction. Updates the in-memory indexes after commit.
     fn write_version(
@@ -82,111 +70,12 @@ impl Store {
         Ok(())
     }
 
-    fn note_vector_write(&mut self) -> Result<(), StoreError> {
+    pub(super) fn note_vector_write(&mut self) -> Result<(), StoreError> {
         self.unsaved += 1;
         if self.unsaved >= SAVE_EVERY {
             self.flush_index()?;
         }
         Ok(())
-    }
-
-    /// New claim, supersession, `would_downgrade` refusal, or `unchanged` no-op.
-    pub fn memorize(&mut self, mut input: MemorizeInput) -> Result<MemorizeOutcome, StoreError> {
-        let slug = input.validate()?;
-        let hash = content_hash(&input.label, &input.text, input.strength, &input.evidence);
-        let live = self.get(&slug)?;
-        // Labels are identities: a different label that happens to derive the same slug
-        // is another claim, never a supersession of this one.
-        let holder = match &live {
-            Some(l) => Some(l.label.clone()),
-            None => self.newest_outdated(&slug)?.map(|c| c.label),
-        };
-        if let Some(existing) = holder.filter(|h| !crate::claim::same_label(h, &input.label)) {
-            return Err(StoreError::LabelCollision {
-                slug,
-                existing,
-                attempted: input.label,
-            });
-        }
-        if let Some(l) = &live {
-            if l.content_hash == hash {
-                return Ok(MemorizeOutcome::Unchanged { claim: l.clone() });
-            }
-            // An import replays versions a legacy store already accepted, oldest first;
-            // its own gate ran when they were written.
-            if input.strength < l.strength && input.act != Some(ActKind::Import) {
-                return Err(StoreError::WouldDowngrade {
-                    slug,
-                    live: l.strength,
-                    attempted: input.strength,
-                });
-            }
-        }
-        let mut created = input.created.unwrap_or_else(|| self.now_ms());
-        if let Some(l) = &live {
-            if created <= l.created && input.created.is_none() {
-                created = l.created + 1;
-            }
-        }
-        let vector = self.embed_one(&input.label, &input.text)?;
-        let claim = Claim {
-            label: input.label.clone(),
-            slug: slug.clone(),
-            text: input.text.clone(),
-            state: ClaimState::Authored,
-            created,
-            source_agent: input.source_agent.clone(),
-            origin_brain: input.origin_brain.clone(),
-            strength: input.strength,
-            supersedes: live.as_ref().map(Claim::version_id),
-            trust: Default::default(),
-            evidence: input.evidence.clone(),
-            content_hash: hash.clone(),
-            version: live.as_ref().map(|l| l.version + 1).unwrap_or(1),
-            promoted_to: None,
-            origin_claim: input.origin_claim.clone(),
-            promoted_by: input.promoted_by.clone(),
-            promotion_reason: input.promotion_reason.clone(),
-            origin_created: input.origin_created,
-            origin_agent: input.origin_agent.clone(),
-            outdated_reason: None,
-            outdated_at: None,
-        };
-        let kind = input.act.unwrap_or(if live.is_some() {
-            ActKind::Supersede
-        } else {
-            ActKind::Memorize
-        });
-        let actor = input
-            .promoted_by
-            .clone()
-            .unwrap_or_else(|| input.source_agent.clone());
-        let act = self.new_act(
-            kind,
-            &slug,
-            &actor,
-            live.as_ref().map(|l| l.content_hash.clone()),
-            Some(hash),
-            None,
-        );
-        self.write_version(
-            &claim,
-            live.as_ref().map(|l| (l, "superseded")),
-            vector,
-            act,
-        )?;
-        Ok(match live {
-            Some(previous) => {
-                let mut previous = previous;
-                previous.state = ClaimState::Outdated;
-                previous.outdated_reason = Some("superseded".into());
-                MemorizeOutcome::Superseded {
-                    claim,
-                    previous: Box::new(previous),
-                }
-            }
-            None => MemorizeOutcome::Created { claim },
-        })
     }
 
     /// Erase a claim and every version of it: the live record, its history, its vector,
