@@ -49,8 +49,25 @@ pub enum StoreError {
         "the store at {path} is unreadable ({detail}): restore it from a backup or move it aside"
     )]
     Corrupt { path: String, detail: String },
+    /// redb failed: the disk, the file, a transaction. The source is kept.
     #[error("storage error: {0}")]
-    Storage(String),
+    Storage(#[from] redb::Error),
+    /// A record redb returned does not decode: the store is damaged, not the request.
+    #[error("a stored {what} does not decode ({source}): the store is damaged; restore it from a backup or move it aside")]
+    CorruptRecord {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The derived vector index failed; redb still holds every vector.
+    #[error("vector index {what}: {detail}; delete vectors.usearch to have it rebuilt on open")]
+    VectorIndex { what: String, detail: String },
+    /// The store was closed (its brain unloaded) while a call waited for it.
+    #[error("the store was closed while the call waited: retry")]
+    Closed,
+    /// A bug: a store call panicked.
+    #[error("internal error: {0}")]
+    Internal(String),
     #[error("io error at {path}: {detail}")]
     Io { path: String, detail: String },
     #[error("embedding failed: {0}")]
@@ -79,6 +96,10 @@ impl StoreError {
             StoreError::StoreLocked { .. } => "store_locked",
             StoreError::Corrupt { .. } => "store_corrupt",
             StoreError::Storage(_) => "storage",
+            StoreError::CorruptRecord { .. } => "record_corrupt",
+            StoreError::VectorIndex { .. } => "vector_index",
+            StoreError::Closed => "store_closed",
+            StoreError::Internal(_) => "internal",
             StoreError::Io { .. } => "io",
             StoreError::Embedding(_) => "embedding",
             StoreError::Invalid(_) => "invalid_input",
@@ -102,18 +123,44 @@ impl StoreError {
     }
 }
 
+/// Every redb error keeps its source as a [`redb::Error`].
 macro_rules! storage_from {
     ($($t:ty),*) => {$(
         impl From<$t> for StoreError {
-            fn from(e: $t) -> Self { StoreError::Storage(e.to_string()) }
+            fn from(e: $t) -> Self {
+                StoreError::Storage(e.into())
+            }
         }
     )*};
 }
 storage_from!(
-    redb::Error,
     redb::TransactionError,
     redb::TableError,
     redb::StorageError,
-    redb::CommitError,
-    serde_json::Error
+    redb::CommitError
 );
+
+impl StoreError {
+    /// A record of `what` that does not decode.
+    pub(crate) fn corrupt(what: &'static str) -> impl FnOnce(serde_json::Error) -> StoreError {
+        move |source| StoreError::CorruptRecord { what, source }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_errors_keep_their_source_and_their_code() {
+        let e = StoreError::from(redb::StorageError::Corrupted("page 7".into()));
+        assert_eq!(e.code(), "storage");
+        assert!(std::error::Error::source(&e).is_some());
+        assert!(!e.is_bad_input());
+        let bad = serde_json::from_slice::<u32>(b"{").unwrap_err();
+        let e = StoreError::corrupt("claim record")(bad);
+        assert_eq!(e.code(), "record_corrupt");
+        assert!(std::error::Error::source(&e).is_some());
+        assert_ne!(StoreError::Invalid("x".into()).code(), e.code());
+    }
+}

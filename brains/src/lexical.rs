@@ -1,4 +1,5 @@
-//! The lexical index: BM25 over label and text, in memory, rebuilt from redb on open.
+//! The lexical index: BM25 over label and text, in memory. The store saves it in its
+//! claim-index snapshot and rebuilds it from redb when the snapshot is missing or stale.
 //! Postings lists keep a query's cost proportional to the documents that share its
 //! terms, not to the size of the store.
 
@@ -346,6 +347,171 @@ impl LexicalIndex {
             .into_iter()
             .map(|h| (h.slug, h.score))
             .collect()
+    }
+}
+
+/// The byte encoding of snapshots: little-endian integers, length-prefixed strings.
+/// Shared by the lexical index and the store's claim-index snapshot.
+pub(crate) mod bytes {
+    pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
+        put_u32(out, s.len() as u32);
+        out.extend_from_slice(s.as_bytes());
+    }
+
+    /// Reads what the `put_*` functions wrote; `None` once the bytes run out or do not
+    /// parse (a snapshot that does not read is rebuilt, never trusted in part).
+    pub(crate) struct Reader<'a> {
+        b: &'a [u8],
+    }
+
+    impl<'a> Reader<'a> {
+        pub(crate) fn new(b: &'a [u8]) -> Self {
+            Self { b }
+        }
+
+        pub(crate) fn is_empty(&self) -> bool {
+            self.b.is_empty()
+        }
+
+        fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+            if self.b.len() < n {
+                return None;
+            }
+            let (head, rest) = self.b.split_at(n);
+            self.b = rest;
+            Some(head)
+        }
+
+        pub(crate) fn u32(&mut self) -> Option<u32> {
+            Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+        }
+
+        pub(crate) fn u64(&mut self) -> Option<u64> {
+            Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+        }
+
+        pub(crate) fn str(&mut self) -> Option<&'a str> {
+            let n = self.u32()? as usize;
+            std::str::from_utf8(self.take(n)?).ok()
+        }
+
+        /// `n` (u32, u32) pairs.
+        pub(crate) fn pairs(&mut self, n: usize) -> Option<Vec<(u32, u32)>> {
+            let raw = self.take(n.checked_mul(8)?)?;
+            Some(
+                raw.chunks_exact(8)
+                    .map(|c| {
+                        (
+                            u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+                            u32::from_le_bytes([c[4], c[5], c[6], c[7]]),
+                        )
+                    })
+                    .collect(),
+            )
+        }
+    }
+}
+
+impl LexicalIndex {
+    /// Append the index to `out`, compacted: only live documents and the terms they
+    /// hold, renumbered in order (a document's terms stay sorted by id).
+    pub(crate) fn write_snapshot(&self, out: &mut Vec<u8>) {
+        use bytes::{put_str, put_u32};
+        let mut by_id: Vec<Option<&str>> = vec![None; self.postings.len()];
+        for (t, id) in &self.terms {
+            if !self.postings[*id as usize].is_empty() {
+                by_id[*id as usize] = Some(t);
+            }
+        }
+        let mut remap = vec![u32::MAX; by_id.len()];
+        let mut kept: Vec<(&str, u32)> = Vec::new();
+        for (old, t) in by_id.iter().enumerate() {
+            if let Some(t) = t {
+                remap[old] = kept.len() as u32;
+                kept.push((t, self.postings[old].len() as u32));
+            }
+        }
+        put_u32(out, kept.len() as u32);
+        for (t, df) in &kept {
+            put_str(out, t);
+            put_u32(out, *df);
+        }
+        put_u32(out, self.live);
+        for doc in self.docs.iter().flatten() {
+            put_str(out, &doc.slug);
+            put_u32(out, doc.len);
+            put_u32(out, doc.terms.len() as u32);
+            for (t, f) in &doc.terms {
+                put_u32(out, remap[*t as usize]);
+                put_u32(out, *f);
+            }
+        }
+    }
+
+    /// Read what [`LexicalIndex::write_snapshot`] wrote; `None` when it does not read
+    /// whole and consistent. Postings are rebuilt from the documents' terms.
+    pub(crate) fn read_snapshot(r: &mut bytes::Reader<'_>) -> Option<LexicalIndex> {
+        let n_terms = r.u32()? as usize;
+        let mut terms = HashMap::with_capacity(n_terms);
+        let mut postings: Vec<Vec<(u32, u32)>> = Vec::with_capacity(n_terms);
+        for id in 0..n_terms {
+            let t = r.str()?;
+            let df = r.u32()? as usize;
+            terms.insert(t.to_string(), id as u32);
+            postings.push(Vec::with_capacity(df));
+        }
+        if terms.len() != n_terms {
+            return None;
+        }
+        let n_docs = r.u32()?;
+        let mut docs = Vec::with_capacity(n_docs as usize);
+        let mut by_slug = HashMap::with_capacity(n_docs as usize);
+        let mut total_len = 0u64;
+        for d in 0..n_docs {
+            let slug = r.str()?.to_string();
+            let len = r.u32()?;
+            let n = r.u32()? as usize;
+            let doc_terms = r.pairs(n)?;
+            let mut prev = None;
+            for (t, f) in &doc_terms {
+                if prev.is_some_and(|p| p >= *t) {
+                    return None;
+                }
+                prev = Some(*t);
+                postings.get_mut(*t as usize)?.push((d, *f));
+            }
+            total_len += len as u64;
+            if by_slug.insert(slug.clone(), d).is_some() {
+                return None;
+            }
+            docs.push(Some(Doc {
+                slug,
+                len,
+                terms: doc_terms,
+            }));
+        }
+        Some(LexicalIndex {
+            terms,
+            postings,
+            docs,
+            by_slug,
+            free: Vec::new(),
+            total_len,
+            live: n_docs,
+        })
+    }
+
+    /// The slugs of the indexed documents.
+    pub(crate) fn slugs(&self) -> impl Iterator<Item = &str> {
+        self.docs.iter().flatten().map(|d| d.slug.as_str())
     }
 }
 

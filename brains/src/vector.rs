@@ -10,7 +10,10 @@ use crate::error::StoreError;
 pub const INDEX_FILE: &str = "vectors.usearch";
 
 fn err(what: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Storage(format!("vector index {what}: {e}"))
+    StoreError::VectorIndex {
+        what: what.to_string(),
+        detail: e.to_string(),
+    }
 }
 
 /// A usearch index with the bookkeeping the store needs.

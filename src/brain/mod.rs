@@ -106,7 +106,7 @@ where
         guard.as_ref().map(f).transpose()
     })
     .await;
-    joined.unwrap_or_else(|e| Err(StoreError::Storage(format!("a store read panicked: {e}"))))
+    joined.unwrap_or_else(|e| Err(StoreError::Internal(format!("a store read panicked: {e}"))))
 }
 
 /// What a brain actor is started with.
@@ -136,7 +136,7 @@ impl BrainState {
             let mut guard = store.write().unwrap_or_else(|p| p.into_inner());
             match guard.as_mut() {
                 Some(s) => f(s),
-                None => Err(StoreError::Storage("store already closed".into())),
+                None => Err(StoreError::Closed),
             }
         })
         .await;

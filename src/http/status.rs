@@ -14,7 +14,7 @@ pub fn of(e: &OwnerError) -> u16 {
             StoreError::WouldDowngrade { .. } | StoreError::LabelCollision { .. },
         ) => 409,
         OwnerError::Store(StoreError::NothingToPurge { .. }) => 404,
-        OwnerError::Store(StoreError::StoreLocked { .. }) => 503,
+        OwnerError::Store(StoreError::StoreLocked { .. } | StoreError::Closed) => 503,
         OwnerError::Store(_) => 500,
         OwnerError::Unbootstrapped { .. } => 409,
         OwnerError::UnknownBrain { .. } => 404,

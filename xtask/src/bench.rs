@@ -1,8 +1,10 @@
 //! `cargo xtask bench`: store-level latency figures. Memorize and recall p50/p95 at
 //! several store sizes, lexical-only and hybrid; embedding throughput; store open time;
-//! vector index rebuild time. Run it in release (`cargo xtask` builds xtask in dev, but
-//! dependencies are optimised; pass `--release` through `cargo run --release -p xtask`
-//! for final figures).
+//! vector index rebuild time; memorize one by one against `memorize_many` batches.
+//! `--batch-fill` fills the stores with `memorize_many` (faster at 100k claims; the
+//! figures measured after the fill do not depend on how it was filled). Run it in
+//! release (`cargo xtask` builds xtask in dev, but dependencies are optimised; pass
+//! `--release` through `cargo run --release -p xtask` for final figures).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -137,6 +139,11 @@ struct Row {
     mem: (f64, f64),
     rec: (f64, f64),
     open_ms: f64,
+    /// Open plus the first recall: what a dormant brain costs its first caller.
+    open_recall_ms: f64,
+    /// Claims per second memorized one by one, and with `memorize_many` in batches.
+    single_rate: f64,
+    batch_rate: f64,
     rebuild_ms: Option<f64>,
     reembed_ms: Option<f64>,
 }
@@ -158,7 +165,15 @@ impl Embedder for Renamed {
     }
 }
 
-fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> Result<Row> {
+/// Claims per `memorize_many` call in the batched figures and the batched fill.
+const BATCH: usize = 100;
+
+fn bench_size(
+    size: usize,
+    embedder: Option<Arc<dyn Embedder>>,
+    ops: usize,
+    batch_fill: bool,
+) -> Result<Row> {
     let dir = tempfile::tempdir()?;
     let hybrid = embedder.is_some();
     let opts = StoreOptions {
@@ -168,8 +183,19 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
     let (mut store, _) = Store::open(dir.path(), opts.clone())?;
     let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
     let t = Instant::now();
-    for i in 0..size {
-        store.memorize(input(&mut g, i))?;
+    if batch_fill {
+        for start in (0..size).step_by(1000) {
+            let batch = (start..size.min(start + 1000))
+                .map(|i| input(&mut g, i))
+                .collect();
+            for r in store.memorize_many(batch)? {
+                r?;
+            }
+        }
+    } else {
+        for i in 0..size {
+            store.memorize(input(&mut g, i))?;
+        }
     }
     let fill_s = t.elapsed().as_secs_f64();
     let mut mem = Vec::with_capacity(ops);
@@ -179,6 +205,18 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
         store.memorize(inp)?;
         mem.push(t.elapsed());
     }
+    let single_rate = ops as f64 / mem.iter().sum::<Duration>().as_secs_f64();
+    let batched = ops.max(BATCH);
+    let t = Instant::now();
+    for start in (0..batched).step_by(BATCH) {
+        let batch = (start..batched.min(start + BATCH))
+            .map(|i| input(&mut g, size + ops + i))
+            .collect();
+        for r in store.memorize_many(batch)? {
+            r?;
+        }
+    }
+    let batch_rate = batched as f64 / t.elapsed().as_secs_f64();
     let mode = if hybrid {
         RankMode::Auto
     } else {
@@ -198,9 +236,17 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
         std::hint::black_box(r);
     }
     store.close()?;
+    let first = RecallQuery {
+        text: format!("{} {}", g.words(2), g.rare(2)),
+        limit: 10,
+        mode,
+        ..Default::default()
+    };
     let t = Instant::now();
     let (store, _) = Store::open(dir.path(), opts.clone())?;
     let open_ms = t.elapsed().as_secs_f64() * 1000.0;
+    std::hint::black_box(store.recall(&first)?);
+    let open_recall_ms = t.elapsed().as_secs_f64() * 1000.0;
     store.close()?;
     let rebuild_ms = if hybrid {
         std::fs::remove_file(dir.path().join("vectors.usearch")).context("index file")?;
@@ -224,11 +270,11 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
             let t = Instant::now();
             let (store, report) = Store::open(dir.path(), renamed)?;
             let ms = t.elapsed().as_secs_f64() * 1000.0;
-            if report.embedded_on_open as usize != size + ops {
+            if report.embedded_on_open as usize != size + ops + batched {
                 bail!(
                     "a model change re-embedded {} claims, not {}",
                     report.embedded_on_open,
-                    size + ops
+                    size + ops + batched
                 );
             }
             store.close()?;
@@ -243,6 +289,9 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
         mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
         rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.95)),
         open_ms,
+        open_recall_ms,
+        single_rate,
+        batch_rate,
         rebuild_ms,
         reembed_ms,
     })
@@ -251,6 +300,9 @@ fn bench_size(size: usize, embedder: Option<Arc<dyn Embedder>>, ops: usize) -> R
 pub fn run(args: &[String]) -> Result<()> {
     let mut sizes = vec![1_000, 10_000];
     let mut ops = 300;
+    let mut lexical = true;
+    let mut hybrid = true;
+    let mut batch_fill = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -263,7 +315,13 @@ pub fn run(args: &[String]) -> Result<()> {
                     .collect::<Result<_, _>>()?
             }
             "--ops" => ops = it.next().context("--ops takes a number")?.parse()?,
-            other => bail!("unknown argument {other:?}: usage: cargo xtask bench [--sizes 1000,10000,100000] [--ops 300]"),
+            "--batch-fill" => batch_fill = true,
+            "--modes" => {
+                let m = it.next().context("--modes takes lexical, hybrid or lexical,hybrid")?;
+                lexical = m.split(',').any(|m| m.trim() == "lexical");
+                hybrid = m.split(',').any(|m| m.trim() == "hybrid");
+            }
+            other => bail!("unknown argument {other:?}: usage: cargo xtask bench [--sizes 1000,10000,100000] [--ops 300] [--modes lexical,hybrid] [--batch-fill]"),
         }
     }
     let embedder: Option<Arc<dyn Embedder>> = medulla::model::load_default()?;
@@ -303,17 +361,20 @@ pub fn run(args: &[String]) -> Result<()> {
             pct(&mut samples, 0.95)
         );
     }
-    println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p95 (ms) | open (ms) | open, index rebuilt (ms) | open, model changed: re-embed all (ms) |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p95 (ms) | open (ms) | open + first recall (ms) | memorize one by one / memorize_many of {BATCH} (claims/s) | open, index rebuilt (ms) | open, model changed: re-embed all (ms) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for &size in &sizes {
-        let mut modes: Vec<Option<Arc<dyn Embedder>>> = vec![None];
-        if embedder.is_some() {
+        let mut modes: Vec<Option<Arc<dyn Embedder>>> = vec![];
+        if lexical {
+            modes.push(None);
+        }
+        if hybrid && embedder.is_some() {
             modes.push(embedder.clone());
         }
         for e in modes {
-            let r = bench_size(size, e, ops)?;
+            let r = bench_size(size, e, ops, batch_fill)?;
             println!(
-                "| {} | {} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {} | {} |",
+                "| {} | {} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {:.1} | {:.0} / {:.0} | {} | {} |",
                 r.size,
                 r.mode,
                 r.fill_s,
@@ -322,6 +383,9 @@ pub fn run(args: &[String]) -> Result<()> {
                 r.rec.0,
                 r.rec.1,
                 r.open_ms,
+                r.open_recall_ms,
+                r.single_rate,
+                r.batch_rate,
                 r.rebuild_ms
                     .map(|m| format!("{m:.0}"))
                     .unwrap_or_else(|| "–".into()),

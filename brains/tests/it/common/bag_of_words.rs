@@ -1,11 +1,7 @@
-//! Shared helpers of the brains tests: a deterministic embedder and store openers.
+//! A deterministic test embedder, shared with the crash test's writer binary
+//! (`src/bin/crash_writer.rs` includes this file).
 
-#![allow(dead_code)]
-
-use std::path::Path;
-use std::sync::Arc;
-
-use brains::{EmbedError, Embedder, FixedClock, MemorizeInput, Store, StoreOptions};
+use brains::{EmbedError, Embedder};
 
 /// Words hashed into 64 buckets, normalised: texts sharing words are near.
 #[derive(Debug)]
@@ -40,31 +36,5 @@ impl Embedder for BagOfWords {
                 v
             })
             .collect())
-    }
-}
-
-pub const T0: i64 = 1_780_000_000_000;
-
-pub fn opts(clock: &Arc<FixedClock>, vectors: bool) -> StoreOptions {
-    StoreOptions {
-        embedder: vectors.then(|| Arc::new(BagOfWords) as Arc<dyn Embedder>),
-        clock: clock.clone(),
-        aging: Default::default(),
-    }
-}
-
-pub fn open(dir: &Path, clock: &Arc<FixedClock>, vectors: bool) -> Store {
-    Store::open(dir, opts(clock, vectors))
-        .expect("open store")
-        .0
-}
-
-pub fn input(label: &str, text: &str) -> MemorizeInput {
-    MemorizeInput {
-        label: label.into(),
-        text: text.into(),
-        source_agent: "claude:maker".into(),
-        origin_brain: Some("/p".into()),
-        ..Default::default()
     }
 }

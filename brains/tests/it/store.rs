@@ -1,16 +1,14 @@
 //! The store engine: every memorize transition, history, acts, learn, demote, the
 //! witness stamp, key-value, recall, aging, persistence and the derived vector index.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{input, open, opts, T0};
 use brains::recall::RankMode;
 use brains::{
     ActKind, ClaimState, FixedClock, MemorizeOutcome, RecallQuery, Retrieval, Store, Strength,
     Verdict,
 };
-use common::{input, open, opts, T0};
 
 fn q(text: &str, limit: usize) -> RecallQuery {
     RecallQuery {
@@ -594,7 +592,8 @@ fn a_precomputed_query_vector_is_used_instead_of_embedding_the_text() {
         .unwrap();
     s.memorize(input("deploys", "deploys go out on friday"))
         .unwrap();
-    let v = brains::embed_query(&common::BagOfWords, "connection pool capped forty").unwrap();
+    let v =
+        brains::embed_query(&crate::common::BagOfWords, "connection pool capped forty").unwrap();
     let r = s
         .recall(&RecallQuery {
             mode: RankMode::Vector,

@@ -1,0 +1,79 @@
+//! The act log: every change a store accepts is recorded, in sequence.
+
+use redb::ReadableDatabase;
+
+use super::tables::{ACTS, META};
+use super::Store;
+use crate::claim::{Act, ActKind};
+use crate::error::StoreError;
+
+impl Store {
+    pub(super) fn act(&mut self, tx: &redb::WriteTransaction, act: Act) -> Result<(), StoreError> {
+        let mut acts = tx.open_table(ACTS)?;
+        acts.insert(
+            act.seq,
+            serde_json::to_vec(&act)
+                .expect("an act serializes")
+                .as_slice(),
+        )?;
+        let mut meta = tx.open_table(META)?;
+        meta.insert("next_act", (act.seq + 1).to_string().as_str())?;
+        Ok(())
+    }
+
+    pub(super) fn new_act(
+        &mut self,
+        kind: ActKind,
+        subject: &str,
+        actor: &str,
+        before: Option<String>,
+        after: Option<String>,
+        note: Option<String>,
+    ) -> Act {
+        let seq = self.next_act;
+        self.next_act += 1;
+        Act {
+            seq,
+            kind,
+            subject: subject.to_string(),
+            actor: actor.to_string(),
+            at: self.now_ms(),
+            before_hash: before,
+            after_hash: after,
+            note,
+        }
+    }
+
+    /// Acts with `seq > after_seq`, oldest first.
+    pub fn acts(&self, after_seq: u64, limit: usize) -> Result<Vec<Act>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let mut out = Vec::new();
+        for row in rx.open_table(ACTS)?.range(after_seq.saturating_add(1)..)? {
+            let (_, v) = row?;
+            out.push(serde_json::from_slice(v.value()).map_err(StoreError::corrupt("act record"))?);
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The newest acts, newest first.
+    pub fn acts_newest(&self, limit: usize) -> Result<Vec<Act>, StoreError> {
+        self.acts_before(u64::MAX, limit)
+    }
+
+    /// Acts with `seq < before`, newest first: one page of the act log.
+    pub fn acts_before(&self, before: u64, limit: usize) -> Result<Vec<Act>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let mut out = Vec::new();
+        for row in rx.open_table(ACTS)?.range(..before)?.rev() {
+            let (_, v) = row?;
+            out.push(serde_json::from_slice(v.value()).map_err(StoreError::corrupt("act record"))?);
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,307 @@
+//! Memorize, one claim or a batch: a new claim, a supersession, a `would_downgrade` or
+//! label-collision refusal, or an `unchanged` no-op. A batch is planned item by item in
+//! order (each item sees the versions the items before it wrote), embedded in one call
+//! and committed in one redb transaction, one act per written claim: the same outcomes,
+//! versions and acts as memorizing the items one by one, for one fsync.
+
+use std::collections::HashMap;
+
+use super::tables::{CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
+use super::{embed_text, encode, to_bytes, Store};
+use crate::claim::{content_hash, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome};
+use crate::error::StoreError;
+use crate::recall::ClaimMeta;
+
+/// What memorizing one input would do.
+enum Plan {
+    Write(Box<Planned>),
+    Unchanged(Box<Claim>),
+    Refused(StoreError),
+}
+
+/// A planned write: the new version and the live version it replaces.
+struct Planned {
+    claim: Claim,
+    live: Option<Claim>,
+    kind: ActKind,
+    actor: String,
+}
+
+impl Store {
+    /// New claim, supersession, `would_downgrade` refusal, or `unchanged` no-op.
+    pub fn memorize(&mut self, input: MemorizeInput) -> Result<MemorizeOutcome, StoreError> {
+        self.memorize_many(vec![input])?
+            .pop()
+            .expect("one outcome per input")
+    }
+
+    /// Memorize several claims in one transaction. The outer error (storage, embedding)
+    /// means nothing was written; otherwise there is one result per input, in order, each
+    /// what [`Store::memorize`] would have returned for it had the inputs been memorized
+    /// one by one: a refused item (invalid, `would_downgrade`, label collision) is an
+    /// `Err` in its place and the others are still written. A slug written twice in the
+    /// batch is superseded in order.
+    pub fn memorize_many(
+        &mut self,
+        inputs: Vec<MemorizeInput>,
+    ) -> Result<Vec<Result<MemorizeOutcome, StoreError>>, StoreError> {
+        // Plan: every live version an item sees is redb's or an earlier item's.
+        let mut written: HashMap<String, Claim> = HashMap::new();
+        let mut results: Vec<Result<usize, StoreError>> = Vec::with_capacity(inputs.len());
+        let mut unchanged: Vec<(usize, Claim)> = Vec::new();
+        let mut plans: Vec<Planned> = Vec::new();
+        for (i, input) in inputs.into_iter().enumerate() {
+            match self.plan(input, &written)? {
+                Plan::Write(plan) => {
+                    let plan = *plan;
+                    written.insert(plan.claim.slug.clone(), plan.claim.clone());
+                    results.push(Ok(plans.len()));
+                    plans.push(plan);
+                }
+                Plan::Unchanged(claim) => {
+                    results.push(Ok(usize::MAX));
+                    unchanged.push((i, *claim));
+                }
+                Plan::Refused(e) => results.push(Err(e)),
+            }
+        }
+        let vectors = self.embed_all(&plans)?;
+        self.commit_plans(&plans, vectors)?;
+        let mut unchanged = unchanged.into_iter();
+        let mut plans = plans.into_iter();
+        Ok(results
+            .into_iter()
+            .map(|r| match r {
+                Ok(usize::MAX) => Ok(MemorizeOutcome::Unchanged {
+                    claim: unchanged.next().expect("planned unchanged").1,
+                }),
+                Ok(_) => Ok(outcome(plans.next().expect("planned write"))),
+                Err(e) => Err(e),
+            })
+            .collect())
+    }
+
+    /// What memorizing `input` would do, given the versions `written` earlier in the
+    /// batch; `Err` only when redb fails.
+    fn plan(
+        &self,
+        mut input: MemorizeInput,
+        written: &HashMap<String, Claim>,
+    ) -> Result<Plan, StoreError> {
+        let slug = match input.validate() {
+            Ok(slug) => slug,
+            Err(e) => return Ok(Plan::Refused(e)),
+        };
+        let hash = content_hash(&input.label, &input.text, input.strength, &input.evidence);
+        let live = match written.get(&slug) {
+            Some(c) => Some(c.clone()),
+            None => self.get(&slug)?,
+        };
+        // Labels are identities: a different label that happens to derive the same slug
+        // is another claim, never a supersession of this one.
+        let holder = match &live {
+            Some(l) => Some(l.label.clone()),
+            None => self.newest_outdated(&slug)?.map(|c| c.label),
+        };
+        if let Some(existing) = holder.filter(|h| !crate::claim::same_label(h, &input.label)) {
+            return Ok(Plan::Refused(StoreError::LabelCollision {
+                slug,
+                existing,
+                attempted: input.label,
+            }));
+        }
+        if let Some(l) = &live {
+            if l.content_hash == hash {
+                return Ok(Plan::Unchanged(Box::new(l.clone())));
+            }
+            // An import replays versions a legacy store already accepted, oldest first;
+            // its own gate ran when they were written.
+            if input.strength < l.strength && input.act != Some(ActKind::Import) {
+                return Ok(Plan::Refused(StoreError::WouldDowngrade {
+                    slug,
+                    live: l.strength,
+                    attempted: input.strength,
+                }));
+            }
+        }
+        let mut created = input.created.unwrap_or_else(|| self.now_ms());
+        if let Some(l) = &live {
+            if created <= l.created && input.created.is_none() {
+                created = l.created + 1;
+            }
+        }
+        let kind = input.act.unwrap_or(if live.is_some() {
+            ActKind::Supersede
+        } else {
+            ActKind::Memorize
+        });
+        let actor = input
+            .promoted_by
+            .clone()
+            .unwrap_or_else(|| input.source_agent.clone());
+        let claim = Claim {
+            slug,
+            state: ClaimState::Authored,
+            created,
+            supersedes: live.as_ref().map(Claim::version_id),
+            trust: Default::default(),
+            content_hash: hash,
+            version: live.as_ref().map(|l| l.version + 1).unwrap_or(1),
+            promoted_to: None,
+            outdated_reason: None,
+            outdated_at: None,
+            label: input.label,
+            text: input.text,
+            source_agent: input.source_agent,
+            origin_brain: input.origin_brain,
+            strength: input.strength,
+            evidence: input.evidence,
+            origin_claim: input.origin_claim,
+            promoted_by: input.promoted_by,
+            promotion_reason: input.promotion_reason,
+            origin_created: input.origin_created,
+            origin_agent: input.origin_agent,
+        };
+        Ok(Plan::Write(Box::new(Planned {
+            claim,
+            live,
+            kind,
+            actor,
+        })))
+    }
+
+    /// The vectors of the planned versions, in one embedder call; `None` without a model.
+    fn embed_all(&self, plans: &[Planned]) -> Result<Option<Vec<Vec<f32>>>, StoreError> {
+        let Some(e) = &self.opts.embedder else {
+            return Ok(None);
+        };
+        if plans.is_empty() {
+            return Ok(Some(vec![]));
+        }
+        let texts: Vec<String> = plans
+            .iter()
+            .map(|p| embed_text(&p.claim.label, &p.claim.text))
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vecs = e
+            .embed(&refs)
+            .map_err(|e| StoreError::Embedding(e.to_string()))?;
+        if vecs.len() != plans.len() {
+            return Err(StoreError::Embedding(format!(
+                "the model returned {} vectors for {} texts",
+                vecs.len(),
+                plans.len()
+            )));
+        }
+        Ok(Some(vecs))
+    }
+
+    /// Write every planned version, its history entry, vector and act in one
+    /// transaction; then the in-memory indexes, in order.
+    fn commit_plans(
+        &mut self,
+        plans: &[Planned],
+        vectors: Option<Vec<Vec<f32>>>,
+    ) -> Result<(), StoreError> {
+        if plans.is_empty() {
+            return Ok(());
+        }
+        // (new vector key, the key it replaces) per plan.
+        let mut keys: Vec<(Option<u64>, Option<u64>)> = Vec::with_capacity(plans.len());
+        let mut batch_keys: HashMap<&str, u64> = HashMap::new();
+        let mut acts = Vec::with_capacity(plans.len());
+        for p in plans {
+            let new_key = vectors.as_ref().map(|_| {
+                self.next_key += 1;
+                self.next_key - 1
+            });
+            let old_key = p.live.as_ref().and_then(|_| {
+                batch_keys
+                    .get(p.claim.slug.as_str())
+                    .or_else(|| self.slug_to_key.get(&p.claim.slug))
+                    .copied()
+            });
+            if let Some(k) = new_key {
+                batch_keys.insert(&p.claim.slug, k);
+            }
+            keys.push((new_key, old_key));
+            acts.push(self.new_act(
+                p.kind,
+                &p.claim.slug,
+                &p.actor,
+                p.live.as_ref().map(|l| l.content_hash.clone()),
+                Some(p.claim.content_hash.clone()),
+                None,
+            ));
+        }
+        let tx = self.db.begin_write()?;
+        {
+            let mut claims = tx.open_table(CLAIMS)?;
+            let mut hist = tx.open_table(HISTORY)?;
+            let mut vt = tx.open_table(VECTORS)?;
+            let mut vk = tx.open_table(VEC_KEYS)?;
+            for (i, p) in plans.iter().enumerate() {
+                claims.insert(p.claim.slug.as_str(), encode(&p.claim).as_slice())?;
+                if let Some(prev) = &p.live {
+                    let mut out = prev.clone();
+                    out.state = ClaimState::Outdated;
+                    out.outdated_reason = Some("superseded".to_string());
+                    out.outdated_at = Some(acts[i].at);
+                    hist.insert((prev.slug.as_str(), prev.version), encode(&out).as_slice())?;
+                }
+                if let (Some(key), Some(vs)) = (keys[i].0, &vectors) {
+                    if let Some(ok) = keys[i].1 {
+                        vt.remove(ok)?;
+                    }
+                    vt.insert(key, to_bytes(&vs[i]).as_slice())?;
+                    vk.insert(p.claim.slug.as_str(), key)?;
+                }
+            }
+            if vectors.is_some() {
+                tx.open_table(META)?
+                    .insert("next_key", self.next_key.to_string().as_str())?;
+            }
+        }
+        for act in acts {
+            self.act(&tx, act)?;
+        }
+        tx.commit()?;
+        for (i, p) in plans.iter().enumerate() {
+            self.lexical
+                .upsert(&p.claim.slug, &p.claim.label, &p.claim.text);
+            self.meta
+                .insert(p.claim.slug.clone(), ClaimMeta::of(&p.claim));
+            if let (Some(key), Some(vs)) = (keys[i].0, &vectors) {
+                if let Some(ok) = keys[i].1 {
+                    self.key_to_slug.remove(&ok);
+                    if let Some(ix) = self.vindex.as_mut() {
+                        ix.remove(ok)?;
+                    }
+                }
+                self.key_to_slug.insert(key, p.claim.slug.clone());
+                self.slug_to_key.insert(p.claim.slug.clone(), key);
+                if let Some(ix) = self.vindex.as_mut() {
+                    ix.add(key, &vs[i])?;
+                }
+                self.note_vector_write()?;
+            }
+            self.note_act()?;
+        }
+        Ok(())
+    }
+}
+
+/// What memorize reports for a planned write once committed.
+fn outcome(p: Planned) -> MemorizeOutcome {
+    match p.live {
+        Some(mut previous) => {
+            previous.state = ClaimState::Outdated;
+            previous.outdated_reason = Some("superseded".into());
+            MemorizeOutcome::Superseded {
+                claim: p.claim,
+                previous: Box::new(previous),
+            }
+        }
+        None => MemorizeOutcome::Created { claim: p.claim },
+    }
+}

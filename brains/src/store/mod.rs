@@ -1,0 +1,259 @@
+//! [`Store`]: one store on disk. A directory holding `store.redb` (the truth: claims,
+//! history, act log, key-value, vector-key map, vectors, meta) and `vectors.usearch`
+//! (derived, rebuilt or repaired from redb on open).
+//!
+//! One concern per file: `open` (open, reconcile and rebuild the derived indexes),
+//! `write` (memorize, supersede, purge, learn, demote, stamp), `read` (get, history,
+//! listings), `query` (recall), `kv` (boot memory), `acts` (the act log), `tables` (the
+//! redb table definitions).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use redb::{Database, ReadableDatabase, ReadableTableMetadata};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::claim::Claim;
+use crate::clock::{Clock, SystemClock};
+use crate::embed::Embedder;
+use crate::error::StoreError;
+use crate::lexical::LexicalIndex;
+use crate::recall::{Aging, ClaimMeta, Retrieval};
+use crate::vector::VectorIndex;
+use tables::{ACTS, CLAIMS, HISTORY, KV, VECTORS};
+
+mod acts;
+mod kv;
+mod memorize;
+mod open;
+mod query;
+mod read;
+mod snapshot;
+mod tables;
+mod write;
+
+/// How to open a store.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// `None` = lexical-only.
+    pub embedder: Option<Arc<dyn Embedder>>,
+    pub clock: Arc<dyn Clock>,
+    pub aging: Aging,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            embedder: None,
+            clock: Arc::new(SystemClock),
+            aging: Aging::default(),
+        }
+    }
+}
+
+/// Counts of one store.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct StoreStats {
+    pub live_claims: u64,
+    pub history_versions: u64,
+    pub acts: u64,
+    pub kv_keys: u64,
+    pub vectors: u64,
+    pub retrieval: Option<Retrieval>,
+}
+
+/// What [`Store::purge`] erased.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct PurgeReport {
+    /// What the purge act records instead of the slug.
+    pub subject: String,
+    pub versions_erased: u64,
+    /// Earlier acts about the slug whose subject and note were replaced.
+    pub acts_scrubbed: u64,
+    /// Whether the database file was compacted afterwards.
+    pub compacted: bool,
+}
+
+/// What [`Store::open`] found and did about the derived indexes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct OpenReport {
+    /// The vector index file was missing, unreadable or out of step and was rebuilt.
+    pub index_rebuilt: bool,
+    /// Why, when it was rebuilt.
+    pub index_rebuild_reason: Option<String>,
+    /// Vectors computed on open for claims that had none (model newly present or changed).
+    pub embedded_on_open: u64,
+    /// The claim-index snapshot (lexical index and claim metadata) was missing,
+    /// unreadable, of another store or not catchable-up, and was rebuilt from redb.
+    pub claim_index_rebuilt: bool,
+    /// Why, when it was rebuilt.
+    pub claim_index_rebuild_reason: Option<String>,
+    /// Acts replayed onto a snapshot taken before the last writes (after a crash).
+    pub claim_index_caught_up: u64,
+}
+
+pub(crate) const DB_FILE: &str = "store.redb";
+const SCHEMA_VERSION: &str = "1";
+/// Save the vector index file after this many vector writes, and the claim-index
+/// snapshot after this many acts (both are also saved on flush, close and drop). Never
+/// per write: the files are derived and redb is the truth.
+const SAVE_EVERY: u32 = 256;
+const MAX_KV_KEY: usize = 256;
+/// Log re-embedding progress on open every this many claims.
+const EMBED_PROGRESS_EVERY: u64 = 1000;
+const MAX_KV_VALUE: usize = 64 * 1024;
+
+/// One store: a project brain or the medulla.
+pub struct Store {
+    dir: PathBuf,
+    opts: StoreOptions,
+    db: Database,
+    lexical: LexicalIndex,
+    /// slug → what scope and filters look at.
+    meta: HashMap<String, ClaimMeta>,
+    vindex: Option<VectorIndex>,
+    key_to_slug: HashMap<u64, String>,
+    slug_to_key: HashMap<String, u64>,
+    next_key: u64,
+    next_act: u64,
+    /// Vector writes since the vector index file was saved.
+    unsaved: u32,
+    /// Acts since the claim-index snapshot was saved.
+    acts_unsaved: u32,
+    /// The store's creation stamp (meta `created`), which the snapshot carries.
+    created: String,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dir", &self.dir)
+            .field("live", &self.lexical.len())
+            .finish()
+    }
+}
+
+fn to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_bytes(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn decode(b: &[u8]) -> Result<Claim, StoreError> {
+    serde_json::from_slice(b).map_err(StoreError::corrupt("claim record"))
+}
+
+fn encode(c: &Claim) -> Vec<u8> {
+    serde_json::to_vec(c).expect("a claim serializes")
+}
+
+fn sha(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+fn embed_text(label: &str, text: &str) -> String {
+    format!("{label}\n{text}")
+}
+
+impl Store {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.opts.clock.now_ms()
+    }
+
+    pub fn aging(&self) -> Aging {
+        self.opts.aging
+    }
+
+    pub fn retrieval(&self) -> Retrieval {
+        if self.opts.embedder.is_some() {
+            Retrieval::Hybrid
+        } else {
+            Retrieval::Lexical
+        }
+    }
+    pub fn stats(&self) -> Result<StoreStats, StoreError> {
+        let rx = self.db.begin_read()?;
+        Ok(StoreStats {
+            live_claims: rx.open_table(CLAIMS)?.len()?,
+            history_versions: rx.open_table(HISTORY)?.len()?,
+            acts: rx.open_table(ACTS)?.len()?,
+            kv_keys: rx.open_table(KV)?.len()?,
+            vectors: rx.open_table(VECTORS)?.len()?,
+            retrieval: Some(self.retrieval()),
+        })
+    }
+
+    /// Persist the vector index file now, and the claim-index snapshot when acts were
+    /// written since it was saved.
+    pub fn flush_index(&mut self) -> Result<(), StoreError> {
+        if let Some(ix) = &self.vindex {
+            ix.save()?;
+        }
+        self.unsaved = 0;
+        if self.acts_unsaved > 0 {
+            self.save_claim_index()?;
+        }
+        Ok(())
+    }
+
+    /// Write the claim-index snapshot (see [`snapshot`]) at the current act sequence.
+    fn save_claim_index(&mut self) -> Result<(), StoreError> {
+        let stamp = snapshot::Stamp {
+            next_act: self.next_act,
+            created: self.created.clone(),
+            live: self.lexical.len() as u64,
+        };
+        snapshot::save(
+            &self.dir,
+            &snapshot::encode(&stamp, &self.lexical, &self.meta),
+        )?;
+        self.acts_unsaved = 0;
+        Ok(())
+    }
+
+    /// Count a committed act; save the claim-index snapshot every [`SAVE_EVERY`].
+    fn note_act(&mut self) -> Result<(), StoreError> {
+        self.acts_unsaved += 1;
+        if self.acts_unsaved >= SAVE_EVERY {
+            self.save_claim_index()?;
+        }
+        Ok(())
+    }
+
+    /// Is the vector index in step with redb? `None` when it is (or when there is no model).
+    pub fn check_index(&self) -> Result<Option<String>, StoreError> {
+        match &self.vindex {
+            Some(ix) => self.index_out_of_step(ix),
+            None => Ok(None),
+        }
+    }
+
+    /// Flush what changed since the last save, and close.
+    pub fn close(mut self) -> Result<(), StoreError> {
+        if self.unsaved > 0 || self.acts_unsaved > 0 {
+            self.flush_index()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if self.unsaved > 0 || self.acts_unsaved > 0 {
+            if let Err(e) = self.flush_index() {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the derived indexes on drop; they will be rebuilt or caught up on open");
+            }
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! Opening a store: create the tables, load the in-memory maps, and bring the derived
+//! vector index in step with redb (re-embed, repair or rebuild).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
+
+use super::tables::{ACTS, CLAIMS, HISTORY, KV, META, VECTORS, VEC_KEYS};
+use super::{
+    decode, embed_text, from_bytes, snapshot, to_bytes, OpenReport, Store, StoreOptions, DB_FILE,
+    EMBED_PROGRESS_EVERY, SCHEMA_VERSION,
+};
+use crate::claim::{Act, ActKind, Claim};
+use crate::error::StoreError;
+use crate::lexical::LexicalIndex;
+use crate::recall::ClaimMeta;
+use crate::vector::VectorIndex;
+
+impl Store {
+    /// Open or create the store in `dir`. Refuses a store another process holds.
+    pub fn open(dir: &Path, opts: StoreOptions) -> Result<(Store, OpenReport), StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Io {
+            path: dir.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        let path = dir.join(DB_FILE);
+        let db = Database::create(&path).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen
+            | redb::DatabaseError::LockProtocolMismatch => StoreError::StoreLocked {
+                path: path.display().to_string(),
+            },
+            redb::DatabaseError::Storage(redb::StorageError::Io(io))
+                if io.kind() == std::io::ErrorKind::WouldBlock =>
+            {
+                StoreError::StoreLocked {
+                    path: path.display().to_string(),
+                }
+            }
+            other => StoreError::Corrupt {
+                path: path.display().to_string(),
+                detail: other.to_string(),
+            },
+        })?;
+        // Create every table, so readers never meet a missing one. A store that has its
+        // schema stamp has them all (they were created in one transaction): opening it
+        // writes nothing.
+        let stamped = match db.begin_read()?.open_table(META) {
+            Ok(meta) => meta.get("schema")?.is_some(),
+            Err(redb::TableError::TableDoesNotExist(_)) => false,
+            Err(e) => return Err(e.into()),
+        };
+        if !stamped {
+            let tx = db.begin_write()?;
+            {
+                tx.open_table(CLAIMS)?;
+                tx.open_table(HISTORY)?;
+                tx.open_table(ACTS)?;
+                tx.open_table(KV)?;
+                tx.open_table(VEC_KEYS)?;
+                tx.open_table(VECTORS)?;
+                let mut meta = tx.open_table(META)?;
+                if meta.get("schema")?.is_none() {
+                    meta.insert("schema", SCHEMA_VERSION)?;
+                    meta.insert("created", opts.clock.now_ms().to_string().as_str())?;
+                }
+            }
+            tx.commit()?;
+        }
+
+        let mut store = Store {
+            dir: dir.to_path_buf(),
+            opts,
+            db,
+            lexical: LexicalIndex::new(),
+            meta: HashMap::new(),
+            vindex: None,
+            key_to_slug: HashMap::new(),
+            slug_to_key: HashMap::new(),
+            next_key: 1,
+            next_act: 1,
+            unsaved: 0,
+            acts_unsaved: 0,
+            created: String::new(),
+        };
+        let live = {
+            let rx = store.db.begin_read()?;
+            // Even lexical-only: demote and purge erase a claim's vector by its key.
+            let vk = rx.open_table(VEC_KEYS)?;
+            let n = vk.len()? as usize;
+            store.key_to_slug.reserve(n);
+            store.slug_to_key.reserve(n);
+            for row in vk.iter()? {
+                let (slug, key) = row?;
+                store
+                    .key_to_slug
+                    .insert(key.value(), slug.value().to_string());
+                store
+                    .slug_to_key
+                    .insert(slug.value().to_string(), key.value());
+            }
+            let meta = rx.open_table(META)?;
+            let num = |k: &str| -> Result<Option<u64>, StoreError> {
+                Ok(meta.get(k)?.and_then(|v| v.value().parse().ok()))
+            };
+            store.next_key = num("next_key")?.unwrap_or(1);
+            store.next_act = num("next_act")?.unwrap_or(1);
+            store.created = meta
+                .get("created")?
+                .map(|v| v.value().to_string())
+                .unwrap_or_default();
+            rx.open_table(CLAIMS)?.len()?
+        };
+        let mut report = OpenReport::default();
+        store.load_claim_index(live, &mut report)?;
+        store.reconcile_vectors(&mut report)?;
+        Ok((store, report))
+    }
+
+    /// Load the lexical index and the claim metadata from the snapshot when it is this
+    /// store's and current; catch it up when it is behind; else rebuild it from redb.
+    fn load_claim_index(&mut self, live: u64, report: &mut OpenReport) -> Result<(), StoreError> {
+        let why = match snapshot::load(&self.dir) {
+            Err(why) => why,
+            Ok(snap) if snap.stamp.created != self.created => {
+                "the claim-index snapshot belongs to another store".to_string()
+            }
+            Ok(snap) if snap.stamp.next_act > self.next_act => format!(
+                "the claim-index snapshot is ahead of the store (act {} > {})",
+                snap.stamp.next_act, self.next_act
+            ),
+            Ok(snap) => {
+                let from = snap.stamp.next_act;
+                self.lexical = snap.lexical;
+                self.meta = snap.meta;
+                if from == self.next_act && self.lexical.len() as u64 == live {
+                    return Ok(());
+                }
+                match self.catch_up(from, live)? {
+                    Ok(n) => {
+                        report.claim_index_caught_up = n;
+                        self.save_claim_index()?;
+                        return Ok(());
+                    }
+                    Err(why) => why,
+                }
+            }
+        };
+        self.rebuild_claim_index()?;
+        report.claim_index_rebuilt = true;
+        report.claim_index_rebuild_reason = Some(why);
+        self.save_claim_index()?;
+        Ok(())
+    }
+
+    /// Replay the acts from `from` on: each names the slug it changed, whose live
+    /// version (or its absence) is read back from redb. `Err` says why it cannot be
+    /// caught up: a purge (its act names no slug), or a count that does not match.
+    fn catch_up(&mut self, from: u64, live: u64) -> Result<Result<u64, String>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let acts = rx.open_table(ACTS)?;
+        let claims = rx.open_table(CLAIMS)?;
+        let mut n = 0;
+        for row in acts.range(from..)? {
+            let (_, v) = row?;
+            let act: Act =
+                serde_json::from_slice(v.value()).map_err(StoreError::corrupt("act record"))?;
+            if act.kind == ActKind::Purge {
+                return Ok(Err(
+                    "a purge was written after the claim-index snapshot".into()
+                ));
+            }
+            match claims.get(act.subject.as_str())? {
+                Some(v) => {
+                    let c = decode(v.value())?;
+                    self.lexical.upsert(&c.slug, &c.label, &c.text);
+                    self.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
+                }
+                None => {
+                    self.lexical.remove(&act.subject);
+                    self.meta.remove(&act.subject);
+                }
+            }
+            n += 1;
+        }
+        if self.lexical.len() as u64 != live || self.meta.len() as u64 != live {
+            return Ok(Err(format!(
+                "the caught-up claim index holds {} claims, redb {live}",
+                self.lexical.len()
+            )));
+        }
+        Ok(Ok(n))
+    }
+
+    /// Rebuild the lexical index and the claim metadata from every live claim in redb.
+    fn rebuild_claim_index(&mut self) -> Result<(), StoreError> {
+        self.lexical = LexicalIndex::new();
+        self.meta = HashMap::new();
+        let rx = self.db.begin_read()?;
+        for row in rx.open_table(CLAIMS)?.iter()? {
+            let (_, v) = row?;
+            let c = decode(v.value())?;
+            self.lexical.upsert(&c.slug, &c.label, &c.text);
+            self.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
+        }
+        Ok(())
+    }
+
+    /// Bring the vector side in step with redb: re-embed when the model changed or a
+    /// claim has no vector, and repair or rebuild the derived index file.
+    fn reconcile_vectors(&mut self, report: &mut OpenReport) -> Result<(), StoreError> {
+        let Some(embedder) = self.opts.embedder.clone() else {
+            return Ok(());
+        };
+        let dims = embedder.dims();
+        let (model, stored_dims) = {
+            let rx = self.db.begin_read()?;
+            let meta = rx.open_table(META)?;
+            let m = meta.get("model")?.map(|v| v.value().to_string());
+            let d = meta
+                .get("dims")?
+                .and_then(|v| v.value().parse::<usize>().ok());
+            (m, d)
+        };
+        let model_changed = model.as_deref().is_some_and(|m| m != embedder.id())
+            || stored_dims.is_some_and(|d| d != dims);
+        if model_changed {
+            let tx = self.db.begin_write()?;
+            {
+                tx.open_table(VECTORS)?.retain(|_, _| false)?;
+                tx.open_table(VEC_KEYS)?.retain(|_, _| false)?;
+            }
+            tx.commit()?;
+            self.key_to_slug.clear();
+            self.slug_to_key.clear();
+            report.index_rebuilt = true;
+            report.index_rebuild_reason = Some(format!(
+                "the embedding model changed ({} → {})",
+                model.as_deref().unwrap_or_default(),
+                embedder.id()
+            ));
+        }
+        // Claims without a vector: embed them now, in batches, one transaction each.
+        // Only these claims are read from redb; the others' texts stay on disk.
+        let mut missing: Vec<String> = self
+            .meta
+            .keys()
+            .filter(|s| !self.slug_to_key.contains_key(*s))
+            .cloned()
+            .collect();
+        missing.sort_unstable();
+        let started = std::time::Instant::now();
+        if !missing.is_empty() {
+            tracing::info!(
+                dir = %self.dir.display(),
+                model = embedder.id(),
+                previous_model = model.as_deref().unwrap_or("none"),
+                claims = missing.len(),
+                "embedding claims on open"
+            );
+        }
+        let mut next_progress = EMBED_PROGRESS_EVERY;
+        for slugs in missing.chunks(64) {
+            let chunk: Vec<Claim> = {
+                let rx = self.db.begin_read()?;
+                let claims = rx.open_table(CLAIMS)?;
+                let mut out = Vec::with_capacity(slugs.len());
+                for slug in slugs {
+                    if let Some(v) = claims.get(slug.as_str())? {
+                        out.push(decode(v.value())?);
+                    }
+                }
+                out
+            };
+            let texts: Vec<String> = chunk
+                .iter()
+                .map(|c| embed_text(&c.label, &c.text))
+                .collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vecs = embedder
+                .embed(&refs)
+                .map_err(|e| StoreError::Embedding(e.to_string()))?;
+            let tx = self.db.begin_write()?;
+            {
+                let mut vk = tx.open_table(VEC_KEYS)?;
+                let mut vt = tx.open_table(VECTORS)?;
+                for (c, v) in chunk.iter().zip(&vecs) {
+                    let key = self.next_key;
+                    self.next_key += 1;
+                    vk.insert(c.slug.as_str(), key)?;
+                    vt.insert(key, to_bytes(v).as_slice())?;
+                    self.key_to_slug.insert(key, c.slug.clone());
+                    self.slug_to_key.insert(c.slug.clone(), key);
+                }
+                let mut meta = tx.open_table(META)?;
+                meta.insert("next_key", self.next_key.to_string().as_str())?;
+            }
+            tx.commit()?;
+            report.embedded_on_open += chunk.len() as u64;
+            if report.embedded_on_open >= next_progress {
+                next_progress += EMBED_PROGRESS_EVERY;
+                tracing::info!(
+                    dir = %self.dir.display(),
+                    done = report.embedded_on_open,
+                    total = missing.len(),
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "embedding claims on open"
+                );
+            }
+        }
+        if !missing.is_empty() {
+            tracing::info!(
+                dir = %self.dir.display(),
+                model = embedder.id(),
+                claims = report.embedded_on_open,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "claims embedded on open"
+            );
+        }
+        if model.as_deref() != Some(embedder.id()) || stored_dims != Some(dims) {
+            let tx = self.db.begin_write()?;
+            {
+                let mut meta = tx.open_table(META)?;
+                meta.insert("model", embedder.id())?;
+                meta.insert("dims", dims.to_string().as_str())?;
+            }
+            tx.commit()?;
+        }
+        let loaded = if model_changed || report.embedded_on_open > 0 {
+            Err(if model_changed {
+                "the model changed".to_string()
+            } else {
+                "claims gained vectors".to_string()
+            })
+        } else {
+            VectorIndex::load(&self.dir, dims).and_then(|ix| {
+                match self.index_out_of_step_keys(&ix) {
+                    Ok(None) => Ok(ix),
+                    Ok(Some(why)) => Err(why),
+                    Err(e) => Err(e.to_string()),
+                }
+            })
+        };
+        match loaded {
+            Ok(ix) => self.vindex = Some(ix),
+            Err(why) => {
+                let mut ix = VectorIndex::empty(&self.dir, dims)?;
+                let rx = self.db.begin_read()?;
+                for row in rx.open_table(VECTORS)?.iter()? {
+                    let (k, v) = row?;
+                    ix.add(k.value(), &from_bytes(v.value()))?;
+                }
+                ix.save()?;
+                self.vindex = Some(ix);
+                report.index_rebuilt = true;
+                if report.index_rebuild_reason.is_none() {
+                    report.index_rebuild_reason = Some(why);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Store::index_out_of_step`] on open, against the vector keys already in memory
+    /// (`vec_keys`, written in the same transactions as `vectors`) instead of reading
+    /// every vector back from redb.
+    fn index_out_of_step_keys(&self, ix: &VectorIndex) -> Result<Option<String>, StoreError> {
+        let n = self.db.begin_read()?.open_table(VECTORS)?.len()?;
+        if ix.size() as u64 != n || self.key_to_slug.len() as u64 != n {
+            return Ok(Some(format!(
+                "the index holds {} vectors, redb {n}",
+                ix.size()
+            )));
+        }
+        Ok(self
+            .key_to_slug
+            .keys()
+            .find(|k| !ix.contains(**k))
+            .map(|k| format!("vector {k} is missing from the index")))
+    }
+
+    pub(super) fn index_out_of_step(&self, ix: &VectorIndex) -> Result<Option<String>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let vt = rx.open_table(VECTORS)?;
+        let n = vt.len()?;
+        if ix.size() as u64 != n {
+            return Ok(Some(format!(
+                "the index holds {} vectors, redb {n}",
+                ix.size()
+            )));
+        }
+        for row in vt.iter()? {
+            let (k, _) = row?;
+            if !ix.contains(k.value()) {
+                return Ok(Some(format!(
+                    "vector {} is missing from the index",
+                    k.value()
+                )));
+            }
+        }
+        Ok(None)
+    }
+}

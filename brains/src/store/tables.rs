@@ -1,0 +1,13 @@
+//! The redb tables of a store. `claims` holds live versions, `history` every outdated
+//! one, `acts` the act log, `kv` boot memory, `vec_keys` and `vectors` the vectors the
+//! derived index is rebuilt from, `meta` counters and the embedding model's id.
+
+use redb::TableDefinition;
+
+pub(super) const CLAIMS: TableDefinition<&str, &[u8]> = TableDefinition::new("claims");
+pub(super) const HISTORY: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("history");
+pub(super) const ACTS: TableDefinition<u64, &[u8]> = TableDefinition::new("acts");
+pub(super) const KV: TableDefinition<&str, &str> = TableDefinition::new("kv");
+pub(super) const VEC_KEYS: TableDefinition<&str, u64> = TableDefinition::new("vec_keys");
+pub(super) const VECTORS: TableDefinition<u64, &[u8]> = TableDefinition::new("vectors");
+pub(super) const META: TableDefinition<&str, &str> = TableDefinition::new("meta");

@@ -1,0 +1,282 @@
+//! Writes to claims other than memorize (`memorize.rs`): purge, learn, demote, the
+//! promotion stamp. Each is one redb transaction with its act; in-memory indexes follow the commit.
+
+use redb::ReadableTable;
+
+use super::tables::{ACTS, CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
+use super::{encode, sha, to_bytes, PurgeReport, Store, SAVE_EVERY};
+use crate::claim::Claim;
+use crate::claim::{Act, ActKind, ClaimState, Verdict};
+use crate::error::StoreError;
+use crate::recall::ClaimMeta;
+
+impl Store {
+    /// Write a new live version (with its vector) and, when there was one, move the old
+    /// version to history; one transaction. Updates the in-memory indexes after commit.
+    fn write_version(
+        &mut self,
+        new: &Claim,
+        old: Option<(&Claim, &str)>,
+        vector: Option<Vec<f32>>,
+        act: Act,
+    ) -> Result<(), StoreError> {
+        let new_key = vector.as_ref().map(|_| self.next_key);
+        if new_key.is_some() {
+            self.next_key += 1;
+        }
+        let old_key = old.and_then(|_| self.slug_to_key.get(&new.slug).copied());
+        let tx = self.db.begin_write()?;
+        {
+            let mut claims = tx.open_table(CLAIMS)?;
+            claims.insert(new.slug.as_str(), encode(new).as_slice())?;
+            if let Some((prev, reason)) = old {
+                let mut hist = tx.open_table(HISTORY)?;
+                let mut out = prev.clone();
+                out.state = ClaimState::Outdated;
+                out.outdated_reason = Some(reason.to_string());
+                out.outdated_at = Some(act.at);
+                hist.insert((prev.slug.as_str(), prev.version), encode(&out).as_slice())?;
+            }
+            if let (Some(key), Some(v)) = (new_key, &vector) {
+                let mut vt = tx.open_table(VECTORS)?;
+                if let Some(ok) = old_key {
+                    vt.remove(ok)?;
+                }
+                vt.insert(key, to_bytes(v).as_slice())?;
+                tx.open_table(VEC_KEYS)?.insert(new.slug.as_str(), key)?;
+                tx.open_table(META)?
+                    .insert("next_key", self.next_key.to_string().as_str())?;
+            }
+        }
+        self.act(&tx, act)?;
+        tx.commit()?;
+        self.lexical.upsert(&new.slug, &new.label, &new.text);
+        self.meta.insert(new.slug.clone(), ClaimMeta::of(new));
+        if let (Some(key), Some(v)) = (new_key, vector) {
+            if let Some(ok) = old_key {
+                self.key_to_slug.remove(&ok);
+                if let Some(ix) = self.vindex.as_mut() {
+                    ix.remove(ok)?;
+                }
+            }
+            self.key_to_slug.insert(key, new.slug.clone());
+            self.slug_to_key.insert(new.slug.clone(), key);
+            if let Some(ix) = self.vindex.as_mut() {
+                ix.add(key, &v)?;
+            }
+            self.note_vector_write()?;
+        }
+        self.note_act()?;
+        Ok(())
+    }
+
+    pub(super) fn note_vector_write(&mut self) -> Result<(), StoreError> {
+        self.unsaved += 1;
+        if self.unsaved >= SAVE_EVERY {
+            self.flush_index()?;
+        }
+        Ok(())
+    }
+
+    /// Erase a claim and every version of it: the live record, its history, its vector,
+    /// and the slug and notes of the acts about it (the slug derives from the label, which
+    /// may be what carried the secret). One act records the purge and keeps no content:
+    /// its subject is a hash of the slug. Then the file is compacted, so the freed pages
+    /// are released rather than kept.
+    pub fn purge(&mut self, slug: &str, actor: &str) -> Result<PurgeReport, StoreError> {
+        crate::claim::validate_agent_id(actor)?;
+        let versions = self.history(slug)?;
+        if versions.is_empty() {
+            return Err(StoreError::NothingToPurge {
+                slug: slug.to_string(),
+            });
+        }
+        let subject = format!("purged:{}", &sha(slug)[..12]);
+        let key = self.slug_to_key.get(slug).copied();
+        let act = self.new_act(
+            ActKind::Purge,
+            &subject,
+            actor,
+            None,
+            None,
+            Some(format!("{} versions erased", versions.len())),
+        );
+        let mut acts_scrubbed = 0u64;
+        let tx = self.db.begin_write()?;
+        {
+            tx.open_table(CLAIMS)?.remove(slug)?;
+            tx.open_table(HISTORY)?
+                .retain_in((slug, 0u64)..=(slug, u64::MAX), |_, _| false)?;
+            if let Some(k) = key {
+                tx.open_table(VECTORS)?.remove(k)?;
+                tx.open_table(VEC_KEYS)?.remove(slug)?;
+            }
+            let mut acts = tx.open_table(ACTS)?;
+            let mut rewrite: Vec<Act> = Vec::new();
+            for row in acts.iter()? {
+                let (_, v) = row?;
+                let a: Act =
+                    serde_json::from_slice(v.value()).map_err(StoreError::corrupt("act record"))?;
+                if a.subject == slug {
+                    rewrite.push(a);
+                }
+            }
+            for mut a in rewrite {
+                a.subject = subject.clone();
+                a.note = None;
+                acts.insert(
+                    a.seq,
+                    serde_json::to_vec(&a)
+                        .expect("an act serializes")
+                        .as_slice(),
+                )?;
+                acts_scrubbed += 1;
+            }
+        }
+        self.act(&tx, act)?;
+        tx.commit()?;
+        self.lexical.remove(slug);
+        self.meta.remove(slug);
+        // A purge is never caught up (its act names no slug): snapshot it now.
+        self.save_claim_index()?;
+        if let Some(k) = key {
+            self.key_to_slug.remove(&k);
+            self.slug_to_key.remove(slug);
+            if let Some(ix) = self.vindex.as_mut() {
+                ix.remove(k)?;
+            }
+            self.flush_index()?;
+        }
+        let compacted = match self.db.compact() {
+            Ok(done) => done,
+            Err(e) => {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "could not compact after a purge; freed pages are reused by later writes");
+                false
+            }
+        };
+        Ok(PurgeReport {
+            subject,
+            versions_erased: versions.len() as u64,
+            acts_scrubbed,
+            compacted,
+        })
+    }
+
+    fn require_live(&self, slug: &str) -> Result<Claim, StoreError> {
+        self.get(slug)?.ok_or_else(|| StoreError::UnknownClaim {
+            slug: slug.to_string(),
+        })
+    }
+
+    /// Grade the live version; a recorded act.
+    pub fn learn(
+        &mut self,
+        slug: &str,
+        verdict: Verdict,
+        actor: &str,
+        note: Option<&str>,
+    ) -> Result<Claim, StoreError> {
+        crate::claim::validate_agent_id(actor)?;
+        let mut c = self.require_live(slug)?;
+        match verdict {
+            Verdict::Correct => c.trust.correct += 1,
+            Verdict::Partial => c.trust.partial += 1,
+            Verdict::Wrong => c.trust.wrong += 1,
+        }
+        let note = Some(match note {
+            Some(n) => format!("{}: {n}", verdict.as_str()),
+            None => verdict.as_str().to_string(),
+        });
+        let act = self.new_act(
+            ActKind::Learn,
+            slug,
+            actor,
+            Some(c.content_hash.clone()),
+            Some(c.content_hash.clone()),
+            note,
+        );
+        let tx = self.db.begin_write()?;
+        tx.open_table(CLAIMS)?.insert(slug, encode(&c).as_slice())?;
+        self.act(&tx, act)?;
+        tx.commit()?;
+        self.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
+        self.note_act()?;
+        Ok(c)
+    }
+
+    /// Move the live version to history (`demoted: <reason>`); no live version remains.
+    pub fn demote(&mut self, slug: &str, actor: &str, reason: &str) -> Result<Claim, StoreError> {
+        crate::claim::validate_agent_id(actor)?;
+        let live = self.require_live(slug)?;
+        let now = self.now_ms();
+        let mut out = live.clone();
+        out.state = ClaimState::Outdated;
+        out.outdated_reason = Some(format!("demoted: {}", reason.trim()));
+        out.outdated_at = Some(now);
+        let key = self.slug_to_key.get(slug).copied();
+        let act = self.new_act(
+            ActKind::Demote,
+            slug,
+            actor,
+            Some(live.content_hash.clone()),
+            None,
+            Some(reason.trim().to_string()),
+        );
+        let tx = self.db.begin_write()?;
+        {
+            tx.open_table(CLAIMS)?.remove(slug)?;
+            tx.open_table(HISTORY)?
+                .insert((slug, live.version), encode(&out).as_slice())?;
+            if let Some(k) = key {
+                tx.open_table(VECTORS)?.remove(k)?;
+                tx.open_table(VEC_KEYS)?.remove(slug)?;
+            }
+        }
+        self.act(&tx, act)?;
+        tx.commit()?;
+        self.lexical.remove(slug);
+        self.meta.remove(slug);
+        if let Some(k) = key {
+            self.key_to_slug.remove(&k);
+            self.slug_to_key.remove(slug);
+            if let Some(ix) = self.vindex.as_mut() {
+                ix.remove(k)?;
+            }
+            self.note_vector_write()?;
+        }
+        self.note_act()?;
+        Ok(out)
+    }
+
+    /// Stamp the witness of a promotion: a new live version carrying `promoted_to`, the
+    /// pre-promotion version kept in history.
+    pub fn stamp_promoted_to(
+        &mut self,
+        slug: &str,
+        stamp: &str,
+        actor: &str,
+    ) -> Result<Claim, StoreError> {
+        crate::claim::validate_agent_id(actor)?;
+        let live = self.require_live(slug)?;
+        let mut now = self.now_ms();
+        if now <= live.created {
+            now = live.created + 1;
+        }
+        let mut new = live.clone();
+        new.promoted_to = Some(stamp.to_string());
+        new.created = now;
+        new.supersedes = Some(live.version_id());
+        new.version = live.version + 1;
+        let act = self.new_act(
+            ActKind::PromotedStamp,
+            slug,
+            actor,
+            Some(live.content_hash.clone()),
+            Some(live.content_hash.clone()),
+            Some(stamp.to_string()),
+        );
+        // Same content, same vector: only the record and history change.
+        self.write_version(&new, Some((&live, "promoted")), None, act)?;
+        Ok(new)
+    }
+}

@@ -1,0 +1,132 @@
+//! `Store::memorize_many`: one transaction, the same outcomes, versions, acts and
+//! vectors as memorizing the same inputs one by one, refusals included, in order.
+
+use std::sync::Arc;
+
+use brains::recall::RankMode;
+use brains::{FixedClock, MemorizeInput, RecallQuery, Store, Strength};
+
+use crate::common::{input, opts, T0};
+
+/// A batch with every kind of outcome: new claims, a supersession of an existing claim,
+/// a slug written twice within the batch, an identical write, a downgrade, a label
+/// collision, an invalid input, and an import that may downgrade.
+fn inputs() -> Vec<MemorizeInput> {
+    let strong = |label: &str, text: &str| MemorizeInput {
+        strength: Strength::Verified,
+        ..input(label, text)
+    };
+    let mut import = input("kettle boils", "imported older hint");
+    import.strength = Strength::Hint;
+    import.act = Some(brains::ActKind::Import);
+    vec![
+        input("deploy window", "deploys go out on tuesdays"),
+        input("cache flake", "the cache test flakes on two cores"),
+        strong("kettle boils", "the kettle boils in ninety seconds"),
+        input(
+            "cache flake",
+            "the cache test flakes on two cores; pin the runner",
+        ),
+        input("deploy window", "deploys go out on tuesdays"),
+        input("kettle boils", "a weaker claim about the kettle"),
+        input("Deploy-Window!", "a different label with the same slug"),
+        input("  ", "no label"),
+        import,
+        strong(
+            "cache flake",
+            "the cache test flakes on two cores; fixed by pinning",
+        ),
+    ]
+}
+
+/// Everything observable about a store after the writes.
+fn observe(s: &Store) -> String {
+    let mut out = String::new();
+    for slug in ["deploy-window", "cache-flake", "kettle-boils"] {
+        for c in s.history(slug).unwrap() {
+            out += &format!("{}\n", serde_json::to_string(&c).unwrap());
+        }
+    }
+    for a in s.acts(0, 1000).unwrap() {
+        out += &format!("{}\n", serde_json::to_string(&a).unwrap());
+    }
+    let r = s
+        .recall(&RecallQuery {
+            text: "cache runner pinning".into(),
+            limit: 5,
+            mode: RankMode::Auto,
+            ..Default::default()
+        })
+        .unwrap();
+    for h in r.hits {
+        out += &format!("{} {} {:?}\n", h.claim.slug, h.score, h.vector);
+    }
+    out += &format!("{:?}\n", s.stats().unwrap());
+    out += &format!("{:?}\n", s.check_index().unwrap());
+    out
+}
+
+#[test]
+fn a_batch_equals_the_same_memorizes_one_by_one() {
+    for vectors in [false, true] {
+        let one = tempfile::tempdir().unwrap();
+        let many = tempfile::tempdir().unwrap();
+        let clock = Arc::new(FixedClock::new(T0));
+        let (mut a, _) = Store::open(one.path(), opts(&clock, vectors)).unwrap();
+        let (mut b, _) = Store::open(many.path(), opts(&clock, vectors)).unwrap();
+        // A claim both stores hold before the batch, so the batch supersedes it.
+        a.memorize(input("cache flake", "it flakes")).unwrap();
+        b.memorize(input("cache flake", "it flakes")).unwrap();
+        clock.advance(10);
+        let sequential: Vec<String> = inputs()
+            .into_iter()
+            .map(|i| format!("{:?}", a.memorize(i)))
+            .collect();
+        let results = b.memorize_many(inputs()).unwrap();
+        let codes: Vec<&str> = results
+            .iter()
+            .map(|r| match r {
+                Ok(o) if o.unchanged() => "unchanged",
+                Ok(_) => "written",
+                Err(e) => e.code(),
+            })
+            .collect();
+        assert_eq!(
+            codes,
+            [
+                "written",
+                "written",
+                "written",
+                "written",
+                "unchanged",
+                "would_downgrade",
+                "label_collision",
+                "empty_label",
+                "written",
+                "written"
+            ]
+        );
+        let batched: Vec<String> = results.into_iter().map(|r| format!("{r:?}")).collect();
+        assert_eq!(batched, sequential, "vectors: {vectors}");
+        assert_eq!(observe(&b), observe(&a), "vectors: {vectors}");
+        let acts = b.stats().unwrap().acts;
+        drop((a, b));
+        // And it all survives a reopen.
+        let (b, _) = Store::open(many.path(), opts(&clock, vectors)).unwrap();
+        assert_eq!(b.stats().unwrap().acts, acts);
+        assert_eq!(b.check_index().unwrap(), None);
+    }
+}
+
+#[test]
+fn an_empty_or_all_refused_batch_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let (mut s, _) = Store::open(d.path(), opts(&clock, true)).unwrap();
+    assert!(s.memorize_many(vec![]).unwrap().is_empty());
+    let r = s
+        .memorize_many(vec![input("", "x"), input("ok", "")])
+        .unwrap();
+    assert!(r.iter().all(Result::is_err));
+    assert_eq!(s.stats().unwrap().acts, 0);
+}

@@ -1,0 +1,11 @@
+//! The brains integration tests, one binary of modules (as ripgrep's `tests/tests.rs`):
+//! one link step, and every module shares `common`.
+
+mod batch;
+mod common;
+mod crash;
+mod embed;
+mod hygiene;
+mod legacy;
+mod snapshot;
+mod store;
