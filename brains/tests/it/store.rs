@@ -768,3 +768,37 @@ fn filters_survive_a_reopen_and_follow_learn() {
         .unwrap();
     assert_eq!(filtered(&s, trusted), vec!["alpha", "delta"]);
 }
+
+/// `recent` names the newest live claims, newest first, as a full scan of redb would,
+/// through supersession, demotion, purge and a reopen (from the snapshot).
+#[test]
+fn recent_is_the_newest_live_claims_through_every_change() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut s = open(d.path(), &clock, false);
+    for i in 0..20 {
+        clock.advance(10);
+        s.memorize(input(&format!("claim {i}"), &format!("text {i}")))
+            .unwrap();
+    }
+    let slugs = |s: &Store, n: usize| -> Vec<String> {
+        s.recent(n).unwrap().into_iter().map(|c| c.slug).collect()
+    };
+    assert_eq!(slugs(&s, 3), ["claim-19", "claim-18", "claim-17"]);
+    // A superseded claim is new again; a demoted and a purged one are gone.
+    clock.advance(10);
+    s.memorize(input("claim 3", "text 3, revised")).unwrap();
+    s.demote("claim-19", "human:founder", "wrong").unwrap();
+    s.purge("claim-18", "human:founder").unwrap();
+    assert_eq!(slugs(&s, 3), ["claim-3", "claim-17", "claim-16"]);
+    assert_eq!(slugs(&s, 0), Vec::<String>::new());
+    assert_eq!(slugs(&s, 100).len(), 18);
+    // Equal times break ties by slug.
+    clock.advance(10);
+    s.memorize(input("claim b", "same instant")).unwrap();
+    s.memorize(input("claim a", "same instant")).unwrap();
+    assert_eq!(slugs(&s, 2), ["claim-a", "claim-b"]);
+    drop(s);
+    let s = open(d.path(), &clock, false);
+    assert_eq!(slugs(&s, 4), ["claim-a", "claim-b", "claim-3", "claim-17"]);
+}
