@@ -162,7 +162,12 @@ fn main() -> Result<()> {
             // The docs build without a warning (no public doc links into a private item).
             std::env::set_var("RUSTDOCFLAGS", "-D warnings");
             cargo(&["doc", "--workspace", "--no-deps"])?;
-            cargo(&["doc", "--workspace", "--no-deps", "--document-private-items"])?;
+            cargo(&[
+                "doc",
+                "--workspace",
+                "--no-deps",
+                "--document-private-items",
+            ])?;
             cargo(&["test", "--workspace"])
         }
         "--help" | "-h" => {

@@ -61,7 +61,8 @@ impl Store {
             .iter()
             .map(|(slug, m)| (m.created, slug.as_str()))
             .collect();
-        let newest_first = |a: &(i64, &str), b: &(i64, &str)| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
+        let newest_first =
+            |a: &(i64, &str), b: &(i64, &str)| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
         if order.len() > n && n > 0 {
             order.select_nth_unstable_by(n - 1, newest_first);
             order.truncate(n);

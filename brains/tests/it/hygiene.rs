@@ -392,4 +392,3 @@ fn arbitrary_unicode_never_panics() {
         }
     }
 }
-
