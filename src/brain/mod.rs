@@ -27,6 +27,11 @@ type Reply<T> = RpcReplyPort<Result<T, StoreError>>;
 /// Everything a brain actor can be asked.
 pub enum BrainMsg {
     Memorize(MemorizeInput, Reply<MemorizeOutcome>),
+    /// Several claims in one transaction (bulk import): one result per input, in order.
+    MemorizeMany(
+        Vec<MemorizeInput>,
+        Reply<Vec<Result<MemorizeOutcome, StoreError>>>,
+    ),
     Get(String, Reply<Option<Claim>>),
     History(String, Reply<Vec<Claim>>),
     Recall(RecallQuery, Reply<RecallResult>),
@@ -208,6 +213,9 @@ impl Actor for BrainActor {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             BrainMsg::Memorize(input, r) => send(r, st.run(move |s| s.memorize(input)).await?),
+            BrainMsg::MemorizeMany(inputs, r) => {
+                send(r, st.run(move |s| s.memorize_many(inputs)).await?)
+            }
             BrainMsg::Get(slug, r) => send(r, st.run(move |s| s.get(&slug)).await?),
             BrainMsg::History(slug, r) => send(r, st.run(move |s| s.history(&slug)).await?),
             BrainMsg::Recall(q, r) => send(r, st.run(move |s| s.recall(&q)).await?),

@@ -190,6 +190,17 @@ impl OwnerHandle {
         self.ask(fp, |r| BrainMsg::Memorize(input.clone(), r)).await
     }
 
+    /// Several claims in one transaction: one result per input, in order (a refused item
+    /// does not stop the others).
+    pub async fn memorize_many(
+        &self,
+        fp: Option<&str>,
+        inputs: Vec<MemorizeInput>,
+    ) -> Result<Vec<std::result::Result<MemorizeOutcome, brains::StoreError>>> {
+        self.ask(fp, |r| BrainMsg::MemorizeMany(inputs.clone(), r))
+            .await
+    }
+
     pub async fn recall(&self, fp: Option<&str>, q: RecallQuery) -> Result<RecallResult> {
         self.read(fp, move |s| s.recall(&q)).await
     }

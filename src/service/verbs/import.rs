@@ -127,6 +127,7 @@ impl Verb for Import {
             run.replay(svc, &plan, slug, versions).await?;
             cx.progress.tick(done, Some(total), "files");
         }
+        run.flush_all(svc).await?;
         Ok(run.report(&plan))
     }
 }
@@ -198,6 +199,23 @@ struct Run {
     per_target: BTreeMap<String, usize>,
     ambiguous: Vec<Ambiguous>,
     refused: Vec<Refusal>,
+    /// Versions waiting to be written to a brain in one transaction, per brain.
+    pending: BTreeMap<String, Vec<Pending>>,
+}
+
+/// How many versions one batch writes (one redb transaction, one embedding call).
+const BATCH: usize = 256;
+
+/// A version read, checked and waiting for its brain's next batch.
+struct Pending {
+    input: MemorizeInput,
+    file: PathBuf,
+    slug: String,
+    tgt: Target,
+    is_last: bool,
+    /// The last version of a slug whose every file is outdated: it goes to history as
+    /// soon as it is written.
+    stays_outdated: bool,
 }
 
 impl Run {
@@ -213,7 +231,43 @@ impl Run {
             per_target: BTreeMap::new(),
             ambiguous: Vec::new(),
             refused: Vec::new(),
+            pending: BTreeMap::new(),
         }
+    }
+
+    /// Write one brain's waiting versions in one transaction and account for each.
+    async fn flush(&mut self, svc: &Service, fp: &str) -> Result<()> {
+        let Some(batch) = self.pending.remove(fp).filter(|b| !b.is_empty()) else {
+            return Ok(());
+        };
+        let inputs = batch.iter().map(|p| p.input.clone()).collect();
+        let outcomes = svc.owner.memorize_many(Some(fp), inputs).await?;
+        for (p, outcome) in batch.into_iter().zip(outcomes) {
+            match outcome {
+                Ok(MemorizeOutcome::Unchanged { .. }) => {
+                    self.refuse(p.file, "duplicate", "identical to the live version")
+                }
+                Ok(_) => {
+                    if p.stays_outdated {
+                        svc.owner
+                            .demote(fp, &p.slug, &self.agent, "imported as outdated")
+                            .await?;
+                    }
+                    self.count(p.is_last, &p.tgt)
+                }
+                Err(e) => self.refuse(p.file, "refused", e.to_string()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Write every brain's waiting versions.
+    async fn flush_all(&mut self, svc: &Service) -> Result<()> {
+        let fps: Vec<String> = self.pending.keys().cloned().collect();
+        for fp in fps {
+            self.flush(svc, &fp).await?;
+        }
+        Ok(())
     }
 
     fn refuse(&mut self, file: PathBuf, reason: &'static str, detail: impl Into<String>) {
@@ -391,13 +445,21 @@ impl Run {
             let stays_outdated = i + 1 == n && all_outdated;
             let outcome = match &tgt {
                 Target::Brain(fp, _) => {
-                    let o = svc.owner.memorize(Some(fp), input).await;
-                    if o.as_ref().is_ok_and(|o| !o.unchanged()) && stays_outdated {
-                        svc.owner
-                            .demote(fp, &slug, &self.agent, "imported as outdated")
-                            .await?;
+                    // Written with the brain's next batch: one transaction for many.
+                    let queue = self.pending.entry(fp.clone()).or_default();
+                    queue.push(Pending {
+                        input,
+                        file: p.file,
+                        slug: slug.clone(),
+                        tgt: tgt.clone(),
+                        is_last,
+                        stays_outdated,
+                    });
+                    if queue.len() >= BATCH {
+                        let fp = fp.clone();
+                        self.flush(svc, &fp).await?;
                     }
-                    o
+                    continue;
                 }
                 Target::Medulla => {
                     let outdated_by = stays_outdated.then(|| self.agent.clone());
