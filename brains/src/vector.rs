@@ -16,11 +16,54 @@ fn err(what: &str, e: impl std::fmt::Display) -> StoreError {
     }
 }
 
+/// How many searches of one index may run at once. usearch keeps one search context per
+/// concurrent thread and refuses a search when every context is taken, while the owner
+/// reads a store from as many threads as it has requests; searches beyond this wait for a
+/// context instead (a search costs well under a millisecond).
+pub const SEARCH_CONTEXTS: usize = 16;
+
 /// A usearch index with the bookkeeping the store needs.
 pub struct VectorIndex {
     index: Index,
     dims: usize,
     path: PathBuf,
+    contexts: Contexts,
+}
+
+/// A counting semaphore over the index's search contexts.
+#[derive(Default)]
+struct Contexts {
+    busy: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+}
+
+impl Contexts {
+    fn with<T>(&self, f: impl FnOnce() -> T) -> T {
+        {
+            let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+            while *busy >= SEARCH_CONTEXTS {
+                busy = self.freed.wait(busy).unwrap_or_else(|p| p.into_inner());
+            }
+            *busy += 1;
+        }
+        struct Release<'a>(&'a Contexts);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                let mut busy = self.0.busy.lock().unwrap_or_else(|p| p.into_inner());
+                *busy -= 1;
+                self.0.freed.notify_one();
+            }
+        }
+        let _release = Release(self);
+        f()
+    }
+}
+
+/// Room for `capacity` vectors and [`SEARCH_CONTEXTS`] concurrent searches.
+fn reserve(index: &Index, capacity: usize) -> Result<(), String> {
+    index
+        .reserve_capacity_and_threads(capacity, SEARCH_CONTEXTS)
+        .map_err(|e| e.to_string())
 }
 
 impl std::fmt::Debug for VectorIndex {
@@ -48,11 +91,12 @@ impl VectorIndex {
     /// An empty index for vectors of `dims` dimensions, saved at `dir/vectors.usearch`.
     pub fn empty(dir: &Path, dims: usize) -> Result<Self, StoreError> {
         let index = Index::new(&options(dims)).map_err(|e| err("create", e))?;
-        index.reserve(1024).map_err(|e| err("reserve", e))?;
+        reserve(&index, 1024).map_err(|e| err("reserve", e))?;
         Ok(Self {
             index,
             dims,
             path: dir.join(INDEX_FILE),
+            contexts: Contexts::default(),
         })
     }
 
@@ -74,7 +118,14 @@ impl VectorIndex {
         index
             .load(&path.to_string_lossy())
             .map_err(|e| format!("the index file is unreadable: {e}"))?;
-        Ok(Self { index, dims, path })
+        reserve(&index, (index.size() + 1).max(1024))
+            .map_err(|e| format!("cannot make room in the index: {e}"))?;
+        Ok(Self {
+            index,
+            dims,
+            path,
+            contexts: Contexts::default(),
+        })
     }
 
     pub fn dims(&self) -> usize {
@@ -101,7 +152,7 @@ impl VectorIndex {
         }
         if self.index.size() + 1 >= self.index.capacity() {
             let grow = (self.index.capacity() * 2).max(1024);
-            self.index.reserve(grow).map_err(|e| err("reserve", e))?;
+            reserve(&self.index, grow).map_err(|e| err("reserve", e))?;
         }
         self.index.add(key, v).map_err(|e| err("add", e))
     }
@@ -124,8 +175,8 @@ impl VectorIndex {
             return Ok(vec![]);
         }
         let m = self
-            .index
-            .filtered_search(q, k, keep)
+            .contexts
+            .with(|| self.index.filtered_search(q, k, keep))
             .map_err(|e| err("search", e))?;
         Ok(m.keys
             .into_iter()
@@ -140,7 +191,10 @@ impl VectorIndex {
         if self.index.size() == 0 || k == 0 {
             return Ok(vec![]);
         }
-        let m = self.index.search(q, k).map_err(|e| err("search", e))?;
+        let m = self
+            .contexts
+            .with(|| self.index.search(q, k))
+            .map_err(|e| err("search", e))?;
         Ok(m.keys
             .into_iter()
             .zip(m.distances)

@@ -802,3 +802,48 @@ fn recent_is_the_newest_live_claims_through_every_change() {
     let s = open(d.path(), &clock, false);
     assert_eq!(slugs(&s, 4), ["claim-a", "claim-b", "claim-3", "claim-17"]);
 }
+
+/// Many readers at once (the owner reads a store from its blocking pool, so as many
+/// threads as there are concurrent requests) all get answers: the vector index never
+/// runs out of search contexts.
+#[test]
+fn many_concurrent_readers_all_get_answers() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut s = open(d.path(), &clock, true);
+    for i in 0..300 {
+        s.memorize(input(
+            &format!("deploy note {i}"),
+            &format!("deploys of service {i} wait for the cache warmup"),
+        ))
+        .unwrap();
+    }
+    assert_eq!(s.retrieval(), Retrieval::Hybrid);
+    let s = &s;
+    let failures: usize = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..32)
+            .map(|t| {
+                scope.spawn(move || {
+                    let mut failed = 0;
+                    for i in 0..40 {
+                        let r = s.recall(&q(
+                            &format!("cache warmup deploys {}", (t * 40 + i) % 300),
+                            10,
+                        ));
+                        match r {
+                            Ok(r) if !r.hits.is_empty() => {}
+                            Ok(_) => failed += 1,
+                            Err(e) => {
+                                eprintln!("{e}");
+                                failed += 1
+                            }
+                        }
+                    }
+                    failed
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    assert_eq!(failures, 0, "recalls failed under 32 concurrent readers");
+}
