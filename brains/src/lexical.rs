@@ -381,6 +381,11 @@ pub(crate) mod bytes {
             self.b.is_empty()
         }
 
+        /// The next `n` bytes as a reader of their own.
+        pub(crate) fn split(&mut self, n: usize) -> Option<Reader<'a>> {
+            self.take(n).map(Reader::new)
+        }
+
         fn take(&mut self, n: usize) -> Option<&'a [u8]> {
             if self.b.len() < n {
                 return None;
@@ -422,7 +427,8 @@ pub(crate) mod bytes {
 
 impl LexicalIndex {
     /// Append the index to `out`, compacted: only live documents and the terms they
-    /// hold, renumbered in order (a document's terms stay sorted by id).
+    /// hold, renumbered in order (a document's terms stay sorted by id). Postings are
+    /// written as they are, so loading reads them in sequence instead of rebuilding them.
     pub(crate) fn write_snapshot(&self, out: &mut Vec<u8>) {
         use bytes::{put_str, put_u32};
         let mut by_id: Vec<Option<&str>> = vec![None; self.postings.len()];
@@ -431,20 +437,35 @@ impl LexicalIndex {
                 by_id[*id as usize] = Some(t);
             }
         }
-        let mut remap = vec![u32::MAX; by_id.len()];
-        let mut kept: Vec<(&str, u32)> = Vec::new();
-        for (old, t) in by_id.iter().enumerate() {
-            if let Some(t) = t {
-                remap[old] = kept.len() as u32;
-                kept.push((t, self.postings[old].len() as u32));
+        let mut doc_remap = vec![u32::MAX; self.docs.len()];
+        let mut n_docs = 0u32;
+        for (old, doc) in self.docs.iter().enumerate() {
+            if doc.is_some() {
+                doc_remap[old] = n_docs;
+                n_docs += 1;
             }
         }
-        put_u32(out, kept.len() as u32);
-        for (t, df) in &kept {
-            put_str(out, t);
-            put_u32(out, *df);
+        let mut remap = vec![u32::MAX; by_id.len()];
+        let mut kept = 0u32;
+        for (old, t) in by_id.iter().enumerate() {
+            if t.is_some() {
+                remap[old] = kept;
+                kept += 1;
+            }
         }
-        put_u32(out, self.live);
+        put_u32(out, n_docs);
+        put_u32(out, kept);
+        for (old, t) in by_id.iter().enumerate() {
+            if let Some(t) = t {
+                put_str(out, t);
+                let p = &self.postings[old];
+                put_u32(out, p.len() as u32);
+                for (d, f) in p {
+                    put_u32(out, doc_remap[*d as usize]);
+                    put_u32(out, *f);
+                }
+            }
+        }
         for doc in self.docs.iter().flatten() {
             put_str(out, &doc.slug);
             put_u32(out, doc.len);
@@ -457,21 +478,25 @@ impl LexicalIndex {
     }
 
     /// Read what [`LexicalIndex::write_snapshot`] wrote; `None` when it does not read
-    /// whole and consistent. Postings are rebuilt from the documents' terms.
+    /// whole and consistent (every id in range, every slug once).
     pub(crate) fn read_snapshot(r: &mut bytes::Reader<'_>) -> Option<LexicalIndex> {
+        let n_docs = r.u32()?;
         let n_terms = r.u32()? as usize;
         let mut terms = HashMap::with_capacity(n_terms);
         let mut postings: Vec<Vec<(u32, u32)>> = Vec::with_capacity(n_terms);
         for id in 0..n_terms {
             let t = r.str()?;
             let df = r.u32()? as usize;
+            let p = r.pairs(df)?;
+            if p.iter().any(|(d, _)| *d >= n_docs) {
+                return None;
+            }
             terms.insert(t.to_string(), id as u32);
-            postings.push(Vec::with_capacity(df));
+            postings.push(p);
         }
         if terms.len() != n_terms {
             return None;
         }
-        let n_docs = r.u32()?;
         let mut docs = Vec::with_capacity(n_docs as usize);
         let mut by_slug = HashMap::with_capacity(n_docs as usize);
         let mut total_len = 0u64;
@@ -481,12 +506,11 @@ impl LexicalIndex {
             let n = r.u32()? as usize;
             let doc_terms = r.pairs(n)?;
             let mut prev = None;
-            for (t, f) in &doc_terms {
-                if prev.is_some_and(|p| p >= *t) {
+            for (t, _) in &doc_terms {
+                if prev.is_some_and(|p| p >= *t) || *t as usize >= n_terms {
                     return None;
                 }
                 prev = Some(*t);
-                postings.get_mut(*t as usize)?.push((d, *f));
             }
             total_len += len as u64;
             if by_slug.insert(slug.clone(), d).is_some() {
@@ -507,11 +531,6 @@ impl LexicalIndex {
             total_len,
             live: n_docs,
         })
-    }
-
-    /// The slugs of the indexed documents.
-    pub(crate) fn slugs(&self) -> impl Iterator<Item = &str> {
-        self.docs.iter().flatten().map(|d| d.slug.as_str())
     }
 }
 

@@ -16,7 +16,7 @@ use crate::lexical::LexicalIndex;
 use crate::recall::ClaimMeta;
 
 pub(crate) const SNAPSHOT_FILE: &str = "claims.snapshot";
-const MAGIC: &[u8; 8] = b"MDCLSNP1";
+const MAGIC: &[u8; 8] = b"MDCLSNP2";
 
 /// Which state of which store a snapshot holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +48,12 @@ pub(super) fn encode(
     put_u64(&mut out, stamp.next_act);
     put_str(&mut out, &stamp.created);
     put_u64(&mut out, stamp.live);
+    // The lexical section's length first: the two sections decode on two threads.
+    let at = out.len();
+    put_u64(&mut out, 0);
     lexical.write_snapshot(&mut out);
+    let len = (out.len() - at - 8) as u64;
+    out[at..at + 8].copy_from_slice(&len.to_le_bytes());
     put_u32(&mut out, meta.len() as u32);
     for (slug, m) in meta {
         put_str(&mut out, slug);
@@ -85,7 +90,25 @@ fn read(r: &mut Reader<'_>) -> Option<Snapshot> {
         created: r.str()?.to_string(),
         live: r.u64()?,
     };
-    let lexical = LexicalIndex::read_snapshot(r)?;
+    let lexical_len = usize::try_from(r.u64()?).ok()?;
+    let mut lex = r.split(lexical_len)?;
+    let (lexical, meta) = std::thread::scope(|s| {
+        let lexical =
+            s.spawn(move || LexicalIndex::read_snapshot(&mut lex).filter(|_| lex.is_empty()));
+        let meta = read_meta(r).filter(|_| r.is_empty());
+        (lexical.join().ok().flatten(), meta)
+    });
+    let (lexical, meta) = (lexical?, meta?);
+    // The checksum vouches for the bytes; the counts for the writer's consistency.
+    let whole = meta.len() == lexical.len() && stamp.live == lexical.len() as u64;
+    whole.then_some(Snapshot {
+        stamp,
+        lexical,
+        meta,
+    })
+}
+
+fn read_meta(r: &mut Reader<'_>) -> Option<HashMap<String, ClaimMeta>> {
     let n = r.u32()? as usize;
     let mut meta = HashMap::with_capacity(n);
     for _ in 0..n {
@@ -111,15 +134,7 @@ fn read(r: &mut Reader<'_>) -> Option<Snapshot> {
             },
         );
     }
-    let whole = r.is_empty()
-        && meta.len() == lexical.len()
-        && stamp.live == lexical.len() as u64
-        && lexical.slugs().all(|s| meta.contains_key(s));
-    whole.then_some(Snapshot {
-        stamp,
-        lexical,
-        meta,
-    })
+    Some(meta)
 }
 
 /// Read the snapshot in `dir`; `Err` says why there is none to use.
