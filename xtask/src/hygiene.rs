@@ -18,19 +18,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use brains::hygiene::{scan, Finding};
-use serde_json::Value;
+use brains::hygiene::corpus::{self, Case};
+use brains::hygiene::scan;
 
 const USAGE: &str = "usage: cargo xtask hygiene corpus [--positives FILE] [--negatives FILE]
        cargo xtask hygiene speed [--rounds 200]
        cargo xtask hygiene scan --path PATH";
-
-/// One corpus line: the text, the kind it must be caught as (positives), a note.
-struct Case {
-    text: String,
-    kind: String,
-    note: String,
-}
 
 /// The corpus the tests assert on, under the workspace root.
 fn builtin(file: &str) -> PathBuf {
@@ -45,20 +38,7 @@ fn builtin(file: &str) -> PathBuf {
 fn load(path: &Path) -> Result<Vec<Case>> {
     let raw = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the corpus {}", path.display()))?;
-    raw.lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            let v: Value = serde_json::from_str(l)
-                .with_context(|| format!("{}:{}: not a JSON object", path.display(), i + 1))?;
-            let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-            Ok(Case {
-                text: s("text"),
-                kind: s("kind"),
-                note: s("note"),
-            })
-        })
-        .collect()
+    corpus::parse(&raw).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// The value after `flag` in `args`.
@@ -122,51 +102,10 @@ pub fn run(args: &[String]) -> Result<()> {
     }
 }
 
-fn kinds(found: &[Finding]) -> Vec<&'static str> {
-    found.iter().map(|f| f.kind.as_str()).collect()
-}
-
 /// Recall over `positives`, false-positive rate over `negatives`, printed with every
 /// miss and false alarm.
 fn measure(positives: &[Case], negatives: &[Case]) {
-    let mut misses = Vec::new();
-    for c in positives {
-        let found = scan(&c.text);
-        if !found.iter().any(|f| f.kind.as_str() == c.kind) {
-            misses.push(format!(
-                "[{}] want {} got {:?}: {:?}",
-                c.note,
-                c.kind,
-                kinds(&found),
-                c.text
-            ));
-        }
-    }
-    let mut alarms = Vec::new();
-    for c in negatives {
-        let found = scan(&c.text);
-        if !found.is_empty() {
-            let shown: Vec<String> = found.iter().map(ToString::to_string).collect();
-            alarms.push(format!("[{}] {:?}: {:?}", c.note, shown, c.text));
-        }
-    }
-    let recall = 1.0 - misses.len() as f64 / positives.len().max(1) as f64;
-    let fp_rate = alarms.len() as f64 / negatives.len().max(1) as f64;
-    println!(
-        "hygiene corpus: recall {:.1} % ({}/{} positives), false positives {:.1} % ({}/{} negatives)",
-        recall * 100.0,
-        positives.len() - misses.len(),
-        positives.len(),
-        fp_rate * 100.0,
-        alarms.len(),
-        negatives.len()
-    );
-    for m in &misses {
-        println!("  miss: {m}");
-    }
-    for a in &alarms {
-        println!("  false alarm: {a}");
-    }
+    println!("{}", corpus::measure(positives, negatives));
 }
 
 /// A 16 KB engineering note built from the negative corpus (prose, config, code, logs,

@@ -48,6 +48,7 @@
 //!   whole: [`scan_parts`] joins them.
 
 mod assign;
+pub mod corpus;
 mod judge;
 mod loose;
 mod providers;

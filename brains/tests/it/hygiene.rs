@@ -9,47 +9,15 @@
 
 use std::path::PathBuf;
 
-use brains::hygiene::{is_clean, redact, scan, scan_parts, Finding, FindingKind as K};
-use serde_json::Value;
-
-struct Case {
-    text: String,
-    kind: String,
-    secret: String,
-    note: String,
-    case: Option<String>,
-}
+use brains::hygiene::corpus::{self, Case};
+use brains::hygiene::{is_clean, redact, scan, scan_parts, FindingKind as K};
 
 fn corpus(file: &str) -> Vec<Case> {
     let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "data", "hygiene", file]
         .iter()
         .collect();
-    corpus_at(&path)
-}
-
-fn corpus_at(path: &std::path::Path) -> Vec<Case> {
-    let file = path.display().to_string();
-    let raw = std::fs::read_to_string(path).expect("the corpus file");
-    raw.lines()
-        .filter(|l| !l.trim().is_empty())
-        .enumerate()
-        .map(|(i, l)| {
-            let v: Value =
-                serde_json::from_str(l).unwrap_or_else(|e| panic!("{file}:{}: {e}", i + 1));
-            let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-            Case {
-                text: s("text"),
-                kind: s("kind"),
-                secret: s("secret"),
-                note: s("note"),
-                case: v.get("case").and_then(Value::as_str).map(str::to_string),
-            }
-        })
-        .collect()
-}
-
-fn kinds(found: &[Finding]) -> Vec<&'static str> {
-    found.iter().map(|f| f.kind.as_str()).collect()
+    let raw = std::fs::read_to_string(&path).expect("the corpus file");
+    corpus::parse(&raw).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 #[test]
@@ -70,59 +38,23 @@ fn the_corpus_is_big_enough_to_mean_something() {
 
 #[test]
 fn recall_and_false_positive_rate() {
-    let (recall, fp_rate, misses, alarms) =
-        measure(&corpus("positives.jsonl"), &corpus("negatives.jsonl"));
-    assert!(recall >= 0.98, "recall {recall:.3}:\n{}", misses.join("\n"));
+    let negatives = corpus("negatives.jsonl");
+    for c in &negatives {
+        assert_eq!(is_clean(&c.text), scan(&c.text).is_empty());
+    }
+    let m = corpus::measure(&corpus("positives.jsonl"), &negatives);
+    eprintln!("{m}");
+    let (recall, fp_rate) = (m.recall(), m.fp_rate());
+    assert!(
+        recall >= 0.98,
+        "recall {recall:.3}:\n{}",
+        m.misses.join("\n")
+    );
     assert!(
         fp_rate <= 0.02,
         "fp rate {fp_rate:.3}:\n{}",
-        alarms.join("\n")
+        m.alarms.join("\n")
     );
-}
-
-/// Recall over `positives` (caught as their kind), false-positive rate over
-/// `negatives`, printed with every miss and false alarm.
-fn measure(positives: &[Case], negatives: &[Case]) -> (f64, f64, Vec<String>, Vec<String>) {
-    let mut misses = Vec::new();
-    for c in positives {
-        let found = scan(&c.text);
-        if !found.iter().any(|f| f.kind.as_str() == c.kind) {
-            misses.push(format!(
-                "[{}] want {} got {:?}: {:?}",
-                c.note,
-                c.kind,
-                kinds(&found),
-                c.text
-            ));
-        }
-    }
-    let mut alarms = Vec::new();
-    for c in negatives {
-        let found = scan(&c.text);
-        assert_eq!(is_clean(&c.text), found.is_empty());
-        if !found.is_empty() {
-            let shown: Vec<String> = found.iter().map(ToString::to_string).collect();
-            alarms.push(format!("[{}] {:?}: {:?}", c.note, shown, c.text));
-        }
-    }
-    let recall = 1.0 - misses.len() as f64 / positives.len().max(1) as f64;
-    let fp_rate = alarms.len() as f64 / negatives.len().max(1) as f64;
-    eprintln!(
-        "hygiene corpus: recall {:.1} % ({}/{} positives), false positives {:.1} % ({}/{} negatives)",
-        recall * 100.0,
-        positives.len() - misses.len(),
-        positives.len(),
-        fp_rate * 100.0,
-        alarms.len(),
-        negatives.len()
-    );
-    for m in &misses {
-        eprintln!("  miss: {m}");
-    }
-    for a in &alarms {
-        eprintln!("  false alarm: {a}");
-    }
-    (recall, fp_rate, misses, alarms)
 }
 
 /// The ten secrets the hostile tester saw pass, each caught as its kind.
