@@ -196,51 +196,28 @@ fn hostile_input_gets_typed_answers_and_writes_nothing() {
     runner
         .run(&request(), |req| {
             let before = acts(&o);
-            let (status, ct, text) = match &req {
-                Req::Rest { tool, body } => {
-                    let r = o
-                        .http
-                        .post(format!("{}/api/call/{tool}", o.url))
-                        .header("Medulla-Caller-Root", &xr)
-                        .header("content-type", "application/json")
-                        .body(body.clone())
-                        .send()
-                        .expect("the owner answers");
-                    let ct = r
-                        .headers()
-                        .get("content-type")
-                        .map(|c| c.to_str().unwrap().to_string());
-                    (r.status().as_u16(), ct, r.text().unwrap())
-                }
-                Req::Get { path } => {
-                    let r = o
-                        .http
-                        .get(format!("{}{path}", o.url))
-                        .send()
-                        .expect("the owner answers");
-                    let ct = r
-                        .headers()
-                        .get("content-type")
-                        .map(|c| c.to_str().unwrap().to_string());
-                    (r.status().as_u16(), ct, r.text().unwrap())
-                }
-                Req::Rpc { body } => {
-                    let r = o
-                        .http
-                        .post(format!("{}/mcp", o.url))
-                        .header("content-type", "application/json")
-                        .header("accept", "application/json, text/event-stream")
-                        .header("Medulla-Caller-Root", &xr)
-                        .body(body.clone())
-                        .send()
-                        .expect("the owner answers");
-                    let ct = r
-                        .headers()
-                        .get("content-type")
-                        .map(|c| c.to_str().unwrap().to_string());
-                    (r.status().as_u16(), ct, r.text().unwrap())
-                }
+            let sent = match &req {
+                Req::Rest { tool, body } => o
+                    .http
+                    .post(format!("{}/api/call/{tool}", o.url))
+                    .header("Medulla-Caller-Root", &xr)
+                    .header("content-type", "application/json")
+                    .body(body.clone()),
+                Req::Get { path } => o.http.get(format!("{}{path}", o.url)),
+                Req::Rpc { body } => o
+                    .http
+                    .post(format!("{}/mcp", o.url))
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .header("Medulla-Caller-Root", &xr)
+                    .body(body.clone()),
             };
+            let r = sent.send().expect("the owner answers");
+            let ct = r
+                .headers()
+                .get("content-type")
+                .map(|c| c.to_str().unwrap().to_string());
+            let (status, text) = (r.status().as_u16(), r.text().unwrap());
             let ct = ct.unwrap_or_default();
             *seen.borrow_mut().entry(status).or_default() += 1;
             prop_assert!(status < 500, "{req:?} → {status}: {text}");
