@@ -243,22 +243,45 @@ impl Run {
         let inputs = batch.iter().map(|p| p.input.clone()).collect();
         let outcomes = svc.owner.memorize_many(Some(fp), inputs).await?;
         for (p, outcome) in batch.into_iter().zip(outcomes) {
-            match outcome {
-                Ok(MemorizeOutcome::Unchanged { .. }) => {
-                    self.refuse(p.file, "duplicate", "identical to the live version")
-                }
-                Ok(_) => {
-                    if p.stays_outdated {
-                        svc.owner
-                            .demote(fp, &p.slug, &self.agent, "imported as outdated")
-                            .await?;
-                    }
-                    self.count(p.is_last, &p.tgt)
-                }
-                Err(e) => self.refuse(p.file, "refused", e.to_string()),
+            let written = self.settle(
+                p.file,
+                p.is_last,
+                &p.tgt,
+                outcome.map_err(|e| e.to_string()),
+            );
+            if written && p.stays_outdated {
+                svc.owner
+                    .demote(fp, &p.slug, &self.agent, "imported as outdated")
+                    .await?;
             }
         }
         Ok(())
+    }
+
+    /// Account for one version's write: counted when written, refused as a duplicate
+    /// when the store already held it, refused with the reason otherwise. Whether it was
+    /// written.
+    fn settle(
+        &mut self,
+        file: PathBuf,
+        is_last: bool,
+        tgt: &Target,
+        outcome: std::result::Result<MemorizeOutcome, String>,
+    ) -> bool {
+        match outcome {
+            Ok(MemorizeOutcome::Unchanged { .. }) => {
+                self.refuse(file, "duplicate", "identical to the live version");
+                false
+            }
+            Ok(_) => {
+                self.count(is_last, tgt);
+                true
+            }
+            Err(e) => {
+                self.refuse(file, "refused", e);
+                false
+            }
+        }
     }
 
     /// Write every brain's waiting versions.
@@ -443,42 +466,33 @@ impl Run {
             // The last version of a slug whose every file is outdated goes to history as
             // soon as it is written: it never lands live, in a brain or in the medulla.
             let stays_outdated = i + 1 == n && all_outdated;
-            let outcome = match &tgt {
-                Target::Brain(fp, _) => {
-                    // Written with the brain's next batch: one transaction for many.
-                    let queue = self.pending.entry(fp.clone()).or_default();
-                    queue.push(Pending {
-                        input,
-                        file: p.file,
-                        slug: slug.clone(),
-                        tgt: tgt.clone(),
-                        is_last,
-                        stays_outdated,
-                    });
-                    if queue.len() >= BATCH {
-                        let fp = fp.clone();
-                        self.flush(svc, &fp).await?;
-                    }
-                    continue;
+            if let Target::Brain(fp, _) = &tgt {
+                // Written with the brain's next batch: one transaction for many.
+                let queue = self.pending.entry(fp.clone()).or_default();
+                queue.push(Pending {
+                    input,
+                    file: p.file,
+                    slug: slug.clone(),
+                    tgt: tgt.clone(),
+                    is_last,
+                    stays_outdated,
+                });
+                if queue.len() >= BATCH {
+                    let fp = fp.clone();
+                    self.flush(svc, &fp).await?;
                 }
-                Target::Medulla => {
-                    let outdated_by = stays_outdated.then(|| self.agent.clone());
-                    svc.owner
-                        .audit(|reply| AuditMsg::Import {
-                            input,
-                            outdated_by,
-                            reply,
-                        })
-                        .await
-                }
-            };
-            match outcome {
-                Ok(MemorizeOutcome::Unchanged { .. }) => {
-                    self.refuse(p.file, "duplicate", "identical to the live version")
-                }
-                Ok(_) => self.count(is_last, &tgt),
-                Err(e) => self.refuse(p.file, "refused", e.to_string()),
+                continue;
             }
+            let outdated_by = stays_outdated.then(|| self.agent.clone());
+            let outcome = svc
+                .owner
+                .audit(|reply| AuditMsg::Import {
+                    input,
+                    outdated_by,
+                    reply,
+                })
+                .await;
+            self.settle(p.file, is_last, &tgt, outcome.map_err(|e| e.to_string()));
         }
         Ok(())
     }
