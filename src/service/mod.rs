@@ -216,6 +216,7 @@ impl Service {
         input: &RouteInput,
     ) -> Result<ClaimsView> {
         let limit = check_limit(limit, MAX_CLAIMS_PAGE, MAX_CLAIMS_PAGE)?;
+        let routed = self.route(input)?;
         let (fp, served, tier) = if brain == "medulla" {
             (None, "medulla".to_string(), StoreTier::Medulla)
         } else {
@@ -224,7 +225,7 @@ impl Service {
                     name: brain.to_string(),
                 }
             })?;
-            self.authorize_brain(&self.route(input)?, input, &m, "read the claims of")?;
+            self.authorize_brain(&routed, input, &m, "read the claims of")?;
             (Some(m.fingerprint), m.root, StoreTier::Project)
         };
         let mut claims = self.owner.live_claims(fp.as_deref()).await?;
@@ -232,7 +233,6 @@ impl Service {
         let total = claims.len();
         let page: Vec<_> = claims.into_iter().skip(offset).take(limit).collect();
         let end = offset + page.len();
-        let routed = self.route(input)?;
         let mut rows = Row::all(&page, tier, self.now());
         if tier == StoreTier::Medulla {
             provenance::mark_superseded(self, &routed, input, &mut rows).await?;
