@@ -48,6 +48,20 @@ pub enum OwnerError {
     Unreachable { actor: String, detail: String },
     #[error("the {actor} actor did not answer within {ms} ms: retry, or raise call_timeout_ms in config.toml")]
     Timeout { actor: String, ms: u64 },
+    #[error("brain {brain} is still opening ({phase}, {done} of {total}, {elapsed_ms} ms so far): retry shortly; no other brain waits on it")]
+    BrainOpening {
+        brain: String,
+        elapsed_ms: u64,
+        phase: &'static str,
+        done: u64,
+        total: u64,
+    },
+    #[error("brain {brain} could not be opened: {detail}")]
+    OpenFailed {
+        brain: String,
+        code: &'static str,
+        detail: String,
+    },
     #[error("the medulla did not answer within {ms} ms; the project part is complete")]
     MedullaTimeout { ms: u64 },
     #[error("the mailbox distributor failed: {0}; the letters are safe in the spool")]
@@ -74,6 +88,8 @@ impl OwnerError {
             OwnerError::UnknownTool(_) => "unknown_tool",
             OwnerError::Unreachable { .. } => "actor_unreachable",
             OwnerError::Timeout { .. } => "timeout",
+            OwnerError::BrainOpening { .. } => "brain_opening",
+            OwnerError::OpenFailed { code, .. } => code,
             OwnerError::MedullaTimeout { .. } => "medulla_timeout",
             OwnerError::Mailbox(_) => "mailbox",
             OwnerError::Internal(_) => "internal",
@@ -111,6 +127,20 @@ impl OwnerError {
             }
             OwnerError::Path(crate::roster::PathError::Refused { root, .. }) => {
                 v["root"] = root.clone().into();
+            }
+            OwnerError::BrainOpening {
+                brain,
+                elapsed_ms,
+                phase,
+                done,
+                total,
+            } => {
+                v["brain"] = brain.clone().into();
+                v["elapsed_ms"] = (*elapsed_ms).into();
+                v["progress"] = serde_json::json!({ "phase": phase, "done": done, "total": total });
+            }
+            OwnerError::OpenFailed { brain, .. } => {
+                v["brain"] = brain.clone().into();
             }
             OwnerError::NotYourBrain { brain, routed, .. } => {
                 v["brain"] = brain.clone().into();

@@ -5,7 +5,9 @@
 //! - [`config`]: `$MEDULLA_HOME`, `config.toml`, listen address and timeouts.
 //! - [`floor`]: the hygiene floor over every field of shared, committable or project text.
 //! - [`founder`]: the founder token, which marks the founder surface (CLI, the Hall).
-//! - [`roster`]: which brains exist; disk is the truth; fingerprints and root matching.
+//! - [`store_id`]: [`store_id::StoreId`], which store a request is about, and brain
+//!   fingerprints.
+//! - [`roster`]: which brains exist; disk is the truth; root matching.
 //! - [`brain`]: the brain actor, one per warm brain plus the medulla's, each owning one
 //!   [`brains::Store`].
 //! - [`owner`]: the supervisor actor: loads, restarts and unloads brain actors; the
@@ -45,6 +47,7 @@ pub mod owner;
 pub mod roster;
 pub mod serve;
 pub mod service;
+pub mod store_id;
 
 /// The layering the code keeps: each top-level module may reference only modules of a
 /// lower rank, so the arrows run one way (entry points → http → service → owner →
@@ -74,6 +77,7 @@ mod layering {
         ("git", 1),
         ("hall", 1),
         ("roster", 1),
+        ("store_id", 0),
     ];
 
     fn rank(m: &str) -> u8 {

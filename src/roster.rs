@@ -4,12 +4,12 @@
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+
+use crate::store_id::Fingerprint;
 
 /// `hex(sha256(root))[0..16]`.
-pub fn fingerprint(root: &str) -> String {
-    let digest = Sha256::digest(root.as_bytes());
-    hex::encode(digest)[..16].to_string()
+pub fn fingerprint(root: &str) -> Fingerprint {
+    Fingerprint::of_root(root)
 }
 
 /// Normalise a path without touching the disk: absolute, `.` and `..` folded.
@@ -231,7 +231,7 @@ pub fn canonical_root(raw: &str, medulla_home: &Path, user_home: Option<&Path>) 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub root: String,
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     pub created: i64,
     /// Counts as of the last time the brain was unloaded or flushed.
     #[serde(default)]
@@ -256,14 +256,15 @@ pub struct RosterEntry {
 }
 
 impl RosterEntry {
-    pub fn fingerprint(&self) -> String {
+    pub fn fingerprint(&self) -> Fingerprint {
         match &self.manifest {
             Some(m) => m.fingerprint.clone(),
-            None => self
-                .dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            None => Fingerprint::from_manifest(
+                self.dir
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            ),
         }
     }
 }
@@ -346,6 +347,7 @@ mod tests {
         let fp = fingerprint("/home/a/project");
         assert_eq!(fp.len(), 16);
         assert!(fp.chars().all(|c| c.is_ascii_hexdigit()));
+        use sha2::{Digest, Sha256};
         assert_eq!(fp, hex::encode(Sha256::digest(b"/home/a/project"))[..16]);
     }
 

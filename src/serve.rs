@@ -105,6 +105,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         embedder,
         clock: clock.clone(),
         aging: cfg.aging,
+        progress: None,
     };
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await

@@ -25,6 +25,7 @@ pub mod error;
 pub mod hygiene;
 pub mod legacy;
 pub mod lexical;
+pub mod progress;
 pub mod recall;
 pub mod store;
 pub mod vector;
@@ -36,6 +37,7 @@ pub use claim::{
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use embed::{embed_query, EmbedError, Embedder, StaticModel};
 pub use error::StoreError;
+pub use progress::{OpenPhase, OpenProgress};
 pub use recall::{
     Aging, ClaimMeta, Floor, Fusion, Hit, Overlay, RankMode, RecallFilter, RecallQuery,
     RecallResult, Retrieval,

@@ -20,11 +20,12 @@ use brains::claim::validate_agent_id;
 use brains::{ActKind, Claim, MemorizeInput, MemorizeOutcome, PurgeReport, StoreError, Verdict};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
-use crate::brain::stores::{ask, Stores};
+use crate::brain::stores::{ask, read, Stores};
 use crate::brain::BrainMsg;
 use crate::error::{OwnerError, Result};
 use crate::floor;
 use crate::roster::Manifest;
+use crate::store_id::StoreId;
 
 /// True when the agent is expected to write the medulla.
 pub fn etiquette_ok(agent: &str) -> bool {
@@ -180,9 +181,9 @@ impl Actor for AuditActor {
                 let _ = reply.send(learn(s, &agent, &slug, verdict, note).await);
             }
             AuditMsg::Purge { agent, slug, reply } => {
-                let r = ask(s, None, |r| BrainMsg::Purge {
-                    slug: slug.clone(),
-                    actor: agent.clone(),
+                let r = ask(s, &M, |r| BrainMsg::Purge {
+                    slug,
+                    actor: agent,
                     reply: r,
                 })
                 .await;
@@ -191,6 +192,26 @@ impl Actor for AuditActor {
         }
         Ok(())
     }
+}
+
+/// The store this actor writes.
+const M: StoreId = StoreId::Medulla;
+
+/// Read a claim by slug.
+fn get(
+    slug: &str,
+) -> impl Fn(&brains::Store) -> std::result::Result<Option<Claim>, StoreError> + Clone + Send + 'static
+{
+    let slug = slug.to_string();
+    move |st| st.get(&slug)
+}
+
+/// Read a boot-memory value.
+fn kv_get(
+    key: String,
+) -> impl Fn(&brains::Store) -> std::result::Result<Option<String>, StoreError> + Clone + Send + 'static
+{
+    move |st| st.kv_get(&key)
 }
 
 /// The hygiene floor over every field that enters the medulla: label, text, evidence and
@@ -210,9 +231,9 @@ async fn import(
 ) -> Result<MemorizeOutcome> {
     hygiene_floor(&input)?;
     let slug = brains::slugify(&input.label);
-    let outcome = ask(s, None, |r| BrainMsg::Memorize(input.clone(), r)).await?;
+    let outcome = ask(s, &M, |r| BrainMsg::Memorize(input, r)).await?;
     if let Some(actor) = outdated_by {
-        ask(s, None, |r| BrainMsg::Demote {
+        ask(s, &M, |r| BrainMsg::Demote {
             slug: slug.clone(),
             actor: actor.clone(),
             reason: "imported as outdated".into(),
@@ -233,7 +254,7 @@ async fn kv(s: &dyn Stores, key: String, value: Option<String>, actor: String) -
                 [("key", key.as_str()), ("value", v.as_str())],
                 floor::FIX_SHARED,
             )?;
-            ask(s, None, |r| BrainMsg::KvSet {
+            ask(s, &M, |r| BrainMsg::KvSet {
                 key: key.clone(),
                 value: v.clone(),
                 actor: actor.clone(),
@@ -242,7 +263,7 @@ async fn kv(s: &dyn Stores, key: String, value: Option<String>, actor: String) -
             .await?
         }
         None => {
-            ask(s, None, |r| BrainMsg::KvDelete {
+            ask(s, &M, |r| BrainMsg::KvDelete {
                 key: key.clone(),
                 actor: actor.clone(),
                 reply: r,
@@ -265,11 +286,11 @@ async fn witness_superseded(
     witness: &str,
     marker: &str,
 ) -> Result<bool> {
-    let copy = ask(s, None, |r| BrainMsg::Get(slug.to_string(), r)).await?;
+    let copy = read(s, &M, get(slug)).await?;
     if copy.and_then(|c| c.origin_claim).as_deref() != Some(witness) {
         return Ok(false);
     }
-    ask(s, None, |r| BrainMsg::KvSet {
+    ask(s, &M, |r| BrainMsg::KvSet {
         key: marker_key(slug),
         value: marker.to_string(),
         actor: "medulla:audit".into(),
@@ -281,11 +302,8 @@ async fn witness_superseded(
 
 /// A re-promotion or a demotion resolves a superseded witness: the marker goes.
 async fn clear_marker(s: &dyn Stores, slug: &str, actor: &str) -> Result<()> {
-    if ask(s, None, |r| BrainMsg::KvGet(marker_key(slug), r))
-        .await?
-        .is_some()
-    {
-        ask(s, None, |r| BrainMsg::KvDelete {
+    if read(s, &M, kv_get(marker_key(slug))).await?.is_some() {
+        ask(s, &M, |r| BrainMsg::KvDelete {
             key: marker_key(slug),
             actor: actor.to_string(),
             reply: r,
@@ -296,7 +314,7 @@ async fn clear_marker(s: &dyn Stores, slug: &str, actor: &str) -> Result<()> {
 }
 
 async fn medulla_live(s: &dyn Stores) -> Result<u64> {
-    Ok(ask(s, None, BrainMsg::Stats).await?.live_claims)
+    Ok(read(s, &M, |st| st.stats()).await?.live_claims)
 }
 
 async fn promote(
@@ -318,13 +336,13 @@ async fn promote(
             "the promotion reason must be one line".into(),
         ));
     }
-    let witness: Claim = ask(s, Some(&brain.fingerprint), |r| {
-        BrainMsg::Get(slug.to_string(), r)
-    })
-    .await?
-    .ok_or_else(|| StoreError::UnknownClaim {
-        slug: slug.to_string(),
-    })?;
+    let witness_store = StoreId::brain(&brain.fingerprint);
+    let witness: Claim =
+        read(s, &witness_store, get(slug))
+            .await?
+            .ok_or_else(|| StoreError::UnknownClaim {
+                slug: slug.to_string(),
+            })?;
     let origin_claim = format!("{}#{}", brain.root, witness.slug);
     let input = MemorizeInput {
         label: witness.label.clone(),
@@ -344,7 +362,7 @@ async fn promote(
     hygiene_floor(&input)?;
     // Two origins racing for one label: the first lands, the second bounces unless it
     // is strictly stronger. Serialised here, so there is never a torn medulla.
-    if let Some(live) = ask(s, None, |r| BrainMsg::Get(witness.slug.clone(), r)).await? {
+    if let Some(live) = read(s, &M, get(&witness.slug)).await? {
         let other_origin = live.origin_claim.as_deref() != Some(origin_claim.as_str());
         if other_origin
             && witness.strength == live.strength
@@ -359,14 +377,14 @@ async fn promote(
             });
         }
     }
-    let outcome = ask(s, None, |r| BrainMsg::Memorize(input.clone(), r)).await?;
+    let outcome = ask(s, &M, |r| BrainMsg::Memorize(input, r)).await?;
     clear_marker(s, &witness.slug, agent).await?;
     let copy = outcome.claim().clone();
     let stamp = format!("medulla@{}@{}", copy.slug, copy.created);
     let witness = if witness.promoted_to.as_deref() == Some(stamp.as_str()) {
         witness
     } else {
-        ask(s, Some(&brain.fingerprint), |r| BrainMsg::StampPromoted {
+        ask(s, &witness_store, |r| BrainMsg::StampPromoted {
             slug: witness.slug.clone(),
             stamp: stamp.clone(),
             actor: agent.to_string(),
@@ -390,7 +408,7 @@ async fn doctrine_birth(
     hygiene_floor(&input)?;
     input.origin_brain = Some("medulla".into());
     input.act = Some(ActKind::DoctrineBirth);
-    let outcome = ask(s, None, |r| BrainMsg::Memorize(input.clone(), r)).await?;
+    let outcome = ask(s, &M, |r| BrainMsg::Memorize(input, r)).await?;
     Ok((outcome, medulla_live(s).await?))
 }
 
@@ -405,7 +423,7 @@ async fn learn(
     let done = if verdict == Verdict::Wrong {
         // Demotion: the medulla version goes to history; the project witness is not touched.
         let reason = note.unwrap_or_else(|| "judged wrong".into());
-        let demoted = ask(s, None, |r| BrainMsg::Demote {
+        let demoted = ask(s, &M, |r| BrainMsg::Demote {
             slug: slug.to_string(),
             actor: agent.to_string(),
             reason: reason.clone(),
@@ -416,7 +434,7 @@ async fn learn(
         MedullaLearn::Demoted(demoted)
     } else {
         MedullaLearn::Graded(
-            ask(s, None, |r| BrainMsg::Learn {
+            ask(s, &M, |r| BrainMsg::Learn {
                 slug: slug.to_string(),
                 verdict,
                 actor: agent.to_string(),

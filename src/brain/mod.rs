@@ -17,14 +17,14 @@ use std::sync::{Arc, RwLock};
 
 use brains::store::OpenReport;
 use brains::{
-    Act, Claim, MemorizeInput, MemorizeOutcome, PurgeReport, RecallQuery, RecallResult, Store,
-    StoreError, StoreOptions, StoreStats, Verdict,
+    Claim, MemorizeInput, MemorizeOutcome, PurgeReport, Store, StoreError, StoreOptions, Verdict,
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 type Reply<T> = RpcReplyPort<Result<T, StoreError>>;
 
-/// Everything a brain actor can be asked.
+/// What a brain actor does: every write to its store, one at a time, in arrival order.
+/// Reads never come here: they take the store's read lock beside the actor ([`read`]).
 pub enum BrainMsg {
     Memorize(MemorizeInput, Reply<MemorizeOutcome>),
     /// Several claims in one transaction (bulk import): one result per input, in order.
@@ -32,11 +32,6 @@ pub enum BrainMsg {
         Vec<MemorizeInput>,
         Reply<Vec<Result<MemorizeOutcome, StoreError>>>,
     ),
-    Get(String, Reply<Option<Claim>>),
-    History(String, Reply<Vec<Claim>>),
-    Recall(RecallQuery, Reply<RecallResult>),
-    Recent(usize, Reply<Vec<Claim>>),
-    LiveClaims(Reply<Vec<Claim>>),
     Learn {
         slug: String,
         verdict: Verdict,
@@ -61,29 +56,17 @@ pub enum BrainMsg {
         actor: String,
         reply: Reply<PurgeReport>,
     },
-    KvGet(String, Reply<Option<String>>),
     KvSet {
         key: String,
         value: String,
         actor: String,
         reply: Reply<()>,
     },
-    KvList(Reply<Vec<(String, String)>>),
     KvDelete {
         key: String,
         actor: String,
         reply: Reply<()>,
     },
-    ActsNewest(usize, Reply<Vec<Act>>),
-    /// One page of the act log: acts with `seq < before`, newest first.
-    ActsBefore {
-        before: u64,
-        limit: usize,
-        reply: Reply<Vec<Act>>,
-    },
-    Stats(Reply<StoreStats>),
-    CheckIndex(Reply<Option<String>>),
-    Flush(Reply<()>),
     /// Fail the actor on purpose; exercised by the supervision tests.
     #[cfg(test)]
     Crash,
@@ -114,17 +97,54 @@ where
     joined.unwrap_or_else(|e| Err(StoreError::Internal(format!("a store read panicked: {e}"))))
 }
 
-/// What a brain actor is started with.
+/// Open a store on the blocking pool, beside any actor: opening may rebuild or
+/// re-embed for minutes, and no mailbox waits on it. The store is handed to its actor
+/// (the only writer) through [`BrainArgs`].
+pub async fn open(dir: PathBuf, opts: StoreOptions) -> Result<(Shared, OpenReport), StoreError> {
+    let shown = dir.display().to_string();
+    let opened = tokio::task::spawn_blocking(move || Store::open(&dir, opts))
+        .await
+        .map_err(|e| StoreError::Internal(format!("opening {shown} panicked: {e}")))?;
+    let (store, report) = opened?;
+    if report.index_rebuilt {
+        // A store with no vectors yet (a fresh brain) has no index file to lose: that
+        // is no news. Rebuilding a real one is worth saying.
+        let had_vectors = store.stats().map(|s| s.vectors > 0).unwrap_or(true);
+        if had_vectors {
+            tracing::warn!(dir = %shown, reason = ?report.index_rebuild_reason, "vector index rebuilt from redb");
+        } else {
+            tracing::debug!(dir = %shown, "a new vector index");
+        }
+    }
+    Ok((Arc::new(RwLock::new(Some(store))), report))
+}
+
+/// Close a store and release its file. The owner opened it and the owner closes it, on
+/// every way out of service (an unload once the actor has drained, an actor that failed
+/// or stopped, the owner stopping): ractor runs no `post_stop` for an actor that fails,
+/// so closing there would leave a failed actor's file held and its successor locked
+/// out. Closing twice is a no-op.
+pub async fn close(store: Shared) {
+    let closed = tokio::task::spawn_blocking(move || {
+        let taken = store.write().unwrap_or_else(|p| p.into_inner()).take();
+        taken.map(|s| s.close()).transpose()
+    })
+    .await;
+    match closed {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => tracing::error!(error = %e, "closing store failed"),
+        Err(e) => tracing::error!(error = %e, "closing store panicked"),
+    }
+}
+
+/// What a brain actor is started with: its store, already open. The actor is the
+/// store's only writer while it serves; it neither opens nor closes it.
 pub struct BrainArgs {
-    pub dir: PathBuf,
-    pub opts: StoreOptions,
-    /// Where the actor puts its open store for readers.
     pub shared: Shared,
 }
 
 pub struct BrainState {
     store: Shared,
-    pub open_report: OpenReport,
 }
 
 pub struct BrainActor;
@@ -166,43 +186,7 @@ impl Actor for BrainActor {
         _me: ActorRef<BrainMsg>,
         args: BrainArgs,
     ) -> Result<BrainState, ActorProcessingErr> {
-        let dir = args.dir.clone();
-        let (open_dir, opts) = (args.dir.clone(), args.opts.clone());
-        let opened = tokio::task::spawn_blocking(move || Store::open(&open_dir, opts)).await?;
-        let (store, open_report) =
-            opened.map_err(|e| format!("cannot open store at {}: {e}", dir.display()))?;
-        if open_report.index_rebuilt {
-            // A store with no vectors yet (a fresh brain) has no index file to lose: that
-            // is no news. Rebuilding a real one is worth saying.
-            let had_vectors = store.stats().map(|s| s.vectors > 0).unwrap_or(true);
-            if had_vectors {
-                tracing::warn!(dir = %dir.display(), reason = ?open_report.index_rebuild_reason, "vector index rebuilt from redb");
-            } else {
-                tracing::debug!(dir = %dir.display(), "a new vector index");
-            }
-        }
-        *args.shared.write().unwrap_or_else(|p| p.into_inner()) = Some(store);
-        Ok(BrainState {
-            store: args.shared,
-            open_report,
-        })
-    }
-
-    async fn post_stop(
-        &self,
-        _me: ActorRef<BrainMsg>,
-        state: &mut BrainState,
-    ) -> Result<(), ActorProcessingErr> {
-        let store = state.store.clone();
-        let closed = tokio::task::spawn_blocking(move || {
-            let taken = store.write().unwrap_or_else(|p| p.into_inner()).take();
-            taken.map(|s| s.close()).transpose()
-        })
-        .await?;
-        if let Err(e) = closed {
-            tracing::error!(error = %e, "closing store failed");
-        }
-        Ok(())
+        Ok(BrainState { store: args.shared })
     }
 
     async fn handle(
@@ -216,11 +200,6 @@ impl Actor for BrainActor {
             BrainMsg::MemorizeMany(inputs, r) => {
                 send(r, st.run(move |s| s.memorize_many(inputs)).await?)
             }
-            BrainMsg::Get(slug, r) => send(r, st.run(move |s| s.get(&slug)).await?),
-            BrainMsg::History(slug, r) => send(r, st.run(move |s| s.history(&slug)).await?),
-            BrainMsg::Recall(q, r) => send(r, st.run(move |s| s.recall(&q)).await?),
-            BrainMsg::Recent(n, r) => send(r, st.run(move |s| s.recent(n)).await?),
-            BrainMsg::LiveClaims(r) => send(r, st.run(|s| s.live_claims()).await?),
             BrainMsg::Learn {
                 slug,
                 verdict,
@@ -254,7 +233,6 @@ impl Actor for BrainActor {
             BrainMsg::Purge { slug, actor, reply } => {
                 send(reply, st.run(move |s| s.purge(&slug, &actor)).await?)
             }
-            BrainMsg::KvGet(key, r) => send(r, st.run(move |s| s.kv_get(&key)).await?),
             BrainMsg::KvSet {
                 key,
                 value,
@@ -264,19 +242,9 @@ impl Actor for BrainActor {
                 reply,
                 st.run(move |s| s.kv_set(&key, &value, &actor)).await?,
             ),
-            BrainMsg::KvList(r) => send(r, st.run(|s| s.kv_list()).await?),
             BrainMsg::KvDelete { key, actor, reply } => {
                 send(reply, st.run(move |s| s.kv_delete(&key, &actor)).await?)
             }
-            BrainMsg::ActsNewest(n, r) => send(r, st.run(move |s| s.acts_newest(n)).await?),
-            BrainMsg::ActsBefore {
-                before,
-                limit,
-                reply,
-            } => send(reply, st.run(move |s| s.acts_before(before, limit)).await?),
-            BrainMsg::Stats(r) => send(r, st.run(|s| s.stats()).await?),
-            BrainMsg::CheckIndex(r) => send(r, st.run(|s| s.check_index()).await?),
-            BrainMsg::Flush(r) => send(r, st.run(|s| s.flush_index()).await?),
             #[cfg(test)]
             BrainMsg::Crash => return Err("crash requested by a test".into()),
             #[cfg(test)]

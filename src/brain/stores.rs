@@ -1,57 +1,63 @@
-//! Reaching stores: the narrow handle an actor that is not the owner (the audit actor)
-//! uses to ask a brain or the medulla something. The owner implements it; the audit
-//! actor depends on this trait, not on the owner, so the arrows stay one way.
+//! Reaching stores: the narrow handle anything that is not the owner (the audit actor,
+//! the service through the owner's handle) uses to write to or read a brain or the
+//! medulla. The owner implements it; the audit actor depends on this trait, not on the
+//! owner, so the arrows stay one way.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use brains::StoreError;
+use brains::{Store, StoreError};
 use ractor::{ActorRef, RpcReplyPort};
 
-use super::BrainMsg;
+use super::{BrainMsg, Shared};
+use crate::call::call;
 use crate::error::{OwnerError, Result};
+use crate::store_id::StoreId;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// What reaching a store takes: its actor (a dormant brain loaded on demand) and how
-/// long to wait for an answer.
+/// What reaching a store takes: its writer (a dormant brain loaded on demand, waited on
+/// while it opens), its open store for readers, and how long to wait for an answer.
 pub trait Stores: Send + Sync + 'static {
-    /// The actor of a brain by fingerprint, or of the medulla for `None`.
-    fn actor<'a>(&'a self, fp: Option<&'a str>) -> BoxFuture<'a, Result<ActorRef<BrainMsg>>>;
+    fn actor<'a>(&'a self, id: &'a StoreId) -> BoxFuture<'a, Result<ActorRef<BrainMsg>>>;
+    fn store<'a>(&'a self, id: &'a StoreId) -> BoxFuture<'a, Result<Shared>>;
     fn call_timeout(&self) -> Duration;
 }
 
-/// Ask a store actor something, mapping delivery failure to `actor_unreachable` and a
-/// missed deadline to `timeout`. A brain that went away between lookup and send
-/// (unloaded, restarted) is loaded again and asked once more.
-pub async fn ask<T, B>(stores: &dyn Stores, fp: Option<&str>, build: B) -> Result<T>
+/// Ask a store's actor for a write. A brain that went away between lookup and send
+/// (unloaded, restarted) is resolved again and the same message sent there.
+pub async fn ask<T: Send + 'static>(
+    stores: &dyn Stores,
+    id: &StoreId,
+    build: impl FnOnce(RpcReplyPort<std::result::Result<T, StoreError>>) -> BrainMsg,
+) -> Result<T> {
+    call(
+        &id.actor_name(),
+        stores.call_timeout(),
+        || stores.actor(id),
+        build,
+    )
+    .await?
+    .map_err(OwnerError::from)
+}
+
+/// Read a store directly, on the blocking pool, concurrently with other reads: reads
+/// never queue behind the actor. A store closed between lookup and read (unloaded) is
+/// resolved again and read once more.
+pub async fn read<T, F>(stores: &dyn Stores, id: &StoreId, f: F) -> Result<T>
 where
     T: Send + 'static,
-    B: Fn(RpcReplyPort<std::result::Result<T, StoreError>>) -> BrainMsg,
+    F: Fn(&Store) -> std::result::Result<T, StoreError> + Clone + Send + 'static,
 {
-    use ractor::rpc::CallResult;
-    let name = format!("brain {}", fp.unwrap_or("medulla"));
-    let timeout = stores.call_timeout();
-    for attempt in 0..2 {
-        let actor = stores.actor(fp).await?;
-        match actor.call(&build, Some(timeout)).await {
-            Ok(CallResult::Success(r)) => return r.map_err(OwnerError::from),
-            Ok(CallResult::Timeout) => {
-                return Err(OwnerError::Timeout {
-                    actor: name,
-                    ms: timeout.as_millis() as u64,
-                })
-            }
-            Ok(CallResult::SenderError) | Err(_) if attempt == 0 => {
-                tokio::task::yield_now().await;
-                continue;
-            }
-            Ok(CallResult::SenderError) | Err(_) => break,
+    for _ in 0..2 {
+        let store = stores.store(id).await?;
+        if let Some(v) = super::read(store, f.clone()).await? {
+            return Ok(v);
         }
     }
     Err(OwnerError::Unreachable {
-        actor: name,
-        detail: "it stopped before answering".into(),
+        actor: id.actor_name(),
+        detail: "its store closed before it could be read".into(),
     })
 }

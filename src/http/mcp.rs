@@ -14,13 +14,14 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use super::headers;
 use crate::service::registry::{self, Effect};
 use crate::service::{RouteInput, Service};
+use crate::store_id::Fingerprint;
 
 /// The MCP face of the owner. Cloned per session by the transport's factory.
 #[derive(Clone)]
 pub struct McpHandler {
     svc: Service,
     /// The brain this session's first routed call landed on.
-    sticky: Arc<Mutex<Option<String>>>,
+    sticky: Arc<Mutex<Option<Fingerprint>>>,
     /// The client's first MCP root as a path, asked once and forgotten when the client
     /// says its roots changed: the caller root of a client that sends no header.
     root: Arc<tokio::sync::Mutex<Option<Option<String>>>>,

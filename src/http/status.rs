@@ -28,6 +28,9 @@ pub fn of(e: &OwnerError) -> u16 {
         OwnerError::HygieneRefused { .. } => 422,
         OwnerError::PromotionConflict { .. } => 409,
         OwnerError::Unreachable { .. } | OwnerError::Mailbox(_) => 503,
+        // A brain still opening, or one whose store cannot be opened, is unavailable,
+        // not broken at the caller's end: retry later.
+        OwnerError::BrainOpening { .. } | OwnerError::OpenFailed { .. } => 503,
         OwnerError::Timeout { .. } | OwnerError::MedullaTimeout { .. } => 504,
         OwnerError::Internal(_) => 500,
     }

@@ -11,16 +11,17 @@ use brains::{
 };
 use ractor::{ActorRef, RpcReplyPort};
 
-use super::registry::Registry;
-use super::{OwnerArgs, OwnerMsg};
+use super::registry::{Registry, Warm};
+use super::{Loading, OwnerArgs, OwnerMsg};
 use crate::audit::AuditMsg;
-use crate::brain::stores::{ask, BoxFuture, Stores};
-use crate::brain::BrainMsg;
+use crate::brain::stores::{ask, read, BoxFuture, Stores};
+use crate::brain::{BrainMsg, Shared};
 use crate::call::call_actor;
 use crate::config::Config;
 use crate::error::{OwnerError, Result};
 use crate::mailbox::{MailboxMsg, PassReport};
 use crate::roster::{Manifest, RosterEntry};
+use crate::store_id::{Fingerprint, StoreId};
 
 /// A running owner: its actor and the registry its handlers read.
 #[derive(Clone)]
@@ -32,11 +33,20 @@ pub struct OwnerHandle {
 }
 
 impl Stores for OwnerHandle {
-    fn actor<'a>(&'a self, fp: Option<&'a str>) -> BoxFuture<'a, Result<ActorRef<BrainMsg>>> {
+    fn actor<'a>(&'a self, id: &'a StoreId) -> BoxFuture<'a, Result<ActorRef<BrainMsg>>> {
         Box::pin(async move {
-            match fp {
-                None => Ok(self.registry.medulla()),
-                Some(fp) => self.brain(fp).await,
+            match id {
+                StoreId::Medulla => Ok(self.registry.medulla()),
+                StoreId::Brain(fp) => Ok(self.warm_brain(fp).await?.actor),
+            }
+        })
+    }
+
+    fn store<'a>(&'a self, id: &'a StoreId) -> BoxFuture<'a, Result<Shared>> {
+        Box::pin(async move {
+            match id {
+                StoreId::Medulla => Ok(self.registry.medulla_store()),
+                StoreId::Brain(fp) => Ok(self.warm_brain(fp).await?.store),
             }
         })
     }
@@ -80,16 +90,78 @@ impl OwnerHandle {
         call_actor(&self.actor, "owner", self.timeout(), build).await
     }
 
-    /// The actor of a brain by fingerprint: warm, or loaded now.
-    pub async fn brain(&self, fp: &str) -> Result<ActorRef<BrainMsg>> {
-        if let Some(a) = self.registry.warm_actor(fp) {
-            return Ok(a);
+    /// A brain, warm now or once its load finishes. A load still under way when this
+    /// request's deadline passes answers `brain_opening` with how far it has come; it
+    /// never delays a request for another brain.
+    pub async fn warm_brain(&self, fp: &Fingerprint) -> Result<Warm> {
+        if let Some(w) = self.registry.warm(fp) {
+            return Ok(w);
         }
-        self.call_owner(|reply| OwnerMsg::Load {
-            fp: fp.to_string(),
-            reply,
-        })
-        .await?
+        let opening = match self.registry.opening(fp) {
+            Some(o) => o,
+            None => {
+                let want = fp.clone();
+                match self
+                    .call_owner(|reply| OwnerMsg::Load { fp: want, reply })
+                    .await??
+                {
+                    Loading::Warm(_) => {
+                        if let Some(w) = self.registry.warm(fp) {
+                            return Ok(w);
+                        }
+                        return Err(OwnerError::Unreachable {
+                            actor: StoreId::brain(fp).actor_name(),
+                            detail: "it was unloaded while being looked up".into(),
+                        });
+                    }
+                    Loading::Opening(o) => o,
+                }
+            }
+        };
+        let mut done = opening.done.clone();
+        let waited = tokio::time::timeout(self.timeout(), done.wait_for(|d| d.is_some())).await;
+        match waited {
+            Ok(Ok(outcome)) => match outcome.as_ref() {
+                Some(Ok(w)) => {
+                    self.registry.warm(fp);
+                    Ok(w.clone())
+                }
+                Some(Err(f)) => Err(OwnerError::OpenFailed {
+                    brain: fp.to_string(),
+                    code: f.code,
+                    detail: f.message.clone(),
+                }),
+                None => unreachable!("waited for an outcome"),
+            },
+            Ok(Err(_)) => Err(OwnerError::Unreachable {
+                actor: StoreId::brain(fp).actor_name(),
+                detail: "its load was abandoned (the owner is stopping)".into(),
+            }),
+            Err(_) => {
+                let (phase, done, total) = opening.progress.snapshot();
+                Err(OwnerError::BrainOpening {
+                    brain: fp.to_string(),
+                    elapsed_ms: opening.started.elapsed().as_millis() as u64,
+                    phase: phase.as_str(),
+                    done,
+                    total,
+                })
+            }
+        }
+    }
+
+    /// Wait until any close of a brain under way has released its store.
+    pub async fn closed(&self, fp: &Fingerprint) {
+        let closing = self
+            .registry
+            .closing
+            .read()
+            .expect("registry lock")
+            .get(fp)
+            .cloned();
+        if let Some(mut closed) = closing {
+            let _ = closed.wait_for(|c| *c).await;
+        }
     }
 
     pub async fn bootstrap(&self, root: PathBuf) -> Result<(Manifest, bool)> {
@@ -101,12 +173,10 @@ impl OwnerHandle {
         self.call_owner(OwnerMsg::Rescan).await
     }
 
-    pub async fn unload(&self, fp: &str) -> Result<bool> {
-        self.call_owner(|reply| OwnerMsg::Unload {
-            fp: fp.to_string(),
-            reply,
-        })
-        .await
+    pub async fn unload(&self, fp: &Fingerprint) -> Result<bool> {
+        let fp = fp.clone();
+        self.call_owner(|reply| OwnerMsg::Unload { fp, reply })
+            .await
     }
 
     /// Ask the audit actor (the only writer of the medulla).
@@ -140,171 +210,143 @@ impl OwnerHandle {
         .map_err(|e| OwnerError::Mailbox(e.to_string()))
     }
 
-    /// Ask a store (a brain by fingerprint, or the medulla for `None`) something.
-    pub async fn ask<T, B>(&self, fp: Option<&str>, build: B) -> Result<T>
-    where
-        T: Send + 'static,
-        B: Fn(RpcReplyPort<std::result::Result<T, brains::StoreError>>) -> BrainMsg,
-    {
-        ask(self, fp, build).await
+    /// Ask a store's actor for a write.
+    async fn ask<T: Send + 'static>(
+        &self,
+        id: &StoreId,
+        build: impl FnOnce(RpcReplyPort<std::result::Result<T, brains::StoreError>>) -> BrainMsg,
+    ) -> Result<T> {
+        ask(self, id, build).await
     }
 
-    /// Read a store (a brain by fingerprint, or the medulla for `None`) directly, on the
-    /// blocking pool, concurrently with other reads: reads never queue behind the actor.
-    /// A store closed between lookup and read (unloaded) is loaded again and read once
-    /// more.
-    pub async fn read<T, F>(&self, fp: Option<&str>, f: F) -> Result<T>
+    /// Read a store beside its actor, concurrently with other reads.
+    pub async fn read<T, F>(&self, id: &StoreId, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: Fn(&Store) -> std::result::Result<T, brains::StoreError> + Clone + Send + 'static,
     {
-        for _ in 0..2 {
-            let store = match fp {
-                None => self.registry.medulla_store(),
-                Some(fp) => match self.registry.warm(fp) {
-                    Some(w) => w.store,
-                    None => {
-                        self.brain(fp).await?;
-                        match self.registry.warm(fp) {
-                            Some(w) => w.store,
-                            None => continue,
-                        }
-                    }
-                },
-            };
-            if let Some(v) = crate::brain::read(store, f.clone()).await? {
-                return Ok(v);
-            }
-        }
-        Err(OwnerError::Unreachable {
-            actor: format!("brain {}", fp.unwrap_or("medulla")),
-            detail: "its store closed before it could be read".into(),
-        })
+        read(self, id, f).await
     }
 
-    pub async fn memorize(
-        &self,
-        fp: Option<&str>,
-        input: MemorizeInput,
-    ) -> Result<MemorizeOutcome> {
-        self.ask(fp, |r| BrainMsg::Memorize(input.clone(), r)).await
+    pub async fn memorize(&self, id: &StoreId, input: MemorizeInput) -> Result<MemorizeOutcome> {
+        self.ask(id, |r| BrainMsg::Memorize(input, r)).await
     }
 
     /// Several claims in one transaction: one result per input, in order (a refused item
     /// does not stop the others).
     pub async fn memorize_many(
         &self,
-        fp: Option<&str>,
+        id: &StoreId,
         inputs: Vec<MemorizeInput>,
     ) -> Result<Vec<std::result::Result<MemorizeOutcome, brains::StoreError>>> {
-        self.ask(fp, |r| BrainMsg::MemorizeMany(inputs.clone(), r))
-            .await
+        self.ask(id, |r| BrainMsg::MemorizeMany(inputs, r)).await
     }
 
-    pub async fn recall(&self, fp: Option<&str>, q: RecallQuery) -> Result<RecallResult> {
-        self.read(fp, move |s| s.recall(&q)).await
+    pub async fn recall(&self, id: &StoreId, q: RecallQuery) -> Result<RecallResult> {
+        self.read(id, move |s| s.recall(&q)).await
     }
 
-    pub async fn get(&self, fp: Option<&str>, slug: &str) -> Result<Option<Claim>> {
+    pub async fn get(&self, id: &StoreId, slug: &str) -> Result<Option<Claim>> {
         let slug = slug.to_string();
-        self.read(fp, move |s| s.get(&slug)).await
+        self.read(id, move |s| s.get(&slug)).await
     }
 
-    pub async fn history(&self, fp: Option<&str>, slug: &str) -> Result<Vec<Claim>> {
+    pub async fn history(&self, id: &StoreId, slug: &str) -> Result<Vec<Claim>> {
         let slug = slug.to_string();
-        self.read(fp, move |s| s.history(&slug)).await
+        self.read(id, move |s| s.history(&slug)).await
     }
 
-    pub async fn live_claims(&self, fp: Option<&str>) -> Result<Vec<Claim>> {
-        self.read(fp, |s| s.live_claims()).await
+    pub async fn live_claims(&self, id: &StoreId) -> Result<Vec<Claim>> {
+        self.read(id, |s| s.live_claims()).await
     }
 
-    pub async fn recent(&self, fp: Option<&str>, n: usize) -> Result<Vec<Claim>> {
-        self.read(fp, move |s| s.recent(n)).await
+    pub async fn recent(&self, id: &StoreId, n: usize) -> Result<Vec<Claim>> {
+        self.read(id, move |s| s.recent(n)).await
     }
 
-    pub async fn stats(&self, fp: Option<&str>) -> Result<StoreStats> {
-        self.read(fp, |s| s.stats()).await
+    pub async fn stats(&self, id: &StoreId) -> Result<StoreStats> {
+        self.read(id, |s| s.stats()).await
     }
 
-    pub async fn acts_newest(&self, fp: Option<&str>, n: usize) -> Result<Vec<Act>> {
-        self.read(fp, move |s| s.acts_newest(n)).await
+    pub async fn acts_newest(&self, id: &StoreId, n: usize) -> Result<Vec<Act>> {
+        self.read(id, move |s| s.acts_newest(n)).await
     }
 
-    pub async fn acts_before(
-        &self,
-        fp: Option<&str>,
-        before: u64,
-        limit: usize,
-    ) -> Result<Vec<Act>> {
-        self.read(fp, move |s| s.acts_before(before, limit)).await
+    pub async fn acts_before(&self, id: &StoreId, before: u64, limit: usize) -> Result<Vec<Act>> {
+        self.read(id, move |s| s.acts_before(before, limit)).await
     }
 
-    pub async fn check_index(&self, fp: &str) -> Result<Option<String>> {
-        self.read(Some(fp), |s| s.check_index()).await
+    pub async fn check_index(&self, id: &StoreId) -> Result<Option<String>> {
+        self.read(id, |s| s.check_index()).await
     }
 
     pub async fn learn(
         &self,
-        fp: &str,
+        id: &StoreId,
         slug: &str,
         verdict: Verdict,
         actor: &str,
         note: Option<String>,
     ) -> Result<Claim> {
-        self.ask(Some(fp), |r| BrainMsg::Learn {
+        self.ask(id, |reply| BrainMsg::Learn {
             slug: slug.to_string(),
             verdict,
             actor: actor.to_string(),
-            note: note.clone(),
-            reply: r,
+            note,
+            reply,
         })
         .await
     }
 
-    pub async fn demote(&self, fp: &str, slug: &str, actor: &str, reason: &str) -> Result<Claim> {
-        self.ask(Some(fp), |r| BrainMsg::Demote {
+    pub async fn demote(
+        &self,
+        id: &StoreId,
+        slug: &str,
+        actor: &str,
+        reason: &str,
+    ) -> Result<Claim> {
+        self.ask(id, |reply| BrainMsg::Demote {
             slug: slug.to_string(),
             actor: actor.to_string(),
             reason: reason.to_string(),
-            reply: r,
+            reply,
         })
         .await
     }
 
-    pub async fn purge(&self, fp: &str, slug: &str, actor: &str) -> Result<PurgeReport> {
-        self.ask(Some(fp), |r| BrainMsg::Purge {
+    pub async fn purge(&self, id: &StoreId, slug: &str, actor: &str) -> Result<PurgeReport> {
+        self.ask(id, |reply| BrainMsg::Purge {
             slug: slug.to_string(),
             actor: actor.to_string(),
-            reply: r,
+            reply,
         })
         .await
     }
 
-    pub async fn kv_get(&self, fp: Option<&str>, key: &str) -> Result<Option<String>> {
+    pub async fn kv_get(&self, id: &StoreId, key: &str) -> Result<Option<String>> {
         let key = key.to_string();
-        self.read(fp, move |s| s.kv_get(&key)).await
+        self.read(id, move |s| s.kv_get(&key)).await
     }
 
-    pub async fn kv_list(&self, fp: Option<&str>) -> Result<Vec<(String, String)>> {
-        self.read(fp, |s| s.kv_list()).await
+    pub async fn kv_list(&self, id: &StoreId) -> Result<Vec<(String, String)>> {
+        self.read(id, |s| s.kv_list()).await
     }
 
-    pub async fn kv_set(&self, fp: &str, key: &str, value: &str, actor: &str) -> Result<()> {
-        self.ask(Some(fp), |r| BrainMsg::KvSet {
+    pub async fn kv_set(&self, id: &StoreId, key: &str, value: &str, actor: &str) -> Result<()> {
+        self.ask(id, |reply| BrainMsg::KvSet {
             key: key.to_string(),
             value: value.to_string(),
             actor: actor.to_string(),
-            reply: r,
+            reply,
         })
         .await
     }
 
-    pub async fn kv_delete(&self, fp: &str, key: &str, actor: &str) -> Result<()> {
-        self.ask(Some(fp), |r| BrainMsg::KvDelete {
+    pub async fn kv_delete(&self, id: &StoreId, key: &str, actor: &str) -> Result<()> {
+        self.ask(id, |reply| BrainMsg::KvDelete {
             key: key.to_string(),
             actor: actor.to_string(),
-            reply: r,
+            reply,
         })
         .await
     }

@@ -3,6 +3,11 @@
 //! each brain a request needs, restarts any child that fails (each from disk), unloads
 //! idle brains, and keeps the [`Registry`] request handlers read.
 //!
+//! The supervisor only decides. Opening a store (which may rebuild or re-embed for
+//! minutes), draining and closing one, and reading counts all run in tasks beside it
+//! that report back with a message; requests for a brain being opened wait on its
+//! [`Opening`] entry with their own deadline, so one slow brain never delays another.
+//!
 //! - [`registry`]: what handlers read without a message.
 //! - [`counters`]: per-brain counters.
 //! - [`handle`]: [`OwnerHandle`], the typed front of a running owner.
@@ -22,6 +27,7 @@ use std::time::Duration;
 
 use brains::StoreOptions;
 use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use tokio::sync::watch;
 
 use crate::audit::AuditActor;
 use crate::brain::stores::Stores;
@@ -30,17 +36,29 @@ use crate::config::Config;
 use crate::error::{OwnerError, Result};
 use crate::mailbox::{Distributor, DistributorArgs};
 use crate::roster::{self, Manifest, RosterEntry};
+use crate::store_id::{Fingerprint, StoreId};
 pub use counters::BrainCounters;
 pub use handle::OwnerHandle;
+use registry::{OpenFailure, Opened, Opening};
 pub use registry::{Registry, Warm};
 
-/// Messages to the owner.
+/// Messages to the owner. Each is handled in microseconds: the owner only decides;
+/// opening, draining and closing stores run beside it and report back.
 pub enum OwnerMsg {
-    /// The actor of a registered brain, loading it when dormant.
+    /// A brain's writer: warm now, or a load to wait on (started now if none runs).
     Load {
-        fp: String,
-        reply: RpcReplyPort<Result<ActorRef<BrainMsg>>>,
+        fp: Fingerprint,
+        reply: RpcReplyPort<Result<Loading>>,
     },
+    /// A load started by `Load` finished, well or not.
+    Opened {
+        fp: Fingerprint,
+        result: std::result::Result<(ActorRef<BrainMsg>, Shared), OpenFailure>,
+    },
+    /// An unloaded brain's store is closed.
+    Closed { fp: Fingerprint },
+    /// The medulla's store was reopened after its actor failed.
+    MedullaOpened(std::result::Result<(ActorRef<BrainMsg>, Shared), OpenFailure>),
     /// Create a brain for a canonical root (idempotent). Replies with the manifest and
     /// whether it was created now.
     Bootstrap {
@@ -53,9 +71,15 @@ pub enum OwnerMsg {
     UnloadIdle,
     /// Unload one brain now (replies whether it was warm).
     Unload {
-        fp: String,
+        fp: Fingerprint,
         reply: RpcReplyPort<bool>,
     },
+}
+
+/// What `Load` answers: the writer, or the load to wait on.
+pub enum Loading {
+    Warm(ActorRef<BrainMsg>),
+    Opening(Opening),
 }
 
 pub struct OwnerArgs {
@@ -68,7 +92,7 @@ pub struct OwnerArgs {
 /// What a linked child actor is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Child {
-    Brain(String),
+    Brain(Fingerprint),
     Medulla,
     Audit,
     Mailbox,
@@ -78,29 +102,70 @@ pub struct OwnerState {
     handle: OwnerHandle,
     children: HashMap<ractor::ActorId, Child>,
     mailbox_args: DistributorArgs,
+    /// The writer side of each load under way.
+    loads: HashMap<Fingerprint, watch::Sender<Opened>>,
+    /// The writer side of each close under way.
+    closes: HashMap<Fingerprint, watch::Sender<bool>>,
 }
 
 pub struct OwnerActor;
 
-async fn spawn_brain(
-    me: &ActorRef<OwnerMsg>,
+/// Open a store beside the supervisor and start its actor, linked to the owner. Waits
+/// first for any close of the same directory still under way (one file, one holder).
+async fn open_and_spawn(
+    owner: ActorCell,
     dir: PathBuf,
     opts: StoreOptions,
-    what: &str,
-) -> Result<(ActorRef<BrainMsg>, Shared)> {
-    let shared = Shared::default();
-    let args = BrainArgs {
-        dir,
-        opts,
-        shared: shared.clone(),
-    };
-    let (actor, _) = Actor::spawn_linked(None, BrainActor, args, me.get_cell())
+    after_close: Option<watch::Receiver<bool>>,
+) -> std::result::Result<(ActorRef<BrainMsg>, Shared), OpenFailure> {
+    if let Some(mut closed) = after_close {
+        let _ = closed.wait_for(|done| *done).await;
+    }
+    let (shared, _report) = crate::brain::open(dir, opts)
         .await
-        .map_err(|e| OwnerError::Unreachable {
-            actor: what.to_string(),
-            detail: e.to_string(),
-        })?;
-    Ok((actor, shared))
+        .map_err(|e| OpenFailure::from(&OwnerError::from(e)))?;
+    match Actor::spawn_linked(
+        None,
+        BrainActor,
+        BrainArgs {
+            shared: shared.clone(),
+        },
+        owner,
+    )
+    .await
+    {
+        Ok((actor, _)) => Ok((actor, shared)),
+        Err(e) => {
+            crate::brain::close(shared).await;
+            Err(OpenFailure {
+                code: "actor_unreachable",
+                message: format!("the brain actor did not start: {e}"),
+            })
+        }
+    }
+}
+
+/// Keep an unloaded brain's counts: in its counters and its manifest, so a dormant row
+/// still says something true. The manifest's counts are the only field written beside
+/// the supervisor; the rest of it is the owner's.
+fn keep_counts(handle: &OwnerHandle, fp: &Fingerprint, stats: &brains::StoreStats) {
+    let registry = &handle.registry;
+    registry
+        .counters(&StoreId::brain(fp))
+        .note_live(stats.live_claims);
+    let mut manifests = registry.manifests.write().expect("registry lock");
+    if let Some(m) = manifests.get_mut(fp) {
+        m.counts = roster::ManifestCounts {
+            live_claims: stats.live_claims,
+            history_versions: stats.history_versions,
+            acts: stats.acts,
+            as_of: handle.opts.clock.now_ms(),
+        };
+        let dir = handle.config.brains_dir().join(fp);
+        if let Err(e) = roster::write_manifest(&dir, m) {
+            tracing::warn!(brain = %fp, error = %e, "could not refresh manifest counts");
+        }
+    }
 }
 
 impl OwnerState {
@@ -116,9 +181,14 @@ impl OwnerState {
         self.config().brains_dir().join(fp)
     }
 
-    async fn load(&mut self, me: &ActorRef<OwnerMsg>, fp: &str) -> Result<ActorRef<BrainMsg>> {
+    /// A brain's writer if warm; else the load under way, started now when none runs.
+    /// Never waits for the store to open.
+    fn load(&mut self, me: &ActorRef<OwnerMsg>, fp: &Fingerprint) -> Result<Loading> {
         if let Some(a) = self.registry().warm_actor(fp) {
-            return Ok(a);
+            return Ok(Loading::Warm(a));
+        }
+        if let Some(o) = self.registry().opening(fp) {
+            return Ok(Loading::Opening(o));
         }
         if self.registry().manifest(fp).is_none() {
             self.rescan();
@@ -128,33 +198,92 @@ impl OwnerState {
                 });
             }
         }
-        let (actor, store) = spawn_brain(
-            me,
-            self.brain_dir(fp),
-            self.handle.opts.clone(),
-            &format!("brain {fp}"),
-        )
-        .await?;
-        self.children
-            .insert(actor.get_id(), Child::Brain(fp.to_string()));
-        let warm = Warm {
-            actor: actor.clone(),
-            store,
-            last_used: Arc::new(AtomicI64::new(self.registry().elapsed_ms())),
+        let progress = Arc::new(brains::OpenProgress::default());
+        let opts = StoreOptions {
+            progress: Some(progress.clone()),
+            ..self.handle.opts.clone()
         };
+        let (tx, rx) = watch::channel(None);
+        let opening = Opening {
+            started: std::time::Instant::now(),
+            progress,
+            done: rx,
+        };
+        self.loads.insert(fp.clone(), tx);
         self.registry()
-            .warm
+            .opening
             .write()
             .expect("registry lock")
-            .insert(fp.to_string(), warm);
-        self.registry().changed();
-        tracing::info!(brain = fp, "brain loaded");
-        self.keep_within_budget(fp).await;
-        Ok(actor)
+            .insert(fp.clone(), opening.clone());
+        let after_close = self
+            .registry()
+            .closing
+            .read()
+            .expect("registry lock")
+            .get(fp)
+            .cloned();
+        let (me, fp, dir) = (me.clone(), fp.clone(), self.brain_dir(fp));
+        tokio::spawn(async move {
+            let result = open_and_spawn(me.get_cell(), dir, opts, after_close).await;
+            if let Err(ractor::MessagingErr::SendErr(OwnerMsg::Opened {
+                result: Ok((actor, shared)),
+                ..
+            })) = me.send_message(OwnerMsg::Opened { fp, result })
+            {
+                // The owner stopped meanwhile: nobody will serve this store.
+                actor.stop(None);
+                crate::brain::close(shared).await;
+            }
+        });
+        Ok(Loading::Opening(opening))
+    }
+
+    /// A load finished: register the brain, or tell its waiters why not.
+    fn opened(
+        &mut self,
+        fp: Fingerprint,
+        result: std::result::Result<(ActorRef<BrainMsg>, Shared), OpenFailure>,
+    ) {
+        self.registry()
+            .opening
+            .write()
+            .expect("registry lock")
+            .remove(&fp);
+        let tx = self.loads.remove(&fp);
+        let outcome = match result {
+            Ok((actor, store)) => {
+                self.children
+                    .insert(actor.get_id(), Child::Brain(fp.clone()));
+                let warm = Warm {
+                    actor,
+                    store,
+                    last_used: Arc::new(AtomicI64::new(self.registry().elapsed_ms())),
+                };
+                self.registry()
+                    .warm
+                    .write()
+                    .expect("registry lock")
+                    .insert(fp.clone(), warm.clone());
+                self.registry().changed();
+                tracing::info!(brain = %fp, "brain loaded");
+                Ok(warm)
+            }
+            Err(failure) => {
+                tracing::error!(brain = %fp, code = failure.code, error = %failure.message, "brain could not be opened");
+                Err(failure)
+            }
+        };
+        let loaded = outcome.is_ok();
+        if let Some(tx) = tx {
+            let _ = tx.send(Some(outcome));
+        }
+        if loaded {
+            self.keep_within_budget(&fp);
+        }
     }
 
     /// Unload the least recently used brains beyond `max_warm_brains` (never `keep`).
-    async fn keep_within_budget(&mut self, keep: &str) {
+    fn keep_within_budget(&mut self, keep: &Fingerprint) {
         let max = self.config().max_warm_brains;
         loop {
             let victim = {
@@ -163,17 +292,17 @@ impl OwnerState {
                     return;
                 }
                 warm.iter()
-                    .filter(|(fp, _)| fp.as_str() != keep)
+                    .filter(|(fp, _)| *fp != keep)
                     .min_by_key(|(_, w)| w.last_used.load(Ordering::Relaxed))
                     .map(|(fp, _)| fp.clone())
             };
             match victim {
                 Some(fp) => {
                     tracing::debug!(
-                        brain = fp,
+                        brain = %fp,
                         "over the warm budget: unloading the least recently used"
                     );
-                    self.unload(&fp).await;
+                    self.unload(&fp);
                 }
                 None => return,
             }
@@ -191,7 +320,10 @@ impl OwnerState {
         entries
     }
 
-    async fn unload(&mut self, fp: &str) -> bool {
+    /// Take a brain out of service now and close its store beside the supervisor:
+    /// queued writes finish first (drain), then the file is released. A load of the same
+    /// brain meanwhile waits for the close.
+    fn unload(&mut self, fp: &Fingerprint) -> bool {
         let Some(warm) = self
             .registry()
             .warm
@@ -203,62 +335,82 @@ impl OwnerState {
         };
         self.children.remove(&warm.actor.get_id());
         self.registry().changed();
-        // Persist the counts into the manifest so a dormant row still says something true.
-        if let Ok(ractor::rpc::CallResult::Success(Ok(stats))) = warm
-            .actor
-            .call(BrainMsg::Stats, Some(Duration::from_secs(5)))
-            .await
-        {
-            self.registry().counters(fp).note_live(stats.live_claims);
-            if let Some(mut m) = self.registry().manifest(fp) {
-                m.counts = roster::ManifestCounts {
-                    live_claims: stats.live_claims,
-                    history_versions: stats.history_versions,
-                    acts: stats.acts,
-                    as_of: self.handle.opts.clock.now_ms(),
-                };
-                if let Err(e) = roster::write_manifest(&self.brain_dir(fp), &m) {
-                    tracing::warn!(brain = fp, error = %e, "could not refresh manifest counts");
-                }
-                self.registry()
-                    .manifests
-                    .write()
-                    .expect("registry lock")
-                    .insert(fp.to_string(), m);
+        let closed = self.closing(fp);
+        let (me, fp, handle) = (self.handle.actor.clone(), fp.clone(), self.handle.clone());
+        tokio::spawn(async move {
+            if let Err(e) = warm
+                .actor
+                .drain_and_wait(Some(Duration::from_secs(30)))
+                .await
+            {
+                tracing::warn!(brain = %fp, error = %e, "brain did not drain cleanly");
             }
-        }
-        // Drain: queued requests finish before the store closes.
-        if let Err(e) = warm
-            .actor
-            .drain_and_wait(Some(Duration::from_secs(30)))
-            .await
-        {
-            tracing::warn!(brain = fp, error = %e, "brain did not drain cleanly");
-        }
-        tracing::info!(brain = fp, "brain unloaded");
+            // The counts, read once the writes are in, so a dormant row still says
+            // something true.
+            let stats = crate::brain::read(warm.store.clone(), |s| s.stats())
+                .await
+                .ok()
+                .flatten();
+            crate::brain::close(warm.store).await;
+            if let Some(stats) = &stats {
+                keep_counts(&handle, &fp, stats);
+            }
+            let _ = closed.send(true);
+            tracing::info!(brain = %fp, "brain unloaded");
+            let _ = me.cast(OwnerMsg::Closed { fp });
+        });
         true
     }
 
-    /// Record this week's live claim count of every warm store (dormant ones have not
-    /// changed since their last record).
-    async fn note_live_counts(&self) {
-        let mut stores: Vec<(String, ActorRef<BrainMsg>)> = self
-            .registry()
+    /// Mark a brain's store as closing; the returned sender says when it is closed.
+    fn closing(&mut self, fp: &Fingerprint) -> watch::Sender<bool> {
+        let (tx, rx) = watch::channel(false);
+        self.closes.insert(fp.clone(), tx.clone());
+        self.registry()
+            .closing
+            .write()
+            .expect("registry lock")
+            .insert(fp.clone(), rx);
+        tx
+    }
+
+    /// An unloaded brain's store is closed: forget the close (unless a newer one began).
+    fn closed(&mut self, fp: Fingerprint) {
+        let finished = self.closes.get(&fp).is_some_and(|tx| *tx.borrow());
+        if finished {
+            self.closes.remove(&fp);
+            self.registry()
+                .closing
+                .write()
+                .expect("registry lock")
+                .remove(&fp);
+        }
+    }
+
+    /// Record this week's live claim count of every warm store and write the counters,
+    /// beside the supervisor: each count is a read of the store, never a message that
+    /// queues behind its writes.
+    fn note_live_counts(&self) {
+        let registry = self.handle.registry.clone();
+        let mut stores: Vec<(StoreId, Shared)> = registry
             .warm
             .read()
             .expect("registry lock")
             .iter()
-            .map(|(fp, w)| (fp.clone(), w.actor.clone()))
+            .map(|(fp, w)| (StoreId::brain(fp), w.store.clone()))
             .collect();
-        stores.push(("medulla".into(), self.registry().medulla()));
-        for (fp, actor) in stores {
-            if let Ok(ractor::rpc::CallResult::Success(Ok(s))) = actor
-                .call(BrainMsg::Stats, Some(Duration::from_secs(5)))
-                .await
-            {
-                self.registry().counters(&fp).note_live(s.live_claims);
+        stores.push((StoreId::Medulla, registry.medulla_store()));
+        tokio::spawn(async move {
+            for (id, store) in stores {
+                if let Ok(Some(s)) = crate::brain::read(store, |s| s.stats()).await {
+                    registry.counters(&id).note_live(s.live_claims);
+                }
             }
-        }
+            let flushed = tokio::task::spawn_blocking(move || registry.flush_counters()).await;
+            if let Err(e) = flushed {
+                tracing::warn!(error = %e, "writing the counters panicked");
+            }
+        });
     }
 
     async fn spawn_mailbox(&mut self, me: &ActorRef<OwnerMsg>) -> Result<()> {
@@ -287,17 +439,27 @@ impl OwnerState {
         Ok(())
     }
 
-    async fn spawn_medulla(&mut self, me: &ActorRef<OwnerMsg>) -> Result<()> {
-        let medulla = spawn_brain(
-            me,
+    /// Reopen the medulla after its actor failed, beside the supervisor: the failed
+    /// actor ran no `post_stop`, so its store is released first, then opened again.
+    fn restart_medulla(&mut self, me: &ActorRef<OwnerMsg>) {
+        let old = self.registry().medulla_store();
+        let (me, dir, opts) = (
+            me.clone(),
             self.config().medulla_dir(),
             self.handle.opts.clone(),
-            "medulla",
-        )
-        .await?;
-        self.children.insert(medulla.0.get_id(), Child::Medulla);
-        *self.registry().medulla.write().expect("registry lock") = medulla;
-        Ok(())
+        );
+        tokio::spawn(async move {
+            crate::brain::close(old).await;
+            let result = open_and_spawn(me.get_cell(), dir, opts, None).await;
+            if let Err(ractor::MessagingErr::SendErr(OwnerMsg::MedullaOpened(Ok((
+                actor,
+                shared,
+            ))))) = me.send_message(OwnerMsg::MedullaOpened(result))
+            {
+                actor.stop(None);
+                crate::brain::close(shared).await;
+            }
+        });
     }
 
     async fn bootstrap(
@@ -333,8 +495,9 @@ impl OwnerState {
             .write()
             .expect("registry lock")
             .insert(fp.clone(), m.clone());
-        self.load(me, &fp).await?;
-        tracing::info!(brain = fp, root = %m.root, "brain bootstrapped");
+        // Warm it now, beside the supervisor: its first request need not wait.
+        self.load(me, &fp)?;
+        tracing::info!(brain = %fp, root = %m.root, "brain bootstrapped");
         Ok((m, true))
     }
 }
@@ -350,8 +513,14 @@ impl Actor for OwnerActor {
         args: OwnerArgs,
     ) -> std::result::Result<OwnerState, ActorProcessingErr> {
         std::fs::create_dir_all(args.config.brains_dir())?;
-        let medulla =
-            spawn_brain(&me, args.config.medulla_dir(), args.opts.clone(), "medulla").await?;
+        let medulla = open_and_spawn(
+            me.get_cell(),
+            args.config.medulla_dir(),
+            args.opts.clone(),
+            None,
+        )
+        .await
+        .map_err(|f| format!("the medulla could not be opened: {}", f.message))?;
         let medulla_id = medulla.0.get_id();
         let registry = Arc::new(Registry::new(
             medulla.clone(),
@@ -378,6 +547,8 @@ impl Actor for OwnerActor {
             handle: handle.clone(),
             children: HashMap::from([(medulla_id, Child::Medulla)]),
             mailbox_args,
+            loads: HashMap::new(),
+            closes: HashMap::new(),
         };
         state.spawn_mailbox(&me).await?;
         state.spawn_audit(&me).await?;
@@ -405,13 +576,37 @@ impl Actor for OwnerActor {
         _me: ActorRef<OwnerMsg>,
         st: &mut OwnerState,
     ) -> std::result::Result<(), ActorProcessingErr> {
-        st.note_live_counts().await;
-        for fp in st.registry().warm_fps() {
-            st.unload(&fp).await;
+        // Counts are read, every brain is drained and closed, then the medulla.
+        let registry = st.handle.registry.clone();
+        for fp in registry.warm_fps() {
+            if let Some(w) = registry.warm(&fp) {
+                if let Ok(Some(s)) = crate::brain::read(w.store.clone(), |s| s.stats()).await {
+                    registry
+                        .counters(&StoreId::brain(&fp))
+                        .note_live(s.live_claims);
+                }
+            }
+            st.unload(&fp);
         }
-        st.registry().flush_counters();
-        let medulla = st.registry().medulla();
+        let pending: Vec<watch::Receiver<bool>> = registry
+            .closing
+            .read()
+            .expect("registry lock")
+            .values()
+            .cloned()
+            .collect();
+        for mut closed in pending {
+            let _ = tokio::time::timeout(Duration::from_secs(35), closed.wait_for(|c| *c)).await;
+        }
+        if let Ok(Some(s)) = crate::brain::read(registry.medulla_store(), |s| s.stats()).await {
+            registry
+                .counters(&StoreId::Medulla)
+                .note_live(s.live_claims);
+        }
+        registry.flush_counters();
+        let medulla = registry.medulla();
         let _ = medulla.drain_and_wait(Some(Duration::from_secs(30))).await;
+        crate::brain::close(registry.medulla_store()).await;
         Ok(())
     }
 
@@ -423,8 +618,21 @@ impl Actor for OwnerActor {
     ) -> std::result::Result<(), ActorProcessingErr> {
         match msg {
             OwnerMsg::Load { fp, reply } => {
-                let _ = reply.send(st.load(&me, &fp).await);
+                let _ = reply.send(st.load(&me, &fp));
             }
+            OwnerMsg::Opened { fp, result } => st.opened(fp, result),
+            OwnerMsg::Closed { fp } => st.closed(fp),
+            OwnerMsg::MedullaOpened(result) => match result {
+                Ok((actor, shared)) => {
+                    st.children.insert(actor.get_id(), Child::Medulla);
+                    *st.registry().medulla.write().expect("registry lock") = (actor, shared);
+                    st.registry().changed();
+                    tracing::info!("medulla reopened");
+                }
+                Err(f) => {
+                    tracing::error!(code = f.code, error = %f.message, "the medulla could not be reopened; medulla writes answer 503 until the owner restarts");
+                }
+            },
             OwnerMsg::Bootstrap { root, reply } => {
                 let _ = reply.send(st.bootstrap(&me, &root).await);
             }
@@ -432,11 +640,10 @@ impl Actor for OwnerActor {
                 let _ = reply.send(st.rescan());
             }
             OwnerMsg::UnloadIdle => {
-                st.note_live_counts().await;
-                st.registry().flush_counters();
+                st.note_live_counts();
                 let now = st.registry().elapsed_ms();
                 let idle_ms = st.config().idle_unload.as_millis() as i64;
-                let idle: Vec<String> = st
+                let idle: Vec<Fingerprint> = st
                     .registry()
                     .warm
                     .read()
@@ -446,11 +653,11 @@ impl Actor for OwnerActor {
                     .map(|(fp, _)| fp.clone())
                     .collect();
                 for fp in idle {
-                    st.unload(&fp).await;
+                    st.unload(&fp);
                 }
             }
             OwnerMsg::Unload { fp, reply } => {
-                let was = st.unload(&fp).await;
+                let was = st.unload(&fp);
                 let _ = reply.send(was);
             }
         }
@@ -478,14 +685,30 @@ impl Actor for OwnerActor {
         let restarted = match &child {
             Child::Audit => st.spawn_audit(&me).await,
             Child::Mailbox => st.spawn_mailbox(&me).await,
-            Child::Medulla => st.spawn_medulla(&me).await,
+            Child::Medulla => {
+                st.restart_medulla(&me);
+                Ok(())
+            }
             Child::Brain(fp) => {
-                st.registry()
+                // A failed actor ran no `post_stop`: release its store, then load the
+                // brain again from disk once the file is free.
+                let warm = st
+                    .registry()
                     .warm
                     .write()
                     .expect("registry lock")
                     .remove(fp);
-                st.load(&me, fp).await.map(|_| ())
+                st.registry().changed();
+                if let Some(w) = warm {
+                    let closed = st.closing(fp);
+                    let (me, fp) = (me.clone(), fp.clone());
+                    tokio::spawn(async move {
+                        crate::brain::close(w.store).await;
+                        let _ = closed.send(true);
+                        let _ = me.cast(OwnerMsg::Closed { fp });
+                    });
+                }
+                st.load(&me, fp).map(|_| ())
             }
         };
         if let Err(e) = restarted {

@@ -8,13 +8,16 @@ use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
 use ractor::ActorRef;
+use tokio::sync::watch;
 
 use super::counters::BrainCounters;
 use crate::audit::AuditMsg;
 use crate::brain::{BrainMsg, Shared};
+use crate::error::OwnerError;
 use crate::events::Events;
 use crate::mailbox::{MailboxMsg, MailboxView};
 use crate::roster::Manifest;
+use crate::store_id::{Fingerprint, StoreId};
 
 /// A loaded brain: its actor (the writer) and its store for readers.
 #[derive(Clone)]
@@ -24,15 +27,48 @@ pub struct Warm {
     pub(super) last_used: Arc<AtomicI64>,
 }
 
+/// How a load ended, as every request waiting on it sees it.
+pub type Opened = Option<Result<Warm, OpenFailure>>;
+
+/// Why a brain could not be opened, kept whole for every waiter: its stable code and
+/// message.
+#[derive(Debug, Clone)]
+pub struct OpenFailure {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl From<&OwnerError> for OpenFailure {
+    fn from(e: &OwnerError) -> OpenFailure {
+        OpenFailure {
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// A brain being opened beside the supervisor: requests for it wait on `done` with
+/// their own deadline; every other brain loads and serves meanwhile.
+#[derive(Clone)]
+pub struct Opening {
+    pub started: Instant,
+    pub progress: Arc<brains::OpenProgress>,
+    pub done: watch::Receiver<Opened>,
+}
+
 pub struct Registry {
     /// Where brains live, for their counters' files.
     brains_dir: PathBuf,
     medulla_dir: PathBuf,
     clock: Arc<dyn brains::Clock>,
-    pub(super) manifests: RwLock<HashMap<String, Manifest>>,
-    pub(super) warm: RwLock<HashMap<String, Warm>>,
+    pub(super) manifests: RwLock<HashMap<Fingerprint, Manifest>>,
+    pub(super) warm: RwLock<HashMap<Fingerprint, Warm>>,
+    pub(super) opening: RwLock<HashMap<Fingerprint, Opening>>,
+    /// Brains whose store is being closed (drained, released); a load of one waits for
+    /// `true` before it opens the file again.
+    pub(super) closing: RwLock<HashMap<Fingerprint, watch::Receiver<bool>>>,
     pub(super) medulla: RwLock<(ActorRef<BrainMsg>, Shared)>,
-    counters: RwLock<HashMap<String, Arc<BrainCounters>>>,
+    counters: RwLock<HashMap<StoreId, Arc<BrainCounters>>>,
     pub(super) audit: RwLock<Option<ActorRef<AuditMsg>>>,
     pub(super) mailbox: RwLock<Option<ActorRef<MailboxMsg>>>,
     pub mailbox_view: Arc<MailboxView>,
@@ -56,6 +92,8 @@ impl Registry {
             clock,
             manifests: RwLock::new(HashMap::new()),
             warm: RwLock::new(HashMap::new()),
+            opening: RwLock::new(HashMap::new()),
+            closing: RwLock::new(HashMap::new()),
             medulla: RwLock::new(medulla),
             counters: RwLock::new(HashMap::new()),
             audit: RwLock::new(None),
@@ -114,6 +152,21 @@ impl Registry {
         self.warm(fp).map(|w| w.actor)
     }
 
+    /// The load under way for a brain, if one is.
+    pub fn opening(&self, fp: &str) -> Option<Opening> {
+        self.opening.read().expect("registry lock").get(fp).cloned()
+    }
+
+    /// Brains being opened now, with when each began.
+    pub fn opening_fps(&self) -> Vec<(Fingerprint, Instant)> {
+        self.opening
+            .read()
+            .expect("registry lock")
+            .iter()
+            .map(|(fp, o)| (fp.clone(), o.started))
+            .collect()
+    }
+
     /// A warm brain, marking it used.
     pub fn warm(&self, fp: &str) -> Option<Warm> {
         let warm = self.warm.read().expect("registry lock");
@@ -131,7 +184,7 @@ impl Registry {
     }
 
     /// Fingerprints of the warm brains.
-    pub fn warm_fps(&self) -> Vec<String> {
+    pub fn warm_fps(&self) -> Vec<Fingerprint> {
         self.warm
             .read()
             .expect("registry lock")
@@ -157,20 +210,19 @@ impl Registry {
         self.mailbox.read().expect("registry lock").clone()
     }
 
-    /// A brain's counters (`medulla` for the medulla's), loaded from disk on first use.
-    pub fn counters(&self, fp: &str) -> Arc<BrainCounters> {
-        if let Some(c) = self.counters.read().expect("registry lock").get(fp) {
+    /// A store's counters, loaded from disk on first use.
+    pub fn counters(&self, id: &StoreId) -> Arc<BrainCounters> {
+        if let Some(c) = self.counters.read().expect("registry lock").get(id) {
             return c.clone();
         }
-        let dir = if fp == "medulla" {
-            self.medulla_dir.clone()
-        } else {
-            self.brains_dir.join(fp)
+        let dir = match id {
+            StoreId::Medulla => self.medulla_dir.clone(),
+            StoreId::Brain(fp) => self.brains_dir.join(fp.as_str()),
         };
         self.counters
             .write()
             .expect("registry lock")
-            .entry(fp.to_string())
+            .entry(id.clone())
             .or_insert_with(|| Arc::new(BrainCounters::load(dir, self.clock.clone())))
             .clone()
     }

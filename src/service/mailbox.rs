@@ -16,6 +16,7 @@ use crate::error::{OwnerError, Result};
 use crate::mailbox::letter::Counts;
 use crate::mailbox::sweep::Unreachable;
 use crate::mailbox::{self, LetterRow};
+use crate::store_id::StoreId;
 
 /// `GET /api/mailbox?brain=`: one box.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -165,14 +166,14 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
     for i in &inst.instances {
         if let Instance::Unreadable(u) = i {
             broken.push(Broken {
-                brain: u.fingerprint.clone(),
+                brain: u.fingerprint.to_string(),
                 problem: u.problem.clone().unwrap_or_default(),
             });
         }
     }
     for r in &rows {
         if r.warm {
-            if let Ok(Some(why)) = svc.owner.check_index(&r.fingerprint).await {
+            if let Ok(Some(why)) = svc.owner.check_index(&StoreId::brain(&r.fingerprint)).await {
                 broken.push(Broken {
                     brain: r.root.clone(),
                     problem: format!("vector index out of step: {why}"),
@@ -246,7 +247,7 @@ fn weekly_series(
         .registry
         .all_manifests()
         .iter()
-        .map(|m| Record::read(&cfg.brains_dir().join(&m.fingerprint)))
+        .map(|m| Record::read(&cfg.brains_dir().join(m.fingerprint.as_str())))
         .collect();
     records.push(Record::read(&cfg.medulla_dir()));
     let mut weeks: std::collections::BTreeSet<String> = misdelivered.keys().cloned().collect();

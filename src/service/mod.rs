@@ -28,6 +28,7 @@ use serde::Serialize;
 use crate::error::{OwnerError, Result};
 use crate::owner::{BrainCounters, OwnerHandle};
 use crate::roster::Manifest;
+use crate::store_id::{Fingerprint, StoreId};
 pub use registry::ToolOutput;
 pub use route::{RouteInput, Routed, Via};
 use rows::{Now, Row, StoreTier};
@@ -91,7 +92,7 @@ pub struct Health {
 pub struct ClaimsView {
     pub served_brain: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
+    pub fingerprint: Option<Fingerprint>,
     /// Live claims in the store.
     pub total: usize,
     pub claims: Vec<Row>,
@@ -162,12 +163,12 @@ impl Service {
         }
     }
 
-    pub fn counters(&self, fp: &str) -> Arc<BrainCounters> {
-        self.owner.registry.counters(fp)
+    pub fn counters(&self, fp: &Fingerprint) -> Arc<BrainCounters> {
+        self.owner.registry.counters(&StoreId::brain(fp))
     }
 
     /// A session's first routed call landed on this brain.
-    pub fn session_started(&self, fp: &str) {
+    pub fn session_started(&self, fp: &Fingerprint) {
         self.counters(fp).session();
     }
 
@@ -218,7 +219,7 @@ impl Service {
         let limit = check_limit(limit, MAX_CLAIMS_PAGE, MAX_CLAIMS_PAGE)?;
         let routed = self.route(input)?;
         let (fp, served, tier) = if brain == "medulla" {
-            (None, "medulla".to_string(), StoreTier::Medulla)
+            (None, StoreId::Medulla.to_string(), StoreTier::Medulla)
         } else {
             let m = route::find_brain(&self.owner.registry, brain).ok_or_else(|| {
                 OwnerError::UnknownBrain {
@@ -228,7 +229,8 @@ impl Service {
             self.authorize_brain(&routed, input, &m, "read the claims of")?;
             (Some(m.fingerprint), m.root, StoreTier::Project)
         };
-        let mut claims = self.owner.live_claims(fp.as_deref()).await?;
+        let store = fp.as_ref().map_or(StoreId::Medulla, StoreId::brain);
+        let mut claims = self.owner.live_claims(&store).await?;
         claims.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.slug.cmp(&b.slug)));
         let total = claims.len();
         let page: Vec<_> = claims.into_iter().skip(offset).take(limit).collect();

@@ -12,6 +12,7 @@ use super::rows::{Identities, Row, WitnessSuperseded};
 use super::{RouteInput, Routed, Service};
 use crate::audit::AuditMsg;
 use crate::error::Result;
+use crate::store_id::StoreId;
 
 /// The medulla boot-memory key under which a copy's superseded witness is noted.
 pub const MARKER: &str = "witness_superseded:";
@@ -58,7 +59,7 @@ pub async fn notice_superseded(
 pub async fn markers(svc: &Service) -> Result<HashMap<String, Marker>> {
     Ok(svc
         .owner
-        .kv_list(None)
+        .kv_list(&StoreId::Medulla)
         .await?
         .into_iter()
         .filter_map(|(k, v)| {
@@ -119,7 +120,7 @@ pub async fn mark_superseded(
             match find_brain(&svc.owner.registry, root) {
                 Some(b) => svc
                     .owner
-                    .get(Some(&b.fingerprint), slug)
+                    .get(&StoreId::brain(&b.fingerprint), slug)
                     .await
                     .ok()
                     .flatten()

@@ -17,6 +17,7 @@ use super::verbs;
 use super::{RouteInput, Service};
 use crate::error::{OwnerError, Result};
 use crate::events::EventKind;
+use crate::store_id::Fingerprint;
 
 /// What a verb does to the world; becomes the MCP annotations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +137,7 @@ impl Spec {
 #[derive(Debug, Clone)]
 pub struct ToolOutput {
     pub value: Value,
-    pub landed: Option<String>,
+    pub landed: Option<Fingerprint>,
 }
 
 async fn call<V: Verb>(cx: Cx<'_>, args: Value) -> Result<Value> {

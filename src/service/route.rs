@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::error::{OwnerError, Result};
 use crate::owner::Registry;
 use crate::roster::{self, Manifest};
+use crate::store_id::Fingerprint;
 
 /// What a request says about where it comes from (the HTTP layer reads it off headers).
 #[derive(Debug, Clone, Default)]
@@ -18,7 +19,7 @@ pub struct RouteInput {
     /// An explicit binding: a registered brain's root or fingerprint.
     pub binding: Option<String>,
     /// The MCP session's sticky brain (a fingerprint).
-    pub sticky: Option<String>,
+    pub sticky: Option<Fingerprint>,
     pub caller_root: Option<String>,
     /// Agent id from the request header or the MCP client's name.
     pub agent: Option<String>,
@@ -147,7 +148,7 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
     let by_caller = caller_root
         .as_ref()
         .and_then(|c| roster::longest_prefix(eligible, c).cloned());
-    let sticky = input.sticky.as_deref().and_then(|fp| reg.manifest(fp));
+    let sticky = input.sticky.as_ref().and_then(|fp| reg.manifest(fp));
 
     let (brain, via) = if let Some(b) = input.binding.as_deref().filter(|s| !s.trim().is_empty()) {
         let m = find_brain(reg, b).ok_or_else(|| OwnerError::UnknownBrain {

@@ -28,7 +28,7 @@ fn main() {
     let opts = StoreOptions {
         embedder: Some(Arc::new(bag_of_words::BagOfWords) as Arc<dyn Embedder>),
         clock: clock.clone(),
-        aging: Default::default(),
+        ..Default::default()
     };
     let (mut store, _) = Store::open(&dir, opts).expect("open the store");
     let mut out = std::io::stdout();

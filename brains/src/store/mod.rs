@@ -20,6 +20,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::embed::Embedder;
 use crate::error::StoreError;
 use crate::lexical::LexicalIndex;
+use crate::progress::OpenProgress;
 use crate::recall::{Aging, ClaimMeta, Retrieval};
 use crate::vector::VectorIndex;
 use tables::{ACTS, CLAIMS, HISTORY, KV, VECTORS};
@@ -41,6 +42,8 @@ pub struct StoreOptions {
     pub embedder: Option<Arc<dyn Embedder>>,
     pub clock: Arc<dyn Clock>,
     pub aging: Aging,
+    /// Where an open reports how far it has come (a rebuild or re-embed can be long).
+    pub progress: Option<Arc<OpenProgress>>,
 }
 
 impl Default for StoreOptions {
@@ -49,6 +52,7 @@ impl Default for StoreOptions {
             embedder: None,
             clock: Arc::new(SystemClock),
             aging: Aging::default(),
+            progress: None,
         }
     }
 }

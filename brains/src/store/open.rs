@@ -14,6 +14,7 @@ use super::{
 use crate::claim::{Act, ActKind, Claim};
 use crate::error::StoreError;
 use crate::lexical::LexicalIndex;
+use crate::progress::OpenPhase;
 use crate::recall::ClaimMeta;
 use crate::vector::VectorIndex;
 
@@ -146,6 +147,7 @@ impl Store {
                 }
             }
         };
+        self.progress(OpenPhase::RebuildingClaimIndex, 0);
         self.rebuild_claim_index()?;
         report.claim_index_rebuilt = true;
         report.claim_index_rebuild_reason = Some(why);
@@ -190,6 +192,12 @@ impl Store {
             )));
         }
         Ok(Ok(n))
+    }
+
+    fn progress(&self, phase: OpenPhase, total: u64) {
+        if let Some(p) = &self.opts.progress {
+            p.set_phase(phase, total);
+        }
     }
 
     /// Rebuild the lexical index and the claim metadata from every live claim in redb.
@@ -260,6 +268,9 @@ impl Store {
             );
         }
         let mut next_progress = EMBED_PROGRESS_EVERY;
+        if !missing.is_empty() {
+            self.progress(OpenPhase::Embedding, missing.len() as u64);
+        }
         for slugs in missing.chunks(64) {
             let chunk: Vec<Claim> = {
                 let rx = self.db.begin_read()?;
@@ -297,6 +308,9 @@ impl Store {
             }
             tx.commit()?;
             report.embedded_on_open += chunk.len() as u64;
+            if let Some(p) = &self.opts.progress {
+                p.advance(chunk.len() as u64);
+            }
             if report.embedded_on_open >= next_progress {
                 next_progress += EMBED_PROGRESS_EVERY;
                 tracing::info!(
@@ -346,9 +360,14 @@ impl Store {
             Err(why) => {
                 let mut ix = VectorIndex::empty(&self.dir, dims)?;
                 let rx = self.db.begin_read()?;
-                for row in rx.open_table(VECTORS)?.iter()? {
+                let vectors = rx.open_table(VECTORS)?;
+                self.progress(OpenPhase::RebuildingVectors, vectors.len()?);
+                for row in vectors.iter()? {
                     let (k, v) = row?;
                     ix.add(k.value(), &from_bytes(v.value()))?;
+                    if let Some(p) = &self.opts.progress {
+                        p.advance(1);
+                    }
                 }
                 ix.save()?;
                 self.vindex = Some(ix);

@@ -11,6 +11,7 @@ use crate::error::{OwnerError, Result};
 use crate::service::check_limit;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::route::find_brain;
+use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -63,27 +64,24 @@ impl Verb for Acts {
     async fn run(cx: Cx<'_>, a: ActsArgs) -> Result<ActsPage> {
         let svc = cx.svc;
         let limit = check_limit(a.limit, 50, 500)?;
-        let (fp, store) = match a.brain.as_deref() {
-            Some("medulla") => (None, "medulla".to_string()),
+        let (id, store) = match a.brain.as_deref() {
+            Some("medulla") => (StoreId::Medulla, StoreId::Medulla.to_string()),
             Some(b) => {
                 let m =
                     find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
                         name: b.to_string(),
                     })?;
                 svc.authorize_brain(cx.routed, cx.input, &m, "read the act log of")?;
-                (Some(m.fingerprint), m.root)
+                (StoreId::Brain(m.fingerprint), m.root)
             }
             None => {
                 let m = write_target(cx.routed)?;
-                (Some(m.fingerprint.clone()), m.root.clone())
+                (StoreId::brain(&m.fingerprint), m.root.clone())
             }
         };
         let before = a.before.unwrap_or(u64::MAX);
         // One more than asked tells whether an older page exists.
-        let mut acts = svc
-            .owner
-            .acts_before(fp.as_deref(), before, limit + 1)
-            .await?;
+        let mut acts = svc.owner.acts_before(&id, before, limit + 1).await?;
         let more = acts.len() > limit;
         acts.truncate(limit);
         Ok(ActsPage {

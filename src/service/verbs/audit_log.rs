@@ -12,6 +12,7 @@ use crate::service::check_limit;
 use crate::service::provenance::MARKER;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::route::find_brain;
+use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -72,7 +73,7 @@ impl Verb for Audit {
     async fn run(cx: Cx<'_>, a: AuditArgs) -> Result<AuditLog> {
         let svc = cx.svc;
         let limit = check_limit(a.limit, 50, 500)?;
-        let acts = svc.owner.acts_newest(None, 5000).await?;
+        let acts = svc.owner.acts_newest(&StoreId::Medulla, 5000).await?;
         let brain_filter = match a.brain.as_deref() {
             None | Some("") => None,
             Some("medulla") => Some("medulla".to_string()),
@@ -99,7 +100,11 @@ impl Verb for Audit {
             if a.agent.as_deref().is_some_and(|ag| ag != act.actor) {
                 continue;
             }
-            let versions = svc.owner.history(None, &subject).await.unwrap_or_default();
+            let versions = svc
+                .owner
+                .history(&StoreId::Medulla, &subject)
+                .await
+                .unwrap_or_default();
             let version = versions
                 .iter()
                 .find(|v| v.created == act.at)

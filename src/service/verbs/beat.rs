@@ -15,6 +15,7 @@ use crate::service::query::Filters;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
 use crate::service::{check_limit, check_query, Service};
+use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -194,8 +195,15 @@ pub async fn compose(
     let project_part = async {
         match brain {
             Some(b) => {
-                let res = svc.owner.recall(Some(&b.fingerprint), q.clone()).await?;
-                let count = svc.owner.stats(Some(&b.fingerprint)).await?.live_claims;
+                let res = svc
+                    .owner
+                    .recall(&StoreId::brain(&b.fingerprint), q.clone())
+                    .await?;
+                let count = svc
+                    .owner
+                    .stats(&StoreId::brain(&b.fingerprint))
+                    .await?
+                    .live_claims;
                 Ok::<_, OwnerError>((res.hits, count))
             }
             None => Ok((Vec::new(), 0)),
@@ -208,8 +216,8 @@ pub async fn compose(
             return Err(());
         }
         let ask = async {
-            let res = svc.owner.recall(None, q.clone()).await?;
-            let count = svc.owner.stats(None).await?.live_claims;
+            let res = svc.owner.recall(&StoreId::Medulla, q.clone()).await?;
+            let count = svc.owner.stats(&StoreId::Medulla).await?.live_claims;
             Ok::<_, OwnerError>((res, count))
         };
         tokio::time::timeout(budget, ask).await.map_err(|_| ())
@@ -241,14 +249,14 @@ pub async fn compose(
     let mut recent = Vec::new();
     if project.is_empty() && medulla.is_empty() {
         if let Some(b) = brain.filter(|_| project_count > 0) {
-            for c in svc.owner.recent(Some(&b.fingerprint), 3).await? {
+            for c in svc.owner.recent(&StoreId::brain(&b.fingerprint), 3).await? {
                 let mut r = Row::of(&c, StoreTier::Project, now, None);
                 r.matched_task = Some(false);
                 recent.push(r);
             }
         }
         if medulla_count.unwrap_or(0) > 0 {
-            if let Ok(cs) = svc.owner.recent(None, 3).await {
+            if let Ok(cs) = svc.owner.recent(&StoreId::Medulla, 3).await {
                 for c in cs {
                     let mut r = Row::of(&c, StoreTier::Medulla, now, None);
                     r.matched_task = Some(false);

@@ -8,6 +8,7 @@ use super::{agent, write_target, Cap, Etiquette, Tier};
 use crate::audit::AuditMsg;
 use crate::error::{OwnerError, Result};
 use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::store_id::StoreId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -109,7 +110,7 @@ impl Verb for BootMemory {
                 let k = key()?;
                 if a.tier != Some(Tier::Medulla) {
                     if let Some(fp) = &brain_fp {
-                        if let Some(v) = svc.owner.kv_get(Some(fp), &k).await? {
+                        if let Some(v) = svc.owner.kv_get(&StoreId::brain(fp), &k).await? {
                             return Ok(BootMemoryAnswer::Value(Entry {
                                 key: k,
                                 value: v,
@@ -121,7 +122,7 @@ impl Verb for BootMemory {
                     }
                 }
                 if a.tier != Some(Tier::Project) {
-                    if let Some(v) = svc.owner.kv_get(None, &k).await? {
+                    if let Some(v) = svc.owner.kv_get(&StoreId::Medulla, &k).await? {
                         return Ok(BootMemoryAnswer::Value(Entry {
                             key: k,
                             value: v,
@@ -135,7 +136,7 @@ impl Verb for BootMemory {
                 let mut entries = Vec::new();
                 if a.tier != Some(Tier::Medulla) {
                     if let Some(fp) = &brain_fp {
-                        for (key, value) in svc.owner.kv_list(Some(fp)).await? {
+                        for (key, value) in svc.owner.kv_list(&StoreId::brain(fp)).await? {
                             entries.push(Entry {
                                 key,
                                 value,
@@ -145,7 +146,7 @@ impl Verb for BootMemory {
                     }
                 }
                 if a.tier != Some(Tier::Project) {
-                    for (key, value) in svc.owner.kv_list(None).await? {
+                    for (key, value) in svc.owner.kv_list(&StoreId::Medulla).await? {
                         entries.push(Entry {
                             key,
                             value,
@@ -201,7 +202,9 @@ impl Verb for BootMemory {
                         .ok_or_else(|| OwnerError::BadInput("op set needs a value".into()))?;
                     brains::claim::check_text("value", &v)?;
                     project_floor(svc, [("key", k.as_str()), ("value", v.as_str())])?;
-                    svc.owner.kv_set(&target, &k, &v, &actor).await?;
+                    svc.owner
+                        .kv_set(&StoreId::brain(&target), &k, &v, &actor)
+                        .await?;
                     Ok(BootMemoryAnswer::Changed(Changed {
                         key: k,
                         value: Some(v),
@@ -211,7 +214,9 @@ impl Verb for BootMemory {
                         medulla_cap: None,
                     }))
                 } else {
-                    svc.owner.kv_delete(&target, &k, &actor).await?;
+                    svc.owner
+                        .kv_delete(&StoreId::brain(&target), &k, &actor)
+                        .await?;
                     Ok(BootMemoryAnswer::Changed(Changed {
                         key: k,
                         value: None,

@@ -10,6 +10,7 @@ use super::{agent, write_target, ErrorBody, Outcome, Tier};
 use crate::error::{OwnerError, Result};
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
+use crate::store_id::{Fingerprint, StoreId};
 
 /// Most findings in one debrief.
 const MAX_FINDINGS: usize = 100;
@@ -37,7 +38,7 @@ pub struct DebriefArgs {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct BrainId {
     pub root: String,
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -116,7 +117,11 @@ impl Verb for Debrief {
         let mut findings = Vec::new();
         for mi in inputs {
             let label = mi.label.clone();
-            match svc.owner.memorize(Some(&target.fingerprint), mi).await {
+            match svc
+                .owner
+                .memorize(&StoreId::brain(&target.fingerprint), mi)
+                .await
+            {
                 Ok(outcome) => {
                     svc.counters(&target.fingerprint).wrote();
                     if let brains::MemorizeOutcome::Superseded { claim, previous } = &outcome {

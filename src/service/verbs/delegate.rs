@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::service::check_query;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::Row;
+use crate::store_id::Fingerprint;
 
 /// The line every packet carries.
 pub const ETIQUETTE: &str =
@@ -36,7 +37,7 @@ pub struct DelegateArgs {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Binding {
     pub root: String,
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     /// The exact header the child sends on every call.
     pub header: String,
 }
@@ -45,7 +46,7 @@ pub struct Binding {
 pub struct Sources {
     /// `<root>@<git HEAD sha or unknown>`.
     pub project: String,
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     /// `<n> claims`, or why the count is unknown.
     pub medulla: String,
     pub composed_ts: i64,

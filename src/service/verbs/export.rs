@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{OwnerError, Result};
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::route::find_brain;
+use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -70,23 +71,23 @@ impl Verb for Export {
                     "name exactly one target: brain, or medulla: true".into(),
                 ))
             }
-            (None, true) => None,
+            (None, true) => StoreId::Medulla,
             (Some(b), false) => {
                 let m =
                     find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
                         name: b.to_string(),
                     })?;
                 svc.authorize_brain(cx.routed, cx.input, &m, "export")?;
-                Some(m.fingerprint)
+                StoreId::Brain(m.fingerprint)
             }
         };
-        let live = svc.owner.live_claims(fp.as_deref()).await?;
+        let live = svc.owner.live_claims(&fp).await?;
         cx.progress.tick(0, Some(live.len() as u64), "claims");
         let mut outdated: Vec<Claim> = Vec::new();
         if a.history {
             let slugs: std::collections::BTreeSet<String> = svc
                 .owner
-                .acts_newest(fp.as_deref(), usize::MAX)
+                .acts_newest(&fp, usize::MAX)
                 .await?
                 .into_iter()
                 .map(|a| a.subject)
@@ -94,7 +95,7 @@ impl Verb for Export {
             for s in slugs {
                 outdated.extend(
                     svc.owner
-                        .history(fp.as_deref(), &s)
+                        .history(&fp, &s)
                         .await?
                         .into_iter()
                         .filter(|c| c.state == ClaimState::Outdated),

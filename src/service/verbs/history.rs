@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::service::check_query;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
+use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -45,14 +46,17 @@ impl Verb for History {
         let mut versions = Vec::new();
         if a.tier != Some(Tier::Medulla) {
             if let Some(b) = cx.routed.brain.as_ref() {
-                let vs = svc.owner.history(Some(&b.fingerprint), &slug).await?;
+                let vs = svc
+                    .owner
+                    .history(&StoreId::brain(&b.fingerprint), &slug)
+                    .await?;
                 versions.extend(Row::all(&vs, StoreTier::Project, now));
             } else if a.tier == Some(Tier::Project) {
                 write_target(cx.routed)?;
             }
         }
         if a.tier == Some(Tier::Medulla) || (a.tier.is_none() && versions.is_empty()) {
-            let vs = svc.owner.history(None, &slug).await?;
+            let vs = svc.owner.history(&StoreId::Medulla, &slug).await?;
             versions.extend(Row::all(&vs, StoreTier::Medulla, now));
         }
         if versions.is_empty() {

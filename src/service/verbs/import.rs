@@ -17,6 +17,7 @@ use crate::roster::Manifest;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::route::find_brain;
 use crate::service::Service;
+use crate::store_id::{Fingerprint, StoreId};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -135,7 +136,8 @@ impl Verb for Import {
 /// Where claims go.
 #[derive(Clone)]
 enum Target {
-    Brain(String, String),
+    /// A brain, by fingerprint and root.
+    Brain(Fingerprint, String),
     Medulla,
 }
 
@@ -200,7 +202,7 @@ struct Run {
     ambiguous: Vec<Ambiguous>,
     refused: Vec<Refusal>,
     /// Versions waiting to be written to a brain in one transaction, per brain.
-    pending: BTreeMap<String, Vec<Pending>>,
+    pending: BTreeMap<Fingerprint, Vec<Pending>>,
 }
 
 /// How many versions one batch writes (one redb transaction, one embedding call).
@@ -236,12 +238,13 @@ impl Run {
     }
 
     /// Write one brain's waiting versions in one transaction and account for each.
-    async fn flush(&mut self, svc: &Service, fp: &str) -> Result<()> {
+    async fn flush(&mut self, svc: &Service, fp: &Fingerprint) -> Result<()> {
         let Some(batch) = self.pending.remove(fp).filter(|b| !b.is_empty()) else {
             return Ok(());
         };
+        let store = StoreId::brain(fp);
         let inputs = batch.iter().map(|p| p.input.clone()).collect();
-        let outcomes = svc.owner.memorize_many(Some(fp), inputs).await?;
+        let outcomes = svc.owner.memorize_many(&store, inputs).await?;
         for (p, outcome) in batch.into_iter().zip(outcomes) {
             let written = self.settle(
                 p.file,
@@ -251,7 +254,7 @@ impl Run {
             );
             if written && p.stays_outdated {
                 svc.owner
-                    .demote(fp, &p.slug, &self.agent, "imported as outdated")
+                    .demote(&store, &p.slug, &self.agent, "imported as outdated")
                     .await?;
             }
         }
@@ -286,7 +289,7 @@ impl Run {
 
     /// Write every brain's waiting versions.
     async fn flush_all(&mut self, svc: &Service) -> Result<()> {
-        let fps: Vec<String> = self.pending.keys().cloned().collect();
+        let fps: Vec<Fingerprint> = self.pending.keys().cloned().collect();
         for fp in fps {
             self.flush(svc, &fp).await?;
         }
@@ -418,13 +421,13 @@ impl Run {
             }
         }
         let versions = kept;
-        let fp = match &tgt {
-            Target::Brain(fp, _) => Some(fp.as_str()),
-            Target::Medulla => None,
+        let store = match &tgt {
+            Target::Brain(fp, _) => StoreId::brain(fp),
+            Target::Medulla => StoreId::Medulla,
         };
         let existing: HashSet<(String, i64)> = svc
             .owner
-            .history(fp, &slug)
+            .history(&store, &slug)
             .await?
             .iter()
             .map(|c| (c.content_hash.clone(), c.created))

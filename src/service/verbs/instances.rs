@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::roster::Manifest;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
+use crate::store_id::{Fingerprint, StoreId};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -17,7 +18,7 @@ pub struct BrainsArgs {}
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct InstanceRow {
     pub root: String,
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     pub created: i64,
     pub warm: bool,
     pub claims: u64,
@@ -36,7 +37,7 @@ pub struct InstanceRow {
 /// A brain directory whose manifest could not be read: listed, never hidden.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UnreadableRow {
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     pub dir: String,
     pub problem: Option<String>,
 }
@@ -86,7 +87,7 @@ pub async fn instance_row(svc: &Service, m: &Manifest) -> InstanceRow {
     let warm = svc.owner.registry.is_warm(&m.fingerprint);
     let c = svc.counters(&m.fingerprint);
     let live = if warm {
-        svc.owner.stats(Some(&m.fingerprint)).await.ok()
+        svc.owner.stats(&StoreId::brain(&m.fingerprint)).await.ok()
     } else {
         None
     };
@@ -130,7 +131,7 @@ pub async fn instances(svc: &Service) -> Result<Instances> {
             })),
         }
     }
-    let medulla = svc.owner.stats(None).await?;
+    let medulla = svc.owner.stats(&StoreId::Medulla).await?;
     Ok(Instances {
         instances: rows,
         medulla: MedullaCounts {

@@ -10,6 +10,7 @@ use crate::audit::{AuditMsg, MedullaLearn};
 use crate::error::Result;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
+use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -98,7 +99,13 @@ impl Verb for Learn {
         let target = write_target(cx.routed)?;
         let claim = svc
             .owner
-            .learn(&target.fingerprint, &slug, a.verdict, &actor, a.note)
+            .learn(
+                &StoreId::brain(&target.fingerprint),
+                &slug,
+                a.verdict,
+                &actor,
+                a.note,
+            )
             .await?;
         Ok(LearnAnswer::Graded(Graded {
             verdict: a.verdict,

@@ -14,6 +14,7 @@ use crate::floor;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
 use crate::service::Service;
+use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -101,7 +102,10 @@ impl Verb for Memorize {
         mi.origin_brain = Some(target.root.clone());
         mi.validate()?;
         let flagged = project_floor(svc, floor::claim_fields(&mi.label, &mi.text, &mi.evidence))?;
-        let outcome = svc.owner.memorize(Some(&target.fingerprint), mi).await?;
+        let outcome = svc
+            .owner
+            .memorize(&StoreId::brain(&target.fingerprint), mi)
+            .await?;
         svc.counters(&target.fingerprint).wrote();
         if let MemorizeOutcome::Superseded { claim, previous } = &outcome {
             crate::service::provenance::notice_superseded(svc, &target.root, previous, claim).await;

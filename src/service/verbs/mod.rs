@@ -29,6 +29,7 @@ use super::route::Routed;
 use super::RouteInput;
 use crate::error::{OwnerError, Result};
 use crate::roster::Manifest;
+use crate::store_id::Fingerprint;
 
 /// A store named by a write or a read of one tier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -44,7 +45,7 @@ pub enum Tier {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct BrainRef {
     pub root: String,
-    pub fingerprint: String,
+    pub fingerprint: Fingerprint,
     pub created: i64,
 }
 

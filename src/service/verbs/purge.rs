@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::service::check_query;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::StoreTier;
+use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -66,8 +67,14 @@ impl Verb for Purge {
             });
         }
         let target = write_target(cx.routed)?;
-        let live = svc.owner.get(Some(&target.fingerprint), &slug).await?;
-        let purged = svc.owner.purge(&target.fingerprint, &slug, &actor).await?;
+        let live = svc
+            .owner
+            .get(&StoreId::brain(&target.fingerprint), &slug)
+            .await?;
+        let purged = svc
+            .owner
+            .purge(&StoreId::brain(&target.fingerprint), &slug, &actor)
+            .await?;
         svc.counters(&target.fingerprint).wrote();
         Ok(PurgeAnswer {
             tier: StoreTier::Project,

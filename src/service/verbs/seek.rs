@@ -13,6 +13,7 @@ use crate::service::query::Filters;
 use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
 use crate::service::{check_limit, check_query, Service};
+use crate::store_id::{Fingerprint, StoreId};
 
 pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 200;
@@ -91,7 +92,7 @@ impl Flat {
     async fn stamp_when_empty(
         mut self,
         svc: &Service,
-        project: Option<&str>,
+        project: Option<&Fingerprint>,
         medulla: bool,
     ) -> Result<Flat> {
         if !self.results.is_empty() {
@@ -99,10 +100,10 @@ impl Flat {
         }
         let mut counts = Counts::default();
         if let Some(fp) = project {
-            counts.project = Some(svc.owner.stats(Some(fp)).await?.live_claims);
+            counts.project = Some(svc.owner.stats(&StoreId::brain(fp)).await?.live_claims);
         }
         if medulla {
-            counts.medulla = Some(svc.owner.stats(None).await?.live_claims);
+            counts.medulla = Some(svc.owner.stats(&StoreId::Medulla).await?.live_claims);
         }
         let total = counts.project.unwrap_or(0) + counts.medulla.unwrap_or(0);
         let held = [("project", counts.project), ("medulla", counts.medulla)]
@@ -195,7 +196,8 @@ impl Verb for Seek {
             Some(SeekTier::Project) => {
                 let b = write_target(cx.routed)?;
                 let (results, retrieval) =
-                    recall_rows(svc, Some(&b.fingerprint), &q, StoreTier::Project).await?;
+                    recall_rows(svc, &StoreId::brain(&b.fingerprint), &q, StoreTier::Project)
+                        .await?;
                 return Flat::new("project", shown(results, a.detail), retrieval)
                     .stamp_when_empty(svc, Some(&b.fingerprint), false)
                     .await
@@ -203,7 +205,7 @@ impl Verb for Seek {
             }
             Some(SeekTier::Medulla) => {
                 let (mut results, retrieval) =
-                    recall_rows(svc, None, &q, StoreTier::Medulla).await?;
+                    recall_rows(svc, &StoreId::Medulla, &q, StoreTier::Medulla).await?;
                 mark_superseded(svc, cx.routed, cx.input, &mut results).await?;
                 return Flat::new("medulla", shown(results, a.detail), retrieval)
                     .stamp_when_empty(svc, None, true)
@@ -215,14 +217,18 @@ impl Verb for Seek {
         // The default beat: this brain plus the medulla, nothing else, asked at once.
         let project = async {
             match brain {
-                Some(b) => recall_rows(svc, Some(&b.fingerprint), &q, StoreTier::Project)
-                    .await
-                    .map(Some),
+                Some(b) => {
+                    recall_rows(svc, &StoreId::brain(&b.fingerprint), &q, StoreTier::Project)
+                        .await
+                        .map(Some)
+                }
                 None => Ok(None),
             }
         };
-        let (medulla, project) =
-            tokio::join!(recall_rows(svc, None, &q, StoreTier::Medulla), project);
+        let (medulla, project) = tokio::join!(
+            recall_rows(svc, &StoreId::Medulla, &q, StoreTier::Medulla),
+            project
+        );
         let (mut rows, mut retrieval) = medulla?;
         mark_superseded(svc, cx.routed, cx.input, &mut rows).await?;
         if let Some((mut p, r)) = project? {
@@ -238,7 +244,7 @@ impl Verb for Seek {
             "medulla"
         };
         Flat::new(tier, shown(best(rows, limit), a.detail), retrieval)
-            .stamp_when_empty(svc, brain.map(|b| b.fingerprint.as_str()), true)
+            .stamp_when_empty(svc, brain.map(|b| &b.fingerprint), true)
             .await
             .map(SeekAnswer::Flat)
     }
@@ -259,11 +265,11 @@ fn best(mut rows: Vec<Row>, limit: usize) -> Vec<Row> {
 /// Recall one store and render its rows.
 pub async fn recall_rows(
     svc: &Service,
-    fp: Option<&str>,
+    store: &StoreId,
     q: &RecallQuery,
     tier: StoreTier,
 ) -> Result<(Vec<Row>, Retrieval)> {
-    let res = svc.owner.recall(fp, q.clone()).await?;
+    let res = svc.owner.recall(store, q.clone()).await?;
     let now = svc.now();
     let rows = res
         .hits
@@ -276,18 +282,22 @@ pub async fn recall_rows(
 async fn all_brains(svc: &Service, q: &RecallQuery, detail: bool) -> Result<Grouped> {
     let manifests = svc.owner.registry.all_manifests();
     // Brains that were dormant are loaded for this read only, then let go again.
-    let dormant: Vec<String> = manifests
+    let dormant: Vec<Fingerprint> = manifests
         .iter()
         .filter(|m| !svc.owner.registry.is_warm(&m.fingerprint))
         .map(|m| m.fingerprint.clone())
         .collect();
+    let stores: Vec<StoreId> = manifests
+        .iter()
+        .map(|m| StoreId::brain(&m.fingerprint))
+        .collect();
     let per_brain = join_all(
-        manifests
+        stores
             .iter()
-            .map(|m| recall_rows(svc, Some(&m.fingerprint), q, StoreTier::Project)),
+            .map(|id| recall_rows(svc, id, q, StoreTier::Project)),
     )
     .await;
-    let (medulla_rows, _) = recall_rows(svc, None, q, StoreTier::Medulla).await?;
+    let (medulla_rows, _) = recall_rows(svc, &StoreId::Medulla, q, StoreTier::Medulla).await?;
     if !dormant.is_empty() {
         let owner = svc.owner.clone();
         tokio::spawn(async move {

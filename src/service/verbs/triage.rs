@@ -9,6 +9,7 @@ use serde::Deserialize;
 use crate::error::{OwnerError, Result};
 use crate::service::route::find_brain;
 use crate::service::Service;
+use crate::store_id::Fingerprint;
 
 /// One rule: every pattern given must match (regexes); `brain` is a registered root.
 #[derive(Debug, Deserialize)]
@@ -28,7 +29,7 @@ struct Rules {
 }
 
 pub struct CompiledRule {
-    pub fp: String,
+    pub fp: Fingerprint,
     pub root: String,
     path: Option<regex::Regex>,
     label: Option<regex::Regex>,
@@ -86,7 +87,7 @@ pub fn matches(
     file: &Path,
     label: &str,
     text: &str,
-) -> BTreeSet<(String, String)> {
+) -> BTreeSet<(Fingerprint, String)> {
     rules
         .iter()
         .filter(|r| {

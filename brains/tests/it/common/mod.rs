@@ -15,7 +15,7 @@ pub fn opts(clock: &Arc<FixedClock>, vectors: bool) -> StoreOptions {
     StoreOptions {
         embedder: vectors.then(|| Arc::new(BagOfWords) as Arc<dyn Embedder>),
         clock: clock.clone(),
-        aging: Default::default(),
+        ..Default::default()
     }
 }
 
