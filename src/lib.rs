@@ -27,27 +27,27 @@
 //!
 //! The store engine itself lives in the `brains` crate and knows nothing of this one.
 
-pub mod audit;
-pub mod brain;
-pub mod bridge;
-pub mod call;
+mod audit;
+mod brain;
+mod bridge;
+mod call;
 pub mod cli;
-pub mod clock;
-pub mod config;
-pub mod error;
-pub mod events;
-pub mod floor;
-pub mod founder;
-pub mod git;
-pub mod hall;
-pub mod http;
-pub mod mailbox;
+mod clock;
+mod config;
+mod error;
+mod events;
+mod floor;
+mod founder;
+mod git;
+mod hall;
+mod http;
+mod mailbox;
 pub mod model;
-pub mod owner;
-pub mod roster;
-pub mod serve;
-pub mod service;
-pub mod store_id;
+mod owner;
+mod roster;
+mod serve;
+mod service;
+mod store_id;
 
 /// The layering the code keeps: each top-level module may reference only modules of a
 /// lower rank, so the arrows run one way (entry points → http → service → owner →

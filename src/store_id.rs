@@ -96,13 +96,6 @@ impl StoreId {
         StoreId::Brain(fp.clone())
     }
 
-    pub fn fingerprint(&self) -> Option<&Fingerprint> {
-        match self {
-            StoreId::Brain(fp) => Some(fp),
-            StoreId::Medulla => None,
-        }
-    }
-
     /// How logs and errors name its actor: `brain <fp>` or `medulla`.
     pub fn actor_name(&self) -> String {
         match self {

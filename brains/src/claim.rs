@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::StoreError;
+pub use crate::strength::Strength;
 
 /// Longest accepted claim text, in bytes.
 pub const MAX_TEXT_BYTES: usize = 16 * 1024;
@@ -16,45 +17,6 @@ pub const MAX_SLUG_CHARS: usize = 80;
 pub const MAX_SHORT_FIELD_BYTES: usize = 512;
 /// Most evidence entries on one claim.
 pub const MAX_EVIDENCE: usize = 32;
-
-/// How firmly a claim is held. Ordered: `Hint < Observed < Verified`.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
-)]
-#[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
-pub enum Strength {
-    Hint,
-    #[default]
-    Observed,
-    Verified,
-}
-
-impl Strength {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strength::Hint => "hint",
-            Strength::Observed => "observed",
-            Strength::Verified => "verified",
-        }
-    }
-    pub fn parse(s: &str) -> Result<Self, StoreError> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "hint" => Ok(Strength::Hint),
-            "observed" => Ok(Strength::Observed),
-            "verified" => Ok(Strength::Verified),
-            other => Err(StoreError::Invalid(format!(
-                "unknown strength {other:?}: use hint, observed or verified"
-            ))),
-        }
-    }
-}
-
-impl std::fmt::Display for Strength {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Liveness of one version of a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -503,7 +465,7 @@ mod tests {
         assert!(Strength::Observed < Strength::Verified);
         assert_eq!(Strength::parse("Verified").unwrap(), Strength::Verified);
         assert_eq!(
-            Strength::parse("strong").unwrap_err().code(),
+            StoreError::from(Strength::parse("strong").unwrap_err()).code(),
             "invalid_input"
         );
     }

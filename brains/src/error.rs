@@ -1,7 +1,7 @@
 //! Typed errors of the store engine. Every variant has a stable machine-readable code
 //! ([`StoreError::code`]) and a lowercase message that names the fix.
 
-use crate::claim::Strength;
+use crate::strength::{Strength, UnknownStrength};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -144,6 +144,12 @@ impl StoreError {
     /// A record of `what` that does not decode.
     pub(crate) fn corrupt(what: &'static str) -> impl FnOnce(serde_json::Error) -> StoreError {
         move |source| StoreError::CorruptRecord { what, source }
+    }
+}
+
+impl From<UnknownStrength> for StoreError {
+    fn from(e: UnknownStrength) -> StoreError {
+        StoreError::Invalid(e.to_string())
     }
 }
 

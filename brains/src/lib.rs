@@ -28,6 +28,7 @@ pub mod lexical;
 pub mod progress;
 pub mod recall;
 pub mod store;
+pub mod strength;
 pub mod vector;
 
 pub use claim::{

@@ -85,7 +85,8 @@ pub fn index() -> &'static str {
 }
 
 /// The bytes of every file of the page, the page itself included: its weight.
-pub fn weight() -> usize {
+#[cfg(test)]
+fn weight() -> usize {
     index().len() + ASSETS.iter().map(|a| a.bytes.len()).sum::<usize>()
 }
 

@@ -12,7 +12,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::headers;
-use crate::service::registry::{self, Effect};
+use crate::service::registry;
+use crate::service::verb::Effect;
 use crate::service::{RouteInput, Service};
 use crate::store_id::Fingerprint;
 

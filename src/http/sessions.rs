@@ -35,10 +35,6 @@ impl Sessions {
             .insert(id.to_string(), Instant::now());
     }
 
-    pub async fn count(&self) -> usize {
-        self.manager.sessions.read().await.len()
-    }
-
     /// Before a new session is created: close the least recently used ones until there
     /// is room for it. Returns how many were closed.
     pub async fn make_room(&self) -> usize {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-pub use actor::{Distributor, DistributorArgs, MailboxError, MailboxMsg, MailboxView};
+pub use actor::{Distributor, DistributorArgs, MailboxMsg, MailboxView};
 pub use distribute::{Filed, PassReport};
 pub use sweep::{LetterRow, Sweep};
 

@@ -105,15 +105,7 @@ impl OwnerHandle {
                     .call_owner(|reply| OwnerMsg::Load { fp: want, reply })
                     .await??
                 {
-                    Loading::Warm(_) => {
-                        if let Some(w) = self.registry.warm(fp) {
-                            return Ok(w);
-                        }
-                        return Err(OwnerError::Unreachable {
-                            actor: StoreId::brain(fp).actor_name(),
-                            detail: "it was unloaded while being looked up".into(),
-                        });
-                    }
+                    Loading::Warm(w) => return Ok(w),
                     Loading::Opening(o) => o,
                 }
             }
@@ -151,6 +143,7 @@ impl OwnerHandle {
     }
 
     /// Wait until any close of a brain under way has released its store.
+    #[cfg(test)]
     pub async fn closed(&self, fp: &Fingerprint) {
         let closing = self
             .registry

@@ -78,7 +78,7 @@ pub enum OwnerMsg {
 
 /// What `Load` answers: the writer, or the load to wait on.
 pub enum Loading {
-    Warm(ActorRef<BrainMsg>),
+    Warm(Warm),
     Opening(Opening),
 }
 
@@ -184,8 +184,8 @@ impl OwnerState {
     /// A brain's writer if warm; else the load under way, started now when none runs.
     /// Never waits for the store to open.
     fn load(&mut self, me: &ActorRef<OwnerMsg>, fp: &Fingerprint) -> Result<Loading> {
-        if let Some(a) = self.registry().warm_actor(fp) {
-            return Ok(Loading::Warm(a));
+        if let Some(w) = self.registry().warm(fp) {
+            return Ok(Loading::Warm(w));
         }
         if let Some(o) = self.registry().opening(fp) {
             return Ok(Loading::Opening(o));

@@ -106,6 +106,7 @@ impl Registry {
     }
 
     /// Notified whenever the set of warm brains changes.
+    #[cfg(test)]
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.subscribe()
     }
@@ -148,6 +149,7 @@ impl Registry {
     }
 
     /// The warm actor of a brain, marking it used.
+    #[cfg(test)]
     pub fn warm_actor(&self, fp: &str) -> Option<ActorRef<BrainMsg>> {
         self.warm(fp).map(|w| w.actor)
     }
@@ -155,16 +157,6 @@ impl Registry {
     /// The load under way for a brain, if one is.
     pub fn opening(&self, fp: &str) -> Option<Opening> {
         self.opening.read().expect("registry lock").get(fp).cloned()
-    }
-
-    /// Brains being opened now, with when each began.
-    pub fn opening_fps(&self) -> Vec<(Fingerprint, Instant)> {
-        self.opening
-            .read()
-            .expect("registry lock")
-            .iter()
-            .map(|(fp, o)| (fp.clone(), o.started))
-            .collect()
     }
 
     /// A warm brain, marking it used.

@@ -17,6 +17,7 @@ pub mod query;
 pub mod registry;
 pub mod route;
 pub mod rows;
+pub mod verb;
 pub mod verbs;
 
 use std::sync::Arc;
@@ -30,7 +31,7 @@ use crate::owner::{BrainCounters, OwnerHandle};
 use crate::roster::Manifest;
 use crate::store_id::{Fingerprint, StoreId};
 pub use registry::ToolOutput;
-pub use route::{RouteInput, Routed, Via};
+pub use route::{RouteInput, Routed};
 use rows::{Now, Row, StoreTier};
 
 /// The owner as request handlers see it.

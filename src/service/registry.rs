@@ -3,78 +3,19 @@
 //! dispatch (MCP and REST alike), and the verb table of docs/PROTOCOL.md all derive
 //! from this one list; a test fails when the document and the list disagree.
 
-use std::future::Future;
-
 use brains::Retrieval;
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::progress::Progress;
-use super::route::{Reception, Routed};
+use super::route::Reception;
+use super::verb::{Answer, Cx, Effect, Verb};
 use super::verbs;
 use super::{RouteInput, Service};
 use crate::error::{OwnerError, Result};
 use crate::events::EventKind;
 use crate::store_id::Fingerprint;
-
-/// What a verb does to the world; becomes the MCP annotations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Effect {
-    /// Reads only (`readOnlyHint`): a client may run it without asking.
-    Read,
-    /// Adds or supersedes; history keeps what was there (`destructiveHint: false`).
-    Write,
-    /// May erase or demote (`destructiveHint: true`).
-    Destructive,
-}
-
-impl Effect {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Effect::Read => "read",
-            Effect::Write => "write",
-            Effect::Destructive => "destructive",
-        }
-    }
-}
-
-/// Everything a verb may look at besides its arguments.
-#[derive(Clone, Copy)]
-pub struct Cx<'a> {
-    pub svc: &'a Service,
-    pub routed: &'a Routed,
-    pub input: &'a RouteInput,
-    /// Where a long verb reports how far it got.
-    pub progress: &'a Progress,
-}
-
-/// An answer of a verb.
-pub trait Answer: Serialize + JsonSchema + Send {
-    /// How this answer was ranked, when it says so itself (a seek over stores that
-    /// differ); else the owner's mode.
-    fn retrieval(&self) -> Option<Retrieval> {
-        None
-    }
-}
-
-/// One verb.
-pub trait Verb {
-    const NAME: &'static str;
-    const DESCRIPTION: &'static str;
-    const EFFECT: Effect;
-    /// Calling it twice with the same arguments changes nothing more.
-    const IDEMPOTENT: bool = false;
-    /// REST routes besides `POST /api/call/<name>`.
-    const ALSO: &'static [&'static str] = &[];
-    /// It acts on the routed brain, so its answer says how the request was routed
-    /// (`reception`, `served_brain`). Listings of the whole owner do not.
-    const ROUTED: bool = true;
-    type Args: DeserializeOwned + JsonSchema + Send;
-    type Answer: Answer;
-    fn run(cx: Cx<'_>, args: Self::Args) -> impl Future<Output = Result<Self::Answer>> + Send;
-}
 
 /// Every tool answer carries how it was ranked, and, when routing had something to say
 /// or a brain served it, `reception` and `served_brain`.
@@ -248,7 +189,8 @@ pub async fn dispatch(
 }
 
 /// The verb table of docs/PROTOCOL.md, as the registry says it must read.
-pub fn protocol_table() -> String {
+#[cfg(test)]
+fn protocol_table() -> String {
     let mut s = String::from("| verb | effect | REST | what it does |\n|---|---|---|---|\n");
     for v in specs() {
         let mut rest = vec![format!("`POST /api/call/{}`", v.name)];

@@ -30,7 +30,7 @@ pub struct RouteInput {
 /// How the serving brain was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Via {
+enum Via {
     Binding,
     Sticky,
     CallerRoot,
@@ -41,7 +41,6 @@ pub enum Via {
 #[derive(Debug, Clone)]
 pub struct Routed {
     pub brain: Option<Manifest>,
-    pub via: Via,
     pub caller_root: Option<PathBuf>,
     pub reception: Option<Reception>,
     /// The exact bootstrap call that would give this caller a brain.
@@ -217,7 +216,6 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
     };
     Ok(Routed {
         brain,
-        via,
         caller_root,
         reception,
         fix,

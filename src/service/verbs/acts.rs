@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::write_target;
 use crate::error::{OwnerError, Result};
 use crate::service::check_limit;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::route::find_brain;
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -10,8 +10,8 @@ use crate::audit::etiquette_ok;
 use crate::error::Result;
 use crate::service::check_limit;
 use crate::service::provenance::MARKER;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::route::find_brain;
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -12,8 +12,8 @@ use super::ErrorBody;
 use crate::error::{OwnerError, Result};
 use crate::roster::Manifest;
 use crate::service::query::Filters;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::{check_limit, check_query, Service};
 use crate::store_id::StoreId;
 

@@ -7,7 +7,7 @@ use super::memorize::project_floor;
 use super::{agent, write_target, Cap, Etiquette, Tier};
 use crate::audit::AuditMsg;
 use crate::error::{OwnerError, Result};
-use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

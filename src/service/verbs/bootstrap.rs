@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::BrainRef;
 use crate::error::{OwnerError, Result};
 use crate::roster;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::memorize::project_floor;
 use super::{agent, write_target, ErrorBody, Outcome, Tier};
 use crate::error::{OwnerError, Result};
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::{Fingerprint, StoreId};
 
 /// Most findings in one debrief.

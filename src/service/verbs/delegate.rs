@@ -12,8 +12,8 @@ use super::seek::shown;
 use super::{write_target, ErrorBody};
 use crate::error::Result;
 use crate::service::check_query;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::Row;
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::Fingerprint;
 
 /// The line every packet carries.

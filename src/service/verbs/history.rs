@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::{write_target, Tier};
 use crate::error::Result;
 use crate::service::check_query;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -14,8 +14,8 @@ use super::triage::{self, CompiledRule};
 use crate::audit::AuditMsg;
 use crate::error::{OwnerError, Result};
 use crate::roster::Manifest;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::route::find_brain;
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::{Fingerprint, StoreId};
 

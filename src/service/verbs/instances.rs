@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::roster::Manifest;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::{Fingerprint, StoreId};
 

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::{agent, write_target, Cap, Etiquette, Tier};
 use crate::audit::{AuditMsg, MedullaLearn};
 use crate::error::Result;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]

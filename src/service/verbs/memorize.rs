@@ -11,8 +11,8 @@ use crate::audit::AuditMsg;
 use crate::config::SecretPolicy;
 use crate::error::{OwnerError, Result};
 use crate::floor;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::StoreId;
 

@@ -9,9 +9,9 @@ use super::{agent, write_target, Cap, Etiquette, Outcome};
 use crate::audit::AuditMsg;
 use crate::error::{OwnerError, Result};
 use crate::service::check_query;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::route::find_brain;
 use crate::service::rows::{Row, StoreTier};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

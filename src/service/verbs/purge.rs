@@ -8,8 +8,8 @@ use super::{agent, write_target, BrainRef, Tier};
 use crate::audit::AuditMsg;
 use crate::error::Result;
 use crate::service::check_query;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::StoreTier;
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
 #[derive(Debug, Deserialize, JsonSchema)]

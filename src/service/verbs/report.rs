@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{OwnerError, Result};
 use crate::mailbox::{self, letter, Filed, Sweep};
-use crate::service::registry::{Answer, Cx, Effect, Verb};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 
 /// Largest letter accepted into the spool, in bytes (as one JSON line).
 pub const MAX_LETTER_BYTES: usize = 64 * 1024;

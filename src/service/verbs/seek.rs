@@ -10,8 +10,8 @@ use super::{write_target, ErrorBody};
 use crate::error::Result;
 use crate::service::provenance::{mark_superseded, merge_promoted};
 use crate::service::query::Filters;
-use crate::service::registry::{Answer, Cx, Effect, Verb};
 use crate::service::rows::{Row, StoreTier};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::{check_limit, check_query, Service};
 use crate::store_id::{Fingerprint, StoreId};
 
