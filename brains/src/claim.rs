@@ -128,6 +128,10 @@ pub struct Claim {
     /// When this version left the live set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outdated_at: Option<i64>,
+    /// Who took this version out of recall without a replacement (a demotion or a
+    /// retirement); the act log has the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outdated_by: Option<String>,
 }
 
 impl Claim {
@@ -210,6 +214,7 @@ pub enum ActKind {
     PromotedStamp,
     DoctrineBirth,
     Demote,
+    Retire,
     Learn,
     Import,
     KvSet,
@@ -226,6 +231,7 @@ impl ActKind {
             ActKind::PromotedStamp => "promoted_stamp",
             ActKind::DoctrineBirth => "doctrine_birth",
             ActKind::Demote => "demote",
+            ActKind::Retire => "retire",
             ActKind::Learn => "learn",
             ActKind::Import => "import",
             ActKind::KvSet => "kv_set",

@@ -101,6 +101,14 @@ pub enum AuditMsg {
         note: Option<String>,
         reply: RpcReplyPort<Result<(MedullaLearn, u64)>>,
     },
+    /// Take a medulla claim out of recall with a reason (the same rules as a demotion:
+    /// the project witness is never touched). Replies with the medulla's live count.
+    Retire {
+        agent: String,
+        slug: String,
+        reason: String,
+        reply: RpcReplyPort<Result<(Claim, u64)>>,
+    },
     /// Erase a medulla claim and every version of it (the founder's way out for a secret).
     Purge {
         agent: String,
@@ -179,6 +187,14 @@ impl Actor for AuditActor {
                 reply,
             } => {
                 let _ = reply.send(learn(s, &agent, &slug, verdict, note).await);
+            }
+            AuditMsg::Retire {
+                agent,
+                slug,
+                reason,
+                reply,
+            } => {
+                let _ = reply.send(retire(s, &agent, &slug, &reason).await);
             }
             AuditMsg::Purge { agent, slug, reply } => {
                 let r = ask(s, &M, |r| BrainMsg::Purge {
@@ -410,6 +426,20 @@ async fn doctrine_birth(
     input.act = Some(ActKind::DoctrineBirth);
     let outcome = ask(s, &M, |r| BrainMsg::Memorize(input, r)).await?;
     Ok((outcome, medulla_live(s).await?))
+}
+
+async fn retire(s: &dyn Stores, agent: &str, slug: &str, reason: &str) -> Result<(Claim, u64)> {
+    validate_agent_id(agent)?;
+    floor::refuse([("reason", reason)], floor::FIX_SHARED)?;
+    let retired = ask(s, &M, |r| BrainMsg::Retire {
+        slug: slug.to_string(),
+        actor: agent.to_string(),
+        reason: reason.to_string(),
+        reply: r,
+    })
+    .await?;
+    clear_marker(s, slug, agent).await?;
+    Ok((retired, medulla_live(s).await?))
 }
 
 async fn learn(

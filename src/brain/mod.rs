@@ -45,6 +45,12 @@ pub enum BrainMsg {
         reason: String,
         reply: Reply<Claim>,
     },
+    Retire {
+        slug: String,
+        actor: String,
+        reason: String,
+        reply: Reply<Claim>,
+    },
     StampPromoted {
         slug: String,
         stamp: String,
@@ -219,6 +225,15 @@ impl Actor for BrainActor {
             } => send(
                 reply,
                 st.run(move |s| s.demote(&slug, &actor, &reason)).await?,
+            ),
+            BrainMsg::Retire {
+                slug,
+                actor,
+                reason,
+                reply,
+            } => send(
+                reply,
+                st.run(move |s| s.retire(&slug, &actor, &reason)).await?,
             ),
             BrainMsg::StampPromoted {
                 slug,

@@ -149,6 +149,18 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             let args = json!({ "slug": slug, "tier": medulla_tier(tier), "agent_id": agent });
             finish(opts, &c.call("purge", args)?, print::writes::purge)
         }
+        Command::Retire {
+            slug,
+            reason,
+            tier,
+            agent,
+            ..
+        } => {
+            let args = json!({
+                "slug": slug, "reason": reason, "tier": medulla_tier(tier), "agent_id": agent,
+            });
+            finish(opts, &c.call("retire", args)?, print::writes::retire)
+        }
         Command::Kv(kv) => {
             let args = match kv {
                 KvCmd::Get { key, tier, .. } => {

@@ -233,6 +233,22 @@ pub enum Command {
         #[command(flatten)]
         c: ClientOpts,
     },
+    /// Take a claim out of recall with a reason (history keeps it; purge erases)
+    Retire {
+        /// The claim's slug (a label is accepted)
+        slug: String,
+        /// Why it no longer holds, in one line
+        #[arg(long)]
+        reason: String,
+        /// The store: project (this brain) or medulla (through the audit actor)
+        #[arg(long, value_enum, default_value = "project")]
+        tier: Tier,
+        /// Who retires (vendor:role)
+        #[arg(long, default_value = FOUNDER)]
+        agent: String,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
     /// Boot memory: a small key-value store per brain and for the medulla
     #[command(subcommand)]
     Kv(KvCmd),
@@ -456,6 +472,7 @@ impl Command {
             | C::Delegate { c, .. }
             | C::Promote { c, .. }
             | C::Purge { c, .. }
+            | C::Retire { c, .. }
             | C::Audit { c, .. }
             | C::Acts { c, .. }
             | C::Doctor { c } => c,

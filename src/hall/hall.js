@@ -527,10 +527,12 @@ function claimItem(r, ctx) {
   if (!medulla && ctx.brain && r.state !== 'outdated') {
     actions.push(h('button', { type: 'button', class: 'act-promote', text: r.promoted_to ? 'Promote again…' : 'Promote…', onclick: () => promoteDialog(r, ctx) }));
     actions.push(h('button', { type: 'button', class: 'act-grade', text: 'Grade…', onclick: () => gradeDialog(r, ctx, false) }));
+    actions.push(h('button', { type: 'button', class: 'act-retire danger', text: 'Retire…', onclick: () => retireDialog(r, ctx) }));
   }
   if (medulla && r.state !== 'outdated') {
     actions.push(h('button', { type: 'button', class: 'act-grade', text: 'Grade…', onclick: () => gradeDialog(r, ctx, false) }));
     actions.push(h('button', { type: 'button', class: 'act-demote danger', text: 'Demote…', onclick: () => gradeDialog(r, ctx, true) }));
+    actions.push(h('button', { type: 'button', class: 'act-retire danger', text: 'Retire…', onclick: () => retireDialog(r, ctx) }));
   }
   const flag = ctx.flags?.get(r.slug);
   append(li, [
@@ -737,6 +739,28 @@ function gradeDialog(r, ctx, demote) {
       refreshSoon();
       if (v.demoted) return `Demoted “${r.label}” from the medulla; the witness is untouched.${capLine(v.medulla_cap)}`;
       return `Graded “${r.label}” ${verdict}: trust now ${v.claim?.trust?.toFixed?.(2) ?? '—'}.`;
+    },
+  });
+}
+
+function retireDialog(r, ctx) {
+  const medulla = r.tier === 'medulla';
+  const reason = h('input', { type: 'text', id: 'retire-reason', maxlength: 500, required: true, pattern: '.*\\S.*', placeholder: 'why it no longer holds' });
+  confirmAct({
+    heading: medulla ? 'Retire from the medulla' : 'Retire this claim',
+    okText: 'Retire',
+    danger: true,
+    body: [
+      h('p', {}, 'Take this claim out of recall without a replacement: it moves to history as outdated (“retired: <why>”), recorded with who retired it. Nothing is erased; the label can be written again later.', medulla ? ' Its project witness is not touched.' : ''),
+      claimSummary(r),
+      h('p', {}, h('label', { class: 'field' }, 'Why (one line)', reason)),
+    ],
+    run: async () => {
+      const args = { slug: r.slug, reason: reason.value.trim(), agent_id: AGENT };
+      if (medulla) args.tier = 'medulla';
+      await call('retire', args, medulla ? undefined : ctx.brain?.fp);
+      refreshSoon();
+      return `Retired “${r.label}”${medulla ? ' from the medulla; the witness is untouched' : ''}: out of recall, kept in history.`;
     },
   });
 }

@@ -307,6 +307,22 @@ impl OwnerHandle {
         .await
     }
 
+    pub async fn retire(
+        &self,
+        id: &StoreId,
+        slug: &str,
+        actor: &str,
+        reason: &str,
+    ) -> Result<Claim> {
+        self.ask(id, |reply| BrainMsg::Retire {
+            slug: slug.to_string(),
+            actor: actor.to_string(),
+            reason: reason.to_string(),
+            reply,
+        })
+        .await
+    }
+
     pub async fn purge(&self, id: &StoreId, slug: &str, actor: &str) -> Result<PurgeReport> {
         self.ask(id, |reply| BrainMsg::Purge {
             slug: slug.to_string(),

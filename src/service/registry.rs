@@ -151,6 +151,7 @@ registry! {
     verbs::export::Export,
     verbs::purge::Purge,
     verbs::learn::Learn,
+    verbs::retire::Retire,
 }
 
 /// Route a call and run it: the one entry of MCP and REST.

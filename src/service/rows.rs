@@ -75,6 +75,9 @@ pub struct Row {
     pub promoted_to: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outdated_reason: Option<String>,
+    /// Who took this version out of recall (a demotion or a retirement).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outdated_by: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub promotion: Option<Promotion>,
     /// Set on the most recent claims a beat lists when nothing matched its task.
@@ -141,6 +144,7 @@ impl Row {
             supersedes: c.supersedes.clone(),
             promoted_to: c.promoted_to.clone(),
             outdated_reason: c.outdated_reason.clone(),
+            outdated_by: c.outdated_by.clone(),
             promotion: c.promoted_by.is_some().then(|| Promotion {
                 origin_claim: c.origin_claim.clone(),
                 origin_agent: c.origin_agent.clone(),
@@ -165,6 +169,7 @@ impl Row {
         self.supersedes = None;
         self.promoted_to = None;
         self.outdated_reason = None;
+        self.outdated_by = None;
         self.promotion = None;
         self
     }

@@ -625,6 +625,33 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         .unwrap();
     assert_eq!(graded["trust_counts"]["partial"], 1, "{graded}");
 
+    // Retire it through the page: out of recall with its reason, kept in history.
+    click(&tab, "li.claim[data-slug=\"flaky-test\"] button.act-retire");
+    until(
+        &tab,
+        "document.querySelector('#confirm').open",
+        "the retirement dialog",
+    );
+    tab.find_element("#retire-reason")
+        .unwrap()
+        .type_into("the timezone bug was fixed")
+        .unwrap();
+    click(&tab, "#confirm-ok");
+    until(
+        &tab,
+        "[...document.querySelectorAll('#toast p')].some(p => p.textContent.includes('Retired'))",
+        "the retirement to land",
+    );
+    assert!(
+        !o.claims(&alpha).iter().any(|c| c["slug"] == "flaky-test"),
+        "retired out of the brain's live claims"
+    );
+    until(
+        &tab,
+        "!document.querySelector('li.claim[data-slug=\"flaky-test\"]')",
+        "the retired claim to leave the list",
+    );
+
     // The medulla: chains, the etiquette flag, and the changed witness when the owner says so.
     tab.evaluate("location.hash = '#/medulla'", false).unwrap();
     until(

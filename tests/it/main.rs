@@ -14,4 +14,5 @@ mod owner;
 mod python;
 mod readme;
 mod recall;
+mod retire;
 mod transfer;

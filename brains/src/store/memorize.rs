@@ -99,10 +99,14 @@ impl Store {
         };
         // Labels are identities: a different label that happens to derive the same slug
         // is another claim, never a supersession of this one.
-        let holder = match &live {
-            Some(l) => Some(l.label.clone()),
-            None => self.newest_outdated(&slug)?.map(|c| c.label),
+        // With no live version, the newest in history (demoted or retired) is the one
+        // a new version continues: its label holds the slug, its number and id carry the
+        // chain on, so history never reuses a version number.
+        let previous = match &live {
+            Some(l) => Some(l.clone()),
+            None => self.newest_outdated(&slug)?,
         };
+        let holder = previous.as_ref().map(|c| c.label.clone());
         if let Some(existing) = holder.filter(|h| !crate::claim::same_label(h, &input.label)) {
             return Ok(Plan::Refused(StoreError::LabelCollision {
                 slug,
@@ -125,9 +129,9 @@ impl Store {
             }
         }
         let mut created = input.created.unwrap_or_else(|| self.now_ms());
-        if let Some(l) = &live {
-            if created <= l.created && input.created.is_none() {
-                created = l.created + 1;
+        if let Some(p) = &previous {
+            if created <= p.created && input.created.is_none() {
+                created = p.created + 1;
             }
         }
         let kind = input.act.unwrap_or(if live.is_some() {
@@ -143,13 +147,14 @@ impl Store {
             slug,
             state: ClaimState::Authored,
             created,
-            supersedes: live.as_ref().map(Claim::version_id),
+            supersedes: previous.as_ref().map(Claim::version_id),
             trust: Default::default(),
             content_hash: hash,
-            version: live.as_ref().map(|l| l.version + 1).unwrap_or(1),
+            version: previous.as_ref().map(|p| p.version + 1).unwrap_or(1),
             promoted_to: None,
             outdated_reason: None,
             outdated_at: None,
+            outdated_by: None,
             label: input.label,
             text: input.text,
             source_agent: input.source_agent,

@@ -206,16 +206,57 @@ impl Store {
 
     /// Move the live version to history (`demoted: <reason>`); no live version remains.
     pub fn demote(&mut self, slug: &str, actor: &str, reason: &str) -> Result<Claim, StoreError> {
+        self.leave_recall(slug, actor, reason, ActKind::Demote, "demoted")
+    }
+
+    /// Retire the live version of `slug`: it leaves recall without a replacement and
+    /// goes to history as `outdated` with the reason and who retired it, one recorded
+    /// act. Nothing is erased (that is `purge`); the label may be memorized again, as a
+    /// new version on the same chain.
+    pub fn retire(&mut self, slug: &str, actor: &str, reason: &str) -> Result<Claim, StoreError> {
+        let reason = reason.trim();
+        if reason.is_empty() {
+            return Err(StoreError::Invalid(
+                "a retirement needs a reason: say in one line why the claim no longer holds".into(),
+            ));
+        }
+        if reason.contains('\n') {
+            return Err(StoreError::Invalid(
+                "the retirement reason must be one line".into(),
+            ));
+        }
+        crate::claim::check_line("reason", reason)?;
+        if reason.len() > crate::claim::MAX_SHORT_FIELD_BYTES {
+            return Err(StoreError::Invalid(format!(
+                "the retirement reason is {} bytes, over the limit of {}: shorten it",
+                reason.len(),
+                crate::claim::MAX_SHORT_FIELD_BYTES
+            )));
+        }
+        self.leave_recall(slug, actor, reason, ActKind::Retire, "retired")
+    }
+
+    /// Take the live version of `slug` out of recall with no replacement (a demotion or
+    /// a retirement): history keeps it as `outdated`, `<how>: <reason>`, by `actor`.
+    fn leave_recall(
+        &mut self,
+        slug: &str,
+        actor: &str,
+        reason: &str,
+        kind: ActKind,
+        how: &str,
+    ) -> Result<Claim, StoreError> {
         crate::claim::validate_agent_id(actor)?;
         let live = self.require_live(slug)?;
         let now = self.now_ms();
         let mut out = live.clone();
         out.state = ClaimState::Outdated;
-        out.outdated_reason = Some(format!("demoted: {}", reason.trim()));
+        out.outdated_reason = Some(format!("{how}: {}", reason.trim()));
         out.outdated_at = Some(now);
+        out.outdated_by = Some(actor.to_string());
         let key = self.slug_to_key.get(slug).copied();
         let act = self.new_act(
-            ActKind::Demote,
+            kind,
             slug,
             actor,
             Some(live.content_hash.clone()),

@@ -107,6 +107,7 @@ fn render_then_parse_keeps_every_provenance_field() {
         origin_agent: None,
         outdated_reason: None,
         outdated_at: None,
+        outdated_by: None,
     };
     let p = parse(&render(&claim)).unwrap();
     assert_eq!(p.label, claim.label);
@@ -204,6 +205,7 @@ fn claim_of(i: &brains::MemorizeInput) -> Claim {
         origin_agent: i.origin_agent.clone(),
         outdated_reason: None,
         outdated_at: None,
+        outdated_by: None,
     }
 }
 

@@ -847,3 +847,66 @@ fn many_concurrent_readers_all_get_answers() {
     });
     assert_eq!(failures, 0, "recalls failed under 32 concurrent readers");
 }
+
+/// Retirement takes a claim out of recall with a reason and who did it, one act; the
+/// label can be memorized again later, continuing the chain. Before, a label written
+/// again after it left recall restarted at version 1, and its next supersession wrote
+/// over the old version 1 in history: history lost a version.
+#[test]
+fn retire_keeps_history_and_a_label_written_again_continues_its_chain() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut s = open(d.path(), &clock, true);
+    s.memorize(input("pool size", "the pool is capped at 20"))
+        .unwrap();
+    clock.advance(5);
+    assert_eq!(
+        s.retire("pool-size", "human:founder", "  ")
+            .unwrap_err()
+            .code(),
+        "invalid_input",
+        "a retirement needs a reason"
+    );
+    let out = s
+        .retire("pool-size", "human:founder", "the pool was rewritten")
+        .unwrap();
+    assert_eq!(out.state, ClaimState::Outdated);
+    assert_eq!(
+        out.outdated_reason.as_deref(),
+        Some("retired: the pool was rewritten")
+    );
+    assert_eq!(out.outdated_by.as_deref(), Some("human:founder"));
+    assert!(s.get("pool-size").unwrap().is_none());
+    assert!(s.recall(&q("pool capped", 5)).unwrap().hits.is_empty());
+    let acts = s.acts_newest(1).unwrap();
+    assert_eq!(acts[0].kind, brains::ActKind::Retire);
+    assert_eq!(acts[0].actor, "human:founder");
+
+    clock.advance(5);
+    let again = s
+        .memorize(input("pool size", "the pool is capped at 50"))
+        .unwrap()
+        .claim()
+        .clone();
+    assert_eq!(again.version, 2, "the chain goes on");
+    assert_eq!(again.supersedes, Some(out.version_id()));
+    clock.advance(5);
+    s.memorize(input("pool size", "the pool is capped at 64"))
+        .unwrap();
+    let versions: Vec<(u64, String)> = s
+        .history("pool-size")
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.version, c.text))
+        .collect();
+    assert_eq!(
+        versions,
+        vec![
+            (1, "the pool is capped at 20".to_string()),
+            (2, "the pool is capped at 50".to_string()),
+            (3, "the pool is capped at 64".to_string()),
+        ],
+        "every version kept, none written over"
+    );
+    assert_eq!(s.check_index().unwrap(), None);
+}

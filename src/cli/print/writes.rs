@@ -182,6 +182,26 @@ pub fn purge(body: &Value) {
     }
 }
 
+pub fn retire(body: &Value) {
+    let r = &body["retired"];
+    let from = if s(&body["tier"], "project") == "medulla" {
+        "the medulla"
+    } else {
+        "this brain"
+    };
+    say(
+        None,
+        &format!(
+            "{}  retired from {from}: out of recall, kept in history ({})",
+            s(&r["slug"], "?"),
+            s(&r["outdated_reason"], "?")
+        ),
+    );
+    if let Some(w) = body["witness_untouched"].as_str() {
+        say(Some((DIM, "witness untouched:")), w);
+    }
+}
+
 /// Boot memory: one value, a listing of both tiers, or what a set/delete did.
 pub fn kv(body: &Value) {
     if let Some(entries) = body["entries"].as_array() {

@@ -32,6 +32,8 @@ pub enum AuditKind {
     Promote,
     DoctrineBirth,
     Demote,
+    /// Taken out of recall with a reason, no replacement.
+    Retire,
     /// The project witness of a medulla copy changed: noticed and noted.
     WitnessSuperseded,
 }
@@ -89,6 +91,7 @@ impl Verb for Audit {
                 ActKind::Promote => AuditKind::Promote,
                 ActKind::DoctrineBirth => AuditKind::DoctrineBirth,
                 ActKind::Demote => AuditKind::Demote,
+                ActKind::Retire => AuditKind::Retire,
                 ActKind::KvSet if act.subject.starts_with(MARKER) => AuditKind::WitnessSuperseded,
                 _ => continue,
             };
@@ -122,7 +125,7 @@ impl Verb for Audit {
                 continue;
             }
             let reason = match kind {
-                AuditKind::Demote => version
+                AuditKind::Demote | AuditKind::Retire => version
                     .and_then(|v| v.outdated_reason.clone())
                     .or(act.note.clone()),
                 AuditKind::WitnessSuperseded => {

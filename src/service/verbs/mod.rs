@@ -18,6 +18,7 @@ pub mod memorize;
 pub mod promote;
 pub mod purge;
 pub mod report;
+pub mod retire;
 pub mod seek;
 pub mod triage;
 
