@@ -135,6 +135,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         model_note: model_note.clone(),
         clock,
         founder_token: Arc::new(founder_token),
+        anchors: Default::default(),
     };
 
     let url = format!("http://{addr}");

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::anchor::Anchor;
 use crate::error::StoreError;
 pub use crate::strength::Strength;
 
@@ -132,6 +133,9 @@ pub struct Claim {
     /// retirement); the act log has the same.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outdated_by: Option<String>,
+    /// The evidence files as they were when this version was written or re-anchored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchors: Vec<Anchor>,
 }
 
 impl Claim {
@@ -176,6 +180,10 @@ pub struct MemorizeInput {
     /// Recorded on the act ("memorize", "promote", "doctrine_birth", "import", ...).
     #[serde(default)]
     pub act: Option<ActKind>,
+    /// The evidence files' anchors, taken by the owner (it knows the root). Not part of
+    /// the content hash: the same claim anchored twice is the same claim.
+    #[serde(default)]
+    pub anchors: Vec<Anchor>,
 }
 
 /// The result of a memorize.
@@ -216,6 +224,7 @@ pub enum ActKind {
     Demote,
     Retire,
     Learn,
+    Reanchor,
     Import,
     KvSet,
     KvDelete,
@@ -233,6 +242,7 @@ impl ActKind {
             ActKind::Demote => "demote",
             ActKind::Retire => "retire",
             ActKind::Learn => "learn",
+            ActKind::Reanchor => "reanchor",
             ActKind::Import => "import",
             ActKind::KvSet => "kv_set",
             ActKind::KvDelete => "kv_delete",

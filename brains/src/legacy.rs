@@ -273,6 +273,7 @@ impl LegacyClaim {
             origin_agent: self.origin_agent.clone(),
             created: self.created,
             act: Some(crate::claim::ActKind::Import),
+            anchors: Vec::new(),
         }
     }
 }

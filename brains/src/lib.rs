@@ -18,6 +18,7 @@
 //! The crate is synchronous on purpose: no async runtime, no HTTP, no actors. The owner
 //! process wraps a [`Store`] in an actor; tests and benchmarks drive it directly.
 
+pub mod anchor;
 pub mod claim;
 pub mod clock;
 pub mod embed;
@@ -31,6 +32,7 @@ pub mod store;
 pub mod strength;
 pub mod vector;
 
+pub use anchor::Anchor;
 pub use claim::{
     slugify, Act, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome, Strength, Trust,
     Verdict,

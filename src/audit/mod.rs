@@ -247,7 +247,7 @@ async fn import(
 ) -> Result<MemorizeOutcome> {
     hygiene_floor(&input)?;
     let slug = brains::slugify(&input.label);
-    let outcome = ask(s, &M, |r| BrainMsg::Memorize(input, r)).await?;
+    let outcome = ask(s, &M, |r| BrainMsg::Memorize(Box::new(input), r)).await?;
     if let Some(actor) = outdated_by {
         ask(s, &M, |r| BrainMsg::Demote {
             slug: slug.clone(),
@@ -374,6 +374,8 @@ async fn promote(
         origin_agent: Some(witness.source_agent.clone()),
         created: None,
         act: Some(ActKind::Promote),
+        // The copy's anchors are the witness's: only the witness's brain can check them.
+        anchors: witness.anchors.clone(),
     };
     hygiene_floor(&input)?;
     // Two origins racing for one label: the first lands, the second bounces unless it
@@ -393,7 +395,7 @@ async fn promote(
             });
         }
     }
-    let outcome = ask(s, &M, |r| BrainMsg::Memorize(input, r)).await?;
+    let outcome = ask(s, &M, |r| BrainMsg::Memorize(Box::new(input), r)).await?;
     clear_marker(s, &witness.slug, agent).await?;
     let copy = outcome.claim().clone();
     let stamp = format!("medulla@{}@{}", copy.slug, copy.created);
@@ -424,7 +426,7 @@ async fn doctrine_birth(
     hygiene_floor(&input)?;
     input.origin_brain = Some("medulla".into());
     input.act = Some(ActKind::DoctrineBirth);
-    let outcome = ask(s, &M, |r| BrainMsg::Memorize(input, r)).await?;
+    let outcome = ask(s, &M, |r| BrainMsg::Memorize(Box::new(input), r)).await?;
     Ok((outcome, medulla_live(s).await?))
 }
 

@@ -26,7 +26,7 @@ type Reply<T> = RpcReplyPort<Result<T, StoreError>>;
 /// What a brain actor does: every write to its store, one at a time, in arrival order.
 /// Reads never come here: they take the store's read lock beside the actor ([`read`]).
 pub enum BrainMsg {
-    Memorize(MemorizeInput, Reply<MemorizeOutcome>),
+    Memorize(Box<MemorizeInput>, Reply<MemorizeOutcome>),
     /// Several claims in one transaction (bulk import): one result per input, in order.
     MemorizeMany(
         Vec<MemorizeInput>,
@@ -43,6 +43,12 @@ pub enum BrainMsg {
         slug: String,
         actor: String,
         reason: String,
+        reply: Reply<Claim>,
+    },
+    Reanchor {
+        slug: String,
+        anchors: Vec<brains::Anchor>,
+        actor: String,
         reply: Reply<Claim>,
     },
     Retire {
@@ -202,7 +208,7 @@ impl Actor for BrainActor {
         st: &mut BrainState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            BrainMsg::Memorize(input, r) => send(r, st.run(move |s| s.memorize(input)).await?),
+            BrainMsg::Memorize(input, r) => send(r, st.run(move |s| s.memorize(*input)).await?),
             BrainMsg::MemorizeMany(inputs, r) => {
                 send(r, st.run(move |s| s.memorize_many(inputs)).await?)
             }
@@ -225,6 +231,15 @@ impl Actor for BrainActor {
             } => send(
                 reply,
                 st.run(move |s| s.demote(&slug, &actor, &reason)).await?,
+            ),
+            BrainMsg::Reanchor {
+                slug,
+                anchors,
+                actor,
+                reply,
+            } => send(
+                reply,
+                st.run(move |s| s.reanchor(&slug, anchors, &actor)).await?,
             ),
             BrainMsg::Retire {
                 slug,

@@ -222,7 +222,8 @@ impl OwnerHandle {
     }
 
     pub async fn memorize(&self, id: &StoreId, input: MemorizeInput) -> Result<MemorizeOutcome> {
-        self.ask(id, |r| BrainMsg::Memorize(input, r)).await
+        self.ask(id, |r| BrainMsg::Memorize(Box::new(input), r))
+            .await
     }
 
     /// Several claims in one transaction: one result per input, in order (a refused item
@@ -302,6 +303,23 @@ impl OwnerHandle {
             slug: slug.to_string(),
             actor: actor.to_string(),
             reason: reason.to_string(),
+            reply,
+        })
+        .await
+    }
+
+    /// Replace a live claim's evidence anchors (one `reanchor` act).
+    pub async fn reanchor(
+        &self,
+        id: &StoreId,
+        slug: &str,
+        anchors: Vec<brains::Anchor>,
+        actor: &str,
+    ) -> Result<Claim> {
+        self.ask(id, |reply| BrainMsg::Reanchor {
+            slug: slug.to_string(),
+            anchors,
+            actor: actor.to_string(),
             reply,
         })
         .await

@@ -124,6 +124,19 @@ pub struct Doctor {
     /// Medulla copies whose project witness changed after the promotion: the founder
     /// promotes again or demotes.
     pub witnesses_superseded: Vec<SupersededWitness>,
+    /// Per brain: live claims whose anchored evidence files changed or disappeared since
+    /// they were written (verify, then `learn correct` to re-anchor, or retire). Brains
+    /// with none are left out.
+    pub evidence_drift: Vec<DriftCount>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DriftCount {
+    pub brain: String,
+    /// Live claims with at least one anchored evidence file.
+    pub anchored: u64,
+    /// Of those, claims whose evidence changed or disappeared.
+    pub drifted: u64,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -196,6 +209,36 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
             });
         }
     }
+    let mut evidence_drift = Vec::new();
+    for r in &rows {
+        let Ok(live) = svc.owner.live_claims(&StoreId::brain(&r.fingerprint)).await else {
+            continue;
+        };
+        let mut claims: Vec<crate::service::rows::Row> = live
+            .iter()
+            .filter(|c| !c.anchors.is_empty())
+            .map(|c| {
+                crate::service::rows::Row::of(
+                    c,
+                    crate::service::rows::StoreTier::Project,
+                    svc.now(),
+                    None,
+                )
+            })
+            .collect();
+        if claims.is_empty() {
+            continue;
+        }
+        super::drift::mark_brain(svc, &r.root, &mut claims).await;
+        evidence_drift.push(DriftCount {
+            brain: r.root.clone(),
+            anchored: claims.len() as u64,
+            drifted: claims
+                .iter()
+                .filter(|c| !c.evidence_changed.is_empty())
+                .count() as u64,
+        });
+    }
     let weekly = weekly_series(svc, &weeks);
     let mut witnesses_superseded: Vec<SupersededWitness> = super::provenance::markers(svc)
         .await?
@@ -231,6 +274,7 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
         },
         broken,
         witnesses_superseded,
+        evidence_drift,
     })
 }
 

@@ -10,6 +10,8 @@
 //! Architecture invariant: the service answers typed values and typed errors; it knows
 //! nothing of HTTP, headers or JSON-RPC.
 
+pub mod anchors;
+pub mod drift;
 pub mod mailbox;
 pub mod progress;
 pub mod provenance;
@@ -45,6 +47,8 @@ pub struct Service {
     pub clock: Arc<dyn Clock>,
     /// The owner's founder token (`$MEDULLA_HOME/founder.token`).
     pub founder_token: Arc<String>,
+    /// File hashes of anchored evidence, cached by (size, mtime, inode).
+    pub anchors: Arc<anchors::AnchorCache>,
 }
 
 /// Longest accepted query or task, in bytes.
@@ -239,6 +243,10 @@ impl Service {
         let mut rows = Row::all(&page, tier, self.now());
         if tier == StoreTier::Medulla {
             provenance::mark_superseded(self, &routed, input, &mut rows).await?;
+            drift::mark(self, &routed, input, &mut rows).await;
+        } else {
+            // Authorized above: the caller is routed to this brain, or is the founder.
+            drift::mark_brain(self, &served, &mut rows).await;
         }
         Ok(ClaimsView {
             served_brain: served,

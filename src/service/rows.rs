@@ -2,7 +2,9 @@
 //! honest `unknown`), age and the read-time aging overlay. Rendering lives here and only
 //! here; nothing reads a row back for logic.
 
-use brains::{Aging, Claim, ClaimState, Strength, Trust};
+use brains::{Aging, Anchor, Claim, ClaimState, Strength, Trust};
+
+use super::anchors::EvidenceChange;
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -58,6 +60,14 @@ pub struct Row {
     /// A medulla copy whose project witness has changed since it was promoted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub witness_superseded: Option<WitnessSuperseded>,
+    /// Anchored evidence files that changed or disappeared since the claim was written:
+    /// verify before relying on it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence_changed: Vec<EvidenceChange>,
+    /// The claim's evidence anchors, for the drift check; not rendered.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub anchors: Vec<Anchor>,
     // The full provenance (`detail: true`, `history`, listings, writes):
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trust_counts: Option<Trust>,
@@ -136,6 +146,8 @@ impl Row {
             chain: chain_line(c),
             identities: None,
             witness_superseded: None,
+            evidence_changed: Vec::new(),
+            anchors: c.anchors.clone(),
             trust_counts: Some(c.trust),
             state: Some(c.state),
             version: Some(c.version),

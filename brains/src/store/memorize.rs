@@ -155,6 +155,7 @@ impl Store {
             outdated_reason: None,
             outdated_at: None,
             outdated_by: None,
+            anchors: input.anchors,
             label: input.label,
             text: input.text,
             source_agent: input.source_agent,

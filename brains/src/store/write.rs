@@ -204,6 +204,39 @@ impl Store {
         Ok(c)
     }
 
+    /// Replace the live version's evidence anchors with fresh ones (the files as they
+    /// are now), in place: the content is unchanged, so it is the same version; one
+    /// `reanchor` act records it.
+    pub fn reanchor(
+        &mut self,
+        slug: &str,
+        anchors: Vec<crate::anchor::Anchor>,
+        actor: &str,
+    ) -> Result<Claim, StoreError> {
+        crate::claim::validate_agent_id(actor)?;
+        let mut c = self.require_live(slug)?;
+        let note = Some(format!(
+            "{} evidence file{} anchored",
+            anchors.len(),
+            if anchors.len() == 1 { "" } else { "s" }
+        ));
+        c.anchors = anchors;
+        let act = self.new_act(
+            ActKind::Reanchor,
+            slug,
+            actor,
+            Some(c.content_hash.clone()),
+            Some(c.content_hash.clone()),
+            note,
+        );
+        let tx = self.db.begin_write()?;
+        tx.open_table(CLAIMS)?.insert(slug, encode(&c).as_slice())?;
+        self.act(&tx, act)?;
+        tx.commit()?;
+        self.note_act()?;
+        Ok(c)
+    }
+
     /// Move the live version to history (`demoted: <reason>`); no live version remains.
     pub fn demote(&mut self, slug: &str, actor: &str, reason: &str) -> Result<Claim, StoreError> {
         self.leave_recall(slug, actor, reason, ActKind::Demote, "demoted")

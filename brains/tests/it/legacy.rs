@@ -108,6 +108,7 @@ fn render_then_parse_keeps_every_provenance_field() {
         outdated_reason: None,
         outdated_at: None,
         outdated_by: None,
+        anchors: Vec::new(),
     };
     let p = parse(&render(&claim)).unwrap();
     assert_eq!(p.label, claim.label);
@@ -206,6 +207,7 @@ fn claim_of(i: &brains::MemorizeInput) -> Claim {
         outdated_reason: None,
         outdated_at: None,
         outdated_by: None,
+        anchors: Vec::new(),
     }
 }
 

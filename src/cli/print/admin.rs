@@ -220,6 +220,24 @@ pub fn doctor(body: &Value) {
             );
         }
     }
+    for d in body["evidence_drift"].as_array().into_iter().flatten() {
+        let drifted = num(&d["drifted"]);
+        let line = format!(
+            "{} of {} anchored: evidence changed since written",
+            plural(drifted, "claim", "claims"),
+            num(&d["anchored"])
+        );
+        out!(
+            "  {} {}",
+            if drifted > 0 {
+                paint(YELLOW, "drift:")
+            } else {
+                paint(DIM, "drift:")
+            },
+            fit_left(s(&d["brain"], "?"), width().saturating_sub(10))
+        );
+        out!("    {}", fit(&line, width().saturating_sub(4)));
+    }
 }
 
 pub fn audit(body: &Value) {

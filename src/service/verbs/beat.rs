@@ -76,6 +76,10 @@ pub struct NorthAnswer {
     pub medulla_error: Option<ErrorBody>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub disagreements: Vec<Disagreement>,
+    /// Verify before relying on: claims listed above whose anchored evidence files
+    /// changed or disappeared since they were written (each row's `evidence_changed`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub verify_first: Vec<Row>,
 }
 
 impl Answer for NorthAnswer {}
@@ -123,6 +127,13 @@ impl Verb for North {
             cx.svc.counters(&b.fingerprint).beat();
         }
         let mut note = beat.note();
+        let verify_first = beat.verify_first();
+        if !verify_first.is_empty() {
+            note.push_str(&format!(
+                "; verify before relying on {} claim(s) whose evidence changed since they were written (see verify_first)",
+                verify_first.len()
+            ));
+        }
         let disagreements = disagreements(&beat.medulla);
         if !disagreements.is_empty() {
             note.push_str(&format!(
@@ -139,6 +150,7 @@ impl Verb for North {
             recent_unmatched: shown(beat.recent, a.detail),
             medulla_error: beat.medulla_error,
             disagreements,
+            verify_first: shown(verify_first, a.detail),
         })
     }
 }
@@ -152,7 +164,23 @@ impl Beat {
     pub async fn settle(&mut self, cx: Cx<'_>) -> Result<()> {
         crate::service::provenance::merge_promoted(&mut self.project, &mut self.medulla);
         crate::service::provenance::mark_superseded(cx.svc, cx.routed, cx.input, &mut self.medulla)
-            .await
+            .await?;
+        for rows in [&mut self.project, &mut self.medulla, &mut self.recent] {
+            crate::service::drift::mark(cx.svc, cx.routed, cx.input, rows).await;
+        }
+        Ok(())
+    }
+
+    /// Rows whose anchored evidence changed since they were written: listed apart, to be
+    /// verified before relying on them.
+    pub fn verify_first(&self) -> Vec<Row> {
+        self.project
+            .iter()
+            .chain(&self.medulla)
+            .chain(&self.recent)
+            .filter(|r| !r.evidence_changed.is_empty())
+            .cloned()
+            .collect()
     }
 
     /// What the beat says about what matched, never a false "no memory".
@@ -302,6 +330,7 @@ mod tests {
             model_note: None,
             clock: Arc::new(SystemClock),
             founder_token: Arc::new("test-founder-token".repeat(4)),
+            anchors: Default::default(),
         }
     }
 

@@ -111,6 +111,9 @@ impl Verb for Debrief {
                 svc,
                 crate::floor::claim_fields(&mi.label, &mi.text, &mi.evidence),
             )?;
+            let (anchors, _) =
+                crate::service::anchors::take_async(&target.root, &mi.evidence, svc.now().ms).await;
+            mi.anchors = anchors;
             inputs.push(mi);
         }
         let now = svc.now();

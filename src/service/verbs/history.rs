@@ -59,6 +59,7 @@ impl Verb for History {
             let vs = svc.owner.history(&StoreId::Medulla, &slug).await?;
             versions.extend(Row::all(&vs, StoreTier::Medulla, now));
         }
+        crate::service::drift::mark(svc, cx.routed, cx.input, &mut versions).await;
         if versions.is_empty() {
             return Err(brains::StoreError::UnknownClaim { slug }.into());
         }

@@ -243,7 +243,26 @@ impl Run {
             return Ok(());
         };
         let store = StoreId::brain(fp);
-        let inputs = batch.iter().map(|p| p.input.clone()).collect();
+        let mut inputs: Vec<MemorizeInput> = batch.iter().map(|p| p.input.clone()).collect();
+        // Evidence files inside the brain's root are anchored, the whole batch in one
+        // blocking call.
+        if let Some(Target::Brain(_, root)) = batch.first().map(|p| &p.tgt) {
+            let (root, now) = (std::path::PathBuf::from(root), svc.now().ms);
+            let evidence: Vec<Vec<String>> = inputs.iter().map(|i| i.evidence.clone()).collect();
+            if evidence.iter().any(|e| !e.is_empty()) {
+                let anchored = tokio::task::spawn_blocking(move || {
+                    evidence
+                        .iter()
+                        .map(|e| crate::service::anchors::take(&root, e, now).0)
+                        .collect::<Vec<_>>()
+                })
+                .await
+                .unwrap_or_default();
+                for (i, a) in inputs.iter_mut().zip(anchored) {
+                    i.anchors = a;
+                }
+            }
+        }
         let outcomes = svc.owner.memorize_many(&store, inputs).await?;
         for (p, outcome) in batch.into_iter().zip(outcomes) {
             let written = self.settle(

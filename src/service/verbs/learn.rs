@@ -97,16 +97,20 @@ impl Verb for Learn {
             });
         }
         let target = write_target(cx.routed)?;
-        let claim = svc
+        let store = StoreId::brain(&target.fingerprint);
+        let mut claim = svc
             .owner
-            .learn(
-                &StoreId::brain(&target.fingerprint),
-                &slug,
-                a.verdict,
-                &actor,
-                a.note,
-            )
+            .learn(&store, &slug, a.verdict, &actor, a.note)
             .await?;
+        if a.verdict == Verdict::Correct && !claim.evidence.is_empty() {
+            // Judged correct as the code is now: its evidence is anchored to the files as
+            // they are now (a recorded act of its own).
+            let (anchors, _) =
+                crate::service::anchors::take_async(&target.root, &claim.evidence, now.ms).await;
+            if !crate::service::anchors::same(&anchors, &claim.anchors) {
+                claim = svc.owner.reanchor(&store, &slug, anchors, &actor).await?;
+            }
+        }
         Ok(LearnAnswer::Graded(Graded {
             verdict: a.verdict,
             claim: Row::of(&claim, StoreTier::Project, now, None),

@@ -11,6 +11,7 @@ use crate::audit::AuditMsg;
 use crate::config::SecretPolicy;
 use crate::error::{OwnerError, Result};
 use crate::floor;
+use crate::service::anchors::{take_async, Unanchored};
 use crate::service::rows::{Row, StoreTier};
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
@@ -53,6 +54,10 @@ pub struct ProjectWrite {
     pub previous: Option<Row>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hygiene: Option<Flagged>,
+    /// Evidence entries that name a file the owner did not anchor, and why (outside the
+    /// brain's root, no such file, ...). Files inside the root are anchored silently.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unanchored: Vec<Unanchored>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -102,6 +107,8 @@ impl Verb for Memorize {
         mi.origin_brain = Some(target.root.clone());
         mi.validate()?;
         let flagged = project_floor(svc, floor::claim_fields(&mi.label, &mi.text, &mi.evidence))?;
+        let (anchors, unanchored) = take_async(&target.root, &mi.evidence, svc.now().ms).await;
+        mi.anchors = anchors;
         let outcome = svc
             .owner
             .memorize(&StoreId::brain(&target.fingerprint), mi)
@@ -127,6 +134,7 @@ impl Verb for Memorize {
                 findings,
                 note: "accepted because project_secrets = \"flag\"; this claim can never be promoted or exported until the secret is gone",
             }),
+            unanchored,
         })))
     }
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{write_target, ErrorBody};
 use crate::error::Result;
+use crate::service::drift;
 use crate::service::provenance::{mark_superseded, merge_promoted};
 use crate::service::query::Filters;
 use crate::service::rows::{Row, StoreTier};
@@ -195,9 +196,10 @@ impl Verb for Seek {
             }
             Some(SeekTier::Project) => {
                 let b = write_target(cx.routed)?;
-                let (results, retrieval) =
+                let (mut results, retrieval) =
                     recall_rows(svc, &StoreId::brain(&b.fingerprint), &q, StoreTier::Project)
                         .await?;
+                drift::mark(svc, cx.routed, cx.input, &mut results).await;
                 return Flat::new("project", shown(results, a.detail), retrieval)
                     .stamp_when_empty(svc, Some(&b.fingerprint), false)
                     .await
@@ -207,6 +209,7 @@ impl Verb for Seek {
                 let (mut results, retrieval) =
                     recall_rows(svc, &StoreId::Medulla, &q, StoreTier::Medulla).await?;
                 mark_superseded(svc, cx.routed, cx.input, &mut results).await?;
+                drift::mark(svc, cx.routed, cx.input, &mut results).await;
                 return Flat::new("medulla", shown(results, a.detail), retrieval)
                     .stamp_when_empty(svc, None, true)
                     .await
@@ -243,7 +246,9 @@ impl Verb for Seek {
         } else {
             "medulla"
         };
-        Flat::new(tier, shown(best(rows, limit), a.detail), retrieval)
+        let mut rows = best(rows, limit);
+        drift::mark(svc, cx.routed, cx.input, &mut rows).await;
+        Flat::new(tier, shown(rows, a.detail), retrieval)
             .stamp_when_empty(svc, brain.map(|b| &b.fingerprint), true)
             .await
             .map(SeekAnswer::Flat)

@@ -1,0 +1,394 @@
+//! Evidence anchors, the owner's side: taking them when a claim is written (the evidence
+//! files inside the brain's root, hashed) and checking them when a claim is shown (has
+//! the file changed or disappeared since?).
+//!
+//! Checking never reads a file on every recall: each file's hash is cached by its
+//! (size, mtime, inode), and a file is read again only when those move. A file outside
+//! the brain's root is never read: `..`, symlinks out of the root and absolute paths
+//! elsewhere are refused at write time and said so.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use brains::Anchor;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Largest evidence file that is hashed; a larger one is left unanchored (said so).
+const MAX_ANCHOR_BYTES: u64 = 8 * 1024 * 1024;
+
+/// An evidence entry that names a file but could not be anchored, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Unanchored {
+    pub evidence: String,
+    pub why: String,
+}
+
+/// What became of an anchored evidence file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Drift {
+    /// It (or the anchored lines) now reads differently.
+    Changed,
+    /// It is gone.
+    Missing,
+}
+
+/// One anchored evidence file that no longer matches, on a row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EvidenceChange {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<(u32, u32)>,
+    pub state: Drift,
+    /// When the change happened as far as the owner can tell: the file's modification
+    /// time when it changed, the moment it was first found gone when it is missing (ms).
+    pub since: i64,
+}
+
+/// What a file looked like the last time it was read.
+#[derive(Debug, Clone)]
+struct Seen {
+    size: u64,
+    mtime_ns: i128,
+    ino: u64,
+    /// Hash of the whole file, and of each line range asked for.
+    whole: String,
+    ranges: HashMap<(u32, u32), Option<String>>,
+}
+
+/// The cache of file hashes, shared by every check.
+#[derive(Debug, Default)]
+pub struct AnchorCache {
+    seen: Mutex<HashMap<PathBuf, Seen>>,
+    /// When each missing file was first found gone.
+    gone: Mutex<HashMap<PathBuf, i64>>,
+}
+
+/// A spec in an evidence entry: `path`, `path:LINE` or `path:START-END`.
+fn parse_spec(entry: &str) -> Option<(&str, Option<(u32, u32)>)> {
+    let e = entry.trim();
+    if e.is_empty() || e.chars().any(char::is_whitespace) || e.contains("://") {
+        return None;
+    }
+    if let Some((p, range)) = e.rsplit_once(':') {
+        let parsed = match range.split_once('-') {
+            Some((a, b)) => a.parse::<u32>().ok().zip(b.parse::<u32>().ok()),
+            None => range.parse::<u32>().ok().map(|n| (n, n)),
+        };
+        if let Some((a, b)) = parsed {
+            if a >= 1 && a <= b && !p.is_empty() {
+                return Some((p, Some((a, b))));
+            }
+        }
+    }
+    Some((e, None))
+}
+
+/// Whether an entry that names no existing file still looks like a path (worth saying
+/// it could not be anchored) rather than other evidence (a commit, a ticket).
+fn looks_like_a_path(p: &str) -> bool {
+    p.contains('/')
+        || Path::new(p)
+            .extension()
+            .is_some_and(|x| x.len() <= 6 && x.to_string_lossy().chars().all(char::is_alphanumeric))
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The bytes of lines `a..=b` (1-based, terminators kept), or `None` past the end.
+fn line_range(bytes: &[u8], (a, b): (u32, u32)) -> Option<&[u8]> {
+    let mut starts = vec![0usize];
+    for (i, c) in bytes.iter().enumerate() {
+        if *c == b'\n' && i + 1 < bytes.len() {
+            starts.push(i + 1);
+        }
+    }
+    let (a, b) = (a as usize, b as usize);
+    if b > starts.len() || bytes.is_empty() {
+        return None;
+    }
+    let start = starts[a - 1];
+    let end = starts.get(b).copied().unwrap_or(bytes.len());
+    Some(&bytes[start..end])
+}
+
+/// git's id for a blob of these bytes (`git hash-object`).
+fn git_blob_id(bytes: &[u8]) -> String {
+    use sha1::Digest as _;
+    let mut h = sha1::Sha1::new();
+    h.update(format!("blob {}\0", bytes.len()).as_bytes());
+    h.update(bytes);
+    hex::encode(h.finalize())
+}
+
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut f = std::fs::File::open(path)?;
+    let mut out = Vec::new();
+    f.by_ref()
+        .take(MAX_ANCHOR_BYTES + 1)
+        .read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Resolve an entry's path to a file inside `root` (canonical), or say why not.
+fn resolve(root: &Path, p: &str) -> Result<(PathBuf, String), String> {
+    let joined = if Path::new(p).is_absolute() {
+        PathBuf::from(p)
+    } else {
+        root.join(p)
+    };
+    let lexical = crate::roster::lexical_normal(&joined);
+    if !lexical.starts_with(root) {
+        return Err("outside the brain's root: never read".into());
+    }
+    let real = match std::fs::canonicalize(&lexical) {
+        Ok(r) => r,
+        Err(_) => return Err("no such file under the brain's root".into()),
+    };
+    if !real.starts_with(root) {
+        return Err("a link that leads outside the brain's root: never read".into());
+    }
+    if !real.is_file() {
+        return Err("not a file".into());
+    }
+    let rel = real
+        .strip_prefix(root)
+        .map(|r| r.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default();
+    Ok((real, rel))
+}
+
+/// Anchor a claim's evidence in `root` (canonical): each entry naming a file inside the
+/// root is hashed (its lines, when it names a range). Entries that name a file the owner
+/// must not or cannot read come back as unanchored, with why; entries that are not
+/// paths (a commit, a ticket, prose) are neither. Blocking: run it on the blocking pool.
+pub fn take(root: &Path, evidence: &[String], now: i64) -> (Vec<Anchor>, Vec<Unanchored>) {
+    let git = root.join(".git").exists();
+    let mut anchors = Vec::new();
+    let mut unanchored = Vec::new();
+    for entry in evidence {
+        let Some((p, lines)) = parse_spec(entry) else {
+            continue;
+        };
+        let refuse = |why: String| Unanchored {
+            evidence: entry.clone(),
+            why,
+        };
+        let (real, rel) = match resolve(root, p) {
+            Ok(r) => r,
+            Err(why) => {
+                let escapes = why.contains("never read");
+                if escapes || looks_like_a_path(p) {
+                    unanchored.push(refuse(why));
+                }
+                continue;
+            }
+        };
+        let bytes = match read_bounded(&real) {
+            Ok(b) if b.len() as u64 > MAX_ANCHOR_BYTES => {
+                unanchored.push(refuse(format!(
+                    "larger than {} MiB: not hashed",
+                    MAX_ANCHOR_BYTES / (1024 * 1024)
+                )));
+                continue;
+            }
+            Ok(b) => b,
+            Err(e) => {
+                unanchored.push(refuse(format!("unreadable: {e}")));
+                continue;
+            }
+        };
+        let covered = match lines {
+            Some(r) => match line_range(&bytes, r) {
+                Some(c) => c,
+                None => {
+                    unanchored.push(refuse(format!(
+                        "lines {}-{} are past the end of the file",
+                        r.0, r.1
+                    )));
+                    continue;
+                }
+            },
+            None => &bytes[..],
+        };
+        anchors.push(Anchor {
+            evidence: entry.clone(),
+            path: rel,
+            lines,
+            sha256: sha256_hex(covered),
+            git_blob: git.then(|| git_blob_id(&bytes)),
+            at: now,
+        });
+    }
+    (anchors, unanchored)
+}
+
+/// Whether two sets of anchors say the same of the same files (when they were taken
+/// aside).
+pub fn same(a: &[Anchor], b: &[Anchor]) -> bool {
+    let key = |x: &Anchor| (x.path.clone(), x.lines, x.sha256.clone());
+    a.len() == b.len() && a.iter().map(key).eq(b.iter().map(key))
+}
+
+/// [`take`] on the blocking pool.
+pub async fn take_async(
+    root: &str,
+    evidence: &[String],
+    now: i64,
+) -> (Vec<Anchor>, Vec<Unanchored>) {
+    if evidence.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let (root, evidence) = (PathBuf::from(root), evidence.to_vec());
+    tokio::task::spawn_blocking(move || take(&root, &evidence, now))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "anchoring evidence panicked; the claim is written unanchored");
+            (Vec::new(), Vec::new())
+        })
+}
+
+fn mtime_ns(m: &std::fs::Metadata) -> i128 {
+    m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
+}
+
+impl AnchorCache {
+    /// The anchors of one claim that no longer match the files under `root` (canonical).
+    /// A file is read only when its (size, mtime, inode) moved since it was last read.
+    /// Blocking (a stat per anchor): run it on the blocking pool.
+    pub fn check(&self, root: &Path, anchors: &[Anchor], now: i64) -> Vec<EvidenceChange> {
+        let mut out = Vec::new();
+        for a in anchors {
+            let path = root.join(&a.path);
+            // The stored path is relative and was inside the root when taken; a link
+            // planted since must still not lead the owner out of it.
+            let inside = std::fs::canonicalize(&path).is_ok_and(|r| r.starts_with(root));
+            let meta = if inside {
+                std::fs::metadata(&path).ok().filter(|m| m.is_file())
+            } else {
+                None
+            };
+            let Some(meta) = meta else {
+                let since = *self
+                    .gone
+                    .lock()
+                    .expect("anchor cache lock")
+                    .entry(path.clone())
+                    .or_insert(now);
+                out.push(EvidenceChange {
+                    path: a.path.clone(),
+                    lines: a.lines,
+                    state: Drift::Missing,
+                    since,
+                });
+                continue;
+            };
+            self.gone.lock().expect("anchor cache lock").remove(&path);
+            match self.hash_of(&path, &meta, a.lines) {
+                Some(h) if h == a.sha256 => {}
+                _ => out.push(EvidenceChange {
+                    path: a.path.clone(),
+                    lines: a.lines,
+                    state: Drift::Changed,
+                    since: (mtime_ns(&meta) / 1_000_000) as i64,
+                }),
+            }
+        }
+        out
+    }
+
+    /// The hash of a file (or its lines) now, from the cache when the file has not moved.
+    fn hash_of(
+        &self,
+        path: &Path,
+        meta: &std::fs::Metadata,
+        lines: Option<(u32, u32)>,
+    ) -> Option<String> {
+        let key = (meta.size(), mtime_ns(meta), meta.ino());
+        {
+            let seen = self.seen.lock().expect("anchor cache lock");
+            if let Some(s) = seen.get(path) {
+                if (s.size, s.mtime_ns, s.ino) == key {
+                    match lines {
+                        None => return Some(s.whole.clone()),
+                        Some(r) => {
+                            if let Some(h) = s.ranges.get(&r) {
+                                return h.clone();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let bytes = read_bounded(path).ok()?;
+        let whole = sha256_hex(&bytes);
+        let ranged = lines.map(|r| line_range(&bytes, r).map(sha256_hex));
+        let mut seen = self.seen.lock().expect("anchor cache lock");
+        let entry = seen.entry(path.to_path_buf()).or_insert_with(|| Seen {
+            size: key.0,
+            mtime_ns: key.1,
+            ino: key.2,
+            whole: whole.clone(),
+            ranges: HashMap::new(),
+        });
+        if (entry.size, entry.mtime_ns, entry.ino) != key {
+            *entry = Seen {
+                size: key.0,
+                mtime_ns: key.1,
+                ino: key.2,
+                whole: whole.clone(),
+                ranges: HashMap::new(),
+            };
+        }
+        match (lines, ranged) {
+            (Some(r), Some(h)) => {
+                entry.ranges.insert(r, h.clone());
+                h
+            }
+            _ => Some(whole),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_name_a_path_and_maybe_lines() {
+        assert_eq!(parse_spec("src/a.rs"), Some(("src/a.rs", None)));
+        assert_eq!(
+            parse_spec("src/a.rs:10-40"),
+            Some(("src/a.rs", Some((10, 40))))
+        );
+        assert_eq!(parse_spec("src/a.rs:7"), Some(("src/a.rs", Some((7, 7)))));
+        assert_eq!(parse_spec("src/a.rs:40-10"), Some(("src/a.rs:40-10", None)));
+        assert_eq!(parse_spec("see the pool"), None);
+        assert_eq!(parse_spec("https://example.com/x"), None);
+    }
+
+    #[test]
+    fn line_ranges_cover_their_lines_only() {
+        let text = b"one\ntwo\nthree\n";
+        assert_eq!(line_range(text, (2, 2)), Some(&b"two\n"[..]));
+        assert_eq!(line_range(text, (2, 3)), Some(&b"two\nthree\n"[..]));
+        assert_eq!(line_range(text, (3, 4)), None);
+        assert_eq!(line_range(b"no newline", (1, 1)), Some(&b"no newline"[..]));
+    }
+
+    #[test]
+    fn the_blob_id_is_gits() {
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert_eq!(
+            git_blob_id(b"hello\n"),
+            "ce013625030ba8dba906f756967f9e9ca394464a"
+        );
+    }
+}
