@@ -128,7 +128,28 @@ pub struct Doctor {
     /// they were written (verify, then `learn correct` to re-anchor, or retire). Brains
     /// with none are left out.
     pub evidence_drift: Vec<DriftCount>,
+    /// Per store: clusters of live claims that say nearly the same thing under different
+    /// labels (supersede or retire all but one). Stores with none are left out.
+    pub near_duplicates: Vec<NearDuplicates>,
 }
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NearDuplicates {
+    /// A brain's root, or `medulla`.
+    pub store: String,
+    pub clusters: Vec<Vec<ClusterMember>>,
+    /// The store holds more than the most recent claims checked (the older were not).
+    pub capped: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ClusterMember {
+    pub slug: String,
+    pub label: String,
+}
+
+/// How many of a store's most recent live claims doctor checks for near-duplicates.
+const NEAR_DUPLICATE_SCAN: usize = 2000;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct DriftCount {
@@ -239,6 +260,37 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
                 .count() as u64,
         });
     }
+    let mut near_duplicates = Vec::new();
+    let mut stores: Vec<(StoreId, String)> = rows
+        .iter()
+        .map(|r| (StoreId::brain(&r.fingerprint), r.root.clone()))
+        .collect();
+    stores.push((StoreId::Medulla, StoreId::Medulla.to_string()));
+    for (id, name) in stores {
+        let Ok(found) = svc
+            .owner
+            .read(&id, |s| s.near_duplicate_clusters(NEAR_DUPLICATE_SCAN))
+            .await
+        else {
+            continue;
+        };
+        if found.clusters.is_empty() {
+            continue;
+        }
+        near_duplicates.push(NearDuplicates {
+            store: name,
+            clusters: found
+                .clusters
+                .into_iter()
+                .map(|g| {
+                    g.into_iter()
+                        .map(|(slug, label)| ClusterMember { slug, label })
+                        .collect()
+                })
+                .collect(),
+            capped: found.capped,
+        });
+    }
     let weekly = weekly_series(svc, &weeks);
     let mut witnesses_superseded: Vec<SupersededWitness> = super::provenance::markers(svc)
         .await?
@@ -275,6 +327,7 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
         broken,
         witnesses_superseded,
         evidence_drift,
+        near_duplicates,
     })
 }
 

@@ -19,6 +19,7 @@ pub mod query;
 pub mod registry;
 pub mod route;
 pub mod rows;
+pub mod similar;
 pub mod verb;
 pub mod verbs;
 

@@ -11,6 +11,7 @@ mod guarantees;
 mod hall;
 mod live;
 mod mcp;
+mod near_duplicates;
 mod owner;
 mod python;
 mod readme;

@@ -31,9 +31,12 @@ mod memorize;
 mod open;
 mod query;
 mod read;
+pub mod similar;
 mod snapshot;
 mod tables;
 mod write;
+
+pub use similar::{Clusters, SimilarHit};
 
 /// How to open a store.
 #[derive(Debug, Clone)]

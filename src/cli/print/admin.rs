@@ -238,6 +238,22 @@ pub fn doctor(body: &Value) {
         );
         out!("    {}", fit(&line, width().saturating_sub(4)));
     }
+    for n in body["near_duplicates"].as_array().into_iter().flatten() {
+        for c in n["clusters"].as_array().into_iter().flatten() {
+            let slugs: Vec<&str> = c
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["slug"].as_str())
+                .collect();
+            out!(
+                "  {} {}",
+                paint(YELLOW, "near-duplicates:"),
+                fit_left(s(&n["store"], "?"), width().saturating_sub(20))
+            );
+            out!("    {}", fit(&slugs.join(", "), width().saturating_sub(4)));
+        }
+    }
 }
 
 pub fn audit(body: &Value) {

@@ -96,6 +96,26 @@ pub fn memorize(body: &Value) {
             "the text carries what looks like a secret (project_secrets = \"flag\")",
         );
     }
+    for n in body["similar"].as_array().into_iter().flatten() {
+        say(
+            Some((YELLOW, "near:")),
+            &format!(
+                "{} ({}, {}) says nearly the same: supersede one instead of keeping both",
+                s(&n["slug"], "?"),
+                s(&n["tier"], "?"),
+                n["score"]
+                    .as_f64()
+                    .map(|x| format!("{x:.2}"))
+                    .unwrap_or_default()
+            ),
+        );
+    }
+    for u in body["unanchored"].as_array().into_iter().flatten() {
+        say(
+            Some((DIM, "unanchored:")),
+            &format!("{}: {}", s(&u["evidence"], "?"), s(&u["why"], "?")),
+        );
+    }
     if tier == "medulla" {
         etiquette(body);
         medulla_cap(body);

@@ -13,6 +13,7 @@ use crate::error::{OwnerError, Result};
 use crate::floor;
 use crate::service::anchors::{take_async, Unanchored};
 use crate::service::rows::{Row, StoreTier};
+use crate::service::similar::{near, Near};
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::StoreId;
@@ -58,6 +59,10 @@ pub struct ProjectWrite {
     /// brain's root, no such file, ...). Files inside the root are anchored silently.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unanchored: Vec<Unanchored>,
+    /// Live claims in this brain and the medulla that say nearly the same thing under
+    /// another label: supersede one of them instead of keeping two. The write landed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub similar: Vec<Near>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -67,6 +72,9 @@ pub struct DoctrineBirth {
     pub claim: Row,
     pub etiquette: Etiquette,
     pub medulla_cap: Cap,
+    /// Live medulla claims that say nearly the same thing under another label.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub similar: Vec<Near>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -114,6 +122,18 @@ impl Verb for Memorize {
             .memorize(&StoreId::brain(&target.fingerprint), mi)
             .await?;
         svc.counters(&target.fingerprint).wrote();
+        let written = outcome.claim();
+        let similar = near(
+            svc,
+            &written.label,
+            &written.text,
+            &written.slug,
+            &[
+                (StoreId::brain(&target.fingerprint), StoreTier::Project),
+                (StoreId::Medulla, StoreTier::Medulla),
+            ],
+        )
+        .await;
         if let MemorizeOutcome::Superseded { claim, previous } = &outcome {
             crate::service::provenance::notice_superseded(svc, &target.root, previous, claim).await;
         }
@@ -135,6 +155,7 @@ impl Verb for Memorize {
                 note: "accepted because project_secrets = \"flag\"; this claim can never be promoted or exported until the secret is gone",
             }),
             unanchored,
+            similar,
         })))
     }
 }
@@ -147,12 +168,22 @@ pub async fn doctrine_birth(svc: &Service, mut input: MemorizeInput) -> Result<D
         .owner
         .audit(|reply| AuditMsg::DoctrineBirth { input, reply })
         .await?;
+    let c = outcome.claim();
+    let similar = near(
+        svc,
+        &c.label,
+        &c.text,
+        &c.slug,
+        &[(StoreId::Medulla, StoreTier::Medulla)],
+    )
+    .await;
     Ok(DoctrineBirth {
         outcome: Outcome::from(&outcome),
         unchanged: outcome.unchanged(),
         claim: Row::of(outcome.claim(), StoreTier::Medulla, svc.now(), None),
         etiquette: Etiquette::of(&agent),
         medulla_cap: Cap::of(live),
+        similar,
     })
 }
 
