@@ -988,6 +988,23 @@ async function viewDoctor(root) {
           h('dt', { text: 'brains on disk / warm' }), h('dd', { text: `${fmtNum(d.brains?.on_disk)} / ${fmtNum(d.brains?.warm)}` }),
           h('dt', { text: 'medulla' }), h('dd', { text: `${fmtNum(d.medulla?.live)} live, soft cap ${d.medulla?.soft_cap}, warn from ${d.medulla?.warn_from}` })),
         d.caption ? h('p', { class: 'muted', text: d.caption }) : null)),
+      h('div', { class: 'grid2' },
+        h('section', { class: 'panel', id: 'near-duplicates' }, h('h2', { text: 'Near-duplicates' }),
+          (d.near_duplicates || []).length
+            ? d.near_duplicates.map((n) => h('div', {},
+              h('h3', {}, h('code', { text: n.store })),
+              n.clusters.map((c) => h('ul', { class: 'cluster' }, c.map((m) => h('li', { 'data-slug': m.slug },
+                h('strong', { text: m.label }), ' ', h('code', { text: m.slug }), ' ',
+                h('button', { type: 'button', class: 'act-retire danger', text: 'Retire…', onclick: () => retireDialog(
+                  { slug: m.slug, label: m.label, text: 'says nearly what the others of its cluster say', tier: n.store === 'medulla' ? 'medulla' : 'project' },
+                  { brain: n.store === 'medulla' ? null : { fp: n.store, root: n.store } }) }))))),
+              n.capped ? h('p', { class: 'muted', text: 'only the most recent claims were checked' }) : null))
+            : h('p', { class: 'good', text: 'No live claims say the same thing under two labels.' })),
+        h('section', { class: 'panel', id: 'evidence-drift' }, h('h2', { text: 'Evidence drift' }),
+          (d.evidence_drift || []).length
+            ? h('ul', {}, d.evidence_drift.map((x) => h('li', { class: x.drifted ? 'warn' : '' },
+              h('code', { text: x.brain }), `: ${plural(x.drifted, 'claim')} of ${fmtNum(x.anchored)} anchored changed since written`)))
+            : h('p', { class: 'muted', text: 'No claim carries anchored evidence yet.' }))),
     ];
   };
   await load(body, draw);

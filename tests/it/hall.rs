@@ -304,6 +304,14 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         "main.rs only parses and prints the chain",
         "claude:maker",
     );
+    // The same fact under a second label: the doctor shows the pair.
+    memorize(
+        &o,
+        &gamma,
+        "Main binary",
+        "main.rs only parses the command line and prints the error chain",
+        "codex:maker",
+    );
     // A maker promotes (lands, flagged), then the witness is superseded at equal strength.
     let (s, v) = o.call(
         "promote",
@@ -774,6 +782,35 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     assert!(
         text_of(&tab, "ul.broken").contains("00000000deadbeef"),
         "the doctor lists the broken brain"
+    );
+    // Near-duplicates, with a one-click retire.
+    until(
+        &tab,
+        "!!document.querySelector('#near-duplicates li[data-slug=\"main-binary\"]')",
+        "the near-duplicate cluster",
+    );
+    click(
+        &tab,
+        "#near-duplicates li[data-slug=\"main-binary\"] button.act-retire",
+    );
+    until(
+        &tab,
+        "document.querySelector('#confirm').open",
+        "the retirement dialog",
+    );
+    tab.find_element("#retire-reason")
+        .unwrap()
+        .type_into("says what entry-point says")
+        .unwrap();
+    click(&tab, "#confirm-ok");
+    until(
+        &tab,
+        "[...document.querySelectorAll('#toast p')].some(p => p.textContent.includes('Retired'))",
+        "the retirement to land",
+    );
+    assert!(
+        !o.claims(&gamma).iter().any(|c| c["slug"] == "main-binary"),
+        "retired from the doctor's cluster"
     );
 
     // The audit log, filtered by agent.

@@ -14,7 +14,7 @@ use brains::recall::RankMode;
 use brains::{Embedder, MemorizeInput, RecallQuery, Store, StoreOptions};
 
 /// A deterministic generator of claim-like text.
-struct Gen(u64);
+pub(crate) struct Gen(pub(crate) u64);
 
 const WORDS: &[&str] = &[
     "cache",
@@ -90,7 +90,7 @@ impl Gen {
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn words(&mut self, n: usize) -> String {
+    pub(crate) fn words(&mut self, n: usize) -> String {
         (0..n)
             .map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize])
             .collect::<Vec<_>>()
@@ -110,13 +110,13 @@ impl Gen {
     }
 }
 
-fn pct(samples: &mut [Duration], p: f64) -> f64 {
+pub(crate) fn pct(samples: &mut [Duration], p: f64) -> f64 {
     samples.sort();
     let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
     samples[i].as_secs_f64() * 1000.0
 }
 
-fn input(g: &mut Gen, i: usize) -> MemorizeInput {
+pub(crate) fn input(g: &mut Gen, i: usize) -> MemorizeInput {
     MemorizeInput {
         label: format!("claim {i} {} {}", g.words(2), g.rare(1)),
         text: format!(
