@@ -214,6 +214,16 @@ impl VectorIndex {
         Some(cosine(&buf, q))
     }
 
+    /// The stored vector of `key`, if the index holds it.
+    pub fn vector(&self, key: u64) -> Option<Vec<f32>> {
+        if !self.index.contains(key) {
+            return None;
+        }
+        let mut buf = vec![0f32; self.dims];
+        self.index.get(key, &mut buf).ok().filter(|n| *n > 0)?;
+        Some(buf)
+    }
+
     /// Write the file atomically: a temp file, then a rename.
     pub fn save(&self) -> Result<(), StoreError> {
         let tmp = self.path.with_extension("usearch.tmp");

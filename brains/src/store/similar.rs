@@ -8,14 +8,15 @@
 
 use std::collections::HashSet;
 
+use redb::ReadableDatabase;
+
 use super::Store;
 use crate::claim::Claim;
 use crate::error::StoreError;
 use crate::lexical::tokenize;
-use crate::recall::{RankMode, RecallQuery};
 
 /// How many candidates of the recall are scored.
-const CANDIDATES: usize = 8;
+const CANDIDATES: usize = 5;
 
 /// The weight of the cosine in the hybrid score; the rest is the word overlap.
 pub const VECTOR_WEIGHT: f64 = 0.5;
@@ -74,6 +75,8 @@ impl Store {
     }
 
     /// Every candidate with its score, best first, whatever its score: for calibration.
+    /// Candidates are the few nearest by words and by embedding (not a full recall: no
+    /// fusion over dozens of candidates, no relevance floor), each read once.
     pub fn similar_scored(
         &self,
         label: &str,
@@ -81,28 +84,68 @@ impl Store {
         exclude: Option<&str>,
     ) -> Result<Vec<SimilarHit>, StoreError> {
         let whole = format!("{label} {text}");
-        let q = RecallQuery {
-            text: whole.clone(),
-            limit: CANDIDATES,
-            mode: RankMode::default(),
-            matched_only: false,
-            ..Default::default()
-        };
-        let mut out: Vec<SimilarHit> = self
-            .recall(&q)?
-            .hits
+        let keep = |slug: &str| Some(slug) != exclude;
+        let mut cands: Vec<(String, Option<f64>)> = self
+            .lexical
+            .search(&whole, CANDIDATES, &keep)
             .into_iter()
-            .filter(|h| Some(h.claim.slug.as_str()) != exclude)
-            .map(|h| {
-                let o = overlap(&whole, &format!("{} {}", h.claim.label, h.claim.text));
-                SimilarHit {
-                    score: score(o, h.vector),
-                    overlap: o,
-                    cosine: h.vector,
-                    claim: h.claim,
-                }
-            })
+            .map(|(slug, _)| (slug, None))
             .collect();
+        // The claim's own vector, as a stored claim's is made: the one just written when
+        // it is in the index (no second embedding on the write path), else embedded now.
+        let qv: Option<Vec<f32>> = match (&self.opts.embedder, &self.vindex) {
+            (Some(e), Some(ix)) => {
+                let stored = exclude
+                    .and_then(|s| self.slug_to_key.get(s))
+                    .and_then(|k| ix.vector(*k));
+                match stored {
+                    Some(v) => Some(v),
+                    None => e
+                        .embed(&[super::embed_text(label, text).as_str()])
+                        .map_err(|e| StoreError::Embedding(e.to_string()))?
+                        .pop(),
+                }
+            }
+            _ => None,
+        };
+        if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
+            for (key, sim) in ix.search_all(qv, CANDIDATES + 1)? {
+                let Some(slug) = self.key_to_slug.get(&key) else {
+                    continue;
+                };
+                if !keep(slug) {
+                    continue;
+                }
+                match cands.iter_mut().find(|(s, _)| s == slug) {
+                    Some(c) => c.1 = Some(f64::from(sim)),
+                    None => cands.push((slug.clone(), Some(f64::from(sim)))),
+                }
+            }
+            for (slug, cos) in cands.iter_mut().filter(|(_, c)| c.is_none()) {
+                *cos = self
+                    .slug_to_key
+                    .get(slug.as_str())
+                    .and_then(|k| ix.similarity(*k, qv))
+                    .map(f64::from)
+                    .or(Some(0.0));
+            }
+        }
+        let rx = self.db.begin_read()?;
+        let claims = rx.open_table(super::tables::CLAIMS)?;
+        let mut out = Vec::with_capacity(cands.len());
+        for (slug, cosine) in cands {
+            let Some(v) = claims.get(slug.as_str())? else {
+                continue;
+            };
+            let claim = super::decode(v.value())?;
+            let o = overlap(&whole, &format!("{} {}", claim.label, claim.text));
+            out.push(SimilarHit {
+                score: score(o, cosine),
+                overlap: o,
+                cosine,
+                claim,
+            });
+        }
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(out)
     }
