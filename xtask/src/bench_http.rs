@@ -103,7 +103,7 @@ impl Owner {
 }
 
 /// An SDK-like MCP session on one kept-alive connection to the owner.
-fn session(o: &Owner, root: &str) -> Result<HttpSession<ReqwestLink>> {
+pub(crate) fn session(o: &Owner, root: &str) -> Result<HttpSession<ReqwestLink>> {
     Ok(HttpSession::open(
         ReqwestLink::new(&o.url)?,
         &[

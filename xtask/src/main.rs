@@ -8,6 +8,8 @@
 //!   (build `--release` first).
 //! - `bench --near [--sizes 1000,10000] [--ops 300]`: what the near-duplicate check adds
 //!   to a memorize.
+//! - `bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]`: what
+//!   evidence anchors cost recall (build `--release` first).
 //! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
 //!   one memory workload against medulla (HTTP, bridge) and other MCP memory servers
 //!   (installed under `target/peers/` with npm and pip).
@@ -23,6 +25,7 @@
 //!   corpus, or another), its scan time, and its findings in real files.
 
 mod bench;
+mod bench_anchors;
 mod bench_hall;
 mod bench_http;
 mod bench_near;
@@ -45,6 +48,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000] [--rounds 300] [--round-trips-only]
   bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]
   bench --near [--sizes 1000,10000] [--ops 300]
+  bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]
   bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]
@@ -140,6 +144,9 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("--peers") => peers::run(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("--near") => {
             bench_near::run(&rest[1..])
+        }
+        "bench" if rest.first().map(String::as_str) == Some("--anchors") => {
+            bench_anchors::run(&rest[1..])
         }
         "soak" => soak::run(soak::SoakOpts {
             clients: flag_num(rest, "--clients", 16)?,
