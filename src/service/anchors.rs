@@ -50,15 +50,34 @@ pub struct EvidenceChange {
     pub since: i64,
 }
 
-/// What a file looked like the last time it was read.
+/// What a file looked like the last time it was read: its identity (device, inode,
+/// size, modification time), that it resolved inside the root, and its hashes.
 #[derive(Debug, Clone)]
 struct Seen {
-    size: u64,
-    mtime_ns: i128,
-    ino: u64,
-    /// Hash of the whole file, and of each line range asked for.
+    key: FileKey,
+    /// Hash of the whole file, and of each line range asked for (`None`: past the end).
     whole: String,
     ranges: HashMap<(u32, u32), Option<String>>,
+}
+
+/// What a stat says of a file: the same key means the same bytes as last read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileKey {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+}
+
+impl FileKey {
+    fn of(m: &std::fs::Metadata) -> FileKey {
+        FileKey {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime_ns: mtime_ns(m),
+        }
+    }
 }
 
 /// The cache of file hashes, shared by every check.
@@ -259,101 +278,132 @@ fn mtime_ns(m: &std::fs::Metadata) -> i128 {
     m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
 }
 
+/// A file as one check found it.
+enum Found {
+    Missing,
+    /// Its modification time (ms) and its hashes.
+    Present {
+        mtime_ms: i64,
+        seen: Seen,
+    },
+}
+
 impl AnchorCache {
-    /// The anchors of one claim that no longer match the files under `root` (canonical).
-    /// A file is read only when its (size, mtime, inode) moved since it was last read.
-    /// Blocking (a stat per anchor): run it on the blocking pool.
-    pub fn check(&self, root: &Path, anchors: &[Anchor], now: i64) -> Vec<EvidenceChange> {
-        let mut out = Vec::new();
-        for a in anchors {
+    /// The changed anchors of each claim (one list per claim, in order). Each distinct
+    /// file is looked at once: one stat; read and hashed again, after checking once more
+    /// that it resolves inside the root, only when its (device, inode, size, mtime)
+    /// moved since it was last read. Blocking: run it on the blocking pool.
+    pub fn check_many(
+        &self,
+        root: &Path,
+        claims: &[&[Anchor]],
+        now: i64,
+    ) -> Vec<Vec<EvidenceChange>> {
+        let mut files: HashMap<&str, Found> = HashMap::new();
+        for a in claims.iter().flat_map(|c| c.iter()) {
+            if files.contains_key(a.path.as_str()) {
+                continue;
+            }
             let path = root.join(&a.path);
-            // The stored path is relative and was inside the root when taken; a link
-            // planted since must still not lead the owner out of it.
-            let inside = std::fs::canonicalize(&path).is_ok_and(|r| r.starts_with(root));
-            let meta = if inside {
-                std::fs::metadata(&path).ok().filter(|m| m.is_file())
-            } else {
-                None
-            };
-            let Some(meta) = meta else {
-                let since = *self
-                    .gone
-                    .lock()
-                    .expect("anchor cache lock")
-                    .entry(path.clone())
-                    .or_insert(now);
-                out.push(EvidenceChange {
-                    path: a.path.clone(),
-                    lines: a.lines,
-                    state: Drift::Missing,
-                    since,
-                });
+            let found = self.look(root, &path);
+            files.insert(a.path.as_str(), found);
+        }
+        // Line ranges not yet hashed for a file that has not moved: read it once more.
+        for a in claims.iter().flat_map(|c| c.iter()) {
+            let (Some(r), Some(Found::Present { seen, .. })) =
+                (a.lines, files.get_mut(a.path.as_str()))
+            else {
                 continue;
             };
-            self.gone.lock().expect("anchor cache lock").remove(&path);
-            match self.hash_of(&path, &meta, a.lines) {
-                Some(h) if h == a.sha256 => {}
-                _ => out.push(EvidenceChange {
-                    path: a.path.clone(),
-                    lines: a.lines,
-                    state: Drift::Changed,
-                    since: (mtime_ns(&meta) / 1_000_000) as i64,
-                }),
-            }
-        }
-        out
-    }
-
-    /// The hash of a file (or its lines) now, from the cache when the file has not moved.
-    fn hash_of(
-        &self,
-        path: &Path,
-        meta: &std::fs::Metadata,
-        lines: Option<(u32, u32)>,
-    ) -> Option<String> {
-        let key = (meta.size(), mtime_ns(meta), meta.ino());
-        {
-            let seen = self.seen.lock().expect("anchor cache lock");
-            if let Some(s) = seen.get(path) {
-                if (s.size, s.mtime_ns, s.ino) == key {
-                    match lines {
-                        None => return Some(s.whole.clone()),
-                        Some(r) => {
-                            if let Some(h) = s.ranges.get(&r) {
-                                return h.clone();
-                            }
-                        }
+            if let std::collections::hash_map::Entry::Vacant(slot) = seen.ranges.entry(r) {
+                let h = read_bounded(&root.join(&a.path))
+                    .ok()
+                    .and_then(|b| line_range(&b, r).map(sha256_hex));
+                slot.insert(h.clone());
+                let mut cache = self.seen.lock().expect("anchor cache lock");
+                if let Some(c) = cache.get_mut(&root.join(&a.path)) {
+                    if c.key == seen.key {
+                        c.ranges.insert(r, h);
                     }
                 }
             }
         }
-        let bytes = read_bounded(path).ok()?;
-        let whole = sha256_hex(&bytes);
-        let ranged = lines.map(|r| line_range(&bytes, r).map(sha256_hex));
-        let mut seen = self.seen.lock().expect("anchor cache lock");
-        let entry = seen.entry(path.to_path_buf()).or_insert_with(|| Seen {
-            size: key.0,
-            mtime_ns: key.1,
-            ino: key.2,
-            whole: whole.clone(),
-            ranges: HashMap::new(),
-        });
-        if (entry.size, entry.mtime_ns, entry.ino) != key {
-            *entry = Seen {
-                size: key.0,
-                mtime_ns: key.1,
-                ino: key.2,
-                whole: whole.clone(),
-                ranges: HashMap::new(),
-            };
-        }
-        match (lines, ranged) {
-            (Some(r), Some(h)) => {
-                entry.ranges.insert(r, h.clone());
-                h
+        let mut gone = self.gone.lock().expect("anchor cache lock");
+        for (path, f) in &files {
+            let full = root.join(path);
+            match f {
+                Found::Missing => {
+                    gone.entry(full).or_insert(now);
+                }
+                Found::Present { .. } => {
+                    gone.remove(&full);
+                }
             }
-            _ => Some(whole),
         }
+        claims
+            .iter()
+            .map(|anchors| {
+                anchors
+                    .iter()
+                    .filter_map(|a| {
+                        let change = |state, since| EvidenceChange {
+                            path: a.path.clone(),
+                            lines: a.lines,
+                            state,
+                            since,
+                        };
+                        match &files[a.path.as_str()] {
+                            Found::Missing => Some(change(
+                                Drift::Missing,
+                                gone.get(&root.join(&a.path)).copied().unwrap_or(now),
+                            )),
+                            Found::Present { mtime_ms, seen } => {
+                                let now_hash = match a.lines {
+                                    None => Some(&seen.whole),
+                                    Some(r) => seen.ranges.get(&r).and_then(Option::as_ref),
+                                };
+                                (now_hash != Some(&a.sha256))
+                                    .then(|| change(Drift::Changed, *mtime_ms))
+                            }
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// One file now: from the cache when its stat says it has not moved, else resolved
+    /// (it must lead inside the root: a link planted since is never followed out) and
+    /// read again.
+    fn look(&self, root: &Path, path: &Path) -> Found {
+        let Some(meta) = std::fs::metadata(path).ok().filter(|m| m.is_file()) else {
+            return Found::Missing;
+        };
+        let key = FileKey::of(&meta);
+        let mtime_ms = (key.mtime_ns / 1_000_000) as i64;
+        if let Some(seen) = self.seen.lock().expect("anchor cache lock").get(path) {
+            if seen.key == key {
+                return Found::Present {
+                    mtime_ms,
+                    seen: seen.clone(),
+                };
+            }
+        }
+        let inside = std::fs::canonicalize(path).is_ok_and(|r| r.starts_with(root));
+        let Some(bytes) = inside.then(|| read_bounded(path).ok()).flatten() else {
+            self.seen.lock().expect("anchor cache lock").remove(path);
+            return Found::Missing;
+        };
+        let seen = Seen {
+            key,
+            whole: sha256_hex(&bytes),
+            ranges: HashMap::new(),
+        };
+        self.seen
+            .lock()
+            .expect("anchor cache lock")
+            .insert(path.to_path_buf(), seen.clone());
+        Found::Present { mtime_ms, seen }
     }
 }
 

@@ -25,8 +25,11 @@ pub async fn mark_brain(svc: &Service, root: &str, rows: &mut [Row]) {
     let root = PathBuf::from(root);
     let now = svc.now().ms;
     let checked = tokio::task::spawn_blocking(move || {
-        todo.into_iter()
-            .map(|(i, a)| (i, cache.check(&root, &a, now)))
+        let lists: Vec<&[brains::Anchor]> = todo.iter().map(|(_, a)| a.as_slice()).collect();
+        let changes = cache.check_many(&root, &lists, now);
+        todo.iter()
+            .map(|(i, _)| *i)
+            .zip(changes)
             .collect::<Vec<_>>()
     })
     .await;
