@@ -66,8 +66,30 @@ pub enum OwnerError {
     MedullaTimeout { ms: u64 },
     #[error("the mailbox distributor failed: {0}; the letters are safe in the spool")]
     Mailbox(String),
+    #[error("no space left on the disk that holds {path}: free space there (or move MEDULLA_HOME to a larger disk), then send it again; nothing was half-written")]
+    DiskFull { path: String },
+    #[error("cannot write {path}: {detail}; fix the cause (permissions, a read-only mount), then send it again; nothing was half-written")]
+    Io { path: String, detail: String },
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl OwnerError {
+    /// A spool append that failed: a full disk, or another file fault.
+    pub fn spool(path: &std::path::Path, e: std::io::Error) -> OwnerError {
+        let path = path.display().to_string();
+        if matches!(
+            e.kind(),
+            std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+        ) {
+            OwnerError::DiskFull { path }
+        } else {
+            OwnerError::Io {
+                path,
+                detail: e.to_string(),
+            }
+        }
+    }
 }
 
 impl OwnerError {
@@ -92,6 +114,8 @@ impl OwnerError {
             OwnerError::OpenFailed { code, .. } => code,
             OwnerError::MedullaTimeout { .. } => "medulla_timeout",
             OwnerError::Mailbox(_) => "mailbox",
+            OwnerError::DiskFull { .. } => "disk_full",
+            OwnerError::Io { .. } => "io",
             OwnerError::Internal(_) => "internal",
         }
     }

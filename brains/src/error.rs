@@ -45,10 +45,14 @@ pub enum StoreError {
     UnknownKey { key: String },
     #[error("the store at {path} is held by another process: stop the other medulla owner, or point MEDULLA_HOME elsewhere")]
     StoreLocked { path: String },
-    #[error(
-        "the store at {path} is unreadable ({detail}): restore it from a backup or move it aside"
-    )]
-    Corrupt { path: String, detail: String },
+    /// The store's file fails its checks (at open, on a read, or in an integrity check).
+    /// The owner quarantines it: nothing reads or writes it until it is restored.
+    #[error("the store at {path} is damaged ({detail}): it is quarantined, so nothing reads or writes it; restore it from a backup (`medulla restore DIR --brain ROOT`, or `--medulla`), or stop the owner and move {path} aside")]
+    Damaged { path: String, detail: String },
+    /// The disk holding the store is full. Nothing acknowledged is lost; the store is
+    /// reopened by itself once there is room.
+    #[error("no space left on the disk that holds {path}: free space there (or move MEDULLA_HOME to a larger disk); the store recovers by itself once there is room, and nothing acknowledged was lost")]
+    DiskFull { path: String },
     /// redb failed: the disk, the file, a transaction. The source is kept.
     #[error("storage error: {0}")]
     Storage(#[from] redb::Error),
@@ -62,13 +66,19 @@ pub enum StoreError {
     /// The derived vector index failed; redb still holds every vector.
     #[error("vector index {what}: {detail}; delete vectors.usearch to have it rebuilt on open")]
     VectorIndex { what: String, detail: String },
+    /// The store is in use in a way the call cannot share (an integrity check while a
+    /// backup reads it).
+    #[error("the store is busy ({what}): retry in a moment")]
+    Busy { what: String },
     /// The store was closed (its brain unloaded) while a call waited for it.
     #[error("the store was closed while the call waited: retry")]
     Closed,
     /// A bug: a store call panicked.
     #[error("internal error: {0}")]
     Internal(String),
-    #[error("io error at {path}: {detail}")]
+    /// A file operation failed (permission lost, a file removed under the owner, a
+    /// read-only mount). The store is reopened by itself once the cause is gone.
+    #[error("i/o error at {path}: {detail}; fix the cause (permissions, a read-only mount, a file removed under the owner): the store reopens by itself once it is fixed, and nothing acknowledged was lost")]
     Io { path: String, detail: String },
     #[error("embedding failed: {0}")]
     Embedding(String),
@@ -94,11 +104,13 @@ impl StoreError {
             StoreError::NothingToPurge { .. } => "nothing_to_purge",
             StoreError::UnknownKey { .. } => "unknown_key",
             StoreError::StoreLocked { .. } => "store_locked",
-            StoreError::Corrupt { .. } => "store_corrupt",
+            StoreError::Damaged { .. } => "store_damaged",
+            StoreError::DiskFull { .. } => "disk_full",
             StoreError::Storage(_) => "storage",
             StoreError::CorruptRecord { .. } => "record_corrupt",
             StoreError::VectorIndex { .. } => "vector_index",
             StoreError::Closed => "store_closed",
+            StoreError::Busy { .. } => "store_busy",
             StoreError::Internal(_) => "internal",
             StoreError::Io { .. } => "io",
             StoreError::Embedding(_) => "embedding",

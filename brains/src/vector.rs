@@ -227,9 +227,11 @@ impl VectorIndex {
     /// Write the file atomically: a temp file, then a rename.
     pub fn save(&self) -> Result<(), StoreError> {
         let tmp = self.path.with_extension("usearch.tmp");
-        self.index
-            .save(&tmp.to_string_lossy())
-            .map_err(|e| err("save", e))?;
+        if let Err(e) = self.index.save(&tmp.to_string_lossy()) {
+            // Leave no half-written file taking the room a full disk lacks.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(err("save", e));
+        }
         std::fs::rename(&tmp, &self.path).map_err(|e| StoreError::Io {
             path: self.path.display().to_string(),
             detail: e.to_string(),

@@ -10,16 +10,19 @@
 //! while the actor takes the write side for each write. A slow read delays no other
 //! read; a write waits only for the reads already under way.
 
+pub mod cell;
 pub mod stores;
 
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
 
 use brains::store::OpenReport;
 use brains::{
     Claim, MemorizeInput, MemorizeOutcome, PurgeReport, Store, StoreError, StoreOptions, Verdict,
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+
+use cell::FaultKind;
+pub use cell::{Fault, Shared, StoreCell};
 
 type Reply<T> = RpcReplyPort<Result<T, StoreError>>;
 
@@ -79,6 +82,12 @@ pub enum BrainMsg {
         actor: String,
         reply: Reply<()>,
     },
+    /// The deep check (`medulla doctor --deep`): redb's integrity check, every record
+    /// decoded, the derived indexes compared. Damage quarantines the store; a clean check
+    /// of a quarantined store lifts the quarantine.
+    CheckIntegrity(Reply<brains::store::Integrity>),
+    /// A timed reopen of a store whose disk was full or whose file failed.
+    Recover,
     /// Fail the actor on purpose; exercised by the supervision tests.
     #[cfg(test)]
     Crash,
@@ -91,33 +100,62 @@ pub enum BrainMsg {
     Hold(tokio::sync::oneshot::Receiver<()>),
 }
 
-/// The open store, shared between its actor (the writer) and readers. `None` once closed.
-pub type Shared = Arc<RwLock<Option<Store>>>;
-
 /// Run a read on a shared store, on the blocking pool, concurrently with other reads.
-/// `Ok(None)` when the store was closed meanwhile (unloaded): ask again.
+/// `Ok(None)` when the store was closed meanwhile (unloaded): ask again. A store with a
+/// fault answers it (see [`cell`]).
 pub async fn read<T, F>(store: Shared, f: F) -> Result<Option<T>, StoreError>
 where
     T: Send + 'static,
     F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
 {
-    let joined = tokio::task::spawn_blocking(move || {
-        let guard = store.read().unwrap_or_else(|p| p.into_inner());
-        guard.as_ref().map(f).transpose()
-    })
-    .await;
-    joined.unwrap_or_else(|e| Err(StoreError::Internal(format!("a store read panicked: {e}"))))
+    store.read(f).await
 }
 
 /// Open a store on the blocking pool, beside any actor: opening may rebuild or
 /// re-embed for minutes, and no mailbox waits on it. The store is handed to its actor
 /// (the only writer) through [`BrainArgs`].
+///
+/// A store that is quarantined, or found damaged now, opens as a quarantined cell (every
+/// call answers `store_damaged`); one whose disk is full or whose file cannot be read
+/// opens as a faulted cell its actor keeps trying to reopen. Only a store held by
+/// another process (or a bug) fails the open.
 pub async fn open(dir: PathBuf, opts: StoreOptions) -> Result<(Shared, OpenReport), StoreError> {
+    if let Some(fault) = cell::quarantined(&dir) {
+        tracing::error!(store = %dir.display(), detail = %fault.detail, "store is quarantined: restore it from a backup or move it aside");
+        return Ok((
+            StoreCell::new(dir, None, Some(fault)),
+            OpenReport::default(),
+        ));
+    }
     let shown = dir.display().to_string();
-    let opened = tokio::task::spawn_blocking(move || Store::open(&dir, opts))
+    let at = dir.clone();
+    // redb checks the file as it opens it; a check that fails on a damaged file can
+    // panic (debug builds) rather than return `Corrupted`: either way the file is damaged.
+    let opened = tokio::task::spawn_blocking(move || Store::open(&at, opts))
         .await
-        .map_err(|e| StoreError::Internal(format!("opening {shown} panicked: {e}")))?;
-    let (store, report) = opened?;
+        .unwrap_or_else(|e| {
+            Err(StoreError::Damaged {
+                path: dir.join("store.redb").display().to_string(),
+                detail: format!("opening it panicked: {e}"),
+            })
+        });
+    let (store, report) = match opened {
+        Ok(x) => x,
+        Err(e) if e.is_damage() || e.needs_reopen() => {
+            let cell = StoreCell::new(dir, None, None);
+            let e = if e.is_damage() {
+                cell.quarantine_for(&e)
+            } else {
+                e
+            };
+            if e.needs_reopen() {
+                tracing::error!(store = %shown, error = %e, "store could not be opened; its actor retries");
+                cell.mark(&e);
+            }
+            return Ok((cell, OpenReport::default()));
+        }
+        Err(e) => return Err(e),
+    };
     if report.index_rebuilt {
         // A store with no vectors yet (a fresh brain) has no index file to lose: that
         // is no news. Rebuilding a real one is worth saying.
@@ -128,7 +166,7 @@ pub async fn open(dir: PathBuf, opts: StoreOptions) -> Result<(Shared, OpenRepor
             tracing::debug!(dir = %shown, "a new vector index");
         }
     }
-    Ok((Arc::new(RwLock::new(Some(store))), report))
+    Ok((StoreCell::new(dir, Some(store), None), report))
 }
 
 /// Close a store and release its file. The owner opened it and the owner closes it, on
@@ -137,49 +175,131 @@ pub async fn open(dir: PathBuf, opts: StoreOptions) -> Result<(Shared, OpenRepor
 /// so closing there would leave a failed actor's file held and its successor locked
 /// out. Closing twice is a no-op.
 pub async fn close(store: Shared) {
-    let closed = tokio::task::spawn_blocking(move || {
-        let taken = store.write().unwrap_or_else(|p| p.into_inner()).take();
-        taken.map(|s| s.close()).transpose()
-    })
-    .await;
+    let closed = tokio::task::spawn_blocking(move || store.close_now()).await;
     match closed {
-        Ok(Ok(_)) => {}
+        Ok(Ok(())) => {}
         Ok(Err(e)) => tracing::error!(error = %e, "closing store failed"),
         Err(e) => tracing::error!(error = %e, "closing store panicked"),
     }
 }
 
-/// What a brain actor is started with: its store, already open. The actor is the
-/// store's only writer while it serves; it neither opens nor closes it.
+/// What a brain actor is started with: its store, already open, and how to open it
+/// again after a fault. The actor is the store's only writer while it serves; it
+/// neither opens nor closes it, but reopens it after a full disk or a failed file
+/// operation.
 pub struct BrainArgs {
     pub shared: Shared,
+    pub opts: StoreOptions,
 }
 
 pub struct BrainState {
     store: Shared,
+    opts: StoreOptions,
+    /// The wait before the next timed reopen of a faulted store (doubles to a minute).
+    backoff: std::time::Duration,
+    /// A timed reopen is scheduled.
+    retry_pending: bool,
 }
 
 pub struct BrainActor;
 
+/// The first wait before a timed reopen of a faulted store.
+const FIRST_RETRY: std::time::Duration = std::time::Duration::from_millis(250);
+const LAST_RETRY: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl BrainState {
-    /// Run `f` on the store on the blocking pool.
-    async fn run<T, F>(&self, f: F) -> Result<Result<T, StoreError>, ActorProcessingErr>
+    /// Run `f` on the store on the blocking pool. A store with a full disk or a failed
+    /// file is reopened first; a quarantined one refuses untouched.
+    async fn run<T, F>(
+        &mut self,
+        me: &ActorRef<BrainMsg>,
+        f: F,
+    ) -> Result<Result<T, StoreError>, ActorProcessingErr>
     where
         T: Send + 'static,
         F: FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
     {
-        let store = self.store.clone();
-        let joined = tokio::task::spawn_blocking(move || {
-            let mut guard = store.write().unwrap_or_else(|p| p.into_inner());
-            match guard.as_mut() {
-                Some(s) => f(s),
-                None => Err(StoreError::Closed),
+        if self
+            .store
+            .fault()
+            .is_some_and(|f| f.kind != FaultKind::Damaged)
+        {
+            if let Err(e) = self.recover(me).await {
+                return Ok(Err(e));
             }
-        })
-        .await;
-        // A panic inside the store fails this actor; the supervisor reopens the store
-        // from disk, where every acknowledged write already is.
-        joined.map_err(|e| ActorProcessingErr::from(format!("store call panicked: {e}")))
+        }
+        let r = self.store.write(f).await;
+        if matches!(&r, Err(e) if e.needs_reopen()) {
+            self.schedule_retry(me);
+        }
+        Ok(r)
+    }
+
+    /// Reopen a faulted store now; schedule another try if it still fails.
+    async fn recover(&mut self, me: &ActorRef<BrainMsg>) -> Result<(), StoreError> {
+        match self.store.reopen(self.opts.clone()).await {
+            Ok(()) => {
+                self.backoff = FIRST_RETRY;
+                Ok(())
+            }
+            Err(e) => {
+                self.schedule_retry(me);
+                Err(e)
+            }
+        }
+    }
+
+    fn schedule_retry(&mut self, me: &ActorRef<BrainMsg>) {
+        if self.retry_pending || self.store.is_damaged() {
+            return;
+        }
+        self.retry_pending = true;
+        let wait = self.backoff;
+        self.backoff = (self.backoff * 2).min(LAST_RETRY);
+        me.send_after(wait, || BrainMsg::Recover);
+    }
+}
+
+impl BrainState {
+    /// The deep check. A quarantined store is opened afresh for it (it is not read
+    /// otherwise); found clean, its quarantine is lifted.
+    async fn check_integrity(
+        &mut self,
+        me: &ActorRef<BrainMsg>,
+    ) -> Result<brains::store::Integrity, StoreError> {
+        if self.store.is_damaged() {
+            // The check opens the file afresh: release any handle this cell still holds.
+            let cell = self.store.clone();
+            let _ = tokio::task::spawn_blocking(move || cell.close_now()).await;
+            let dir = self.store.dir().to_path_buf();
+            let opts = self.opts.clone();
+            let checked = tokio::task::spawn_blocking(move || {
+                let (mut store, _) = Store::open(&dir, opts)?;
+                let r = store.check_integrity();
+                drop(store);
+                r
+            })
+            .await
+            .unwrap_or_else(|e| {
+                // A check that panics on the file (redb's debug builds) found it damaged.
+                Err(StoreError::Damaged {
+                    path: self.store.dir().join("store.redb").display().to_string(),
+                    detail: format!("the integrity check panicked: {e}"),
+                })
+            });
+            return match checked {
+                Ok(report) => {
+                    self.store.lift_quarantine();
+                    self.recover(me).await?;
+                    Ok(report)
+                }
+                Err(e) => Err(e.at_store(&self.store.dir().join("store.redb"))),
+            };
+        }
+        match self.run(me, |s| s.check_integrity()).await {
+            Ok(r) => r,
+            Err(e) => Err(StoreError::Internal(e.to_string())),
+        }
     }
 }
 
@@ -198,19 +318,27 @@ impl Actor for BrainActor {
         _me: ActorRef<BrainMsg>,
         args: BrainArgs,
     ) -> Result<BrainState, ActorProcessingErr> {
-        Ok(BrainState { store: args.shared })
+        let st = BrainState {
+            store: args.shared,
+            opts: args.opts,
+            backoff: FIRST_RETRY,
+            retry_pending: false,
+        };
+        Ok(st)
     }
 
     async fn handle(
         &self,
-        _me: ActorRef<BrainMsg>,
+        me: ActorRef<BrainMsg>,
         msg: BrainMsg,
         st: &mut BrainState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            BrainMsg::Memorize(input, r) => send(r, st.run(move |s| s.memorize(*input)).await?),
+            BrainMsg::Memorize(input, r) => {
+                send(r, st.run(&me, move |s| s.memorize(*input)).await?)
+            }
             BrainMsg::MemorizeMany(inputs, r) => {
-                send(r, st.run(move |s| s.memorize_many(inputs)).await?)
+                send(r, st.run(&me, move |s| s.memorize_many(inputs)).await?)
             }
             BrainMsg::Learn {
                 slug,
@@ -220,8 +348,10 @@ impl Actor for BrainActor {
                 reply,
             } => send(
                 reply,
-                st.run(move |s| s.learn(&slug, verdict, &actor, note.as_deref()))
-                    .await?,
+                st.run(&me, move |s| {
+                    s.learn(&slug, verdict, &actor, note.as_deref())
+                })
+                .await?,
             ),
             BrainMsg::Demote {
                 slug,
@@ -230,7 +360,8 @@ impl Actor for BrainActor {
                 reply,
             } => send(
                 reply,
-                st.run(move |s| s.demote(&slug, &actor, &reason)).await?,
+                st.run(&me, move |s| s.demote(&slug, &actor, &reason))
+                    .await?,
             ),
             BrainMsg::Reanchor {
                 slug,
@@ -239,7 +370,8 @@ impl Actor for BrainActor {
                 reply,
             } => send(
                 reply,
-                st.run(move |s| s.reanchor(&slug, anchors, &actor)).await?,
+                st.run(&me, move |s| s.reanchor(&slug, anchors, &actor))
+                    .await?,
             ),
             BrainMsg::Retire {
                 slug,
@@ -248,7 +380,8 @@ impl Actor for BrainActor {
                 reply,
             } => send(
                 reply,
-                st.run(move |s| s.retire(&slug, &actor, &reason)).await?,
+                st.run(&me, move |s| s.retire(&slug, &actor, &reason))
+                    .await?,
             ),
             BrainMsg::StampPromoted {
                 slug,
@@ -257,11 +390,11 @@ impl Actor for BrainActor {
                 reply,
             } => send(
                 reply,
-                st.run(move |s| s.stamp_promoted_to(&slug, &stamp, &actor))
+                st.run(&me, move |s| s.stamp_promoted_to(&slug, &stamp, &actor))
                     .await?,
             ),
             BrainMsg::Purge { slug, actor, reply } => {
-                send(reply, st.run(move |s| s.purge(&slug, &actor)).await?)
+                send(reply, st.run(&me, move |s| s.purge(&slug, &actor)).await?)
             }
             BrainMsg::KvSet {
                 key,
@@ -270,10 +403,22 @@ impl Actor for BrainActor {
                 reply,
             } => send(
                 reply,
-                st.run(move |s| s.kv_set(&key, &value, &actor)).await?,
+                st.run(&me, move |s| s.kv_set(&key, &value, &actor)).await?,
             ),
-            BrainMsg::KvDelete { key, actor, reply } => {
-                send(reply, st.run(move |s| s.kv_delete(&key, &actor)).await?)
+            BrainMsg::KvDelete { key, actor, reply } => send(
+                reply,
+                st.run(&me, move |s| s.kv_delete(&key, &actor)).await?,
+            ),
+            BrainMsg::CheckIntegrity(reply) => send(reply, st.check_integrity(&me).await),
+            BrainMsg::Recover => {
+                st.retry_pending = false;
+                if st
+                    .store
+                    .fault()
+                    .is_some_and(|f| f.kind != FaultKind::Damaged)
+                {
+                    let _ = st.recover(&me).await;
+                }
             }
             #[cfg(test)]
             BrainMsg::Crash => return Err("crash requested by a test".into()),
@@ -285,7 +430,7 @@ impl Actor for BrainActor {
             #[cfg(test)]
             BrainMsg::Stall(d) => {
                 let _ = st
-                    .run(move |_| {
+                    .run(&me, move |_| {
                         std::thread::sleep(d);
                         Ok(())
                     })

@@ -261,7 +261,14 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             let a = c.get(&format!("/api/mailbox?brain={}", encode(&brain)))?;
             finish(opts, &a, print::mailbox::show)
         }
-        Command::Doctor { .. } => finish(opts, &c.get("/api/doctor")?, print::admin::doctor),
+        Command::Doctor { deep, .. } => {
+            let path = if deep {
+                "/api/doctor?deep=true"
+            } else {
+                "/api/doctor"
+            };
+            finish(opts, &c.get(path)?, print::admin::doctor)
+        }
         Command::Import(i) => {
             let dir = paths::existing(&i.dir, "the directory")?;
             let triage = i

@@ -287,6 +287,10 @@ pub enum Command {
     Mailbox(MailboxCmd),
     /// Whether memory is delivered well: misdelivery per week, letters, stores
     Doctor {
+        /// Also run the integrity check of every store (reads every page of every store
+        /// file; quarantines a damaged one, releases a quarantined one found clean)
+        #[arg(long)]
+        deep: bool,
         #[command(flatten)]
         c: ClientOpts,
     },
@@ -475,7 +479,7 @@ impl Command {
             | C::Retire { c, .. }
             | C::Audit { c, .. }
             | C::Acts { c, .. }
-            | C::Doctor { c } => c,
+            | C::Doctor { c, .. } => c,
             C::Report(a) => &a.c,
             C::Import(a) => &a.c,
             C::Export(a) => &a.c,

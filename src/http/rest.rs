@@ -106,7 +106,10 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             }
         }
         (Method::POST, "/api/mailbox/distribute") => answer(svc.owner.distribute().await),
-        (Method::GET, "/api/doctor") => answer(crate::service::mailbox::doctor(svc).await),
+        (Method::GET, "/api/doctor") => {
+            let deep = matches!(param("deep").as_deref(), Some("true" | "1" | "yes"));
+            answer(crate::service::mailbox::doctor(svc, deep).await)
+        }
         (Method::POST, p) if p.starts_with("/api/call/") => {
             let verb = p.trim_start_matches("/api/call/").to_string();
             call(app, req, &verb, input).await

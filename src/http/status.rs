@@ -15,6 +15,13 @@ pub fn of(e: &OwnerError) -> u16 {
         ) => 409,
         OwnerError::Store(StoreError::NothingToPurge { .. }) => 404,
         OwnerError::Store(StoreError::StoreLocked { .. } | StoreError::Closed) => 503,
+        // The disk holding the store is full: 507 Insufficient Storage; the store recovers
+        // by itself once there is room.
+        OwnerError::Store(StoreError::DiskFull { .. }) => 507,
+        // Quarantined, busy, or a file fault the owner recovers from: unavailable now.
+        OwnerError::Store(
+            StoreError::Damaged { .. } | StoreError::Busy { .. } | StoreError::Io { .. },
+        ) => 503,
         OwnerError::Store(_) => 500,
         OwnerError::Unbootstrapped { .. } => 409,
         OwnerError::UnknownBrain { .. } => 404,
@@ -32,6 +39,8 @@ pub fn of(e: &OwnerError) -> u16 {
         // not broken at the caller's end: retry later.
         OwnerError::BrainOpening { .. } | OwnerError::OpenFailed { .. } => 503,
         OwnerError::Timeout { .. } | OwnerError::MedullaTimeout { .. } => 504,
+        OwnerError::DiskFull { .. } => 507,
+        OwnerError::Io { .. } => 503,
         OwnerError::Internal(_) => 500,
     }
 }

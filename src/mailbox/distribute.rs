@@ -3,7 +3,7 @@
 //! never gets a letter twice, and letters a box already holds are never touched.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
@@ -86,8 +86,7 @@ fn file_into(box_file: &Path, letters: &[&Letter]) -> std::io::Result<u64> {
             buf.push('\n');
         }
     }
-    f.write_all(buf.as_bytes())?;
-    f.sync_data()?;
+    super::append_whole(&mut f, buf.as_bytes())?;
     Ok(seen.len() as u64)
 }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use brains::store::Integrity;
 use brains::{
     Act, Claim, MemorizeInput, MemorizeOutcome, PurgeReport, RecallQuery, RecallResult, Store,
     StoreOptions, StoreStats, Verdict,
@@ -15,7 +16,7 @@ use super::registry::{Registry, Warm};
 use super::{Loading, OwnerArgs, OwnerMsg};
 use crate::audit::AuditMsg;
 use crate::brain::stores::{ask, read, BoxFuture, Stores};
-use crate::brain::{BrainMsg, Shared};
+use crate::brain::{BrainMsg, Fault, Shared};
 use crate::call::call_actor;
 use crate::config::Config;
 use crate::error::{OwnerError, Result};
@@ -272,6 +273,24 @@ impl OwnerHandle {
 
     pub async fn check_index(&self, id: &StoreId) -> Result<Option<String>> {
         self.read(id, |s| s.check_index()).await
+    }
+
+    /// A store's fault, without loading it: a warm store's (or the medulla's) as its
+    /// cell holds it, a dormant brain's quarantine from the marker beside its file.
+    pub fn fault(&self, id: &StoreId) -> Option<Fault> {
+        match id {
+            StoreId::Medulla => self.registry.medulla_store().fault(),
+            StoreId::Brain(fp) => match self.registry.warm(fp) {
+                Some(w) => w.store.fault(),
+                None => crate::brain::cell::quarantined(&self.config.brains_dir().join(fp)),
+            },
+        }
+    }
+
+    /// The deep check of one store (loaded for it when dormant): redb's integrity check,
+    /// every record, the derived indexes. Damage quarantines the store.
+    pub async fn check_integrity(&self, id: &StoreId) -> Result<Integrity> {
+        self.ask(id, BrainMsg::CheckIntegrity).await
     }
 
     pub async fn learn(

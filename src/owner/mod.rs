@@ -121,7 +121,7 @@ async fn open_and_spawn(
     if let Some(mut closed) = after_close {
         let _ = closed.wait_for(|done| *done).await;
     }
-    let (shared, _report) = crate::brain::open(dir, opts)
+    let (shared, _report) = crate::brain::open(dir, opts.clone())
         .await
         .map_err(|e| OpenFailure::from(&OwnerError::from(e)))?;
     match Actor::spawn_linked(
@@ -129,6 +129,7 @@ async fn open_and_spawn(
         BrainActor,
         BrainArgs {
             shared: shared.clone(),
+            opts,
         },
         owner,
     )

@@ -90,8 +90,15 @@ pub struct BrainsOnDisk {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Broken {
+    /// A brain's root (or fingerprint when unreadable), or `medulla`.
     pub brain: String,
     pub problem: String,
+    /// A store fault: `damaged` (quarantined), `disk_full` or `io`, while it lasts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<crate::brain::cell::FaultKind>,
+    /// Since when the fault has lasted (ms since the epoch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<i64>,
 }
 
 /// One ISO week, owner-wide.
@@ -131,6 +138,9 @@ pub struct Doctor {
     /// Per store: clusters of live claims that say nearly the same thing under different
     /// labels (supersede or retire all but one). Stores with none are left out.
     pub near_duplicates: Vec<NearDuplicates>,
+    /// With `deep`: the integrity check of every store, one row each.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deep: Option<Vec<super::health::DeepCheck>>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -168,8 +178,8 @@ pub struct SupersededWitness {
     pub by_version: u64,
 }
 
-/// `GET /api/doctor`.
-pub async fn doctor(svc: &Service) -> Result<Doctor> {
+/// `GET /api/doctor` (`?deep=true`: also the integrity check of every store).
+pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
     let swept = svc.sweep().await?;
     let mut weeks: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for l in &swept.letters {
@@ -202,15 +212,37 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
             broken.push(Broken {
                 brain: u.fingerprint.to_string(),
                 problem: u.problem.clone().unwrap_or_default(),
+                fault: None,
+                since: None,
             });
         }
     }
+    let mut stores: Vec<(StoreId, String)> = rows
+        .iter()
+        .map(|r| (StoreId::brain(&r.fingerprint), r.root.clone()))
+        .collect();
+    stores.push((StoreId::Medulla, StoreId::Medulla.to_string()));
+    for p in super::health::faults(svc, &stores) {
+        broken.push(Broken {
+            brain: p.store,
+            problem: p.text,
+            fault: Some(p.kind),
+            since: Some(p.since),
+        });
+    }
+    let deep = if deep {
+        Some(super::health::deep(svc, &stores).await)
+    } else {
+        None
+    };
     for r in &rows {
-        if r.warm {
+        if r.warm && svc.owner.fault(&StoreId::brain(&r.fingerprint)).is_none() {
             if let Ok(Some(why)) = svc.owner.check_index(&StoreId::brain(&r.fingerprint)).await {
                 broken.push(Broken {
                     brain: r.root.clone(),
                     problem: format!("vector index out of step: {why}"),
+                    fault: None,
+                    since: None,
                 });
             }
         }
@@ -227,6 +259,8 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
             broken.push(Broken {
                 brain: r.root.clone(),
                 problem: format!("box not writable: {}", dir.display()),
+                fault: None,
+                since: None,
             });
         }
     }
@@ -261,11 +295,6 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
         });
     }
     let mut near_duplicates = Vec::new();
-    let mut stores: Vec<(StoreId, String)> = rows
-        .iter()
-        .map(|r| (StoreId::brain(&r.fingerprint), r.root.clone()))
-        .collect();
-    stores.push((StoreId::Medulla, StoreId::Medulla.to_string()));
     for (id, name) in stores {
         let Ok(found) = svc
             .owner
@@ -328,6 +357,7 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
         witnesses_superseded,
         evidence_drift,
         near_duplicates,
+        deep,
     })
 }
 

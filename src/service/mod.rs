@@ -12,6 +12,7 @@
 
 pub mod anchors;
 pub mod drift;
+pub mod health;
 pub mod mailbox;
 pub mod progress;
 pub mod provenance;

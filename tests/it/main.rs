@@ -6,6 +6,7 @@ mod bridge;
 mod cli;
 mod common;
 mod design;
+mod faults;
 mod fuzz;
 mod guarantees;
 mod hall;

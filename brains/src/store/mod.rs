@@ -26,6 +26,8 @@ use crate::vector::VectorIndex;
 use tables::{ACTS, CLAIMS, HISTORY, KV, VECTORS};
 
 mod acts;
+mod fault;
+mod integrity;
 mod kv;
 mod memorize;
 mod open;
@@ -36,6 +38,7 @@ mod snapshot;
 mod tables;
 mod write;
 
+pub use integrity::Integrity;
 pub use similar::{Clusters, SimilarHit};
 
 /// How to open a store.
@@ -174,6 +177,11 @@ impl Store {
         &self.dir
     }
 
+    /// The redb file: the truth of this store.
+    pub fn db_path(&self) -> PathBuf {
+        self.dir.join(DB_FILE)
+    }
+
     pub fn now_ms(&self) -> i64 {
         self.opts.clock.now_ms()
     }
@@ -229,11 +237,30 @@ impl Store {
         Ok(())
     }
 
-    /// Count a committed act; save the claim-index snapshot every [`SAVE_EVERY`].
+    /// Save a derived file after the truth is committed, or say why not: derived files
+    /// are caught up or rebuilt from redb on open, so their failure (a full disk) never
+    /// fails the act or the open that wrote them.
+    fn save_derived(
+        &mut self,
+        what: &str,
+        save: impl FnOnce(&mut Store) -> Result<(), StoreError>,
+    ) {
+        if let Err(e) = save(self) {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the {what}; it is caught up or rebuilt from redb on open");
+        }
+    }
+
+    /// Count a committed act; save the claim-index snapshot every [`SAVE_EVERY`]. The
+    /// act is committed whatever happens here: a snapshot that cannot be written (a full
+    /// disk) is derived state, left behind and caught up from the act log on open, so
+    /// the failure is logged and never reported as a failed write.
     fn note_act(&mut self) -> Result<(), StoreError> {
         self.acts_unsaved += 1;
         if self.acts_unsaved >= SAVE_EVERY {
-            self.save_claim_index()?;
+            if let Err(e) = self.save_claim_index() {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the claim-index snapshot; it is caught up from the act log on open");
+                self.acts_unsaved = 0;
+            }
         }
         Ok(())
     }

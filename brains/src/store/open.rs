@@ -8,8 +8,8 @@ use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
 use super::tables::{ACTS, CLAIMS, HISTORY, KV, META, VECTORS, VEC_KEYS};
 use super::{
-    decode, embed_text, from_bytes, snapshot, to_bytes, OpenReport, Store, StoreOptions, DB_FILE,
-    EMBED_PROGRESS_EVERY, SCHEMA_VERSION,
+    decode, embed_text, fault, from_bytes, snapshot, to_bytes, OpenReport, Store, StoreOptions,
+    DB_FILE, EMBED_PROGRESS_EVERY, SCHEMA_VERSION,
 };
 use crate::claim::{Act, ActKind, Claim};
 use crate::error::StoreError;
@@ -26,23 +26,7 @@ impl Store {
             detail: e.to_string(),
         })?;
         let path = dir.join(DB_FILE);
-        let db = Database::create(&path).map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen
-            | redb::DatabaseError::LockProtocolMismatch => StoreError::StoreLocked {
-                path: path.display().to_string(),
-            },
-            redb::DatabaseError::Storage(redb::StorageError::Io(io))
-                if io.kind() == std::io::ErrorKind::WouldBlock =>
-            {
-                StoreError::StoreLocked {
-                    path: path.display().to_string(),
-                }
-            }
-            other => StoreError::Corrupt {
-                path: path.display().to_string(),
-                detail: other.to_string(),
-            },
-        })?;
+        let db = Database::create(&path).map_err(|e| fault::open_error(&path, e))?;
         // Create every table, so readers never meet a missing one. A store that has its
         // schema stamp has them all (they were created in one transaction): opening it
         // writes nothing.
@@ -140,7 +124,7 @@ impl Store {
                 match self.catch_up(from, live)? {
                     Ok(n) => {
                         report.claim_index_caught_up = n;
-                        self.save_claim_index()?;
+                        self.save_derived("claim-index snapshot", |s| s.save_claim_index());
                         return Ok(());
                     }
                     Err(why) => why,
@@ -151,7 +135,7 @@ impl Store {
         self.rebuild_claim_index()?;
         report.claim_index_rebuilt = true;
         report.claim_index_rebuild_reason = Some(why);
-        self.save_claim_index()?;
+        self.save_derived("claim-index snapshot", |s| s.save_claim_index());
         Ok(())
     }
 
@@ -369,8 +353,11 @@ impl Store {
                         p.advance(1);
                     }
                 }
-                ix.save()?;
                 self.vindex = Some(ix);
+                self.save_derived("vector index", |s| match &s.vindex {
+                    Some(ix) => ix.save(),
+                    None => Ok(()),
+                });
                 report.index_rebuilt = true;
                 if report.index_rebuild_reason.is_none() {
                     report.index_rebuild_reason = Some(why);

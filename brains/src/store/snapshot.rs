@@ -156,12 +156,13 @@ pub(super) fn save(dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let path = dir.join(SNAPSHOT_FILE);
     let tmp = dir.join(format!(".{SNAPSHOT_FILE}.tmp"));
     let io = |p: &Path| {
-        let p = p.display().to_string();
-        move |e: std::io::Error| StoreError::Io {
-            path: p,
-            detail: e.to_string(),
-        }
+        let p = p.to_path_buf();
+        move |e: std::io::Error| super::fault::io_fault(&p, &e)
     };
-    std::fs::write(&tmp, bytes).map_err(io(&tmp))?;
+    if let Err(e) = std::fs::write(&tmp, bytes) {
+        // Leave no half-written file taking the room a full disk lacks.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(&tmp)(e));
+    }
     std::fs::rename(&tmp, &path).map_err(io(&path))
 }

@@ -70,10 +70,16 @@ impl Store {
         Ok(())
     }
 
+    /// Count a committed vector write; save the vector index file every
+    /// [`SAVE_EVERY`]. As with the snapshot, a failed save (a full disk) is logged, not
+    /// reported: the write is committed, and the index is rebuilt from redb on open.
     pub(super) fn note_vector_write(&mut self) -> Result<(), StoreError> {
         self.unsaved += 1;
         if self.unsaved >= SAVE_EVERY {
-            self.flush_index()?;
+            if let Err(e) = self.flush_index() {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the derived indexes; they are rebuilt or caught up from redb on open");
+                self.unsaved = 0;
+            }
         }
         Ok(())
     }
@@ -137,8 +143,9 @@ impl Store {
         tx.commit()?;
         self.lexical.remove(slug);
         self.meta.remove(slug);
-        // A purge is never caught up (its act names no slug): snapshot it now.
-        self.save_claim_index()?;
+        // A purge is never caught up (its act names no slug): snapshot it now. Should
+        // that fail (a full disk), the next open rebuilds the index from redb.
+        self.save_derived("claim-index snapshot", |s| s.save_claim_index());
         if let Some(k) = key {
             self.key_to_slug.remove(&k);
             self.slug_to_key.remove(slug);

@@ -10,6 +10,35 @@ use super::{
 /// The misdelivery kinds, in the doctor's columns.
 const KINDS: [&str; 5] = crate::mailbox::letter::MISDELIVERY_KINDS;
 
+/// A store fault in seven columns, where `warm`/`dormant` stand.
+fn fault_word(kind: &str) -> &'static str {
+    match kind {
+        "damaged" => "damaged",
+        "disk_full" => "no room",
+        _ => "io fail",
+    }
+}
+
+/// A store fault's detail and fix, indented under its row.
+fn fault_line(fault: &serde_json::Map<String, Value>) {
+    let what = match fault.get("kind").and_then(Value::as_str) {
+        Some("damaged") => "quarantined: nothing reads or writes it",
+        Some("disk_full") => "the disk is full: it recovers by itself once there is room",
+        _ => "a file operation failed: it recovers by itself once the cause is gone",
+    };
+    out!("    {}", paint(RED, what));
+    out!(
+        "    {}",
+        paint(
+            DIM,
+            fit(
+                fault.get("detail").and_then(Value::as_str).unwrap_or(""),
+                width().saturating_sub(4)
+            )
+        )
+    );
+}
+
 pub fn status(body: &Value) {
     out!(
         "medulla {} is {} (pid {}) at home {}",
@@ -42,7 +71,9 @@ pub fn brains(body: &Value) {
         let fp = s(&b["fingerprint"], "?");
         match b["root"].as_str() {
             Some(root) => {
-                let state = if b["warm"].as_bool() == Some(true) {
+                let state = if let Some(kind) = b["fault"]["kind"].as_str() {
+                    paint(RED, fault_word(kind))
+                } else if b["warm"].as_bool() == Some(true) {
                     paint(GREEN, "warm   ")
                 } else {
                     paint(DIM, "dormant")
@@ -57,6 +88,9 @@ pub fn brains(body: &Value) {
                 let counts = format!("{claims:>11}{letters}");
                 let room = width().saturating_sub(16 + 1 + 7 + 1 + super::text_width(&counts) + 2);
                 out!("{fp} {state} {counts}  {}", fit_left(root, room.max(10)));
+                if let Some(fault) = b["fault"].as_object() {
+                    fault_line(fault);
+                }
             }
             None => out!(
                 "{fp} {} {}",
@@ -65,12 +99,21 @@ pub fn brains(body: &Value) {
             ),
         }
     }
-    out!(
-        "{} {}, {} in history",
-        paint(CYAN, "medulla:"),
-        plural(num(&m["claims"]), "live claim", "live claims"),
-        plural(num(&m["history_versions"]), "version", "versions")
-    );
+    if let Some(fault) = m["fault"].as_object() {
+        out!(
+            "{} {}",
+            paint(CYAN, "medulla:"),
+            paint(RED, fault_word(s(&fault["kind"], "?")))
+        );
+        fault_line(fault);
+    } else {
+        out!(
+            "{} {}, {} in history",
+            paint(CYAN, "medulla:"),
+            plural(num(&m["claims"]), "live claim", "live claims"),
+            plural(num(&m["history_versions"]), "version", "versions")
+        );
+    }
     if !list.is_empty() {
         out!(
             "{}",
@@ -218,6 +261,31 @@ pub fn doctor(body: &Value) {
                 "      {}",
                 fit(s(&x["problem"], ""), width().saturating_sub(6))
             );
+        }
+    }
+    if let Some(deep) = body["deep"].as_array() {
+        out!("  integrity check of every store (--deep):");
+        for d in deep {
+            let verdict = s(&d["verdict"], "?");
+            let shown = match verdict {
+                "clean" => paint(GREEN, "clean"),
+                "repaired" | "index_out_of_step" => paint(YELLOW, verdict),
+                _ => paint(RED, verdict),
+            };
+            out!(
+                "    {shown} {}  {}",
+                fit_left(s(&d["store"], "?"), width().saturating_sub(30)),
+                paint(DIM, plural(num(&d["records"]), "record", "records"))
+            );
+            for why in [
+                &d["claim_index"],
+                &d["vector_index"],
+                &d["error"]["message"],
+            ] {
+                if let Some(w) = why.as_str() {
+                    out!("      {}", fit(w, width().saturating_sub(6)));
+                }
+            }
         }
     }
     for d in body["evidence_drift"].as_array().into_iter().flatten() {

@@ -363,7 +363,7 @@ mod tests {
         // The stall is a slow write: wait until it holds the medulla's store.
         let store = svc.owner.registry.medulla_store();
         let held = tokio::time::timeout(Duration::from_secs(3), async {
-            while store.try_read().is_ok() {
+            while !store.write_held() {
                 tokio::task::yield_now().await;
             }
         })

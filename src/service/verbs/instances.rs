@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::brain::Fault;
 use crate::error::Result;
 use crate::roster::Manifest;
 use crate::service::verb::{Answer, Cx, Effect, Verb};
@@ -32,6 +33,10 @@ pub struct InstanceRow {
     pub writes: u64,
     pub memory_beats_served: u64,
     pub mailbox_open_count: usize,
+    /// The store's fault while it lasts: quarantined (`damaged`), `disk_full` or `io`,
+    /// with the fix (`medulla doctor` lists it too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
 }
 
 /// A brain directory whose manifest could not be read: listed, never hidden.
@@ -51,9 +56,12 @@ pub enum Instance {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct MedullaCounts {
+    /// Zero, with `fault` saying why, while the medulla cannot be read.
     pub claims: u64,
     pub history_versions: u64,
     pub acts: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -114,6 +122,7 @@ pub async fn instance_row(svc: &Service, m: &Manifest) -> InstanceRow {
         writes: c.writes(),
         memory_beats_served: c.beats(),
         mailbox_open_count: svc.owner.registry.mailbox_view.open_count(&m.root),
+        fault: svc.owner.fault(&StoreId::brain(&m.fingerprint)),
     }
 }
 
@@ -131,13 +140,30 @@ pub async fn instances(svc: &Service) -> Result<Instances> {
             })),
         }
     }
-    let medulla = svc.owner.stats(&StoreId::Medulla).await?;
+    // A medulla that cannot be read (quarantined, a full disk) is said so, and every
+    // brain is still listed.
+    let medulla = svc.owner.stats(&StoreId::Medulla).await;
+    let fault = svc.owner.fault(&StoreId::Medulla);
+    let medulla = match medulla {
+        Ok(s) => MedullaCounts {
+            claims: s.live_claims,
+            history_versions: s.history_versions,
+            acts: s.acts,
+            fault,
+        },
+        Err(e) if fault.is_some() => {
+            tracing::debug!(error = %e, "medulla counts unavailable");
+            MedullaCounts {
+                claims: 0,
+                history_versions: 0,
+                acts: 0,
+                fault,
+            }
+        }
+        Err(e) => return Err(e),
+    };
     Ok(Instances {
         instances: rows,
-        medulla: MedullaCounts {
-            claims: medulla.live_claims,
-            history_versions: medulla.history_versions,
-            acts: medulla.acts,
-        },
+        medulla,
     })
 }

@@ -75,10 +75,11 @@ impl Verb for Report {
             }
         }
         let home = svc.owner.config.home.clone();
+        let spool = home.join(mailbox::SPOOL);
         let line = tokio::task::spawn_blocking(move || mailbox::append_to_spool(&home, &body))
             .await
             .map_err(|e| OwnerError::Internal(e.to_string()))?
-            .map_err(|e| OwnerError::Internal(format!("cannot append to the spool: {e}")))?;
+            .map_err(|e| OwnerError::spool(&spool, e))?;
         let id = letter::letter_id(line.as_bytes());
         // Filing is best-effort here: the letter is safe in the spool either way. The
         // watcher may have filed it already; either way the view knows where it went.

@@ -1,0 +1,350 @@
+//! The cell that holds one open store: the store behind a read-write lock (readers
+//! share it on the blocking pool, the actor takes the write side), and the store's
+//! **fault**, if it has one.
+//!
+//! Faults, and what each does:
+//! - **damaged** (`store_damaged`): the file failed redb's checks, held a record that
+//!   does not decode, or a call panicked and the integrity check then failed. The store
+//!   is quarantined: a marker file beside it (`QUARANTINE.json`) keeps it quarantined
+//!   across restarts, and every read and write is refused with the fix until the store
+//!   is restored or `medulla doctor --deep` finds it clean. Never a write on top of it.
+//! - **disk full** (`disk_full`) and **other file faults** (`io`): redb refuses every
+//!   later operation after one failed I/O, so the actor closes and reopens the store
+//!   once the cause may be gone (on the next write, and on a timer with backoff).
+//!   Meanwhile reads and writes answer the fault.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use brains::{Store, StoreError, StoreOptions};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The marker that keeps a damaged store quarantined across restarts.
+pub const QUARANTINE_FILE: &str = "QUARANTINE.json";
+
+/// What a store's fault is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// Quarantined: nothing reads or writes it until it is restored.
+    Damaged,
+    /// The disk is full; the store recovers by itself once there is room.
+    DiskFull,
+    /// A file operation failed; the store recovers by itself once the cause is gone.
+    Io,
+}
+
+/// A store's fault, as doctor, `brains` and the Hall show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// The store's redb file.
+    pub path: String,
+    pub detail: String,
+    /// When it was first seen (ms since the epoch).
+    pub since: i64,
+}
+
+impl Fault {
+    /// The fault an error reveals, if it is one.
+    fn of(e: &StoreError, now: i64) -> Option<Fault> {
+        let (kind, path, detail) = match e {
+            StoreError::Damaged { path, detail } => (FaultKind::Damaged, path, detail.clone()),
+            StoreError::DiskFull { path } => (
+                FaultKind::DiskFull,
+                path,
+                "no space left on the disk".into(),
+            ),
+            StoreError::Io { path, detail } => (FaultKind::Io, path, detail.clone()),
+            _ => return None,
+        };
+        Some(Fault {
+            kind,
+            path: path.clone(),
+            detail,
+            since: now,
+        })
+    }
+
+    /// The typed error every call to a store with this fault answers.
+    pub fn error(&self) -> StoreError {
+        let path = self.path.clone();
+        match self.kind {
+            FaultKind::Damaged => StoreError::Damaged {
+                path,
+                detail: self.detail.clone(),
+            },
+            FaultKind::DiskFull => StoreError::DiskFull { path },
+            FaultKind::Io => StoreError::Io {
+                path,
+                detail: self.detail.clone(),
+            },
+        }
+    }
+}
+
+/// The quarantine marker of the store in `dir`, if it is quarantined.
+pub fn quarantined(dir: &Path) -> Option<Fault> {
+    let bytes = std::fs::read(dir.join(QUARANTINE_FILE)).ok()?;
+    Some(serde_json::from_slice(&bytes).unwrap_or_else(|_| Fault {
+        kind: FaultKind::Damaged,
+        path: dir.join("store.redb").display().to_string(),
+        detail: format!("quarantined ({} is unreadable)", QUARANTINE_FILE),
+        since: 0,
+    }))
+}
+
+/// One open store and its fault. See the module doc.
+pub struct StoreCell {
+    dir: PathBuf,
+    store: RwLock<Option<Store>>,
+    fault: Mutex<Option<Fault>>,
+}
+
+/// The open store, shared between its actor (the writer) and readers.
+pub type Shared = Arc<StoreCell>;
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn panic_text(e: &tokio::task::JoinError) -> String {
+    e.to_string()
+}
+
+impl StoreCell {
+    pub fn new(dir: PathBuf, store: Option<Store>, fault: Option<Fault>) -> Shared {
+        Arc::new(StoreCell {
+            dir,
+            store: RwLock::new(store),
+            fault: Mutex::new(fault),
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn db_path(&self) -> PathBuf {
+        self.dir.join("store.redb")
+    }
+
+    pub fn fault(&self) -> Option<Fault> {
+        self.fault.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set_fault(&self, f: Option<Fault>) {
+        *self.fault.lock().unwrap_or_else(|p| p.into_inner()) = f;
+    }
+
+    /// Is the store quarantined?
+    pub fn is_damaged(&self) -> bool {
+        self.fault().is_some_and(|f| f.kind == FaultKind::Damaged)
+    }
+
+    /// Quarantine the store for the damage `e` names (its detail, not its whole
+    /// message, is kept).
+    pub fn quarantine_for(&self, e: &StoreError) -> StoreError {
+        match e {
+            StoreError::Damaged { detail, .. } => self.quarantine(detail),
+            other => self.quarantine(&other.to_string()),
+        }
+    }
+
+    /// Quarantine the store: the fault is set (every later call is refused) and the
+    /// marker written, so a restart keeps it quarantined.
+    pub fn quarantine(&self, detail: &str) -> StoreError {
+        let fault = Fault {
+            kind: FaultKind::Damaged,
+            path: self.db_path().display().to_string(),
+            detail: detail.to_string(),
+            since: now_ms(),
+        };
+        tracing::error!(store = %self.dir.display(), detail, "store damaged: quarantined; restore it from a backup or move it aside");
+        match serde_json::to_vec_pretty(&fault) {
+            Ok(bytes) => {
+                if let Err(e) = std::fs::write(self.dir.join(QUARANTINE_FILE), bytes) {
+                    tracing::error!(store = %self.dir.display(), error = %e, "could not write the quarantine marker; the store is quarantined until the owner stops");
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "quarantine marker"),
+        }
+        let err = fault.error();
+        self.set_fault(Some(fault));
+        err
+    }
+
+    /// Note what an error says about the store: damage quarantines it, a full disk or a
+    /// failed file operation marks it for a reopen. Returns the error, typed.
+    fn note(&self, e: StoreError) -> StoreError {
+        let e = e.at_store(&self.db_path());
+        if e.is_damage() {
+            return self.quarantine_for(&e);
+        }
+        if let Some(f) = Fault::of(&e, now_ms()) {
+            let mut slot = self.fault.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_none() {
+                tracing::warn!(store = %self.dir.display(), error = %e, "store fault: it will be reopened once the cause is gone");
+                *slot = Some(f);
+            }
+        }
+        e
+    }
+
+    /// Mark the store faulted by `e` (a full disk, a failed file), so its actor reopens it.
+    pub fn mark(&self, e: &StoreError) {
+        if let Some(f) = Fault::of(e, now_ms()) {
+            self.set_fault(Some(f));
+        }
+    }
+
+    /// A call panicked: damage, unless the store's integrity check passes (then a bug,
+    /// answered `internal`, and the store serves on).
+    fn after_panic(&self, what: String) -> StoreError {
+        let mut guard = self.store.write().unwrap_or_else(|p| p.into_inner());
+        let checked = guard.as_mut().map(|s| s.check_integrity());
+        drop(guard);
+        match checked.map(|r| r.map_err(|e| e.at_store(&self.db_path()))) {
+            Some(Err(StoreError::Damaged { detail, .. })) => {
+                self.quarantine(&format!("{what}, and the integrity check failed: {detail}"))
+            }
+            _ => StoreError::Internal(what),
+        }
+    }
+
+    /// Run a read on the store, on the blocking pool, concurrently with other reads.
+    /// `Ok(None)` when the store was closed meanwhile (unloaded): ask again.
+    pub async fn read<T, F>(self: &Arc<Self>, f: F) -> Result<Option<T>, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    {
+        if let Some(fault) = self.fault().filter(|f| f.kind == FaultKind::Damaged) {
+            return Err(fault.error());
+        }
+        let cell = self.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let guard = cell.store.read().unwrap_or_else(|p| p.into_inner());
+            match guard.as_ref() {
+                Some(s) => f(s).map(Some),
+                None => match cell.fault() {
+                    Some(fault) => Err(fault.error()),
+                    None => Ok(None),
+                },
+            }
+        })
+        .await;
+        match joined {
+            Ok(r) => r.map_err(|e| self.note(e)),
+            Err(e) => {
+                let cell = self.clone();
+                let what = format!("a store read panicked: {}", panic_text(&e));
+                tokio::task::spawn_blocking(move || cell.after_panic(what))
+                    .await
+                    .map_or_else(|e| Err(StoreError::Internal(e.to_string())), Err)
+            }
+        }
+    }
+
+    /// Run a write (or anything that needs the store to itself) on the blocking pool.
+    /// A quarantined store refuses it untouched.
+    pub async fn write<T, F>(self: &Arc<Self>, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
+    {
+        if let Some(fault) = self.fault().filter(|f| f.kind == FaultKind::Damaged) {
+            return Err(fault.error());
+        }
+        let cell = self.clone();
+        let joined = tokio::task::spawn_blocking(move || {
+            let mut guard = cell.store.write().unwrap_or_else(|p| p.into_inner());
+            match guard.as_mut() {
+                Some(s) => f(s),
+                None => Err(cell.fault().map_or(StoreError::Closed, |f| f.error())),
+            }
+        })
+        .await;
+        match joined {
+            Ok(r) => r.map_err(|e| self.note(e)),
+            Err(e) => {
+                let cell = self.clone();
+                let what = format!("a store write panicked: {}", panic_text(&e));
+                tokio::task::spawn_blocking(move || cell.after_panic(what))
+                    .await
+                    .map_or_else(|e| Err(StoreError::Internal(e.to_string())), Err)
+            }
+        }
+    }
+
+    /// Close the store and open it again from disk (after a full disk or a failed file
+    /// operation). On success the fault is cleared; on failure it says why, and the
+    /// store stays closed until the next try. A quarantined store is never reopened.
+    pub async fn reopen(self: &Arc<Self>, opts: StoreOptions) -> Result<(), StoreError> {
+        if self.is_damaged() {
+            return Err(self
+                .fault()
+                .map(|f| f.error())
+                .unwrap_or(StoreError::Closed));
+        }
+        let cell = self.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            let mut guard = cell.store.write().unwrap_or_else(|p| p.into_inner());
+            if let Some(old) = guard.take() {
+                // Its derived files may not save on a full disk: they are caught up or
+                // rebuilt from redb by the open below.
+                if let Err(e) = old.close() {
+                    tracing::debug!(error = %e, "closing a faulted store");
+                }
+            }
+            let (store, _report) = Store::open(&cell.dir, opts)?;
+            *guard = Some(store);
+            Ok(())
+        })
+        .await
+        .unwrap_or_else(|e| Err(StoreError::Internal(format!("reopening panicked: {e}"))));
+        match done {
+            Ok(()) => {
+                tracing::info!(store = %self.dir.display(), "store reopened: the fault is gone");
+                self.set_fault(None);
+                Ok(())
+            }
+            Err(e) => {
+                let e = e.at_store(&self.db_path());
+                if e.is_damage() {
+                    return Err(self.quarantine_for(&e));
+                }
+                if let Some(f) = Fault::of(&e, now_ms()) {
+                    let mut slot = self.fault.lock().unwrap_or_else(|p| p.into_inner());
+                    let since = slot.as_ref().map_or(f.since, |old| old.since);
+                    *slot = Some(Fault { since, ..f });
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Lift the quarantine after a deep check found the store clean (or a restore put a
+    /// good copy in place): the marker is removed and the fault cleared.
+    pub fn lift_quarantine(&self) {
+        let _ = std::fs::remove_file(self.dir.join(QUARANTINE_FILE));
+        self.set_fault(None);
+        tracing::info!(store = %self.dir.display(), "quarantine lifted");
+    }
+
+    /// Close the store and release its file. Closing twice is a no-op.
+    pub fn close_now(&self) -> Result<(), StoreError> {
+        let taken = self.store.write().unwrap_or_else(|p| p.into_inner()).take();
+        taken.map(|s| s.close()).transpose().map(|_| ())
+    }
+
+    /// A writer holds the store now (tests wait for a stalled write with it).
+    #[cfg(test)]
+    pub fn write_held(&self) -> bool {
+        self.store.try_read().is_err()
+    }
+}

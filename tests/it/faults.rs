@@ -1,0 +1,322 @@
+//! Store faults, tried as a user meets them: a disk that fills up under the owner, and a
+//! store file damaged while the owner was stopped. Each answer is typed and names the
+//! fix; a full disk recovers by itself; a damaged store is quarantined (never a panic,
+//! never a write on top of it) and every listing says so; other brains never notice.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::{Owner, OwnerOptions};
+
+const AGENT: (&str, &str) = ("Medulla-Agent", "claude:maker");
+
+/// A small tmpfs mounted over a directory, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// `None` (with the reason printed) where mounting is not allowed: not root, or no
+    /// mount in this sandbox.
+    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!(
+                "skipped: mounting a {size} tmpfs needs root (and mount in this sandbox); the full-disk path is not exercised here"
+            );
+            return None;
+        }
+        Some(Tmpfs(at.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn memorize(o: &Owner, h: &[(&str, &str)], label: &str, text: &str) -> (u16, Value) {
+    o.call("memorize", json!({ "label": label, "text": text }), h)
+}
+
+/// The doctor's `broken` entry for a store (a root, or `medulla`), if any.
+fn broken<'a>(doctor: &'a Value, store: &str) -> Option<&'a Value> {
+    doctor["broken"]
+        .as_array()?
+        .iter()
+        .find(|b| b["brain"] == store)
+}
+
+#[test]
+fn a_full_disk_answers_disk_full_and_the_brain_recovers_by_itself_when_room_returns() {
+    let home = tempfile::tempdir().unwrap();
+    let Some(_fs) = Tmpfs::mount(home.path(), "6m") else {
+        return;
+    };
+    // Room the test gives back later: the disk fills up with it in place.
+    let filler = home.path().join("filler.bin");
+    std::fs::write(&filler, vec![7u8; 1024 * 1024]).unwrap();
+    let o = Owner::start_in(home, tempfile::tempdir().unwrap(), OwnerOptions::default());
+    let root = o.project("p");
+    o.bootstrap(&root);
+    let cr = root.to_string_lossy().to_string();
+    let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
+
+    // Write until the disk is full: every write before is acknowledged.
+    let body = "x".repeat(3000);
+    let mut acknowledged = Vec::new();
+    let mut full = None;
+    for i in 0..5000 {
+        let label = format!("note {i}");
+        let (s, v) = memorize(&o, &h, &label, &format!("{i} {body}"));
+        if s == 200 {
+            acknowledged.push(label);
+            continue;
+        }
+        full = Some((s, v));
+        break;
+    }
+    let (s, v) = full.expect("the 6 MB disk filled up");
+    assert_eq!(s, 507, "a full disk is 507 disk_full: {v}");
+    assert_eq!(v["error"]["code"], "disk_full", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("no space left") && msg.contains("recovers by itself"),
+        "{msg}"
+    );
+    assert!(acknowledged.len() > 10, "some writes landed first");
+
+    // The next write is told the same, not a poisoned-database error.
+    let (s, v) = memorize(&o, &h, "while full", "still no room");
+    assert_eq!(s, 507, "{v}");
+    assert_eq!(v["error"]["code"], "disk_full", "{v}");
+
+    // The spool refuses a letter cleanly: never half a line.
+    let mut refused = None;
+    for i in 0..200 {
+        let (s, v) = o.call(
+            "report",
+            json!({ "letter": { "class": "friction", "what": format!("letter {i} {}", "y".repeat(2000)) } }),
+            &h,
+        );
+        if s != 200 {
+            refused = Some((s, v));
+            break;
+        }
+    }
+    if let Some((s, v)) = &refused {
+        assert_eq!(*s, 507, "{v}");
+        assert_eq!(v["error"]["code"], "disk_full", "{v}");
+    }
+    let spool =
+        std::fs::read_to_string(o.home.path().join("field-reports.jsonl")).unwrap_or_default();
+    for line in spool.lines() {
+        serde_json::from_str::<Value>(line).expect("every spool line is whole JSON");
+    }
+
+    // Doctor says so while it lasts, and the brain's row does too.
+    let (_, d) = o.get("/api/doctor");
+    let b = broken(&d, &cr).unwrap_or_else(|| panic!("doctor names the full brain: {d}"));
+    assert_eq!(b["fault"], "disk_full", "{b}");
+    let (_, list) = o.get("/api/instances");
+    let row = list["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["root"] == cr.as_str())
+        .unwrap();
+    assert_eq!(row["fault"]["kind"], "disk_full", "{row}");
+
+    // Room returns: the brain recovers with no restart.
+    std::fs::remove_file(&filler).unwrap();
+    let started = Instant::now();
+    loop {
+        let (s, v) = memorize(&o, &h, "after room returned", "the disk has room again");
+        if s == 200 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the brain recovers by itself once there is room: {s} {v}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (_, d) = o.get("/api/doctor");
+    assert!(broken(&d, &cr).is_none(), "the fault is gone: {d}");
+
+    // Nothing acknowledged was lost.
+    let live: Vec<String> = o
+        .claims(&cr)
+        .iter()
+        .filter_map(|c| c["label"].as_str().map(String::from))
+        .collect();
+    for l in &acknowledged {
+        assert!(live.contains(l), "acknowledged {l:?} is still there");
+    }
+}
+
+/// Overwrite, with random bytes, every 4 KiB page of `file` that holds `marker`.
+fn damage_pages_holding(file: &Path, marker: &str) -> usize {
+    let mut bytes = std::fs::read(file).unwrap();
+    let mut pages = std::collections::BTreeSet::new();
+    let m = marker.as_bytes();
+    for i in 0..bytes.len().saturating_sub(m.len()) {
+        if &bytes[i..i + m.len()] == m {
+            pages.insert(i / 4096);
+        }
+    }
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for p in &pages {
+        let start = p * 4096;
+        let end = (start + 4096).min(bytes.len());
+        for b in &mut bytes[start..end] {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            *b = seed as u8;
+        }
+    }
+    std::fs::write(file, bytes).unwrap();
+    pages.len()
+}
+
+/// Stop the owner, run `between`, and start a new owner over the same home.
+fn stopped_then(mut o: Owner, between: impl FnOnce()) -> Owner {
+    o.terminate();
+    between();
+    let home = std::mem::replace(&mut o.home, tempfile::tempdir().unwrap());
+    let projects = std::mem::replace(&mut o.projects, tempfile::tempdir().unwrap());
+    drop(o);
+    Owner::start_in(home, projects, OwnerOptions::default())
+}
+
+fn sha(file: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(std::fs::read(file).unwrap()))
+}
+
+#[test]
+fn a_damaged_store_is_quarantined_with_the_fix_and_takes_no_write_while_others_serve() {
+    let o = Owner::start();
+    let (x, y, z) = (o.project("x"), o.project("y"), o.project("z"));
+    for r in [&x, &y, &z] {
+        o.bootstrap(r);
+    }
+    let (xs, ys, zs) = (
+        x.to_string_lossy().to_string(),
+        y.to_string_lossy().to_string(),
+        z.to_string_lossy().to_string(),
+    );
+    let hx = [("Medulla-Caller-Root", xs.as_str()), AGENT];
+    let hy = [("Medulla-Caller-Root", ys.as_str()), AGENT];
+    let hz = [("Medulla-Caller-Root", zs.as_str()), AGENT];
+    for i in 0..60 {
+        let text = format!("claim {i}: the release train leaves on thursdays zzmarker{i}");
+        assert_eq!(memorize(&o, &hx, &format!("x{i}"), &text).0, 200);
+        assert_eq!(memorize(&o, &hz, &format!("z{i}"), &text).0, 200);
+    }
+    assert_eq!(memorize(&o, &hy, "y", "brain y keeps working").0, 200);
+    let store = |root: &str| {
+        use sha2::{Digest, Sha256};
+        let fp = &hex::encode(Sha256::digest(root.as_bytes()))[..16];
+        o.home.path().join("brains").join(fp).join("store.redb")
+    };
+    let (dx, dz) = (store(&xs), store(&zs));
+    // Damage both files while the owner is stopped, as a bad disk would.
+    let o = stopped_then(o, || {
+        assert!(damage_pages_holding(&dx, "zzmarker3") >= 1);
+        assert!(damage_pages_holding(&dz, "zzmarker3") >= 1);
+    });
+    let damaged_hash = sha(&dx);
+
+    // A read of the damaged brain: a typed refusal naming the fix, never a panic.
+    let (s, v) = o.call("seek", json!({ "query": "release train" }), &hx);
+    let (s, v) = if s == 200 {
+        // The matched rows may sit on undamaged pages; the whole listing cannot.
+        let token = o.founder_token();
+        let r = o
+            .http
+            .get(format!("{}/api/claims", o.url))
+            .query(&[("brain", xs.as_str())])
+            .header("Medulla-Founder-Token", token)
+            .send()
+            .unwrap();
+        (r.status().as_u16(), r.json::<Value>().unwrap())
+    } else {
+        (s, v)
+    };
+    assert_eq!(s, 503, "{v}");
+    assert_eq!(v["error"]["code"], "store_damaged", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("quarantined") && msg.contains("medulla restore"),
+        "the refusal names the fix: {msg}"
+    );
+
+    // No write lands on top of it.
+    let (s, v) = memorize(&o, &hx, "after damage", "must not be written");
+    assert_eq!(s, 503, "{v}");
+    assert_eq!(v["error"]["code"], "store_damaged", "{v}");
+    assert_eq!(sha(&dx), damaged_hash, "the damaged file was not written");
+
+    // The other brain never noticed.
+    assert_eq!(memorize(&o, &hy, "y2", "still fine").0, 200);
+    let (s, v) = o.call("seek", json!({ "query": "working" }), &hy);
+    assert_eq!(s, 200, "{v}");
+
+    // The deep check finds the damage in the brain nothing has asked for yet (its open
+    // or its check), and passes the clean stores.
+    let (s, d) = o.get("/api/doctor?deep=true");
+    assert_eq!(s, 200, "{d}");
+    let deep = d["deep"].as_array().expect("deep rows");
+    let verdict = |store: &str| {
+        deep.iter()
+            .find(|r| r["store"] == store)
+            .map(|r| r["verdict"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(verdict(&zs).as_deref(), Some("damaged"), "{d}");
+    assert_eq!(verdict(&ys).as_deref(), Some("clean"), "{d}");
+    assert_eq!(verdict("medulla").as_deref(), Some("clean"), "{d}");
+    let (s, v) = memorize(&o, &hz, "after deep", "must not be written");
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (503, Some("store_damaged")),
+        "{v}"
+    );
+
+    // Every listing names it.
+    let (_, list) = o.get("/api/instances");
+    let row = |root: &str| {
+        list["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["root"] == root)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(row(&xs)["fault"]["kind"], "damaged", "{list}");
+    assert!(row(&ys).get("fault").is_none(), "{list}");
+    let (_, d) = o.get("/api/doctor");
+    assert_eq!(
+        broken(&d, &xs).expect("doctor names it")["fault"],
+        "damaged"
+    );
+
+    // A restart keeps it quarantined.
+    let (o, _) = o.restart(OwnerOptions::default());
+    let (s, v) = memorize(&o, &hx, "after restart", "must not be written");
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (503, Some("store_damaged")),
+        "{v}"
+    );
+    assert_eq!(sha(&dx), damaged_hash);
+    assert_eq!(memorize(&o, &hy, "y3", "still fine").0, 200);
+}
