@@ -100,6 +100,16 @@ pub struct StoreCell {
     dir: PathBuf,
     store: RwLock<Option<Store>>,
     fault: Mutex<Option<Fault>>,
+    /// The (device, inode) of the redb file the open store holds: a write first checks
+    /// the path still names it, so no write lands in a file removed or replaced under
+    /// the owner (it would be lost at the next open).
+    file: Mutex<Option<(u64, u64)>>,
+}
+
+/// The (device, inode) at a path, if something is there.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// The open store, shared between its actor (the writer) and readers.
@@ -118,11 +128,32 @@ fn panic_text(e: &tokio::task::JoinError) -> String {
 
 impl StoreCell {
     pub fn new(dir: PathBuf, store: Option<Store>, fault: Option<Fault>) -> Shared {
+        let file = store
+            .as_ref()
+            .and_then(|_| file_id(&dir.join("store.redb")));
         Arc::new(StoreCell {
             dir,
             store: RwLock::new(store),
             fault: Mutex::new(fault),
+            file: Mutex::new(file),
         })
+    }
+
+    /// The store's file is still the one it opened; else the fault a write answers.
+    fn same_file(&self) -> Result<(), StoreError> {
+        let held = *self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let now = file_id(&self.db_path());
+        match (held, now) {
+            (Some(h), Some(n)) if h != n => Err(StoreError::Io {
+                path: self.db_path().display().to_string(),
+                detail: "the store file was replaced under the owner; its writes would be lost, so none is made until it is reopened".into(),
+            }),
+            (Some(_), None) => Err(StoreError::Io {
+                path: self.db_path().display().to_string(),
+                detail: "the store file was removed under the owner; its writes would be lost, so none is made: put the file back (or restore it from a backup)".into(),
+            }),
+            _ => Ok(()),
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -264,7 +295,10 @@ impl StoreCell {
         let joined = tokio::task::spawn_blocking(move || {
             let mut guard = cell.store.write().unwrap_or_else(|p| p.into_inner());
             match guard.as_mut() {
-                Some(s) => f(s),
+                Some(s) => {
+                    cell.same_file()?;
+                    f(s)
+                }
                 None => Err(cell.fault().map_or(StoreError::Closed, |f| f.error())),
             }
         })
@@ -293,6 +327,15 @@ impl StoreCell {
         }
         let cell = self.clone();
         let done = tokio::task::spawn_blocking(move || {
+            let path = cell.db_path();
+            if !path.exists() {
+                // Keep what is open (reads still serve from it): a fresh empty store is
+                // never made in the place of a file that vanished.
+                return Err(StoreError::Io {
+                    path: path.display().to_string(),
+                    detail: "the store file is missing: put it back (or restore it from a backup); no empty store is made in its place".into(),
+                });
+            }
             let mut guard = cell.store.write().unwrap_or_else(|p| p.into_inner());
             if let Some(old) = guard.take() {
                 // Its derived files may not save on a full disk: they are caught up or
@@ -303,6 +346,7 @@ impl StoreCell {
             }
             let (store, _report) = Store::open(&cell.dir, opts)?;
             *guard = Some(store);
+            *cell.file.lock().unwrap_or_else(|p| p.into_inner()) = file_id(&path);
             Ok(())
         })
         .await

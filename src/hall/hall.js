@@ -345,8 +345,9 @@ function medullaCard(m) {
   return h('li', { class: 'card medulla', 'data-brain': 'medulla' },
     h('div', { class: 'head' },
       h('h3', {}, h('a', { href: '#/medulla', text: 'the medulla' })),
-      badge(st, cls, says)),
+      m?.fault ? faultBadge(m.fault) : badge(st, cls, says)),
     h('div', { class: 'sub', text: 'doctrine, preferences, findings confirmed across projects' }),
+    m?.fault ? faultNote(m.fault) : null,
     capMeter(live),
     h('p', { class: 'foot' }, h('span', { 'data-stat': 'medulla-live', text: `${fmtNum(live)} live · soft cap ${SOFT_CAP} · warn from ${WARN_FROM}` })),
     h('dl', { class: 'stats' },
@@ -357,6 +358,21 @@ function stat(name, value, title) {
   return h('div', { title }, h('dt', { text: name }), h('dd', { 'data-stat': name, text: fmtNum(value) }));
 }
 
+const FAULT_WORDS = {
+  damaged: ['quarantined', 'nothing reads or writes it until it is restored'],
+  disk_full: ['disk full', 'it recovers by itself once there is room'],
+  io: ['file fault', 'it recovers by itself once the cause is gone'],
+};
+
+function faultBadge(f) {
+  const [word, says] = FAULT_WORDS[f.kind] || [f.kind, ''];
+  return badge(word, 'bad', says);
+}
+
+function faultNote(f) {
+  return h('p', { class: 'error', 'data-fault': f.kind, text: f.detail });
+}
+
 function brainCard(b) {
   const activity = b.warm
     ? h('span', { text: 'warm: live counts' })
@@ -364,8 +380,10 @@ function brainCard(b) {
   return h('li', { class: 'card', 'data-fp': b.fingerprint, 'data-root': b.root },
     h('div', { class: 'head' },
       h('h3', {}, h('a', { href: href('brain', b.fingerprint), text: base(b.root) })),
-      b.warm ? badge('warm', 'warm', 'loaded now') : badge('dormant', '', 'not loaded: numbers from its manifest')),
+      b.fault ? faultBadge(b.fault)
+        : b.warm ? badge('warm', 'warm', 'loaded now') : badge('dormant', '', 'not loaded: numbers from its manifest')),
     h('div', { class: 'root', text: b.root }),
+    b.fault ? faultNote(b.fault) : null,
     h('dl', { class: 'stats' },
       stat('claims', b.claims, 'live claims'),
       stat('history', b.history_versions, 'outdated versions kept'),

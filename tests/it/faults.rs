@@ -320,3 +320,75 @@ fn a_damaged_store_is_quarantined_with_the_fix_and_takes_no_write_while_others_s
     assert_eq!(sha(&dx), damaged_hash);
     assert_eq!(memorize(&o, &hy, "y3", "still fine").0, 200);
 }
+
+#[test]
+fn a_store_file_moved_away_under_the_owner_takes_no_write_until_it_is_back() {
+    let o = Owner::start();
+    let root = o.project("p");
+    o.bootstrap(&root);
+    let cr = root.to_string_lossy().to_string();
+    let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
+    for i in 0..3 {
+        assert_eq!(
+            memorize(
+                &o,
+                &h,
+                &format!("before {i}"),
+                "written while the file was in place"
+            )
+            .0,
+            200
+        );
+    }
+    let fp = {
+        use sha2::{Digest, Sha256};
+        hex::encode(Sha256::digest(cr.as_bytes()))[..16].to_string()
+    };
+    let file = o.home.path().join("brains").join(&fp).join("store.redb");
+    let aside = file.with_extension("redb.aside");
+    std::fs::rename(&file, &aside).unwrap();
+
+    // A write would land in a file nobody will open again: refused, naming the path.
+    let (s, v) = memorize(&o, &h, "while moved", "would be lost");
+    assert_eq!(s, 503, "{v}");
+    assert_eq!(v["error"]["code"], "io", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("store.redb") && msg.contains("removed"),
+        "{msg}"
+    );
+    assert!(!file.exists(), "no empty store was made in its place");
+    let (_, d) = o.get("/api/doctor");
+    assert_eq!(
+        broken(&d, &cr).expect("doctor names it")["fault"],
+        "io",
+        "{d}"
+    );
+    // Reads still serve what the store holds.
+    let (s, v) = o.call("seek", json!({ "query": "written while the file" }), &h);
+    assert_eq!(s, 200, "{v}");
+
+    // Put back: the brain serves writes again, with no restart, and lost nothing.
+    std::fs::rename(&aside, &file).unwrap();
+    let started = Instant::now();
+    loop {
+        let (s, v) = memorize(&o, &h, "after", "the file is back");
+        if s == 200 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "recovers: {s} {v}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let live: Vec<String> = o
+        .claims(&cr)
+        .iter()
+        .filter_map(|c| c["label"].as_str().map(String::from))
+        .collect();
+    for l in ["before 0", "before 1", "before 2", "after"] {
+        assert!(live.iter().any(|x| x == l), "{l} in {live:?}");
+    }
+    assert!(!live.iter().any(|x| x == "while moved"), "{live:?}");
+}

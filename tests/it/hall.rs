@@ -370,6 +370,23 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     std::fs::create_dir_all(&broken).unwrap();
     std::fs::write(broken.join("brain.json"), "{ not a manifest").unwrap();
 
+    // A quarantined brain, as a restart over a damaged store finds it: dormant, its
+    // marker beside the store.
+    let damaged_root = o.project("damaged");
+    let damaged_dir = o.home.path().join("brains").join("00000000feedface");
+    std::fs::create_dir_all(&damaged_dir).unwrap();
+    std::fs::write(
+        damaged_dir.join("brain.json"),
+        json!({ "root": damaged_root, "fingerprint": "00000000feedface", "created": 1 })
+            .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        damaged_dir.join("QUARANTINE.json"),
+        json!({ "kind": "damaged", "path": damaged_dir.join("store.redb"), "detail": "page 12 fails its checksum", "since": 1 }).to_string(),
+    )
+    .unwrap();
+
     let profile = tempfile::tempdir().unwrap();
     let browser = browser(profile.path());
     let tab = browser.new_tab().expect("a tab");
@@ -462,6 +479,11 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     assert!(
         unreadable.contains("brain.json"),
         "the card names the problem: {unreadable}"
+    );
+    let quarantined = text_of(&tab, "li.card[data-fp=\"00000000feedface\"]");
+    assert!(
+        quarantined.contains("quarantined") && quarantined.contains("page 12 fails its checksum"),
+        "the card says the store is quarantined, and why: {quarantined}"
     );
 
     // Live: a write elsewhere updates the card without a reload.
@@ -782,6 +804,10 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     assert!(
         text_of(&tab, "ul.broken").contains("00000000deadbeef"),
         "the doctor lists the broken brain"
+    );
+    assert!(
+        text_of(&tab, "ul.broken").contains("quarantined (store_damaged)"),
+        "the doctor lists the quarantined brain"
     );
     // Near-duplicates, with a one-click retire.
     until(
