@@ -578,6 +578,7 @@ function claimItem(r, ctx) {
       r.content_hash ? [' · ', h('code', { title: r.content_hash, text: short(r.content_hash) })] : null),
     r.promotion ? chainLine(r.promotion) : null,
     ws ? witnessLine(ws) : null,
+    r.evidence_changed?.length ? evidenceLine(r.evidence_changed) : null,
     r.outdated_reason ? h('p', { class: 'warnline', text: `outdated: ${r.outdated_reason}` }) : null,
     h('div', { class: 'actions' }, actions),
     hist,
@@ -592,6 +593,18 @@ function chainLine(p) {
   return h('p', { class: 'chain' },
     `learned in ${p.origin_claim || 'unknown'} by ${p.origin_agent || 'unknown'} (${p.origin_created ? fmtDate(p.origin_created) : 'unknown'}); `,
     `promoted by ${p.promoted_by || 'unknown'} (${fmtDate(p.promoted_at)}): ${p.promotion_reason || 'no reason recorded'}`);
+}
+
+/** Anchored evidence files that changed or disappeared since the claim was written. */
+function evidenceLine(changes) {
+  return h('p', { class: 'warnline evidence-changed' },
+    h('strong', { text: 'Verify before relying on it: its evidence changed' }), ' — ',
+    changes.map((c, i) => [
+      i ? ', ' : '',
+      h('code', { text: c.lines ? `${c.path}:${c.lines[0]}-${c.lines[1]}` : c.path }),
+      ` ${c.state} since `, time(c.since),
+    ]),
+    '. Grade it correct to re-anchor it, or retire it.');
 }
 
 function witnessLine(ws) {

@@ -327,6 +327,24 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         "cargo build --release --locked builds the owner",
         "claude:maker",
     );
+    // A claim anchored to a file that changed since: the row says verify first.
+    std::fs::create_dir_all(Path::new(&alpha).join("src")).unwrap();
+    std::fs::write(
+        Path::new(&alpha).join("src/pool.rs"),
+        "pub const POOL: usize = 20;\n",
+    )
+    .unwrap();
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "Pool size", "text": "the pool is capped at 20 in src/pool.rs", "evidence": ["src/pool.rs"], "agent_id": "claude:maker" }),
+        &[("Medulla-Brain", alpha.as_str())],
+    );
+    assert_eq!(s, 200, "{v}");
+    std::fs::write(
+        Path::new(&alpha).join("src/pool.rs"),
+        "pub const POOL: usize = 64;\n",
+    )
+    .unwrap();
     // Letters in every fate.
     let wet = report(
         &o,
@@ -527,6 +545,11 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         timeline.contains("promoted to medulla@build-command"),
         "{timeline}"
     );
+    let anchored = text_of(&tab, "li.claim[data-slug=\"pool-size\"] .evidence-changed");
+    assert!(
+        anchored.contains("src/pool.rs") && anchored.contains("changed"),
+        "the row says its evidence changed: {anchored}"
+    );
     let brain_png = screenshot(&tab, "hall-brain.png");
 
     // The act log, paged.
@@ -559,7 +582,7 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     click(&tab, "#seek-clear");
     until(
         &tab,
-        "document.querySelectorAll('li.claim').length === 3",
+        "document.querySelectorAll('li.claim').length === 4",
         "every claim again",
     );
 
