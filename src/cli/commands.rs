@@ -46,7 +46,10 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         Command::Serve(_)
         | Command::Bridge { .. }
         | Command::Completions { .. }
-        | Command::Model(_) => {
+        | Command::Model(_)
+        | Command::Prime(_)
+        | Command::Connect(_)
+        | Command::Disconnect(_) => {
             unreachable!("not a client command")
         }
         Command::Stop { .. } => super::owner::stop(c, opts),

@@ -15,10 +15,12 @@
 
 mod client;
 mod commands;
+mod connect;
 mod filter;
 mod model;
 mod owner;
 mod paths;
+mod prime;
 mod print;
 mod values;
 
@@ -305,6 +307,23 @@ epoch, every provenance field included: importing them again is lossless.")]
     /// The embedding model's files: fetch them, or see where they are
     #[command(subcommand)]
     Model(model::ModelCmd),
+    /// Write medulla into an agent client's own configuration (merged with what is there),
+    /// then check the connection
+    #[command(
+        after_long_help = "Project scope writes the project's file with the owner's URL and this \
+project's root; user scope writes the user's file with the stdio bridge (`medulla bridge`), which \
+routes by the directory the client runs in. The files: claude-code .mcp.json | ~/.claude.json; \
+claude-desktop ~/.config/Claude/claude_desktop_config.json; codex .codex/config.toml | \
+~/.codex/config.toml; cursor .cursor/mcp.json | ~/.cursor/mcp.json; vscode .vscode/mcp.json | \
+~/.config/Code/User/mcp.json; gemini .gemini/settings.json | ~/.gemini/settings.json; windsurf \
+~/.codeium/windsurf/mcp_config.json."
+    )]
+    Connect(connect::ConnectArgs),
+    /// Take medulla out of an agent client's configuration (nothing else is touched)
+    Disconnect(connect::DisconnectArgs),
+    /// What an agent should know as a session opens here, for a session-start hook (always
+    /// exits 0; prints nothing when no owner runs or no brain covers the directory)
+    Prime(prime::PrimeArgs),
     /// Print a shell completion script
     #[command(
         after_help = "For example: medulla completions bash > ~/.local/share/bash-completion/completions/medulla"
@@ -462,7 +481,11 @@ impl Command {
     fn client_opts(&self) -> Option<&ClientOpts> {
         use Command as C;
         Some(match self {
-            C::Serve(_) | C::Bridge { .. } | C::Completions { .. } | C::Model(_) => return None,
+            C::Serve(_) | C::Bridge { .. } | C::Completions { .. } | C::Model(_) | C::Prime(_) => {
+                return None
+            }
+            C::Connect(a) => &a.c,
+            C::Disconnect(a) => &a.c,
             C::Stop { c }
             | C::Status { c }
             | C::Hall { c, .. }
@@ -503,6 +526,9 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(args) => owner::serve(args),
         Command::Bridge { url } => owner::bridge(url.as_deref()),
         Command::Model(cmd) => model::run(cmd),
+        Command::Prime(a) => Ok(prime::prime(a)),
+        Command::Connect(a) => connect::connect(a),
+        Command::Disconnect(a) => connect::disconnect(a),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -5,6 +5,7 @@ mod battery;
 mod bridge;
 mod cli;
 mod common;
+mod connect;
 mod design;
 mod faults;
 mod fuzz;

@@ -1,0 +1,246 @@
+//! The check that ends `connect`: `initialize` then `tools/list` through the transport
+//! the entry configured (Streamable HTTP with its headers, or the stdio bridge run in
+//! the project), and the session-start hook `--hooks` installs.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context};
+use serde_json::{json, Value};
+
+use super::clients::{AgentClient, Places, Scope, Transport};
+use super::files;
+
+const PROTOCOL: &str = "2025-06-18";
+const WAIT: Duration = Duration::from_secs(10);
+
+fn initialize() -> Value {
+    json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL, "capabilities": {},
+        "clientInfo": { "name": "medulla-connect", "version": env!("CARGO_PKG_VERSION") } } })
+}
+
+fn initialized() -> Value {
+    json!({ "jsonrpc": "2.0", "method": "notifications/initialized" })
+}
+
+fn tools_list() -> Value {
+    json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" })
+}
+
+/// The number of tools a `tools/list` answer holds, or why it is not one.
+fn tools_in(answer: &Value) -> anyhow::Result<usize> {
+    if let Some(e) = answer.get("error") {
+        bail!("tools/list was refused: {e}");
+    }
+    answer["result"]["tools"]
+        .as_array()
+        .map(Vec::len)
+        .ok_or_else(|| anyhow!("tools/list answered without tools: {answer}"))
+}
+
+/// Check the transport reaches the owner; the number of tools it lists.
+pub fn reaches(t: &Transport, root: &Path) -> anyhow::Result<usize> {
+    match t {
+        Transport::Http { url, headers } => {
+            // VS Code expands `${workspaceFolder}`: the check sends what it would.
+            let root = root.to_string_lossy();
+            let headers: Vec<(String, String)> = headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.replace("${workspaceFolder}", &root)))
+                .collect();
+            over_http(url, &headers)
+        }
+        Transport::Stdio { command, args } => over_stdio(command, args, root),
+    }
+}
+
+/// A JSON-RPC answer from a Streamable HTTP response: a JSON body, or the first
+/// `data:` event of an event stream.
+fn rpc_body(content_type: &str, body: &str) -> anyhow::Result<Value> {
+    if content_type.starts_with("text/event-stream") {
+        for line in body.lines() {
+            if let Some(d) = line.strip_prefix("data:") {
+                if let Ok(v) = serde_json::from_str::<Value>(d.trim()) {
+                    if v.get("id").is_some() {
+                        return Ok(v);
+                    }
+                }
+            }
+        }
+        bail!("the event stream held no answer")
+    }
+    serde_json::from_str(body).context("the answer was not JSON")
+}
+
+fn over_http(url: &str, headers: &[(String, String)]) -> anyhow::Result<usize> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let http = reqwest::Client::builder().timeout(WAIT).build()?;
+        let post = |body: Value, session: Option<&str>| {
+            let mut req = http
+                .post(url)
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", PROTOCOL)
+                .json(&body);
+            for (k, v) in headers {
+                req = req.header(k.as_str(), v.as_str());
+            }
+            if let Some(s) = session {
+                req = req.header("Mcp-Session-Id", s);
+            }
+            req.send()
+        };
+        let r = post(initialize(), None).await.map_err(|e| {
+            if e.is_connect() {
+                anyhow!("no owner answers at {url}: start it with `medulla serve`")
+            } else {
+                anyhow!("initialize at {url} failed: {e}")
+            }
+        })?;
+        let session = r
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let ct = content_type(&r);
+        let init = rpc_body(&ct, &r.text().await?)?;
+        if init.get("error").is_some() {
+            bail!("initialize was refused: {}", init["error"]);
+        }
+        post(initialized(), session.as_deref()).await?;
+        let r = post(tools_list(), session.as_deref()).await?;
+        let ct = content_type(&r);
+        tools_in(&rpc_body(&ct, &r.text().await?)?)
+    })
+}
+
+fn content_type(r: &reqwest::Response) -> String {
+    r.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
+fn over_stdio(command: &str, args: &[String], root: &Path) -> anyhow::Result<usize> {
+    let mut child = Command::new(command)
+        .args(args)
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot run {command}"))?;
+    let mut stdin = child.stdin.take().context("the bridge's stdin")?;
+    let stdout = child.stdout.take().context("the bridge's stdout")?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let answer = |want: u64| -> anyhow::Result<Value> {
+        loop {
+            let line = rx
+                .recv_timeout(WAIT)
+                .map_err(|_| anyhow!("the bridge did not answer within {} s", WAIT.as_secs()))?;
+            let v: Value =
+                serde_json::from_str(&line).context("the bridge wrote a line that is not JSON")?;
+            if v["id"] == want {
+                return Ok(v);
+            }
+        }
+    };
+    let result = (|| {
+        writeln!(stdin, "{}", initialize())?;
+        let init = answer(1)?;
+        if init.get("error").is_some() {
+            bail!(
+                "initialize through the bridge was refused: {}",
+                init["error"]
+            );
+        }
+        writeln!(stdin, "{}", initialized())?;
+        writeln!(stdin, "{}", tools_list())?;
+        tools_in(&answer(2)?)
+    })();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// `--hooks`: the client's settings file with `medulla prime` as its session-start hook,
+/// merged with the hooks already there: (file, text now, text after).
+pub fn hook_file(
+    client: AgentClient,
+    scope: Option<Scope>,
+    root: &Path,
+    bin: &str,
+) -> anyhow::Result<(PathBuf, Option<String>, String)> {
+    if client != AgentClient::ClaudeCode {
+        bail!(
+            "--hooks installs the session-start hook for claude-code only so far; for {} run `medulla prime` from its own session-start hook",
+            client.name()
+        );
+    }
+    let path = match scope.unwrap_or(Scope::Project) {
+        Scope::Project => root.join(".claude").join("settings.json"),
+        Scope::User => Places::from_env()?
+            .home
+            .join(".claude")
+            .join("settings.json"),
+    };
+    let before = files::read(&path)?;
+    let mut doc: Value = match before.as_deref().map(str::trim) {
+        None | Some("") => json!({}),
+        Some(t) => serde_json::from_str(t).with_context(|| {
+            format!(
+                "{} is not valid JSON: fix it and run connect again; nothing was written",
+                path.display()
+            )
+        })?,
+    };
+    let command = format!("{bin} prime --client claude");
+    let ours = json!({
+        "matcher": "startup|resume|clear|compact",
+        "hooks": [{ "type": "command", "command": command }]
+    });
+    let list = doc
+        .as_object_mut()
+        .context("the settings file is not a JSON object")?
+        .entry("hooks")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .context("`hooks` is not an object")?
+        .entry("SessionStart")
+        .or_insert_with(|| json!([]))
+        .as_array_mut()
+        .context("`hooks.SessionStart` is not a list")?;
+    let is_ours = |g: &Value| {
+        g["hooks"].as_array().is_some_and(|hs| {
+            hs.iter().any(|h| {
+                h["command"]
+                    .as_str()
+                    .is_some_and(|c| c.ends_with(" prime --client claude"))
+            })
+        })
+    };
+    match list.iter().position(is_ours) {
+        Some(i) if list[i] == ours => {
+            return Ok((path, before.clone(), before.unwrap_or_default()));
+        }
+        Some(i) => list[i] = ours,
+        None => list.push(ours),
+    }
+    let after = format!("{}\n", serde_json::to_string_pretty(&doc)?);
+    Ok((path, before, after))
+}

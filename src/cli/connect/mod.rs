@@ -1,0 +1,201 @@
+//! `medulla connect <client>` and `medulla disconnect <client>`: write (or take out)
+//! medulla's entry in an agent client's own configuration file, in that client's shape,
+//! merging with what the file holds; then check that the very transport it configured
+//! reaches the owner (`initialize` and `tools/list`).
+//!
+//! - `clients`: each client's file and entry, by scope;
+//! - `files`: merging into JSON and TOML without dropping anything else, diffs, writes;
+//! - `check`: the connection check over HTTP or through the stdio bridge.
+
+mod check;
+mod clients;
+mod files;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::json;
+
+pub use clients::{AgentClient, Scope};
+
+use super::print::{note, out};
+use super::ClientOpts;
+
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// The agent client to configure
+    #[arg(value_enum)]
+    pub client: AgentClient,
+    /// This project's file, or the user's (shared by every project: the stdio bridge is
+    /// registered there, never one project's root) [default: project where the client
+    /// has one]
+    #[arg(long, value_enum)]
+    pub scope: Option<Scope>,
+    /// The project [default: the working directory]
+    #[arg(long, value_name = "PATH")]
+    pub project: Option<PathBuf>,
+    /// Print the change as a diff and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Create this project's brain first (`medulla bootstrap`)
+    #[arg(long)]
+    pub bootstrap: bool,
+    /// Also install `medulla prime` as the client's session-start hook (Claude Code)
+    #[arg(long)]
+    pub hooks: bool,
+    /// Write the file without checking the connection afterwards
+    #[arg(long)]
+    pub no_check: bool,
+    #[command(flatten)]
+    pub c: ClientOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct DisconnectArgs {
+    #[arg(value_enum)]
+    pub client: AgentClient,
+    #[arg(long, value_enum)]
+    pub scope: Option<Scope>,
+    /// The project [default: the working directory]
+    #[arg(long, value_name = "PATH")]
+    pub project: Option<PathBuf>,
+    /// Print the change as a diff and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub c: ClientOpts,
+}
+
+/// The `medulla` executable the stdio bridge entries run: this one, by its absolute path
+/// (a client started from a desktop may not have `~/.cargo/bin` on its PATH).
+fn this_binary() -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot tell where this medulla binary is")?;
+    Ok(exe.to_string_lossy().into_owned())
+}
+
+fn project_root(p: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let p = match p {
+        Some(p) => p,
+        None => std::env::current_dir().context("the working directory is gone")?,
+    };
+    std::fs::canonicalize(&p)
+        .with_context(|| format!("{} is not a directory on this machine", p.display()))
+}
+
+fn entry_for(
+    client: AgentClient,
+    scope: Option<Scope>,
+    project: Option<PathBuf>,
+    url: &str,
+) -> anyhow::Result<(clients::Entry, PathBuf)> {
+    let root = project_root(project)?;
+    let places = clients::Places::from_env()?;
+    let scope = scope.unwrap_or(client.default_scope());
+    let e = client.entry(scope, &places, &root, url, &this_binary()?)?;
+    Ok((e, root))
+}
+
+/// `medulla connect`.
+pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
+    let url = super::client::owner_url(a.c.url.as_deref());
+    let (entry, root) = entry_for(a.client, a.scope, a.project, &url)?;
+    let before = files::read(&entry.file)?;
+    let after = files::with_entry(before.as_deref(), &entry)?;
+    let changed = before.as_deref() != Some(after.as_str());
+    let mut hook = None;
+    if a.hooks {
+        hook = Some(check::hook_file(a.client, a.scope, &root, &this_binary()?)?);
+    }
+    if a.dry_run {
+        if changed {
+            out!("{}", files::diff(&entry.file, before.as_deref(), &after));
+        } else {
+            out!(
+                "{}: already connected, nothing to change",
+                entry.file.display()
+            );
+        }
+        if let Some((path, before, after)) = &hook {
+            if before.as_deref() != Some(after.as_str()) {
+                out!("{}", files::diff(path, before.as_deref(), after));
+            }
+        }
+        return Ok(0);
+    }
+    if a.bootstrap {
+        let client = super::client::Client::new(a.c.url.as_deref())?;
+        let ans = client.call("bootstrap", json!({ "root": root }))?;
+        if !ans.ok() {
+            super::print::error(&ans.body);
+            return Ok(1);
+        }
+        note!("brain ready for {}", root.display());
+    }
+    if changed {
+        files::write(&entry.file, &after)?;
+        out!(
+            "{} connected: wrote {}",
+            a.client.name(),
+            entry.file.display()
+        );
+    } else {
+        out!(
+            "{} already connected: {} unchanged",
+            a.client.name(),
+            entry.file.display()
+        );
+    }
+    if let Some((path, before, after)) = hook {
+        if before.as_deref() != Some(after.as_str()) {
+            files::write(&path, &after)?;
+            out!("session-start hook: wrote {}", path.display());
+        } else {
+            out!("session-start hook: {} unchanged", path.display());
+        }
+    }
+    if a.no_check {
+        return Ok(0);
+    }
+    match check::reaches(&entry.transport, &root) {
+        Ok(tools) => {
+            out!("checked: the owner answered initialize and listed {tools} tools through this entry");
+            Ok(0)
+        }
+        Err(e) => {
+            note!("medulla: the entry is written, but the check failed: {e:#}");
+            Ok(1)
+        }
+    }
+}
+
+/// `medulla disconnect`.
+pub fn disconnect(a: DisconnectArgs) -> anyhow::Result<i32> {
+    let url = super::client::owner_url(a.c.url.as_deref());
+    let (entry, _) = entry_for(a.client, a.scope, a.project, &url)?;
+    let Some(before) = files::read(&entry.file)? else {
+        out!(
+            "{}: no such file, nothing to take out",
+            entry.file.display()
+        );
+        return Ok(0);
+    };
+    match files::without_entry(&before, &entry)? {
+        None => {
+            out!(
+                "{}: holds no medulla entry, nothing to take out",
+                entry.file.display()
+            );
+        }
+        Some(after) if a.dry_run => out!("{}", files::diff(&entry.file, Some(&before), &after)),
+        Some(after) => {
+            files::write(&entry.file, &after)?;
+            out!(
+                "{} disconnected: took medulla out of {}",
+                a.client.name(),
+                entry.file.display()
+            );
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,374 @@
+//! `medulla connect` / `disconnect` write each agent client's own file in its own shape,
+//! merged with what is there, and check the connection through the transport written;
+//! `medulla prime` gives a session-start hook what to know, and never breaks a session.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::cli::medulla_cmd;
+use crate::common::Owner;
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// `medulla ARGS` in `cwd` with `$HOME` at `home` (the user's client files go there).
+fn run(o: &Owner, home: &Path, cwd: &Path, args: &[&str]) -> Ran {
+    let out = medulla_cmd(o.home.path(), cwd)
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .args(args)
+        .output()
+        .unwrap();
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn json_at(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{} is JSON: {e}", path.display()))
+}
+
+/// Expected file, keys to the entry, and the entry, for one client and scope.
+struct Case {
+    client: &'static str,
+    scope: &'static str,
+    file: std::path::PathBuf,
+    json: bool,
+    keys: &'static [&'static str],
+    expect: Value,
+}
+
+#[test]
+fn every_client_gets_its_own_file_in_its_shape_merged_and_checked() {
+    let o = Owner::start();
+    let root = o.project("app");
+    o.bootstrap(&root);
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let rs = root.to_string_lossy().to_string();
+    let url = format!("{}/mcp", o.url);
+    let bin = crate::common::BIN;
+    let headers = |agent: &str| json!({ "Medulla-Caller-Root": rs, "Medulla-Agent": agent });
+    let bridge = json!({ "command": bin, "args": ["bridge"] });
+    let cases = vec![
+        Case {
+            client: "claude-code",
+            scope: "project",
+            file: root.join(".mcp.json"),
+            json: true,
+            keys: &["mcpServers", "medulla"],
+            expect: json!({ "type": "http", "url": url, "headers": headers("claude:maker") }),
+        },
+        Case {
+            client: "claude-code",
+            scope: "user",
+            file: h.join(".claude.json"),
+            json: true,
+            keys: &["mcpServers", "medulla"],
+            expect: json!({ "type": "stdio", "command": bin, "args": ["bridge"] }),
+        },
+        Case {
+            client: "claude-desktop",
+            scope: "user",
+            file: h.join(".config/Claude/claude_desktop_config.json"),
+            json: true,
+            keys: &["mcpServers", "medulla"],
+            expect: bridge.clone(),
+        },
+        Case {
+            client: "codex",
+            scope: "project",
+            file: root.join(".codex/config.toml"),
+            json: false,
+            keys: &["mcp_servers", "medulla"],
+            expect: json!({ "url": url, "http_headers": headers("codex:maker") }),
+        },
+        Case {
+            client: "codex",
+            scope: "user",
+            file: h.join(".codex/config.toml"),
+            json: false,
+            keys: &["mcp_servers", "medulla"],
+            expect: bridge.clone(),
+        },
+        Case {
+            client: "cursor",
+            scope: "project",
+            file: root.join(".cursor/mcp.json"),
+            json: true,
+            keys: &["mcpServers", "medulla"],
+            expect: json!({ "url": url, "headers": headers("cursor:maker") }),
+        },
+        Case {
+            client: "cursor",
+            scope: "user",
+            file: h.join(".cursor/mcp.json"),
+            json: true,
+            keys: &["mcpServers", "medulla"],
+            expect: bridge.clone(),
+        },
+        Case {
+            client: "vscode",
+            scope: "project",
+            file: root.join(".vscode/mcp.json"),
+            json: true,
+            keys: &["servers", "medulla"],
+            expect: json!({ "type": "http", "url": url, "headers": { "Medulla-Caller-Root": "${workspaceFolder}", "Medulla-Agent": "copilot:maker" } }),
+        },
+        Case {
+            client: "vscode",
+            scope: "user",
+            file: h.join(".config/Code/User/mcp.json"),
+            json: true,
+            keys: &["servers", "medulla"],
+            expect: json!({ "type": "stdio", "command": bin, "args": ["bridge"] }),
+        },
+        Case {
+            client: "gemini",
+            scope: "project",
+            file: root.join(".gemini/settings.json"),
+            json: true,
+            keys: &["mcpServers", "medulla"],
+            expect: json!({ "httpUrl": url, "headers": headers("gemini:maker") }),
+        },
+        Case {
+            client: "gemini",
+            scope: "user",
+            file: h.join(".gemini/settings.json"),
+            json: true,
+            keys: &["mcpServers", "medulla"],
+            expect: bridge.clone(),
+        },
+        Case {
+            client: "windsurf",
+            scope: "user",
+            file: h.join(".codeium/windsurf/mcp_config.json"),
+            json: true,
+            keys: &["mcpServers", "medulla"],
+            expect: bridge.clone(),
+        },
+    ];
+    for c in &cases {
+        // The user's own server is already there, and stays.
+        std::fs::create_dir_all(c.file.parent().unwrap()).unwrap();
+        let theirs = if c.json {
+            let mut doc = json!({ "theme": "dark" });
+            doc[c.keys[0]] = json!({ "theirs": { "command": "their-server" } });
+            serde_json::to_string_pretty(&doc).unwrap()
+        } else {
+            format!(
+                "# my settings\nmodel = \"o4\"\n\n[{}.theirs]\ncommand = \"their-server\"\n",
+                c.keys[0]
+            )
+        };
+        std::fs::write(&c.file, &theirs).unwrap();
+
+        let dry = run(
+            &o,
+            h,
+            &root,
+            &["connect", c.client, "--scope", c.scope, "--dry-run"],
+        );
+        assert_eq!(
+            dry.code, 0,
+            "{} {}: {}{}",
+            c.client, c.scope, dry.stdout, dry.stderr
+        );
+        assert!(
+            dry.stdout.contains("+++") && dry.stdout.contains("medulla"),
+            "a diff: {}",
+            dry.stdout
+        );
+        assert_eq!(
+            std::fs::read_to_string(&c.file).unwrap(),
+            theirs,
+            "--dry-run writes nothing"
+        );
+
+        let r = run(&o, h, &root, &["connect", c.client, "--scope", c.scope]);
+        assert_eq!(
+            r.code, 0,
+            "{} {}: {}{}",
+            c.client, c.scope, r.stdout, r.stderr
+        );
+        assert!(
+            r.stdout.contains("checked:"),
+            "the connection was checked: {}",
+            r.stdout
+        );
+        let text = std::fs::read_to_string(&c.file).unwrap();
+        let doc: Value = if c.json {
+            json_at(&c.file)
+        } else {
+            assert!(text.contains("# my settings"), "comments kept: {text}");
+            let t: toml::Table = text.parse().unwrap();
+            serde_json::to_value(t).unwrap()
+        };
+        assert_eq!(
+            doc[c.keys[0]][c.keys[1]], c.expect,
+            "{} {}: {text}",
+            c.client, c.scope
+        );
+        assert_eq!(
+            doc[c.keys[0]]["theirs"]["command"], "their-server",
+            "their server kept: {text}"
+        );
+        if c.scope == "user" {
+            assert!(
+                !text.contains(&rs),
+                "a user-wide file never names one project's root: {text}"
+            );
+        }
+
+        // Again: nothing changes, byte for byte.
+        let again = run(
+            &o,
+            h,
+            &root,
+            &["connect", c.client, "--scope", c.scope, "--no-check"],
+        );
+        assert!(
+            again.stdout.contains("already connected"),
+            "{}",
+            again.stdout
+        );
+        assert_eq!(std::fs::read_to_string(&c.file).unwrap(), text);
+
+        // Disconnect takes out only medulla's entry.
+        let d = run(&o, h, &root, &["disconnect", c.client, "--scope", c.scope]);
+        assert_eq!(d.code, 0, "{}{}", d.stdout, d.stderr);
+        let text = std::fs::read_to_string(&c.file).unwrap();
+        assert!(!text.contains("bridge") && !text.contains("/mcp"), "{text}");
+        assert!(text.contains("their-server"), "{text}");
+    }
+
+    // A client with no project scope says which scope it has.
+    let r = run(&o, h, &root, &["connect", "windsurf", "--scope", "project"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("--scope user"), "{}", r.stderr);
+
+    // A malformed file is left alone, with the fix named.
+    std::fs::write(root.join(".mcp.json"), "{ not json").unwrap();
+    let r = run(&o, h, &root, &["connect", "claude-code"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("not valid JSON"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(root.join(".mcp.json")).unwrap(),
+        "{ not json"
+    );
+}
+
+#[test]
+fn connect_bootstraps_installs_the_hook_and_says_when_the_owner_is_not_there() {
+    let o = Owner::start();
+    let root = o.project("fresh");
+    let home = tempfile::tempdir().unwrap();
+    let r = run(
+        &o,
+        home.path(),
+        &root,
+        &["connect", "claude-code", "--bootstrap", "--hooks"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let (_, list) = o.get("/api/instances");
+    assert!(
+        list.to_string().contains(&*root.to_string_lossy()),
+        "bootstrapped: {list}"
+    );
+    let settings = json_at(&root.join(".claude/settings.json"));
+    let hook = &settings["hooks"]["SessionStart"][0];
+    assert_eq!(hook["matcher"], "startup|resume|clear|compact");
+    let cmd = hook["hooks"][0]["command"].as_str().unwrap();
+    assert!(cmd.ends_with("prime --client claude"), "{cmd}");
+
+    // The hook the client will run: it primes this session.
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "Release steps", "text": "release with make release, never by hand", "strength": "verified" }),
+        &[("Medulla-Caller-Root", &*root.to_string_lossy()), ("Medulla-Agent", "claude:maker")],
+    );
+    assert_eq!(s, 200, "{v}");
+    let p = run(&o, home.path(), &root, &["prime", "--client", "claude"]);
+    assert_eq!(p.code, 0);
+    let out: Value = serde_json::from_str(&p.stdout).expect("hook JSON");
+    assert_eq!(out["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let ctx = out["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap();
+    assert!(
+        ctx.contains("release-steps") && ctx.contains("make release"),
+        "{ctx}"
+    );
+    assert!(ctx.contains("[tier project]"), "labelled: {ctx}");
+
+    // With the owner gone the entry is still written and the check says why it failed.
+    let mut o = o;
+    o.terminate();
+    let other = o.project("other");
+    let r = Command::new(crate::common::BIN)
+        .current_dir(&other)
+        .env("HOME", home.path())
+        .env("MEDULLA_HOME", o.home.path())
+        .args(["connect", "cursor"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("medulla serve"), "{err}");
+    assert!(other.join(".cursor/mcp.json").exists());
+}
+
+#[test]
+fn prime_never_breaks_a_session_and_fits_its_budget() {
+    let o = Owner::start();
+    let home = tempfile::tempdir().unwrap();
+    // No brain covers the directory: nothing, exit 0.
+    let nowhere = o.project("nowhere");
+    let r = run(&o, home.path(), &nowhere, &["prime"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+
+    // A big brain: the context stays within 8 KB and is labelled.
+    let root = o.project("big");
+    o.bootstrap(&root);
+    let cr = root.to_string_lossy().to_string();
+    for i in 0..120 {
+        let (s, v) = o.call(
+            "memorize",
+            json!({ "label": format!("fact {i}"), "text": format!("fact number {i} about the build {}", "words ".repeat(30)) }),
+            &[("Medulla-Caller-Root", cr.as_str()), ("Medulla-Agent", "claude:maker")],
+        );
+        assert_eq!(s, 200, "{v}");
+    }
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "house style", "text": "errors are lowercase and name the fix", "tier": "medulla" }),
+        &[("Medulla-Caller-Root", cr.as_str()), ("Medulla-Agent", "claude:orchestrator")],
+    );
+    assert_eq!(s, 200, "{v}");
+    let started = std::time::Instant::now();
+    let r = run(&o, home.path(), &root, &["prime"]);
+    let took = started.elapsed();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.len() <= 8 * 1024, "{} bytes", r.stdout.len());
+    assert!(
+        r.stdout.contains("[tier medulla]") && r.stdout.contains("house-style"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("120 live claims"), "{}", r.stdout);
+    eprintln!("prime took {took:?} (a debug build, process start included)");
+
+    // No owner at all: nothing, exit 0.
+    let mut o = o;
+    o.terminate();
+    let r = run(&o, home.path(), &root, &["prime", "--client", "claude"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+}
