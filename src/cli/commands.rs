@@ -49,7 +49,8 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         | Command::Model(_)
         | Command::Prime(_)
         | Command::Connect(_)
-        | Command::Disconnect(_) => {
+        | Command::Disconnect(_)
+        | Command::Sync(_) => {
             unreachable!("not a client command")
         }
         Command::Stop { .. } => super::owner::stop(c, opts),

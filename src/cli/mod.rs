@@ -22,6 +22,7 @@ mod owner;
 mod paths;
 mod prime;
 mod print;
+mod sync;
 mod values;
 
 use std::path::PathBuf;
@@ -324,6 +325,9 @@ claude-desktop ~/.config/Claude/claude_desktop_config.json; codex .codex/config.
     /// What an agent should know as a session opens here, for a session-start hook (always
     /// exits 0; prints nothing when no owner runs or no brain covers the directory)
     Prime(prime::PrimeArgs),
+    /// Write durable memory into this repository's instruction files (AGENTS.md and the
+    /// Cursor, Copilot and Windsurf rules), never over a person's edit
+    Sync(sync::SyncArgs),
     /// Print a shell completion script
     #[command(
         after_help = "For example: medulla completions bash > ~/.local/share/bash-completion/completions/medulla"
@@ -481,9 +485,12 @@ impl Command {
     fn client_opts(&self) -> Option<&ClientOpts> {
         use Command as C;
         Some(match self {
-            C::Serve(_) | C::Bridge { .. } | C::Completions { .. } | C::Model(_) | C::Prime(_) => {
-                return None
-            }
+            C::Serve(_)
+            | C::Bridge { .. }
+            | C::Completions { .. }
+            | C::Model(_)
+            | C::Prime(_)
+            | C::Sync(_) => return None,
             C::Connect(a) => &a.c,
             C::Disconnect(a) => &a.c,
             C::Stop { c }
@@ -527,6 +534,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Bridge { url } => owner::bridge(url.as_deref()),
         Command::Model(cmd) => model::run(cmd),
         Command::Prime(a) => Ok(prime::prime(a)),
+        Command::Sync(a) => sync::sync(a),
         Command::Connect(a) => connect::connect(a),
         Command::Disconnect(a) => connect::disconnect(a),
         Command::Completions { shell } => {

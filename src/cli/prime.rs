@@ -82,7 +82,7 @@ fn strength_rank(s: &str) -> u8 {
 }
 
 /// Rows ordered by strength, then trust, then recency.
-fn strongest(rows: &[Value]) -> Vec<&Value> {
+pub(super) fn strongest(rows: &[Value]) -> Vec<&Value> {
     let mut v: Vec<&Value> = rows.iter().collect();
     v.sort_by(|a, b| {
         strength_rank(a["strength"].as_str().unwrap_or(""))
@@ -98,7 +98,7 @@ fn strongest(rows: &[Value]) -> Vec<&Value> {
     v
 }
 
-fn one_line(s: &str, max: usize) -> String {
+pub(super) fn one_line(s: &str, max: usize) -> String {
     let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         flat
@@ -118,14 +118,24 @@ fn row_line(r: &Value) -> String {
     )
 }
 
-/// The text, or `None` when there is nothing to say (no owner, no brain here).
-fn gather(url: Option<&str>) -> anyhow::Result<Option<String>> {
+/// What the owner holds for the directory a command runs in: the brain it routes to, its
+/// boot memory, its live claims (newest 300) and the medulla's, and its box.
+pub(super) struct Memory {
+    pub root: String,
+    pub boot: Value,
+    pub project: Value,
+    pub medulla: Value,
+    pub mailbox: Value,
+}
+
+/// Read [`Memory`] with `wait` per request; `None` when no brain covers the directory.
+pub(super) fn fetch(url: Option<&str>, wait: Duration) -> anyhow::Result<Option<Memory>> {
     let base = super::client::owner_url(url);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async {
-        let http = reqwest::Client::builder().timeout(REQUEST).build()?;
+        let http = reqwest::Client::builder().timeout(wait).build()?;
         let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
         let token = crate::founder::read(&crate::config::default_home());
         let req = |method: reqwest::Method, path: &str| {
@@ -158,6 +168,9 @@ fn gather(url: Option<&str>) -> anyhow::Result<Option<String>> {
         };
         let project: Value = claims(root.clone()).await?.json().await?;
         let medulla: Value = claims("medulla".into()).await?.json().await?;
+        if project.get("error").is_some() || medulla.get("error").is_some() {
+            anyhow::bail!("the owner refused the claims listing");
+        }
         let mailbox: Value = req(reqwest::Method::GET, "/api/mailbox")
             .query(&[("brain", root.as_str())])
             .send()
@@ -165,8 +178,19 @@ fn gather(url: Option<&str>) -> anyhow::Result<Option<String>> {
             .json()
             .await
             .unwrap_or(Value::Null);
-        Ok(Some(compose(&root, &boot, &project, &medulla, &mailbox)))
+        Ok(Some(Memory {
+            root,
+            boot,
+            project,
+            medulla,
+            mailbox,
+        }))
     })
+}
+
+/// The text, or `None` when there is nothing to say (no owner, no brain here).
+fn gather(url: Option<&str>) -> anyhow::Result<Option<String>> {
+    Ok(fetch(url, REQUEST)?.map(|m| compose(&m.root, &m.boot, &m.project, &m.medulla, &m.mailbox)))
 }
 
 fn compose(root: &str, boot: &Value, project: &Value, medulla: &Value, mailbox: &Value) -> String {

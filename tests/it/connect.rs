@@ -372,3 +372,174 @@ fn prime_never_breaks_a_session_and_fits_its_budget() {
     let r = run(&o, home.path(), &root, &["prime", "--client", "claude"]);
     assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
 }
+
+#[test]
+fn sync_writes_the_instruction_files_and_never_clobbers_a_persons_edit() {
+    let o = Owner::start_with(crate::common::OwnerOptions {
+        config_toml: Some("project_secrets = \"flag\"\n".into()),
+        ..Default::default()
+    });
+    let root = o.project("repo");
+    o.bootstrap(&root);
+    let cr = root.to_string_lossy().to_string();
+    let h = |agent: &'static str| {
+        [
+            ("Medulla-Caller-Root", cr.clone()),
+            ("Medulla-Agent", agent.to_string()),
+        ]
+    };
+    let memorize =
+        |label: &str, text: &str, strength: &str, tier: Option<&str>, agent: &'static str| {
+            let hv = h(agent);
+            let hs: Vec<(&str, &str)> = hv.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            let (s, v) = o.call(
+                "memorize",
+                json!({ "label": label, "text": text, "strength": strength, "tier": tier }),
+                &hs,
+            );
+            assert_eq!(s, 200, "{v}");
+        };
+    memorize(
+        "Release steps",
+        "release with make release, never by hand",
+        "verified",
+        None,
+        "claude:maker",
+    );
+    memorize(
+        "Flaky test",
+        "the timezone test is flaky",
+        "observed",
+        None,
+        "claude:maker",
+    );
+    memorize(
+        "Deploy token",
+        "the deploy token is ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+        "verified",
+        None,
+        "claude:maker",
+    );
+    memorize(
+        "House style",
+        "errors are lowercase and name the fix",
+        "verified",
+        Some("medulla"),
+        "claude:orchestrator",
+    );
+    std::fs::write(
+        root.join("AGENTS.md"),
+        "# Agents\n\nRun the tests before you push.\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("CLAUDE.md"), "# Claude\n").unwrap();
+    let home = tempfile::tempdir().unwrap();
+
+    let r = run(&o, home.path(), &root, &["sync"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let agents = std::fs::read_to_string(root.join("AGENTS.md")).unwrap();
+    assert!(
+        agents.starts_with("# Agents\n\nRun the tests before you push.\n"),
+        "{agents}"
+    );
+    assert!(
+        agents.contains("<!-- BEGIN MEDULLA v1 hash:sha256:")
+            && agents.contains("<!-- END MEDULLA -->"),
+        "{agents}"
+    );
+    assert!(
+        agents.contains("`release-steps`") && agents.contains("`house-style`"),
+        "{agents}"
+    );
+    assert!(
+        !agents.contains("flaky"),
+        "below the strength floor: {agents}"
+    );
+    assert!(
+        !agents.contains("ghp_"),
+        "a secret never reaches a committed file: {agents}"
+    );
+    assert!(
+        r.stderr.contains("held back by the hygiene floor"),
+        "{}",
+        r.stderr
+    );
+    assert!(std::fs::read_to_string(root.join("CLAUDE.md"))
+        .unwrap()
+        .contains("@AGENTS.md"));
+    let cursor = std::fs::read_to_string(root.join(".cursor/rules/medulla.mdc")).unwrap();
+    assert!(
+        cursor.starts_with("---\n")
+            && cursor.contains("alwaysApply: true")
+            && cursor.contains("`release-steps`"),
+        "{cursor}"
+    );
+    let copilot =
+        std::fs::read_to_string(root.join(".github/instructions/medulla.instructions.md")).unwrap();
+    assert!(copilot.contains("applyTo: \"**\""), "{copilot}");
+    let windsurf = std::fs::read_to_string(root.join(".windsurf/rules/medulla.md")).unwrap();
+    assert!(windsurf.contains("trigger: always_on"), "{windsurf}");
+
+    // Nothing new: nothing rewritten, and the check passes.
+    let before = std::fs::metadata(root.join("AGENTS.md"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let r = run(&o, home.path(), &root, &["sync"]);
+    assert_eq!(r.code, 0);
+    assert!(!r.stdout.contains("written"), "{}", r.stdout);
+    assert_eq!(
+        std::fs::metadata(root.join("AGENTS.md"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        before
+    );
+    assert_eq!(run(&o, home.path(), &root, &["sync", "--check"]).code, 0);
+
+    // New memory: the check fails and writes nothing.
+    memorize(
+        "Pool size",
+        "the pool is capped at 20",
+        "verified",
+        None,
+        "claude:maker",
+    );
+    let r = run(&o, home.path(), &root, &["sync", "--check"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("stale"), "{}", r.stdout);
+    assert!(!std::fs::read_to_string(root.join("AGENTS.md"))
+        .unwrap()
+        .contains("pool-size"));
+
+    // A person edits the block: sync refuses, proposes beside it; --force overwrites.
+    let edited = std::fs::read_to_string(root.join("AGENTS.md"))
+        .unwrap()
+        .replace("never by hand", "by hand on fridays");
+    std::fs::write(root.join("AGENTS.md"), &edited).unwrap();
+    let r = run(&o, home.path(), &root, &["sync"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("edited by hand") && r.stderr.contains("AGENTS.medulla.md"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("AGENTS.md")).unwrap(),
+        edited
+    );
+    assert!(std::fs::read_to_string(root.join("AGENTS.medulla.md"))
+        .unwrap()
+        .contains("`pool-size`"));
+    let r = run(&o, home.path(), &root, &["sync", "--force"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let agents = std::fs::read_to_string(root.join("AGENTS.md")).unwrap();
+    assert!(
+        agents.contains("`pool-size`") && agents.contains("never by hand"),
+        "{agents}"
+    );
+    assert!(
+        agents.starts_with("# Agents\n"),
+        "the person's part stays: {agents}"
+    );
+}
