@@ -53,8 +53,10 @@ pub struct ConnectArgs {
 
 #[derive(Debug, Args)]
 pub struct DisconnectArgs {
+    /// The agent client whose configuration medulla leaves
     #[arg(value_enum)]
     pub client: AgentClient,
+    /// This project's file, or the user's [default: project where the client has one]
     #[arg(long, value_enum)]
     pub scope: Option<Scope>,
     /// The project [default: the working directory]
