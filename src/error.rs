@@ -66,6 +66,8 @@ pub enum OwnerError {
     MedullaTimeout { ms: u64 },
     #[error("the mailbox distributor failed: {0}; the letters are safe in the spool")]
     Mailbox(String),
+    #[error(transparent)]
+    Backup(#[from] crate::backup::BackupError),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -92,6 +94,7 @@ impl OwnerError {
             OwnerError::OpenFailed { code, .. } => code,
             OwnerError::MedullaTimeout { .. } => "medulla_timeout",
             OwnerError::Mailbox(_) => "mailbox",
+            OwnerError::Backup(e) => e.code(),
             OwnerError::Internal(_) => "internal",
         }
     }

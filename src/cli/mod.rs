@@ -9,6 +9,7 @@
 //! - `filter`: the recall filters as flags;
 //! - `model`: `medulla model fetch | status`;
 //! - `owner`: `serve`, `stop`, `hall`, and the logs' colour;
+//! - `restore`: `medulla restore`, which works on the files of a stopped home;
 //! - `paths`: relative path arguments made absolute before they are sent;
 //! - `values`: the closed sets of values the owner accepts (tiers, verdicts, classes);
 //! - `print`: human output, one module per family of answers.
@@ -20,6 +21,7 @@ mod model;
 mod owner;
 mod paths;
 mod print;
+mod restore;
 mod values;
 
 use std::path::PathBuf;
@@ -298,6 +300,27 @@ pub enum Command {
 DIR/.history/<slug>.<created>.light.md with --history), `Created` in milliseconds since the \
 epoch, every provenance field included: importing them again is lossless.")]
     Export(ExportArgs),
+    /// Write a consistent copy of every store, the spool and the config, while serving
+    #[command(
+        after_long_help = "Each store is copied from one read transaction of its own: \
+writes go on meanwhile, and the copy holds every write acknowledged before it began. The \
+backup is DIR/<time>/ (written as <time>.partial, renamed when complete) with a \
+manifest.json of counts and sha256 hashes. Restore it with `medulla restore`."
+    )]
+    Backup {
+        /// The directory to write the backup under [default: $MEDULLA_HOME/backups]
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Put a backup back (the owner stopped): the whole home, or one brain or the medulla
+    #[command(
+        after_long_help = "Every hash in the backup's manifest is checked, and every \
+store copy opened and counted, before anything is touched. What is replaced is moved to \
+$MEDULLA_HOME/replaced/<time>/, never deleted. Refused while an owner runs on the home: \
+`medulla stop` first."
+    )]
+    Restore(restore::RestoreArgs),
     /// The embedding model's files: fetch them, or see where they are
     #[command(subcommand)]
     Model(model::ModelCmd),
@@ -458,7 +481,11 @@ impl Command {
     fn client_opts(&self) -> Option<&ClientOpts> {
         use Command as C;
         Some(match self {
-            C::Serve(_) | C::Bridge { .. } | C::Completions { .. } | C::Model(_) => return None,
+            C::Serve(_)
+            | C::Bridge { .. }
+            | C::Completions { .. }
+            | C::Model(_)
+            | C::Restore(_) => return None,
             C::Stop { c }
             | C::Status { c }
             | C::Hall { c, .. }
@@ -475,7 +502,8 @@ impl Command {
             | C::Retire { c, .. }
             | C::Audit { c, .. }
             | C::Acts { c, .. }
-            | C::Doctor { c } => c,
+            | C::Doctor { c }
+            | C::Backup { c, .. } => c,
             C::Report(a) => &a.c,
             C::Import(a) => &a.c,
             C::Export(a) => &a.c,
@@ -499,6 +527,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Serve(args) => owner::serve(args),
         Command::Bridge { url } => owner::bridge(url.as_deref()),
         Command::Model(cmd) => model::run(cmd),
+        Command::Restore(args) => restore::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -4,6 +4,7 @@
 
 use brains::StoreError;
 
+use crate::backup::BackupError;
 use crate::error::OwnerError;
 
 pub fn of(e: &OwnerError) -> u16 {
@@ -32,6 +33,16 @@ pub fn of(e: &OwnerError) -> u16 {
         // not broken at the caller's end: retry later.
         OwnerError::BrainOpening { .. } | OwnerError::OpenFailed { .. } => 503,
         OwnerError::Timeout { .. } | OwnerError::MedullaTimeout { .. } => 504,
+        OwnerError::Backup(e) => match e {
+            BackupError::Running(_) | BackupError::OwnerRunning { .. } => 409,
+            BackupError::DirRefused { .. } => 400,
+            BackupError::ManifestMissing { .. }
+            | BackupError::Incomplete { .. }
+            | BackupError::ManifestInvalid { .. }
+            | BackupError::Damaged { .. }
+            | BackupError::UnknownStore { .. } => 422,
+            BackupError::Io { .. } => 500,
+        },
         OwnerError::Internal(_) => 500,
     }
 }

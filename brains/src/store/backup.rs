@@ -230,7 +230,9 @@ pub fn held_by_another(file: &Path) -> bool {
     }
     match ReadOnlyDatabase::open(file) {
         Ok(_) => false,
-        Err(redb::DatabaseError::DatabaseAlreadyOpen | redb::DatabaseError::LockProtocolMismatch) => true,
+        Err(
+            redb::DatabaseError::DatabaseAlreadyOpen | redb::DatabaseError::LockProtocolMismatch,
+        ) => true,
         Err(redb::DatabaseError::Storage(redb::StorageError::Io(e))) => {
             e.kind() == std::io::ErrorKind::WouldBlock
         }

@@ -15,11 +15,15 @@ fn a_copy_holds_exactly_what_was_committed_when_its_transaction_began() {
     let clock = Arc::new(FixedClock::new(T0));
     let mut s = open(&tmp.path().join("store"), &clock, true);
     for i in 0..40 {
-        s.memorize(input(&format!("before {i}"), &format!("fact number {i} about the cache")))
-            .unwrap();
+        s.memorize(input(
+            &format!("before {i}"),
+            &format!("fact number {i} about the cache"),
+        ))
+        .unwrap();
     }
     // A superseded version (history), a graded claim (an act) and a boot-memory key.
-    s.memorize(input("before 0", "fact number 0, corrected")).unwrap();
+    s.memorize(input("before 0", "fact number 0, corrected"))
+        .unwrap();
     s.learn("before-1", Verdict::Correct, "claude:maker", None)
         .unwrap();
     s.kv_set("build", "cargo build", "claude:maker").unwrap();
@@ -43,7 +47,10 @@ fn a_copy_holds_exactly_what_was_committed_when_its_transaction_began() {
     assert_eq!(copy.counts.live_claims, 40);
     assert_eq!(copy.counts.history_versions, 1);
     assert_eq!(copy.counts.kv_keys, 1);
-    assert_eq!(hash_file(&copy.file).unwrap(), (copy.bytes, copy.sha256.clone()));
+    assert_eq!(
+        hash_file(&copy.file).unwrap(),
+        (copy.bytes, copy.sha256.clone())
+    );
     assert_eq!(count_copy(&copy.file).unwrap(), copy.counts);
     // Only the truth is copied; the derived files are rebuilt on open.
     let names: Vec<String> = std::fs::read_dir(&dest)

@@ -1,4 +1,4 @@
-//! `import` and `export`: a progress bar on stderr while the owner streams its progress,
+//! `import`, `export` and `backup`: a progress bar on stderr while the owner streams its progress,
 //! then a count-conserving report in which duplicates (already imported) are told apart
 //! from real refusals.
 
@@ -237,6 +237,49 @@ pub fn export(body: &Value) {
             "  {} {}",
             paint(YELLOW, "not written (hygiene floor):"),
             fit(&line, width().saturating_sub(31))
+        );
+    }
+}
+
+pub fn backup(body: &Value) {
+    let m = &body["manifest"];
+    let stores = m["stores"].as_array().cloned().unwrap_or_default();
+    let live: u64 = stores
+        .iter()
+        .map(|s| num(&s["counts"]["live_claims"]))
+        .sum();
+    let bytes: u64 = stores.iter().map(|s| num(&s["bytes"])).sum();
+    out!(
+        "backed up {} ({}, {} KiB) in {} ms into {}",
+        plural(stores.len() as u64, "store", "stores"),
+        plural(live, "live claim", "live claims"),
+        bytes / 1024,
+        num(&body["duration_ms"]),
+        fit_left(s(&body["dir"], "?"), width().saturating_sub(50))
+    );
+    for st in &stores {
+        let c = &st["counts"];
+        out!(
+            "  {}  {} live, {} history, {} acts, {} keys",
+            fit(
+                s(&st["root"], s(&st["store"], "?")),
+                width().saturating_sub(50)
+            ),
+            num(&c["live_claims"]),
+            num(&c["history_versions"]),
+            num(&c["acts"]),
+            num(&c["kv_keys"])
+        );
+    }
+    for f in m["files"].as_array().into_iter().flatten() {
+        out!("  {}  {} bytes", s(&f["file"], "?"), num(&f["bytes"]));
+    }
+    for f in m["failed"].as_array().into_iter().flatten() {
+        out!(
+            "  {} {}: {}",
+            paint(YELLOW, "not copied:"),
+            s(&f["root"], s(&f["store"], "?")),
+            s(&f["error"], "?")
         );
     }
 }
