@@ -167,7 +167,10 @@ pub async fn write(
     let p = partial.clone();
     let parent_owned = parent.to_path_buf();
     blocking(move || {
-        create_private_dir(&parent_owned)?;
+        // A parent made here is private; an existing one (`/mnt/backups`) keeps its mode.
+        if !parent_owned.exists() {
+            create_private_dir(&parent_owned)?;
+        }
         create_private_dir(&p)
     })
     .await?;
