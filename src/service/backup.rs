@@ -230,7 +230,15 @@ async fn fill(
     progress.tick(0, Some(total), "stores");
 
     match copy_store(svc, &StoreId::Medulla, partial, "medulla").await {
-        Ok(entry) => stores.push(entry),
+        Ok(entry) => {
+            stores.push(entry);
+            let (home, partial) = (home.clone(), partial.to_path_buf());
+            files = blocking(move || {
+                carry(&home, &partial, "medulla/counters.json", false, &mut files)?;
+                Ok(files)
+            })
+            .await?;
+        }
         Err(e) => failed.push(FailedStore {
             store: "medulla".into(),
             root: None,

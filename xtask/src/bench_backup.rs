@@ -41,8 +41,18 @@ fn p99(v: &mut [Duration]) -> f64 {
 }
 
 const WORDS: [&str; 12] = [
-    "cache", "deploy", "schema", "router", "timeout", "flake", "release", "index", "queue",
-    "migration", "runner", "token",
+    "cache",
+    "deploy",
+    "schema",
+    "router",
+    "timeout",
+    "flake",
+    "release",
+    "index",
+    "queue",
+    "migration",
+    "runner",
+    "token",
 ];
 
 fn fill(dir: &Path, n: usize, tag: &str) -> Result<()> {
@@ -99,7 +109,13 @@ fn build_home(home: &Path, roots: &[String], per: usize) -> Result<()> {
     for e in std::fs::read_dir(home.join("brains"))? {
         let dir = e?.path();
         let m: Value = serde_json::from_slice(&std::fs::read(dir.join("brain.json"))?)?;
-        let tag = m["root"].as_str().unwrap_or("x").rsplit('/').next().unwrap_or("x").to_string();
+        let tag = m["root"]
+            .as_str()
+            .unwrap_or("x")
+            .rsplit('/')
+            .next()
+            .unwrap_or("x")
+            .to_string();
         fill(&dir, per, &tag)?;
     }
     eprintln!(
@@ -131,7 +147,12 @@ fn clients(
             let mut i = c * 7919;
             while !stop.load(Ordering::Relaxed) {
                 i += 1;
-                let q = format!("{} {} runner {}", WORDS[i % 12], WORDS[(i / 12) % 12], i % 97);
+                let q = format!(
+                    "{} {} runner {}",
+                    WORDS[i % 12],
+                    WORDS[(i / 12) % 12],
+                    i % 97
+                );
                 let t = Instant::now();
                 let a = s.call_tool("seek", json!({ "query": q, "tier": "project" }))?;
                 let d = t.elapsed();
@@ -184,7 +205,8 @@ fn scenario(name: &str, brains: usize, per: usize, n_clients: usize, secs: u64) 
     let backup_end = Instant::now();
     stop.store(true, Ordering::Relaxed);
     for h in handles {
-        h.join().map_err(|_| anyhow::anyhow!("a client panicked"))??;
+        h.join()
+            .map_err(|_| anyhow::anyhow!("a client panicked"))??;
     }
     let all = samples.lock().unwrap().clone();
     let mut alone: Vec<Duration> = all
@@ -208,7 +230,10 @@ fn scenario(name: &str, brains: usize, per: usize, n_clients: usize, secs: u64) 
         .filter_map(|s| s["counts"]["live_claims"].as_u64())
         .sum();
     if claims != (brains * per) as u64 {
-        bail!("the backup counts {claims} live claims, not {}", brains * per);
+        bail!(
+            "the backup counts {claims} live claims, not {}",
+            brains * per
+        );
     }
     let dir = PathBuf::from(answer["dir"].as_str().context("no dir")?);
     drop(o);
@@ -255,8 +280,15 @@ fn scenario(name: &str, brains: usize, per: usize, n_clients: usize, secs: u64) 
 pub fn run(args: &[String]) -> Result<()> {
     const USAGE: &str = "usage: cargo xtask bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]";
     for a in args.iter().filter(|a| a.starts_with("--")) {
-        if !["--backup", "--claims", "--brains", "--per-brain", "--clients", "--secs"]
-            .contains(&a.as_str())
+        if ![
+            "--backup",
+            "--claims",
+            "--brains",
+            "--per-brain",
+            "--clients",
+            "--secs",
+        ]
+        .contains(&a.as_str())
         {
             bail!("unknown argument {a:?}: {USAGE}");
         }
@@ -268,7 +300,10 @@ pub fn run(args: &[String]) -> Result<()> {
     let n_clients = flag(args, "--clients", 8)?.max(1);
     let secs = flag(args, "--secs", 5)? as u64;
     let rows = [
-        (format!("1 brain × {claims}"), scenario("one big brain", 1, claims, n_clients, secs)?),
+        (
+            format!("1 brain × {claims}"),
+            scenario("one big brain", 1, claims, n_clients, secs)?,
+        ),
         (
             format!("{brains} brains × {per}"),
             scenario("many brains", brains, per, n_clients, secs)?,

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use brains::store::backup::{count_copy, hash_file};
+use brains::store::backup::{count_copy, hash_file, held_by_another};
 use brains::{FixedClock, RecallQuery, Store, Verdict};
 
 use crate::common::{input, open, opts, T0};
@@ -109,4 +109,17 @@ fn a_damaged_copy_does_not_count_as_clean() {
     let bytes = std::fs::read(&copy.file).unwrap();
     std::fs::write(&copy.file, &bytes[..bytes.len() / 3]).unwrap();
     assert!(count_copy(&copy.file).is_err());
+}
+
+#[test]
+fn an_open_store_is_seen_as_held_and_a_closed_one_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let dir = tmp.path().join("store");
+    let s = open(&dir, &clock, false);
+    let file = dir.join(brains::store::DB_FILE);
+    assert!(held_by_another(&file));
+    s.close().unwrap();
+    assert!(!held_by_another(&file));
+    assert!(!held_by_another(&tmp.path().join("missing/store.redb")));
 }
