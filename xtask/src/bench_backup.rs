@@ -200,8 +200,7 @@ fn scenario(name: &str, brains: usize, per: usize, n_clients: usize, secs: u64) 
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs(secs));
     let alone_end = Instant::now();
-    let backup_dir = home.path().join("bench-backups");
-    let answer = founder(&o, home.path(), "backup", json!({ "dir": backup_dir }))?;
+    let answer = founder(&o, home.path(), "backup", json!({}))?;
     let backup_end = Instant::now();
     stop.store(true, Ordering::Relaxed);
     for h in handles {
