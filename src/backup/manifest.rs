@@ -153,7 +153,9 @@ pub fn read(dir: &Path) -> Result<Manifest, BackupError> {
     }
     for st in &m.stores {
         let p = Path::new(&st.file);
-        if p.components().count() < 2 || p.file_name() != Some(std::ffi::OsStr::new(brains::store::DB_FILE)) {
+        if p.components().count() < 2
+            || p.file_name() != Some(std::ffi::OsStr::new(brains::store::DB_FILE))
+        {
             return Err(invalid(format!(
                 "{:?} is not a store file inside a store's directory",
                 st.file
