@@ -116,11 +116,10 @@ fn show(r: &Report) {
             paint(BOLD, &x.what)
         );
         match &x.replaced_to {
-            Some(to) => out!(
-                "    replaced {}: the old one is now {}",
-                x.path.display(),
-                to.display()
-            ),
+            Some(to) => {
+                out!("    replaced what was there; it was moved to");
+                out!("    {}", to.display());
+            }
             None => out!("    {}", paint(DIM, format!("new at {}", x.path.display()))),
         }
     }

@@ -376,13 +376,9 @@ fn restore_checks_everything_before_it_touches_anything() {
         "{}",
         r.stdout
     );
-    let replaced_line = r
-        .stdout
-        .lines()
-        .find(|l| l.contains("replaced"))
-        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(r.stdout.contains("replaced what was there"), "{}", r.stdout);
     assert!(
-        replaced_line.contains(&format!("{}/replaced/", home.display())),
+        r.stdout.contains(&format!("{}/replaced/", home.display())),
         "{}",
         r.stdout
     );

@@ -250,12 +250,15 @@ pub fn backup(body: &Value) {
         .sum();
     let bytes: u64 = stores.iter().map(|s| num(&s["bytes"])).sum();
     out!(
-        "backed up {} ({}, {} KiB) in {} ms into {}",
+        "backed up {} ({}, {} KiB) in {} ms into",
         plural(stores.len() as u64, "store", "stores"),
         plural(live, "live claim", "live claims"),
         bytes / 1024,
-        num(&body["duration_ms"]),
-        fit_left(s(&body["dir"], "?"), width().saturating_sub(50))
+        num(&body["duration_ms"])
+    );
+    out!(
+        "  {}",
+        fit_left(s(&body["dir"], "?"), width().saturating_sub(2))
     );
     for st in &stores {
         let c = &st["counts"];
@@ -271,8 +274,24 @@ pub fn backup(body: &Value) {
             num(&c["kv_keys"])
         );
     }
-    for f in m["files"].as_array().into_iter().flatten() {
+    // The home's own files by name; each brain's manifest and counters only counted.
+    let files = m["files"].as_array().cloned().unwrap_or_default();
+    let (top, beside): (Vec<&Value>, Vec<&Value>) =
+        files.iter().partition(|f| !s(&f["file"], "").contains('/'));
+    for f in top {
         out!("  {}  {} bytes", s(&f["file"], "?"), num(&f["bytes"]));
+    }
+    if !beside.is_empty() {
+        out!(
+            "  {}",
+            paint(
+                DIM,
+                format!(
+                    "and {} beside the stores",
+                    plural(beside.len() as u64, "file", "files")
+                )
+            )
+        );
     }
     for f in m["failed"].as_array().into_iter().flatten() {
         out!(
