@@ -189,10 +189,15 @@ pub async fn write(
         if let Ok(d) = std::fs::File::open(&parent_owned) {
             let _ = d.sync_all();
         }
-        match keep {
-            Some(k) => rotate(&parent_owned, k),
-            None => Ok(Vec::new()),
-        }
+        // The backup is complete and in place: a rotation that fails is only logged.
+        Ok(match keep.map(|k| rotate(&parent_owned, k)) {
+            Some(Ok(gone)) => gone,
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "could not rotate old backups away; they stay until the next rotation");
+                Vec::new()
+            }
+            None => Vec::new(),
+        })
     })
     .await?;
     Ok(Written {
