@@ -50,6 +50,11 @@ pub struct Config {
     pub canonical_home: PathBuf,
     /// The user's home directory (never a brain root), canonicalised when it exists.
     pub user_home: Option<PathBuf>,
+    /// How often the owner writes a scheduled backup into `$MEDULLA_HOME/backups/`;
+    /// `None` when `backup_every_secs = 0` (off).
+    pub backup_every: Option<Duration>,
+    /// How many backups the schedule keeps in `$MEDULLA_HOME/backups/`.
+    pub backup_keep: usize,
     /// Test only: read "now" from this file (ms since the epoch) instead of the system.
     pub clock_file: Option<PathBuf>,
 }
@@ -82,6 +87,8 @@ struct FileConfig {
     max_sessions: Option<usize>,
     session_idle_secs: Option<u64>,
     body_timeout_ms: Option<u64>,
+    backup_every_secs: Option<u64>,
+    backup_keep: Option<usize>,
     clock_file: Option<PathBuf>,
 }
 
@@ -155,6 +162,10 @@ impl Config {
             max_sessions: file.max_sessions.unwrap_or(256).max(1),
             session_idle: Duration::from_secs(file.session_idle_secs.unwrap_or(30 * 60)),
             body_timeout: Duration::from_millis(file.body_timeout_ms.unwrap_or(10_000)),
+            backup_every: Some(file.backup_every_secs.unwrap_or(24 * 3600))
+                .filter(|s| *s > 0)
+                .map(Duration::from_secs),
+            backup_keep: file.backup_keep.unwrap_or(7).max(1),
             canonical_home: std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf()),
             clock_file: file.clock_file,
             user_home: std::env::var_os("HOME")

@@ -70,6 +70,8 @@ pub enum OwnerError {
     DiskFull { path: String },
     #[error("cannot write {path}: {detail}; fix the cause (permissions, a read-only mount), then send it again; nothing was half-written")]
     Io { path: String, detail: String },
+    #[error(transparent)]
+    Backup(#[from] crate::backup::BackupError),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -116,6 +118,7 @@ impl OwnerError {
             OwnerError::Mailbox(_) => "mailbox",
             OwnerError::DiskFull { .. } => "disk_full",
             OwnerError::Io { .. } => "io",
+            OwnerError::Backup(e) => e.code(),
             OwnerError::Internal(_) => "internal",
         }
     }

@@ -15,6 +15,8 @@
 //! - [`audit`]: the audit actor, the only writer of the medulla: promotion, doctrine
 //!   birth, demotion.
 //! - [`mailbox`]: the field-report spool, the distributor actor, boxes, fate, sweep.
+//! - [`backup`]: backups on disk: the manifest, names, rotation, and restoring one into a
+//!   stopped home.
 //! - [`service`]: every tool and REST read, with routing by caller root and rendering of
 //!   rows; shared by MCP, REST and the CLI.
 //! - [`http`]: hyper server, MCP Streamable HTTP via `rmcp`, the REST routes, the
@@ -28,6 +30,7 @@
 //! The store engine itself lives in the `brains` crate and knows nothing of this one.
 
 mod audit;
+mod backup;
 mod brain;
 mod bridge;
 mod call;
@@ -70,6 +73,7 @@ mod layering {
         ("call", 4),
         ("error", 3),
         ("model", 2),
+        ("backup", 2),
         ("clock", 1),
         ("config", 1),
         ("events", 1),

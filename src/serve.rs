@@ -136,6 +136,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         clock,
         founder_token: Arc::new(founder_token),
         anchors: Default::default(),
+        backups: Default::default(),
     };
 
     let url = format!("http://{addr}");
@@ -155,7 +156,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     }
     tracing::info!(%url, home = %cfg.home.display(), "owner up");
 
+    let scheduled = tokio::spawn(crate::service::backup::schedule(svc.clone()));
     crate::http::serve(listener, svc, shutdown_signal()).await?;
+    scheduled.abort();
 
     tracing::info!("shutting down: closing stores");
     owner.actor.stop(Some("shutdown".into()));

@@ -50,7 +50,8 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         | Command::Prime(_)
         | Command::Connect(_)
         | Command::Disconnect(_)
-        | Command::Sync(_) => {
+        | Command::Sync(_)
+        | Command::Restore(_) => {
             unreachable!("not a client command")
         }
         Command::Stop { .. } => super::owner::stop(c, opts),
@@ -301,6 +302,16 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
                 json!({ "dir": dir, "brain": brain, "medulla": e.medulla, "history": e.history });
             let a = streamed(c, opts, "export", args)?;
             finish(opts, &a, print::transfer::export)
+        }
+        Command::Backup { dir, .. } => {
+            let dir = dir.map(|d| paths::absolute(&d)).transpose()?;
+            let a = streamed(c, opts, "backup", json!({ "dir": dir }))?;
+            let code = finish(opts, &a, print::transfer::backup)?;
+            // A backup that could not copy every store is not a clean one.
+            let failed = a.body["manifest"]["failed"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty());
+            Ok(if code == 0 && failed { 1 } else { code })
         }
     }
 }

@@ -9,6 +9,7 @@
 //! - `filter`: the recall filters as flags;
 //! - `model`: `medulla model fetch | status`;
 //! - `owner`: `serve`, `stop`, `hall`, and the logs' colour;
+//! - `restore`: `medulla restore`, which works on the files of a stopped home;
 //! - `paths`: relative path arguments made absolute before they are sent;
 //! - `values`: the closed sets of values the owner accepts (tiers, verdicts, classes);
 //! - `print`: human output, one module per family of answers.
@@ -22,6 +23,7 @@ mod owner;
 mod paths;
 mod prime;
 mod print;
+mod restore;
 mod sync;
 mod values;
 
@@ -305,6 +307,27 @@ pub enum Command {
 DIR/.history/<slug>.<created>.light.md with --history), `Created` in milliseconds since the \
 epoch, every provenance field included: importing them again is lossless.")]
     Export(ExportArgs),
+    /// Write a consistent copy of every store, the spool and the config, while serving
+    #[command(
+        after_long_help = "Each store is copied from one read transaction of its own: \
+writes go on meanwhile, and the copy holds every write acknowledged before it began. The \
+backup is DIR/<time>/ (written as <time>.partial, renamed when complete) with a \
+manifest.json of counts and sha256 hashes. Restore it with `medulla restore`."
+    )]
+    Backup {
+        /// The directory to write the backup under [default: $MEDULLA_HOME/backups]
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Put a backup back (the owner stopped): the whole home, or one brain or the medulla
+    #[command(
+        after_long_help = "Every hash in the backup's manifest is checked, and every \
+store copy opened and counted, before anything is touched. What is replaced is moved to \
+$MEDULLA_HOME/replaced/<time>/, never deleted. Refused while an owner runs on the home: \
+`medulla stop` first."
+    )]
+    Restore(restore::RestoreArgs),
     /// The embedding model's files: fetch them, or see where they are
     #[command(subcommand)]
     Model(model::ModelCmd),
@@ -490,7 +513,8 @@ impl Command {
             | C::Completions { .. }
             | C::Model(_)
             | C::Prime(_)
-            | C::Sync(_) => return None,
+            | C::Sync(_)
+            | C::Restore(_) => return None,
             C::Connect(a) => &a.c,
             C::Disconnect(a) => &a.c,
             C::Stop { c }
@@ -509,7 +533,8 @@ impl Command {
             | C::Retire { c, .. }
             | C::Audit { c, .. }
             | C::Acts { c, .. }
-            | C::Doctor { c, .. } => c,
+            | C::Doctor { c, .. }
+            | C::Backup { c, .. } => c,
             C::Report(a) => &a.c,
             C::Import(a) => &a.c,
             C::Export(a) => &a.c,
@@ -537,6 +562,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Sync(a) => sync::sync(a),
         Command::Connect(a) => connect::connect(a),
         Command::Disconnect(a) => connect::disconnect(a),
+        Command::Restore(args) => restore::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -796,6 +796,21 @@ function retireDialog(r, ctx) {
   });
 }
 
+function backupDialog() {
+  confirmAct({
+    heading: 'Back up every store',
+    okText: 'Back up',
+    body: [h('p', {}, 'Copy every store (each from one read transaction; writes go on meanwhile), the spool, the boxes and the config into a new directory under $MEDULLA_HOME/backups/, with a manifest of counts and sha256 hashes.')],
+    run: async () => {
+      const v = await call('backup', {});
+      const stores = v.manifest?.stores || [];
+      const failed = v.manifest?.failed || [];
+      const live = stores.reduce((a, st) => a + (st.counts?.live_claims || 0), 0);
+      return `Backed up ${plural(stores.length, 'store')} (${plural(live, 'live claim')}) in ${fmtNum(v.duration_ms)} ms into ${v.dir}${failed.length ? `; not copied: ${failed.map((f) => f.root || f.store).join(', ')}` : ''}.`;
+    },
+  });
+}
+
 /** After an action: the event stream will say so too; this covers a stream that is down. */
 function refreshSoon() {
   if (S.live !== 'on') setTimeout(() => S.view?.onEvents([{ kind: 'act' }]), 50);
@@ -1036,6 +1051,9 @@ async function viewDoctor(root) {
             ? h('ul', {}, d.evidence_drift.map((x) => h('li', { class: x.drifted ? 'warn' : '' },
               h('code', { text: x.brain }), `: ${plural(x.drifted, 'claim')} of ${fmtNum(x.anchored)} anchored changed since written`)))
             : h('p', { class: 'muted', text: 'No claim carries anchored evidence yet.' }))),
+      h('section', { class: 'panel', id: 'backup' }, h('h2', { text: 'Backup' }),
+        h('p', { class: 'muted', text: 'A consistent copy of every store, the spool and the config, written while serving into $MEDULLA_HOME/backups/. Restore one with `medulla restore` (the owner stopped).' }),
+        h('button', { type: 'button', class: 'act-backup', text: 'Back up now', onclick: () => backupDialog() })),
     ];
   };
   await load(body, draw);

@@ -4,6 +4,7 @@
 
 use brains::StoreError;
 
+use crate::backup::BackupError;
 use crate::error::OwnerError;
 
 pub fn of(e: &OwnerError) -> u16 {
@@ -41,6 +42,16 @@ pub fn of(e: &OwnerError) -> u16 {
         OwnerError::Timeout { .. } | OwnerError::MedullaTimeout { .. } => 504,
         OwnerError::DiskFull { .. } => 507,
         OwnerError::Io { .. } => 503,
+        OwnerError::Backup(e) => match e {
+            BackupError::Running(_) | BackupError::OwnerRunning { .. } => 409,
+            BackupError::DirRefused { .. } => 400,
+            BackupError::ManifestMissing { .. }
+            | BackupError::Incomplete { .. }
+            | BackupError::ManifestInvalid { .. }
+            | BackupError::Damaged { .. }
+            | BackupError::UnknownStore { .. } => 422,
+            BackupError::Io { .. } => 500,
+        },
         OwnerError::Internal(_) => 500,
     }
 }

@@ -271,6 +271,28 @@ impl OwnerHandle {
         self.read(id, move |s| s.acts_before(before, limit)).await
     }
 
+    /// Copy a store for a backup into `dest`: its read lock is held only to begin one
+    /// read transaction; the copy runs from that transaction on the blocking pool while
+    /// writes go on. A store closed under the copy (its brain unloaded) is copied again
+    /// from a new transaction, once.
+    pub async fn backup_store(&self, id: &StoreId, dest: PathBuf) -> Result<brains::StoreCopy> {
+        let mut again = true;
+        loop {
+            let source = self.read(id, |s| s.backup_source()).await?;
+            let to = dest.clone();
+            let copied = tokio::task::spawn_blocking(move || source.write_to(&to))
+                .await
+                .map_err(|e| OwnerError::Internal(format!("a store copy panicked: {e}")))?;
+            match copied {
+                Err(brains::StoreError::Closed) if again => {
+                    again = false;
+                    let _ = std::fs::remove_dir_all(&dest);
+                }
+                other => return other.map_err(OwnerError::from),
+            }
+        }
+    }
+
     pub async fn check_index(&self, id: &StoreId) -> Result<Option<String>> {
         self.read(id, |s| s.check_index()).await
     }

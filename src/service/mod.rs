@@ -11,6 +11,7 @@
 //! nothing of HTTP, headers or JSON-RPC.
 
 pub mod anchors;
+pub mod backup;
 pub mod drift;
 pub mod health;
 pub mod mailbox;
@@ -51,6 +52,8 @@ pub struct Service {
     pub founder_token: Arc<String>,
     /// File hashes of anchored evidence, cached by (size, mtime, inode).
     pub anchors: Arc<anchors::AnchorCache>,
+    /// The one backup gate: never two backups at once.
+    pub backups: Arc<backup::Backups>,
 }
 
 /// Longest accepted query or task, in bytes.

@@ -149,6 +149,7 @@ registry! {
     verbs::report::InboxSweep,
     verbs::import::Import,
     verbs::export::Export,
+    verbs::backup::Backup,
     verbs::purge::Purge,
     verbs::learn::Learn,
     verbs::retire::Retire,

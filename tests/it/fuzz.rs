@@ -26,6 +26,7 @@ const TOOLS: &[&str] = &[
     "inbox_sweep",
     "import",
     "export",
+    "backup",
     "purge",
     "nope",
 ];

@@ -10,6 +10,9 @@
 //!   to a memorize.
 //! - `bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]`: what
 //!   evidence anchors cost recall (build `--release` first).
+//! - `bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8]
+//!   [--secs 5]`: an online backup's duration and the seek p99 while it runs, and the
+//!   restore (build `--release` first).
 //! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
 //!   one memory workload against medulla (HTTP, bridge) and other MCP memory servers
 //!   (installed under `target/peers/` with npm and pip).
@@ -26,6 +29,7 @@
 
 mod bench;
 mod bench_anchors;
+mod bench_backup;
 mod bench_hall;
 mod bench_http;
 mod bench_near;
@@ -50,6 +54,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --near [--sizes 1000,10000] [--ops 300]
   bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]
   bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]
+  bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]
   hygiene speed [--rounds 200]
@@ -144,6 +149,9 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("--peers") => peers::run(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("--near") => {
             bench_near::run(&rest[1..])
+        }
+        "bench" if rest.first().map(String::as_str) == Some("--backup") => {
+            bench_backup::run(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--anchors") => {
             bench_anchors::run(&rest[1..])

@@ -4,8 +4,8 @@
 //!
 //! One concern per file: `open` (open, reconcile and rebuild the derived indexes),
 //! `write` (memorize, supersede, purge, learn, demote, stamp), `read` (get, history,
-//! listings), `query` (recall), `kv` (boot memory), `acts` (the act log), `tables` (the
-//! redb table definitions).
+//! listings), `query` (recall), `kv` (boot memory), `acts` (the act log), `backup` (a
+//! consistent copy from one read transaction), `tables` (the redb table definitions).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,7 @@ use crate::vector::VectorIndex;
 use tables::{ACTS, CLAIMS, HISTORY, KV, VECTORS};
 
 mod acts;
+pub mod backup;
 mod fault;
 mod integrity;
 mod kv;
@@ -38,6 +39,7 @@ mod snapshot;
 mod tables;
 mod write;
 
+pub use backup::{BackupSource, CopyCounts, StoreCopy};
 pub use integrity::Integrity;
 pub use similar::{Clusters, SimilarHit};
 
@@ -105,7 +107,8 @@ pub struct OpenReport {
     pub claim_index_caught_up: u64,
 }
 
-pub(crate) const DB_FILE: &str = "store.redb";
+/// The truth of a store, in its directory.
+pub const DB_FILE: &str = "store.redb";
 const SCHEMA_VERSION: &str = "1";
 /// Save the vector index file after this many vector writes, and the claim-index
 /// snapshot after this many acts (both are also saved on flush, close and drop). Never

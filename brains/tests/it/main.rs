@@ -1,6 +1,7 @@
 //! The brains integration tests, one binary of modules (as ripgrep's `tests/tests.rs`):
 //! one link step, and every module shares `common`.
 
+mod backup;
 mod batch;
 mod common;
 mod crash;

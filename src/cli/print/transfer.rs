@@ -1,4 +1,4 @@
-//! `import` and `export`: a progress bar on stderr while the owner streams its progress,
+//! `import`, `export` and `backup`: a progress bar on stderr while the owner streams its progress,
 //! then a count-conserving report in which duplicates (already imported) are told apart
 //! from real refusals.
 
@@ -237,6 +237,68 @@ pub fn export(body: &Value) {
             "  {} {}",
             paint(YELLOW, "not written (hygiene floor):"),
             fit(&line, width().saturating_sub(31))
+        );
+    }
+}
+
+pub fn backup(body: &Value) {
+    let m = &body["manifest"];
+    let stores = m["stores"].as_array().cloned().unwrap_or_default();
+    let live: u64 = stores
+        .iter()
+        .map(|s| num(&s["counts"]["live_claims"]))
+        .sum();
+    let bytes: u64 = stores.iter().map(|s| num(&s["bytes"])).sum();
+    out!(
+        "backed up {} ({}, {} KiB) in {} ms into",
+        plural(stores.len() as u64, "store", "stores"),
+        plural(live, "live claim", "live claims"),
+        bytes / 1024,
+        num(&body["duration_ms"])
+    );
+    out!(
+        "  {}",
+        fit_left(s(&body["dir"], "?"), width().saturating_sub(2))
+    );
+    for st in &stores {
+        let c = &st["counts"];
+        out!(
+            "  {}  {} live, {} history, {} acts, {} keys",
+            fit(
+                s(&st["root"], s(&st["store"], "?")),
+                width().saturating_sub(50)
+            ),
+            num(&c["live_claims"]),
+            num(&c["history_versions"]),
+            num(&c["acts"]),
+            num(&c["kv_keys"])
+        );
+    }
+    // The home's own files by name; each brain's manifest and counters only counted.
+    let files = m["files"].as_array().cloned().unwrap_or_default();
+    let (top, beside): (Vec<&Value>, Vec<&Value>) =
+        files.iter().partition(|f| !s(&f["file"], "").contains('/'));
+    for f in top {
+        out!("  {}  {} bytes", s(&f["file"], "?"), num(&f["bytes"]));
+    }
+    if !beside.is_empty() {
+        out!(
+            "  {}",
+            paint(
+                DIM,
+                format!(
+                    "and {} beside the stores",
+                    plural(beside.len() as u64, "file", "files")
+                )
+            )
+        );
+    }
+    for f in m["failed"].as_array().into_iter().flatten() {
+        out!(
+            "  {} {}: {}",
+            paint(YELLOW, "not copied:"),
+            s(&f["root"], s(&f["store"], "?")),
+            s(&f["error"], "?")
         );
     }
 }

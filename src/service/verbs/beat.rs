@@ -331,6 +331,7 @@ mod tests {
             clock: Arc::new(SystemClock),
             founder_token: Arc::new("test-founder-token".repeat(4)),
             anchors: Default::default(),
+            backups: Default::default(),
         }
     }
 

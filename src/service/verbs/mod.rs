@@ -4,6 +4,7 @@
 
 pub mod acts;
 pub mod audit_log;
+pub mod backup;
 pub mod beat;
 pub mod boot_memory;
 pub mod bootstrap;
