@@ -392,3 +392,63 @@ fn a_store_file_moved_away_under_the_owner_takes_no_write_until_it_is_back() {
     }
     assert!(!live.iter().any(|x| x == "while moved"), "{live:?}");
 }
+
+#[test]
+fn a_quarantined_brain_comes_back_whole_from_a_backup() {
+    let o = Owner::start();
+    let x = o.project("x");
+    o.bootstrap(&x);
+    let xs = x.to_string_lossy().to_string();
+    let hx = [("Medulla-Caller-Root", xs.as_str()), AGENT];
+    for i in 0..40 {
+        let text = format!("claim {i}: the cache is warmed at boot zzmarker{i}");
+        assert_eq!(memorize(&o, &hx, &format!("x{i}"), &text).0, 200);
+    }
+    let (s, b) = o.founder_call("backup", json!({}), &[]);
+    assert_eq!(s, 200, "{b}");
+    let backup_dir = b["dir"]
+        .as_str()
+        .expect("the backup's directory")
+        .to_string();
+    let store = {
+        use sha2::{Digest, Sha256};
+        let fp = &hex::encode(Sha256::digest(xs.as_bytes()))[..16];
+        o.home.path().join("brains").join(fp).join("store.redb")
+    };
+    let o = stopped_then(o, || {
+        assert!(damage_pages_holding(&store, "zzmarker3") >= 1);
+    });
+    let (s, v) = memorize(&o, &hx, "while damaged", "refused");
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (503, Some("store_damaged")),
+        "{v}"
+    );
+
+    // The fix the refusal names: restore that brain with the owner stopped.
+    let home = o.home.path().to_path_buf();
+    let o = stopped_then(o, || {
+        let out = crate::cli::medulla_cmd(&home, &home)
+            .args(["restore", backup_dir.as_str(), "--brain", xs.as_str()])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+    assert!(
+        !store.with_file_name("QUARANTINE.json").exists(),
+        "the quarantine went aside with the damaged store"
+    );
+    let (s, v) = memorize(&o, &hx, "after restore", "the brain is whole again");
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        o.claims(&xs).len(),
+        41,
+        "every claim of the backup, and the new one"
+    );
+}
