@@ -242,16 +242,17 @@ fn without_nulls(args: Value) -> Value {
     }
 }
 
+/// What a query value keeps unescaped: letters, digits, `-_.~` and `/` (paths read well).
+const QUERY_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b'/');
+
 /// Percent-encode a query value.
 pub fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(s, QUERY_VALUE).to_string()
 }
 
 #[cfg(test)]

@@ -1,20 +1,30 @@
-//! What each client command sends to the owner and which printer shows the answer.
+//! What each client command sends to the owner and which printer shows the answer. A
+//! verb's arguments are sent as the verb's own argument type, serialized: the command line
+//! parsed into it, and only paths are made absolute here before it goes.
 
 use anyhow::Context;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::client::{encode, Answer, Client};
 use super::print::{self, out};
-use super::{name, paths, ClientOpts, Command, KvCmd, MailboxCmd, Tier, FOUNDER};
+use super::values::name;
+use super::{paths, ClientOpts, Command, KvCmd, MailboxCmd, Tier, FOUNDER};
+use crate::service::verb::Verb;
+use crate::service::verbs::boot_memory::{BootMemory, BootMemoryArgs, Op};
+use crate::service::verbs::report::ReportArgs;
+use crate::service::verbs::{
+    acts::Acts, audit_log::Audit, beat::North, bootstrap::Bootstrap, delegate::Delegate,
+    export::Export, history::History, import::Import, learn::Learn, memorize::Memorize,
+    promote::Promote, purge::Purge, report::Report, retire::Retire, seek::Seek,
+};
 
-/// `Some("medulla")` for the medulla tier; the project tier is the owner's default and is
-/// left out.
-fn medulla_tier(t: Tier) -> Option<&'static str> {
-    (t == Tier::Medulla).then_some("medulla")
-}
-
-fn opt_tier(t: Option<Tier>) -> Option<String> {
-    t.map(name)
+/// Send a verb its own arguments: the struct the owner deserializes, serialized.
+fn call<V: Verb>(c: &Client, args: &V::Args) -> anyhow::Result<Answer>
+where
+    V::Args: Serialize,
+{
+    c.call(V::NAME, serde_json::to_value(args)?)
 }
 
 /// Print an answer: the JSON itself with `--json`, else the refusal or the summary. The
@@ -53,164 +63,106 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         Command::Hall { no_open, .. } => super::owner::hall(c, opts, no_open),
         Command::Status { .. } => finish(opts, &c.get("/api/health")?, print::admin::status),
         Command::Brains { .. } => finish(opts, &c.get("/api/instances")?, print::admin::brains),
-        Command::Bootstrap { path, .. } => {
+        Command::Bootstrap { mut args, .. } => {
             // Without PATH the owner uses the caller root (the working directory).
-            let root = path
-                .map(|p| paths::existing(&p, "the project root"))
-                .transpose()?;
-            let a = c.call("bootstrap", json!({ "root": root }))?;
-            finish(opts, &a, print::writes::bootstrap)
+            args.root = args
+                .root
+                .map(|p| paths::existing(p.as_ref(), "the project root"))
+                .transpose()?
+                .map(|p| p.to_string_lossy().into_owned());
+            finish(
+                opts,
+                &call::<Bootstrap>(c, &args)?,
+                print::writes::bootstrap,
+            )
         }
-        Command::Memorize {
-            label,
-            text,
-            strength,
-            evidence,
-            tier,
-            agent,
-            ..
-        } => {
-            let args = json!({
-                "label": label, "text": text, "strength": strength.map(name),
-                "evidence": evidence, "tier": medulla_tier(tier), "agent_id": agent,
-            });
-            finish(opts, &c.call("memorize", args)?, print::writes::memorize)
+        Command::Memorize { args, .. } => {
+            finish(opts, &call::<Memorize>(c, &args)?, print::writes::memorize)
         }
         Command::Seek {
-            query,
-            tier,
-            scope,
-            limit,
-            filter,
-            ..
+            query, mut args, ..
         } => {
-            let mut args = json!({
-                "query": query.join(" "), "tier": tier.map(name), "scope": scope, "limit": limit,
-            });
-            filter.apply(&mut args)?;
-            finish_read(opts, &c.call("seek", args)?, print::rows::seek)
+            args.query = query.join(" ");
+            finish_read(opts, &call::<Seek>(c, &args)?, print::rows::seek)
         }
-        Command::History { slug, tier, .. } => {
-            let a = c.call("history", json!({ "slug": slug, "tier": opt_tier(tier) }))?;
-            finish_read(opts, &a, print::rows::history)
+        Command::History { args, .. } => {
+            finish_read(opts, &call::<History>(c, &args)?, print::rows::history)
         }
-        Command::Learn {
-            slug,
-            verdict,
-            tier,
-            note,
-            agent,
-            ..
-        } => {
-            let args = json!({
-                "slug": slug, "verdict": name(verdict), "tier": medulla_tier(tier),
-                "note": note, "agent_id": agent,
-            });
-            let a = c.call("learn", args)?;
-            finish(opts, &a, |b| print::writes::learn(b, &name(tier)))
+        Command::Learn { args, .. } => {
+            let tier = name(args.tier.unwrap_or(Tier::Project));
+            let a = call::<Learn>(c, &args)?;
+            finish(opts, &a, |b| print::writes::learn(b, &tier))
         }
-        Command::North {
-            task,
-            limit,
-            filter,
-            ..
-        } => {
-            let mut args = json!({ "task": task.join(" "), "limit": limit });
-            filter.apply(&mut args)?;
-            let a = c.call("north", args)?;
-            finish_read(opts, &a, print::rows::north)
+        Command::North { task, mut args, .. } => {
+            args.task = task.join(" ");
+            finish_read(opts, &call::<North>(c, &args)?, print::rows::north)
         }
-        Command::Delegate {
-            task,
-            child_agent,
-            limit,
-            ..
-        } => {
-            let args =
-                json!({ "task": task.join(" "), "child_agent": child_agent, "limit": limit });
-            finish_read(opts, &c.call("delegate", args)?, print::rows::delegate)
+        Command::Delegate { task, mut args, .. } => {
+            args.task = task.join(" ");
+            finish_read(opts, &call::<Delegate>(c, &args)?, print::rows::delegate)
         }
-        Command::Promote {
-            claim,
-            reason,
-            brain,
-            agent,
-            ..
-        } => {
+        Command::Promote { mut args, .. } => {
             // No --brain: send none, and the owner promotes from the routed brain.
-            let brain = brain.as_deref().map(paths::brain).transpose()?;
-            let args =
-                json!({ "claim": claim, "reason": reason, "brain": brain, "agent_id": agent });
-            finish(opts, &c.call("promote", args)?, print::writes::promote)
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            finish(opts, &call::<Promote>(c, &args)?, print::writes::promote)
         }
-        Command::Purge {
-            slug, tier, agent, ..
-        } => {
-            let args = json!({ "slug": slug, "tier": medulla_tier(tier), "agent_id": agent });
-            finish(opts, &c.call("purge", args)?, print::writes::purge)
+        Command::Purge { args, .. } => {
+            finish(opts, &call::<Purge>(c, &args)?, print::writes::purge)
         }
-        Command::Retire {
-            slug,
-            reason,
-            tier,
-            agent,
-            ..
-        } => {
-            let args = json!({
-                "slug": slug, "reason": reason, "tier": medulla_tier(tier), "agent_id": agent,
-            });
-            finish(opts, &c.call("retire", args)?, print::writes::retire)
+        Command::Retire { args, .. } => {
+            finish(opts, &call::<Retire>(c, &args)?, print::writes::retire)
         }
         Command::Kv(kv) => {
             let args = match kv {
-                KvCmd::Get { key, tier, .. } => {
-                    json!({ "op": "get", "key": key, "tier": opt_tier(tier) })
-                }
+                KvCmd::Get { key, tier, .. } => BootMemoryArgs {
+                    op: Op::Get,
+                    key: Some(key),
+                    value: None,
+                    tier,
+                    agent_id: None,
+                },
                 KvCmd::Set {
                     key,
                     value,
                     tier,
                     agent,
                     ..
-                } => json!({
-                    "op": "set", "key": key, "value": value, "tier": opt_tier(tier), "agent_id": agent,
-                }),
-                KvCmd::List { tier, .. } => json!({ "op": "list", "tier": opt_tier(tier) }),
+                } => BootMemoryArgs {
+                    op: Op::Set,
+                    key: Some(key),
+                    value: Some(value),
+                    tier,
+                    agent_id: Some(agent),
+                },
+                KvCmd::List { tier, .. } => BootMemoryArgs {
+                    op: Op::List,
+                    key: None,
+                    value: None,
+                    tier,
+                    agent_id: None,
+                },
                 KvCmd::Delete {
                     key, tier, agent, ..
-                } => json!({
-                    "op": "delete", "key": key, "tier": opt_tier(tier), "agent_id": agent,
-                }),
+                } => BootMemoryArgs {
+                    op: Op::Delete,
+                    key: Some(key),
+                    value: None,
+                    tier,
+                    agent_id: Some(agent),
+                },
             };
-            finish(opts, &c.call("boot_memory", args)?, print::writes::kv)
+            finish(opts, &call::<BootMemory>(c, &args)?, print::writes::kv)
         }
-        Command::Audit {
-            brain,
-            agent,
-            limit,
-            ..
-        } => {
-            let brain = brain.as_deref().map(paths::brain).transpose()?;
-            let a = c.call(
-                "audit",
-                json!({ "brain": brain, "agent": agent, "limit": limit }),
-            )?;
-            finish(opts, &a, print::admin::audit)
+        Command::Audit { mut args, .. } => {
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            finish(opts, &call::<Audit>(c, &args)?, print::admin::audit)
         }
-        Command::Acts {
-            brain,
-            limit,
-            before,
-            ..
-        } => {
-            let brain = brain.as_deref().map(paths::brain).transpose()?;
-            let a = c.call(
-                "acts",
-                json!({ "brain": brain, "limit": limit, "before": before }),
-            )?;
-            let human = |b: &Value| print::admin::acts(b, brain.as_deref(), limit);
+        Command::Acts { mut args, .. } => {
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            let a = call::<Acts>(c, &args)?;
+            let human = |b: &Value| print::admin::acts(b, args.brain.as_deref(), args.limit);
             // A store named outright needs no word on where the caller stands.
-            if brain.is_some() {
+            if args.brain.is_some() {
                 finish(opts, &a, human)
             } else {
                 finish_read(opts, &a, human)
@@ -240,7 +192,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             if !letter.contains_key("agent") {
                 letter.insert("agent".into(), json!(r.agent));
             }
-            let a = c.call("report", json!({ "letter": letter }))?;
+            let a = call::<Report>(c, &ReportArgs { letter })?;
             finish(opts, &a, print::mailbox::report)
         }
         Command::Mailbox(MailboxCmd::Sweep { .. }) => {
@@ -262,42 +214,42 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             finish(opts, &a, print::mailbox::show)
         }
         Command::Doctor { .. } => finish(opts, &c.get("/api/doctor")?, print::admin::doctor),
-        Command::Import(i) => {
-            let dir = paths::existing(&i.dir, "the directory")?;
-            let triage = i
+        Command::Import { mut args, .. } => {
+            let dir = paths::existing(args.dir.as_ref(), "the directory")?;
+            args.dir = dir.to_string_lossy().into_owned();
+            args.triage = args
                 .triage
-                .as_deref()
-                .map(|t| paths::existing(t, "the rules file"))
-                .transpose()?;
-            let brain = i.brain.as_deref().map(paths::brain).transpose()?;
-            let args = json!({
-                "dir": dir, "brain": brain, "medulla": i.medulla, "dry_run": i.dry_run,
-                "triage": triage, "agent_id": FOUNDER,
-            });
-            let a = streamed(c, opts, "import", args)?;
-            let shown = dir.to_string_lossy().into_owned();
-            let code = finish(opts, &a, |b| print::transfer::import(b, &shown))?;
+                .map(|t| paths::existing(t.as_ref(), "the rules file"))
+                .transpose()?
+                .map(|t| t.to_string_lossy().into_owned());
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            args.agent_id = Some(FOUNDER.into());
+            let a = streamed::<Import>(c, opts, &args)?;
+            let code = finish(opts, &a, |b| print::transfer::import(b, &args.dir))?;
             Ok(if code == 0 && print::transfer::import_failed(&a.body) {
                 1
             } else {
                 code
             })
         }
-        Command::Export(e) => {
-            let dir = paths::absolute(&e.dir)?;
-            let brain = e.brain.as_deref().map(paths::brain).transpose()?;
-            let args =
-                json!({ "dir": dir, "brain": brain, "medulla": e.medulla, "history": e.history });
-            let a = streamed(c, opts, "export", args)?;
+        Command::Export { mut args, .. } => {
+            args.dir = paths::absolute(args.dir.as_ref())?
+                .to_string_lossy()
+                .into_owned();
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            let a = streamed::<Export>(c, opts, &args)?;
             finish(opts, &a, print::transfer::export)
         }
     }
 }
 
 /// A long verb, with a progress bar on a terminal (never with `--json`).
-fn streamed(c: &Client, opts: &ClientOpts, verb: &str, args: Value) -> anyhow::Result<Answer> {
+fn streamed<V: Verb>(c: &Client, opts: &ClientOpts, args: &V::Args) -> anyhow::Result<Answer>
+where
+    V::Args: Serialize,
+{
     let bar = print::transfer::Bar::new(!opts.json);
-    let a = c.call_streaming(verb, args, |p| bar.update(p));
+    let a = c.call_streaming(V::NAME, serde_json::to_value(args)?, |p| bar.update(p));
     bar.finish();
     a
 }

@@ -178,25 +178,25 @@ impl Service {
         self.counters(fp).session();
     }
 
-    /// Call a verb by name with JSON arguments.
+    /// Call a verb by name with its arguments (JSON, or a REST query string).
     pub async fn call_tool(
         &self,
         name: &str,
-        args: serde_json::Value,
+        args: impl Into<registry::Arguments>,
         input: &RouteInput,
     ) -> Result<ToolOutput> {
-        registry::dispatch(self, name, args, input, progress::Progress::none()).await
+        registry::dispatch(self, name, args.into(), input, progress::Progress::none()).await
     }
 
     /// The same, reporting a long verb's progress to `progress`.
     pub async fn call_tool_with_progress(
         &self,
         name: &str,
-        args: serde_json::Value,
+        args: impl Into<registry::Arguments>,
         input: &RouteInput,
         progress: progress::Progress,
     ) -> Result<ToolOutput> {
-        registry::dispatch(self, name, args, input, progress).await
+        registry::dispatch(self, name, args.into(), input, progress).await
     }
 
     pub fn health(&self) -> Health {

@@ -287,7 +287,7 @@ pub fn audit(body: &Value) {
 }
 
 /// `acts`: one page of a store's act log, and how to ask for the next.
-pub fn acts(body: &Value, brain_flag: Option<&str>, limit: Option<u32>) {
+pub fn acts(body: &Value, brain_flag: Option<&str>, limit: Option<usize>) {
     let store = s(&body["store"], "?");
     let acts = body["acts"].as_array().map(Vec::as_slice).unwrap_or(&[]);
     out!(

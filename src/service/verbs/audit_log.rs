@@ -14,14 +14,21 @@ use crate::service::route::find_brain;
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct AuditArgs {
     /// Only entries whose claim came from this brain (root, or `medulla` for doctrine).
+    #[arg(
+        long,
+        value_name = "ROOT",
+        help = "Only entries from this brain (a root, or `medulla` for doctrine births)"
+    )]
     pub brain: Option<String>,
     /// Only entries by this agent.
+    #[arg(long, help = "Only entries by this agent (vendor:role)")]
     pub agent: Option<String>,
     /// Most entries (default 50, from 1 to 500).
+    #[arg(long, help = "How many entries")]
     pub limit: Option<usize>,
 }
 

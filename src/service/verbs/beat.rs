@@ -17,17 +17,24 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::{check_limit, check_query, Service};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct NorthArgs {
     /// The task about to be worked on.
+    #[arg(skip)]
     pub task: String,
     /// Most rows per tier (default 8, from 1 to 50).
+    #[arg(long, help = "How many rows per store")]
     pub limit: Option<usize>,
     /// Rows with their full provenance; without it rows are compact.
     #[serde(default)]
+    #[arg(
+        long,
+        help = "Show each row's full provenance (trust counts, version, hash, evidence, promotion)"
+    )]
     pub detail: bool,
     /// Narrow the candidates: by agent, minimum strength or trust, creation time, evidence.
+    #[command(flatten)]
     pub filter: Option<Filters>,
 }
 

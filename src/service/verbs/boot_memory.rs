@@ -30,7 +30,7 @@ impl Op {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BootMemoryArgs {
     /// `get`, `set`, `list` or `delete`.

@@ -20,17 +20,21 @@ use crate::store_id::Fingerprint;
 pub const ETIQUETTE: &str =
     "makers propose, orchestrators promote: memorize findings into this project; only an orchestrator or the founder promotes a claim to the medulla";
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct DelegateArgs {
     /// The child's task.
+    #[arg(skip)]
     pub task: String,
     /// The child's agent id (`vendor:role`), recorded in the packet.
+    #[arg(long, help = "The subagent's agent id (vendor:role)")]
     pub child_agent: Option<String>,
     /// Most rows per tier (default 8, from 1 to 50).
+    #[arg(long, help = "How many memory rows")]
     pub limit: Option<usize>,
     /// Rows with their full provenance; without it rows are compact.
     #[serde(default)]
+    #[arg(skip)]
     pub detail: bool,
 }
 

@@ -19,24 +19,42 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::{Fingerprint, StoreId};
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["brain", "medulla", "triage"])))]
 pub struct ImportArgs {
     /// Absolute path of a directory of `.light.md` files (and optionally `.history/`).
+    #[arg(
+        value_name = "DIR",
+        help = "The directory of .light.md files (and .history/)"
+    )]
     pub dir: String,
     /// Target brain (root or fingerprint); or set `medulla: true`.
+    #[arg(
+        long,
+        value_name = "ROOT",
+        help = "Into this brain (its root or fingerprint)"
+    )]
     pub brain: Option<String>,
     #[serde(default)]
+    #[arg(long, help = "Into the medulla (the founder's only)")]
     pub medulla: bool,
-    /// Count and check everything, write nothing.
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Who imports (recorded on every act). Defaults to `human:founder`.
-    pub agent_id: Option<String>,
     /// Triage a mixed legacy store: the absolute path of a rules file (TOML) sending each
     /// claim to a project brain by path/label/text patterns; unmatched and ambiguous
     /// claims stay in the medulla. Replaces `brain`/`medulla`.
+    #[arg(
+        long,
+        value_name = "RULES.toml",
+        help = "Split a mixed legacy store by the rules in this TOML file (see docs/OPERATIONS.md)"
+    )]
     pub triage: Option<String>,
+    /// Count and check everything, write nothing.
+    #[serde(default)]
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Who imports (recorded on every act). Defaults to `human:founder`.
+    #[arg(skip)]
+    pub agent_id: Option<String>,
 }
 
 /// One file not imported, and why.

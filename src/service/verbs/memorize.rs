@@ -18,21 +18,39 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct MemorizeArgs {
     /// The claim's name; its identity within the store (a slug is derived from it).
+    #[arg(
+        long,
+        help = "A short title; its slug (`Release build` → `release-build`) names the claim"
+    )]
     pub label: String,
     /// The claim itself.
+    #[arg(long, help = "What holds")]
     pub text: String,
-    /// Who writes it, `vendor:role` (e.g. `claude:maker`). Defaults to the Medulla-Agent header.
-    pub agent_id: Option<String>,
     /// `hint`, `observed` (default) or `verified`. A weaker write than the live version is refused.
+    #[arg(long, value_enum, help = "How sure [default: observed]")]
     pub strength: Option<Strength>,
     /// Paths or references backing the claim.
+    #[arg(
+        long,
+        value_name = "EVIDENCE",
+        help = "A file, link or commit that backs the claim (repeat for several)"
+    )]
     pub evidence: Option<Vec<String>>,
     /// `project` (default). `medulla` is doctrine birth: written straight into the medulla through the audit actor.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "project",
+        help = "Where to write: project (this brain) or medulla (doctrine birth, the founder's)"
+    )]
     pub tier: Option<Tier>,
+    /// Who writes it, `vendor:role` (e.g. `claude:maker`). Defaults to the Medulla-Agent header.
+    #[arg(long = "agent", value_name = "AGENT", default_value = super::FOUNDER_AGENT, help = "Who writes (vendor:role)")]
+    pub agent_id: Option<String>,
 }
 
 /// A secret accepted under `project_secrets = "flag"`, said so.

@@ -33,14 +33,21 @@ use crate::roster::Manifest;
 use crate::store_id::Fingerprint;
 
 /// A store named by a write or a read of one tier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// The routed brain.
+    #[value(help = "This project's brain (the working directory's)")]
     Project,
     /// The shared medulla.
+    #[value(help = "The shared medulla (the founder's doctrine)")]
     Medulla,
 }
+
+/// The agent id of the founder surface (the command line, the Hall) when it names none.
+pub const FOUNDER_AGENT: &str = "human:founder";
 
 /// A brain as answers name it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -97,7 +104,7 @@ pub fn write_target(routed: &Routed) -> Result<&Manifest> {
 /// The agent id of a call: the argument, else the `Medulla-Agent` header, else the MCP
 /// client's name; the founder surface that names none acts as `human:founder`.
 pub fn agent(arg: Option<String>, input: &RouteInput) -> Result<String> {
-    let founder = input.founder.then(|| "human:founder".to_string());
+    let founder = input.founder.then(|| FOUNDER_AGENT.to_string());
     let a = arg.or_else(|| input.agent.clone()).or(founder).ok_or_else(|| {
         OwnerError::BadInput(
             "no agent id: pass agent_id (vendor:role, e.g. claude:maker) or send the Medulla-Agent header".into(),

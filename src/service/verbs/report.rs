@@ -12,7 +12,7 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 /// Largest letter accepted into the spool, in bytes (as one JSON line).
 pub const MAX_LETTER_BYTES: usize = 64 * 1024;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportArgs {
     /// The letter: a JSON object with the usual fields ts, agent, class, kind, repo, brain,
@@ -51,6 +51,7 @@ impl Verb for Report {
     const DESCRIPTION: &'static str = "File a field report: append a letter to the spool (never rewritten); the distributor files it into its project's box, the medulla box if projectless, or keeps it pending.";
     const EFFECT: Effect = Effect::Write;
     const ALSO: &'static [&'static str] = &["POST /api/reports"];
+    const BODY_IS: Option<&'static str> = Some("letter");
     type Args = ReportArgs;
     type Answer = ReportAnswer;
 

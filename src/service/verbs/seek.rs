@@ -20,36 +20,60 @@ pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 200;
 
 /// Which stores a seek reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 pub enum SeekTier {
     /// The routed brain only.
     #[serde(rename = "project")]
+    #[value(help = "This project's brain only")]
     Project,
     /// The medulla only.
     #[serde(rename = "medulla")]
+    #[value(help = "The medulla only")]
     Medulla,
     /// Every registered brain plus the medulla, grouped by origin: an explicit pull.
     #[serde(rename = "all-brains")]
+    #[value(
+        help = "Every brain plus the medulla, grouped by origin (an explicit cross-project pull)"
+    )]
     AllBrains,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct SeekArgs {
     /// What to look for. Empty = the most recent claims.
     #[serde(default)]
+    #[arg(skip)]
     pub query: String,
     /// Absent = this brain + the medulla; `project`; `medulla`; `all-brains` (every registered brain, grouped by origin).
+    #[arg(
+        long,
+        value_enum,
+        help = "Where to look [default: this brain plus the medulla]"
+    )]
     pub tier: Option<SeekTier>,
     /// Slug or label prefix filter.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        help = "Only claims whose slug or label starts with this"
+    )]
     pub scope: Option<String>,
     /// Most rows to return (default 10, from 1 to 200).
+    #[arg(long, help = "How many rows, 1 to 200 [default: 10]")]
     pub limit: Option<usize>,
     /// Rows with their full provenance (trust counts, version, content hash, evidence,
     /// the promotion record). Without it rows are compact.
     #[serde(default)]
+    #[arg(
+        long,
+        help = "Show each row's full provenance (trust counts, version, hash, evidence, promotion)"
+    )]
     pub detail: bool,
     /// Narrow the candidates: by agent, minimum strength or trust, creation time, evidence.
+    #[command(flatten)]
     pub filter: Option<Filters>,
 }
 
