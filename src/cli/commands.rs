@@ -3,13 +3,15 @@
 //! parsed into it, and only paths are made absolute here before it goes.
 
 use anyhow::Context;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::client::{encode, Answer, Client};
 use super::print::{self, out};
 use super::values::name;
-use super::{paths, ClientOpts, Command, KvCmd, MailboxCmd, Tier, FOUNDER};
+use super::{paths, ClientOpts, Command, KvCmd, MailboxCmd, FOUNDER};
+use crate::service::registry::Envelope;
 use crate::service::verb::Verb;
 use crate::service::verbs::boot_memory::{BootMemory, BootMemoryArgs, Op};
 use crate::service::verbs::report::ReportArgs;
@@ -30,14 +32,58 @@ where
 /// Print an answer: the JSON itself with `--json`, else the refusal or the summary. The
 /// exit code: 0 when the owner did it, 1 when it refused.
 fn finish(opts: &ClientOpts, a: &Answer, human: impl FnOnce(&Value)) -> anyhow::Result<i32> {
+    finish_with(opts, a, |b| {
+        human(b);
+        Ok(())
+    })
+}
+
+fn finish_with(
+    opts: &ClientOpts,
+    a: &Answer,
+    human: impl FnOnce(&Value) -> anyhow::Result<()>,
+) -> anyhow::Result<i32> {
     if opts.json {
         out!("{}", serde_json::to_string_pretty(&a.body)?);
     } else if a.ok() {
-        human(&a.body);
+        human(&a.body)?;
     } else {
         print::error(&a.body);
     }
     Ok(if a.ok() { 0 } else { 1 })
+}
+
+/// The owner's answer to `V`, read back as `V`'s own answer type (the one the owner
+/// serialized), so a printer works on typed fields.
+fn answer<V: Verb>(body: &Value) -> anyhow::Result<Envelope<V::Answer>>
+where
+    V::Answer: DeserializeOwned,
+{
+    serde_json::from_value(body.clone()).with_context(|| {
+        format!(
+            "the owner's answer to {} is not the shape this command line reads: run a \
+             command line and an owner of the same version (`medulla --version`, `medulla status`)",
+            V::NAME
+        )
+    })
+}
+
+/// Send `V` its arguments and print its answer, typed, with `human`.
+fn run<V: Verb>(
+    c: &Client,
+    opts: &ClientOpts,
+    args: &V::Args,
+    human: impl FnOnce(Envelope<V::Answer>),
+) -> anyhow::Result<i32>
+where
+    V::Args: Serialize,
+    V::Answer: DeserializeOwned,
+{
+    let a = call::<V>(c, args)?;
+    finish_with(opts, &a, |b| {
+        human(answer::<V>(b)?);
+        Ok(())
+    })
 }
 
 /// As [`finish`], printing the owner's reception (the request landed off the caller
@@ -70,15 +116,9 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
                 .map(|p| paths::existing(p.as_ref(), "the project root"))
                 .transpose()?
                 .map(|p| p.to_string_lossy().into_owned());
-            finish(
-                opts,
-                &call::<Bootstrap>(c, &args)?,
-                print::writes::bootstrap,
-            )
+            run::<Bootstrap>(c, opts, &args, print::writes::bootstrap)
         }
-        Command::Memorize { args, .. } => {
-            finish(opts, &call::<Memorize>(c, &args)?, print::writes::memorize)
-        }
+        Command::Memorize { args, .. } => run::<Memorize>(c, opts, &args, print::writes::memorize),
         Command::Seek {
             query, mut args, ..
         } => {
@@ -88,11 +128,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         Command::History { args, .. } => {
             finish_read(opts, &call::<History>(c, &args)?, print::rows::history)
         }
-        Command::Learn { args, .. } => {
-            let tier = name(args.tier.unwrap_or(Tier::Project));
-            let a = call::<Learn>(c, &args)?;
-            finish(opts, &a, |b| print::writes::learn(b, &tier))
-        }
+        Command::Learn { args, .. } => run::<Learn>(c, opts, &args, print::writes::learn),
         Command::North { task, mut args, .. } => {
             args.task = task.join(" ");
             finish_read(opts, &call::<North>(c, &args)?, print::rows::north)
@@ -104,14 +140,10 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         Command::Promote { mut args, .. } => {
             // No --brain: send none, and the owner promotes from the routed brain.
             args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
-            finish(opts, &call::<Promote>(c, &args)?, print::writes::promote)
+            run::<Promote>(c, opts, &args, print::writes::promote)
         }
-        Command::Purge { args, .. } => {
-            finish(opts, &call::<Purge>(c, &args)?, print::writes::purge)
-        }
-        Command::Retire { args, .. } => {
-            finish(opts, &call::<Retire>(c, &args)?, print::writes::retire)
-        }
+        Command::Purge { args, .. } => run::<Purge>(c, opts, &args, print::writes::purge),
+        Command::Retire { args, .. } => run::<Retire>(c, opts, &args, print::writes::retire),
         Command::Kv(kv) => {
             let args = match kv {
                 KvCmd::Get { key, tier, .. } => BootMemoryArgs {
@@ -151,7 +183,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
                     agent_id: Some(agent),
                 },
             };
-            finish(opts, &call::<BootMemory>(c, &args)?, print::writes::kv)
+            run::<BootMemory>(c, opts, &args, print::writes::kv)
         }
         Command::Audit { mut args, .. } => {
             args.brain = args.brain.as_deref().map(paths::brain).transpose()?;

@@ -7,7 +7,7 @@ use std::sync::{Arc, LazyLock};
 
 use brains::Retrieval;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::progress::Progress;
@@ -21,7 +21,7 @@ use crate::store_id::Fingerprint;
 
 /// Every tool answer carries how it was ranked, and, when routing had something to say
 /// or a brain served it, `reception` and `served_brain`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Envelope<T> {
     #[serde(flatten)]
     pub body: T,

@@ -210,6 +210,15 @@ pub fn s<'a>(v: &'a Value, default: &'a str) -> &'a str {
     v.as_str().unwrap_or(default)
 }
 
+/// A value as the owner spells it on the wire (`all-brains`, `superseded`).
+pub fn spelled<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
+}
+
 /// `2026-07-04` for milliseconds since the epoch.
 pub fn date(ms: i64) -> String {
     crate::service::rows::date(ms)

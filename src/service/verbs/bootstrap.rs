@@ -19,7 +19,7 @@ pub struct BootstrapArgs {
     pub root: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BootstrapAnswer {
     pub brain: BrainRef,
     /// False when the brain already existed.

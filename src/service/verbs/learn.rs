@@ -36,7 +36,7 @@ pub struct LearnArgs {
     pub agent_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Graded {
     pub verdict: Verdict,
     pub claim: Row,
@@ -46,7 +46,7 @@ pub struct Graded {
     pub medulla_cap: Option<Cap>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Demoted {
     pub verdict: Verdict,
     pub demoted: Row,
@@ -56,7 +56,7 @@ pub struct Demoted {
     pub medulla_cap: Cap,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum LearnAnswer {
     Graded(Graded),

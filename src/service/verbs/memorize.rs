@@ -1,6 +1,8 @@
 //! `memorize`: a claim into the routed brain (created, superseded, unchanged, or refused
 //! as a downgrade), or with `tier: medulla`, doctrine birth through the audit actor.
 
+use std::borrow::Cow;
+
 use brains::{MemorizeInput, MemorizeOutcome, Strength};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -54,15 +56,15 @@ pub struct MemorizeArgs {
 }
 
 /// A secret accepted under `project_secrets = "flag"`, said so.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Flagged {
     pub flagged: bool,
     #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub findings: Value,
-    pub note: &'static str,
+    pub note: Cow<'static, str>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ProjectWrite {
     pub outcome: Outcome,
     pub unchanged: bool,
@@ -75,15 +77,15 @@ pub struct ProjectWrite {
     pub hygiene: Option<Flagged>,
     /// Evidence entries that name a file the owner did not anchor, and why (outside the
     /// brain's root, no such file, ...). Files inside the root are anchored silently.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unanchored: Vec<Unanchored>,
     /// Live claims in this brain and the medulla that say nearly the same thing under
     /// another label: supersede one of them instead of keeping two. The write landed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub similar: Vec<Near>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DoctrineBirth {
     pub outcome: Outcome,
     pub unchanged: bool,
@@ -91,11 +93,11 @@ pub struct DoctrineBirth {
     pub etiquette: Etiquette,
     pub medulla_cap: Cap,
     /// Live medulla claims that say nearly the same thing under another label.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub similar: Vec<Near>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum MemorizeAnswer {
     Project(Box<ProjectWrite>),
@@ -170,7 +172,7 @@ impl Verb for Memorize {
             hygiene: flagged.map(|findings| Flagged {
                 flagged: true,
                 findings,
-                note: "accepted because project_secrets = \"flag\"; this claim can never be promoted or exported until the secret is gone",
+                note: "accepted because project_secrets = \"flag\"; this claim can never be promoted or exported until the secret is gone".into(),
             }),
             unanchored,
             similar,

@@ -22,6 +22,8 @@ pub mod retire;
 pub mod seek;
 pub mod triage;
 
+use std::borrow::Cow;
+
 use brains::MemorizeOutcome;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -50,7 +52,7 @@ pub enum Tier {
 pub const FOUNDER_AGENT: &str = "human:founder";
 
 /// A brain as answers name it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct BrainRef {
     pub root: String,
     pub fingerprint: Fingerprint,
@@ -68,7 +70,7 @@ impl From<&Manifest> for BrainRef {
 }
 
 /// What a write did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Created,
@@ -119,13 +121,13 @@ pub const SOFT_CAP: u64 = 200;
 pub const WARN_FROM: u64 = 300;
 
 /// The medulla's live count against its soft cap, on every medulla write (INV-8).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Cap {
     pub live: u64,
     pub soft_cap: u64,
     pub warn_from: u64,
     /// `ok`, `over_soft_cap` or `warn`.
-    pub status: &'static str,
+    pub status: Cow<'static, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -143,7 +145,7 @@ impl Cap {
             live,
             soft_cap: SOFT_CAP,
             warn_from: WARN_FROM,
-            status,
+            status: status.into(),
             message: (status != "ok").then(|| format!(
                 "the medulla holds {live} live claims (soft cap {SOFT_CAP}): it is an index, not a warehouse; demote what no longer holds across projects"
             )),
@@ -153,11 +155,11 @@ impl Cap {
 
 /// The etiquette verdict: expected of `*:orchestrator` and `human:founder`; anyone
 /// else's medulla write lands, flagged. Audited, not enforced (INV-5).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Etiquette {
     pub expected: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub flag: Option<&'static str>,
+    pub flag: Option<Cow<'static, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -173,7 +175,7 @@ impl Etiquette {
         } else {
             Etiquette {
                 expected: false,
-                flag: Some("etiquette_breach"),
+                flag: Some("etiquette_breach".into()),
                 message: Some(format!("{agent} is not an orchestrator or the founder: the write landed and is flagged in the audit log (etiquette is audited, not enforced)")),
             }
         }

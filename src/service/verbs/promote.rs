@@ -34,7 +34,7 @@ pub struct PromoteArgs {
     pub agent_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Identities {
     /// `medulla#<slug>`.
     pub medulla: String,
@@ -44,7 +44,7 @@ pub struct Identities {
     pub promoted_to: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct PromoteAnswer {
     pub outcome: Outcome,
     pub medulla_claim: Row,

@@ -30,7 +30,7 @@ pub struct PurgeArgs {
     pub agent_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct PurgeAnswer {
     pub tier: StoreTier,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -35,7 +35,7 @@ pub struct RetireArgs {
     pub agent_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct RetireAnswer {
     pub tier: StoreTier,
     #[serde(skip_serializing_if = "Option::is_none")]
