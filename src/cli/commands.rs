@@ -90,9 +90,31 @@ where
 /// root's brain, or nowhere) on stderr first.
 fn finish_read(opts: &ClientOpts, a: &Answer, human: impl FnOnce(&Value)) -> anyhow::Result<i32> {
     if !opts.json && a.ok() {
-        print::reception(&a.body);
+        let r = a.body.get("reception").cloned().map(serde_json::from_value);
+        print::reception(r.and_then(Result::ok).as_ref());
     }
     finish(opts, a, human)
+}
+
+/// As [`run`], printing the owner's reception on stderr first (a read that landed off
+/// the caller root's brain, or nowhere, says so).
+fn run_read<V: Verb>(
+    c: &Client,
+    opts: &ClientOpts,
+    args: &V::Args,
+    human: impl FnOnce(Envelope<V::Answer>),
+) -> anyhow::Result<i32>
+where
+    V::Args: Serialize,
+    V::Answer: DeserializeOwned,
+{
+    let a = call::<V>(c, args)?;
+    finish_with(opts, &a, |b| {
+        let e = answer::<V>(b)?;
+        print::reception(e.reception.as_ref());
+        human(e);
+        Ok(())
+    })
 }
 
 pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
@@ -123,19 +145,17 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             query, mut args, ..
         } => {
             args.query = query.join(" ");
-            finish_read(opts, &call::<Seek>(c, &args)?, print::rows::seek)
+            run_read::<Seek>(c, opts, &args, print::rows::seek)
         }
-        Command::History { args, .. } => {
-            finish_read(opts, &call::<History>(c, &args)?, print::rows::history)
-        }
+        Command::History { args, .. } => run_read::<History>(c, opts, &args, print::rows::history),
         Command::Learn { args, .. } => run::<Learn>(c, opts, &args, print::writes::learn),
         Command::North { task, mut args, .. } => {
             args.task = task.join(" ");
-            finish_read(opts, &call::<North>(c, &args)?, print::rows::north)
+            run_read::<North>(c, opts, &args, print::rows::north)
         }
         Command::Delegate { task, mut args, .. } => {
             args.task = task.join(" ");
-            finish_read(opts, &call::<Delegate>(c, &args)?, print::rows::delegate)
+            run_read::<Delegate>(c, opts, &args, print::rows::delegate)
         }
         Command::Promote { mut args, .. } => {
             // No --brain: send none, and the owner promotes from the routed brain.

@@ -25,7 +25,7 @@ pub struct HistoryArgs {
     pub tier: Option<Tier>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct HistoryAnswer {
     pub slug: String,
     pub versions: Vec<Row>,

@@ -183,7 +183,7 @@ impl Etiquette {
 }
 
 /// An error carried inside a successful answer (a failed part of a composite read).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorBody(
     #[schemars(with = "serde_json::Map<String, serde_json::Value>")] pub serde_json::Value,
 );

@@ -1,6 +1,8 @@
 //! `seek`: recall. Default: this brain plus the medulla (the beat); `project`;
 //! `medulla`; `all-brains`, the explicit cross-project pull, grouped by origin.
 
+use std::borrow::Cow;
+
 use brains::{RecallQuery, Retrieval};
 use futures::future::join_all;
 use schemars::JsonSchema;
@@ -77,10 +79,10 @@ pub struct SeekArgs {
     pub filter: Option<Filters>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Flat {
     /// `project`, `medulla`, or `project+medulla` for the default beat.
-    pub tier: &'static str,
+    pub tier: Cow<'static, str>,
     pub results: Vec<Row>,
     /// When nothing cleared the relevance floor: how many live claims each store asked
     /// holds (no false absence, and no false presence).
@@ -89,12 +91,13 @@ pub struct Flat {
     /// When nothing matched: says whether memory exists, and what to try.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    #[serde(skip)]
+    /// Published in the envelope (`Answer::retrieval`); read back from there.
+    #[serde(skip, default = "lexical")]
     pub retrieval: Retrieval,
 }
 
 /// Live claims per store asked.
-#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Counts {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<u64>,
@@ -105,7 +108,7 @@ pub struct Counts {
 impl Flat {
     fn new(tier: &'static str, results: Vec<Row>, retrieval: Retrieval) -> Flat {
         Flat {
-            tier,
+            tier: tier.into(),
             results,
             memory_exists: None,
             note: None,
@@ -149,27 +152,27 @@ impl Flat {
     }
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Group {
     pub origin_brain: String,
     pub results: Vec<Row>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct FailedBrain {
     pub brain: String,
     pub error: ErrorBody,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Grouped {
-    pub tier: &'static str,
+    pub tier: Cow<'static, str>,
     pub brains_searched: usize,
     pub groups: Vec<Group>,
     pub failed: Vec<FailedBrain>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum SeekAnswer {
     Flat(Flat),
@@ -279,6 +282,10 @@ impl Verb for Seek {
     }
 }
 
+fn lexical() -> Retrieval {
+    Retrieval::Lexical
+}
+
 /// Rows as the answer shows them: compact unless `detail`.
 pub fn shown(rows: Vec<Row>, detail: bool) -> Vec<Row> {
     rows.into_iter().map(|r| r.shown(detail)).collect()
@@ -357,7 +364,7 @@ async fn all_brains(svc: &Service, q: &RecallQuery, detail: bool) -> Result<Grou
             .extend(medulla_rows);
     }
     Ok(Grouped {
-        tier: "all-brains",
+        tier: "all-brains".into(),
         brains_searched: manifests.len(),
         groups: groups
             .into_iter()
