@@ -17,8 +17,8 @@ use crate::service::verbs::boot_memory::{BootMemory, BootMemoryArgs, Op};
 use crate::service::verbs::report::ReportArgs;
 use crate::service::verbs::{
     acts::Acts, audit_log::Audit, beat::North, bootstrap::Bootstrap, delegate::Delegate,
-    export::Export, history::History, import::Import, learn::Learn, memorize::Memorize,
-    promote::Promote, purge::Purge, report::Report, retire::Retire, seek::Seek,
+    export::Export, history::History, import::Import, instances::Brains, learn::Learn,
+    memorize::Memorize, promote::Promote, purge::Purge, report::Report, retire::Retire, seek::Seek,
 };
 
 /// Send a verb its own arguments: the struct the owner deserializes, serialized.
@@ -59,12 +59,29 @@ fn answer<V: Verb>(body: &Value) -> anyhow::Result<Envelope<V::Answer>>
 where
     V::Answer: DeserializeOwned,
 {
+    read(body, V::NAME)
+}
+
+/// An answer read back as the type the owner serialized it from.
+fn read<T: DeserializeOwned>(body: &Value, what: &str) -> anyhow::Result<T> {
     serde_json::from_value(body.clone()).with_context(|| {
         format!(
-            "the owner's answer to {} is not the shape this command line reads: run a \
-             command line and an owner of the same version (`medulla --version`, `medulla status`)",
-            V::NAME
+            "the owner's answer to {what} is not the shape this command line reads: run a \
+             command line and an owner of the same version (`medulla --version`, `medulla status`)"
         )
+    })
+}
+
+/// A `GET` read printed from its typed answer.
+fn finish_as<T: DeserializeOwned>(
+    opts: &ClientOpts,
+    a: &Answer,
+    what: &str,
+    human: impl FnOnce(T),
+) -> anyhow::Result<i32> {
+    finish_with(opts, a, |b| {
+        human(read(b, what)?);
+        Ok(())
     })
 }
 
@@ -84,16 +101,6 @@ where
         human(answer::<V>(b)?);
         Ok(())
     })
-}
-
-/// As [`finish`], printing the owner's reception (the request landed off the caller
-/// root's brain, or nowhere) on stderr first.
-fn finish_read(opts: &ClientOpts, a: &Answer, human: impl FnOnce(&Value)) -> anyhow::Result<i32> {
-    if !opts.json && a.ok() {
-        let r = a.body.get("reception").cloned().map(serde_json::from_value);
-        print::reception(r.and_then(Result::ok).as_ref());
-    }
-    finish(opts, a, human)
 }
 
 /// As [`run`], printing the owner's reception on stderr first (a read that landed off
@@ -129,8 +136,15 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         }
         Command::Stop { .. } => super::owner::stop(c, opts),
         Command::Hall { no_open, .. } => super::owner::hall(c, opts, no_open),
-        Command::Status { .. } => finish(opts, &c.get("/api/health")?, print::admin::status),
-        Command::Brains { .. } => finish(opts, &c.get("/api/instances")?, print::admin::brains),
+        Command::Status { .. } => {
+            finish_as(opts, &c.get("/api/health")?, "health", print::admin::status)
+        }
+        Command::Brains { .. } => finish_as(
+            opts,
+            &c.get("/api/instances")?,
+            Brains::NAME,
+            print::admin::brains,
+        ),
         Command::Bootstrap { mut args, .. } => {
             // Without PATH the owner uses the caller root (the working directory).
             args.root = args
@@ -207,17 +221,17 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         }
         Command::Audit { mut args, .. } => {
             args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
-            finish(opts, &call::<Audit>(c, &args)?, print::admin::audit)
+            run::<Audit>(c, opts, &args, print::admin::audit)
         }
         Command::Acts { mut args, .. } => {
             args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
-            let a = call::<Acts>(c, &args)?;
-            let human = |b: &Value| print::admin::acts(b, args.brain.as_deref(), args.limit);
+            let (brain, limit) = (args.brain.clone(), args.limit);
+            let human = |e| print::admin::acts(e, brain.as_deref(), limit);
             // A store named outright needs no word on where the caller stands.
             if args.brain.is_some() {
-                finish(opts, &a, human)
+                run::<Acts>(c, opts, &args, human)
             } else {
-                finish_read(opts, &a, human)
+                run_read::<Acts>(c, opts, &args, human)
             }
         }
         Command::Report(r) => {

@@ -23,11 +23,12 @@ pub mod similar;
 pub mod verb;
 pub mod verbs;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use brains::{Clock, Retrieval};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{OwnerError, Result};
 use crate::owner::{BrainCounters, OwnerHandle};
@@ -79,17 +80,17 @@ pub fn check_limit(limit: Option<usize>, default: usize, max: usize) -> Result<u
 }
 
 /// `GET /api/health`: owner-wide, and captioned so.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Health {
-    pub status: &'static str,
-    pub version: &'static str,
+    pub status: Cow<'static, str>,
+    pub version: Cow<'static, str>,
     pub pid: u32,
     pub home: String,
     pub retrieval: Retrieval,
     pub model_note: Option<String>,
     pub brains_registered: usize,
     pub brains_warm: usize,
-    pub caption: &'static str,
+    pub caption: Cow<'static, str>,
 }
 
 /// `GET /api/claims?brain=&offset=&limit=`: one page of a store's live claims, newest
@@ -201,15 +202,15 @@ impl Service {
 
     pub fn health(&self) -> Health {
         Health {
-            status: "ok",
-            version: env!("CARGO_PKG_VERSION"),
+            status: "ok".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),
             home: self.owner.config.home.to_string_lossy().into_owned(),
             retrieval: self.retrieval,
             model_note: self.model_note.clone(),
             brains_registered: self.owner.registry.all_manifests().len(),
             brains_warm: self.owner.registry.warm_count(),
-            caption: "owner-wide numbers",
+            caption: "owner-wide numbers".into(),
         }
     }
 

@@ -3,52 +3,53 @@
 use serde_json::Value;
 
 use super::{
-    date, datetime, fit, fit_left, num, out, paint, plural, s, width, BOLD, CYAN, DIM, GREEN, RED,
-    YELLOW,
+    date, datetime, fit, fit_left, num, out, paint, plural, s, spelled, width, BOLD, CYAN, DIM,
+    GREEN, RED, YELLOW,
 };
+use crate::service::registry::Envelope;
+use crate::service::verbs::acts::ActsPage;
+use crate::service::verbs::audit_log::AuditLog;
+use crate::service::verbs::instances::{Instance, Instances};
+use crate::service::Health;
 
 /// The misdelivery kinds, in the doctor's columns.
 const KINDS: [&str; 5] = crate::mailbox::letter::MISDELIVERY_KINDS;
 
-pub fn status(body: &Value) {
+pub fn status(h: Health) {
     out!(
         "medulla {} is {} (pid {}) at home {}",
-        s(&body["version"], "?"),
+        h.version,
         paint(GREEN, "running"),
-        num(&body["pid"]),
-        s(&body["home"], "?")
+        h.pid,
+        h.home
     );
     out!(
         "{}, {} warm; retrieval {}",
-        plural(num(&body["brains_registered"]), "brain", "brains"),
-        num(&body["brains_warm"]),
-        s(&body["retrieval"], "?")
+        plural(h.brains_registered as u64, "brain", "brains"),
+        h.brains_warm,
+        spelled(&h.retrieval)
     );
-    if let Some(n) = body["model_note"].as_str() {
+    if let Some(n) = &h.model_note {
         out!("{}", paint(DIM, fit(n, width())));
     }
 }
 
-pub fn brains(body: &Value) {
-    let list = body["instances"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    let m = &body["medulla"];
+pub fn brains(e: Envelope<Instances>) {
+    let list = &e.body.instances;
+    let m = &e.body.medulla;
     if list.is_empty() {
         out!("no brain yet: create one for a project with `medulla bootstrap` in its directory (or `medulla bootstrap PATH`)");
     }
     for b in list {
-        let fp = s(&b["fingerprint"], "?");
-        match b["root"].as_str() {
-            Some(root) => {
-                let state = if b["warm"].as_bool() == Some(true) {
+        match b {
+            Instance::Brain(b) => {
+                let state = if b.warm {
                     paint(GREEN, "warm   ")
                 } else {
                     paint(DIM, "dormant")
                 };
-                let claims = plural(num(&b["claims"]), "claim", "claims");
-                let open = num(&b["mailbox_open_count"]);
+                let claims = plural(b.claims, "claim", "claims");
+                let open = b.mailbox_open_count as u64;
                 let letters = if open > 0 {
                     format!(", {} open", plural(open, "letter", "letters"))
                 } else {
@@ -56,20 +57,28 @@ pub fn brains(body: &Value) {
                 };
                 let counts = format!("{claims:>11}{letters}");
                 let room = width().saturating_sub(16 + 1 + 7 + 1 + super::text_width(&counts) + 2);
-                out!("{fp} {state} {counts}  {}", fit_left(root, room.max(10)));
+                out!(
+                    "{} {state} {counts}  {}",
+                    b.fingerprint,
+                    fit_left(&b.root, room.max(10))
+                );
             }
-            None => out!(
-                "{fp} {} {}",
+            Instance::Unreadable(u) => out!(
+                "{} {} {}",
+                u.fingerprint,
                 paint(RED, "unreadable"),
-                fit(s(&b["problem"], "?"), width().saturating_sub(28))
+                fit(
+                    u.problem.as_deref().unwrap_or("?"),
+                    width().saturating_sub(28)
+                )
             ),
         }
     }
     out!(
         "{} {}, {} in history",
         paint(CYAN, "medulla:"),
-        plural(num(&m["claims"]), "live claim", "live claims"),
-        plural(num(&m["history_versions"]), "version", "versions")
+        plural(m.claims, "live claim", "live claims"),
+        plural(m.history_versions, "version", "versions")
     );
     if !list.is_empty() {
         out!(
@@ -256,27 +265,27 @@ pub fn doctor(body: &Value) {
     }
 }
 
-pub fn audit(body: &Value) {
-    let entries = body["entries"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+pub fn audit(e: Envelope<AuditLog>) {
+    let entries = &e.body.entries;
     if entries.is_empty() {
         out!("the audit log is empty: nothing was promoted, born as doctrine or demoted yet");
         return;
     }
     for e in entries {
-        let flag = if e["flag"].is_string() {
+        let flag = if e.flag.is_some() {
             paint(YELLOW, " [etiquette breach]")
         } else {
             String::new()
         };
         out!(
             "{} {} {} by {}{flag}",
-            date(e["at"].as_i64().unwrap_or(0)),
-            paint(CYAN, s(&e["kind"], "?")),
-            paint(BOLD, s(&e["slug"], "?")),
-            s(&e["agent"], "?")
+            date(e.at),
+            paint(CYAN, spelled(&e.kind)),
+            paint(BOLD, &e.slug),
+            e.agent
         );
-        let mut detail = format!("from {}", s(&e["origin_brain"], "unknown"));
-        if let Some(r) = e["reason"].as_str() {
+        let mut detail = format!("from {}", e.origin_brain);
+        if let Some(r) = &e.reason {
             detail.push_str(&format!(": {r}"));
         }
         out!(
@@ -287,42 +296,45 @@ pub fn audit(body: &Value) {
 }
 
 /// `acts`: one page of a store's act log, and how to ask for the next.
-pub fn acts(body: &Value, brain_flag: Option<&str>, limit: Option<usize>) {
-    let store = s(&body["store"], "?");
-    let acts = body["acts"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+pub fn acts(e: Envelope<ActsPage>, brain_flag: Option<&str>, limit: Option<usize>) {
+    let page = e.body;
     out!(
         "{} {}",
         paint(
             BOLD,
-            format!("acts of {}", fit_left(store, width().saturating_sub(30)))
+            format!(
+                "acts of {}",
+                fit_left(&page.store, width().saturating_sub(30))
+            )
         ),
         paint(
             DIM,
             format!(
                 "({}, newest first)",
-                plural(acts.len() as u64, "act", "acts")
+                plural(page.acts.len() as u64, "act", "acts")
             )
         )
     );
-    if acts.is_empty() {
+    if page.acts.is_empty() {
         out!("  no act recorded yet");
     }
-    for a in acts {
-        let note = a["note"]
-            .as_str()
+    for a in &page.acts {
+        let note = a
+            .note
+            .as_deref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         let line = format!(
             "{:>5}  {}  {:<14} {} by {}{note}",
-            num(&a["seq"]),
-            datetime(a["at"].as_i64().unwrap_or(0)).trim_end_matches(" UTC"),
-            s(&a["kind"], "?"),
-            s(&a["subject"], "?"),
-            s(&a["actor"], "?")
+            a.seq,
+            datetime(a.at).trim_end_matches(" UTC"),
+            spelled(&a.kind),
+            a.subject,
+            a.actor
         );
         out!("{}", fit(&line, width()));
     }
-    if let Some(next) = body["next_before"].as_u64() {
+    if let Some(next) = page.next_before {
         let mut cmd = String::from("medulla acts");
         if let Some(b) = brain_flag {
             cmd.push_str(&format!(" --brain {}", shell_word(b)));

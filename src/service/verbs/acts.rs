@@ -35,7 +35,7 @@ pub struct ActsArgs {
     pub limit: Option<usize>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ActRow {
     pub seq: u64,
     pub kind: ActKind,
@@ -49,7 +49,7 @@ pub struct ActRow {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ActsPage {
     /// The store's root, or `medulla`.
     pub store: String,

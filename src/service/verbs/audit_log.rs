@@ -2,6 +2,8 @@
 //! act log, newest first, with their origin and etiquette verdict. Derived from the act
 //! log; there is no second copy.
 
+use std::borrow::Cow;
+
 use brains::ActKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -33,7 +35,7 @@ pub struct AuditArgs {
 }
 
 /// What an audit entry records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditKind {
     Promote,
@@ -45,7 +47,7 @@ pub enum AuditKind {
     WitnessSuperseded,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AuditEntry {
     pub kind: AuditKind,
     pub slug: String,
@@ -56,13 +58,13 @@ pub struct AuditEntry {
     pub reason: Option<String>,
     pub etiquette_expected: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub flag: Option<&'static str>,
+    pub flag: Option<Cow<'static, str>>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AuditLog {
     pub entries: Vec<AuditEntry>,
-    pub caption: &'static str,
+    pub caption: Cow<'static, str>,
 }
 
 impl Answer for AuditLog {}
@@ -154,7 +156,7 @@ impl Verb for Audit {
                 origin_claim: version.and_then(|v| v.origin_claim.clone()),
                 reason,
                 etiquette_expected: expected,
-                flag: (!expected).then_some("etiquette_breach"),
+                flag: (!expected).then_some("etiquette_breach".into()),
             });
             if entries.len() >= limit {
                 break;
@@ -162,7 +164,7 @@ impl Verb for Audit {
         }
         Ok(AuditLog {
             entries,
-            caption: "the medulla's audit log, newest first",
+            caption: "the medulla's audit log, newest first".into(),
         })
     }
 }
