@@ -291,12 +291,18 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
             args.agent_id = Some(FOUNDER.into());
             let a = streamed::<Import>(c, opts, &args)?;
-            let code = finish(opts, &a, |b| print::transfer::import(b, &args.dir))?;
-            Ok(if code == 0 && print::transfer::import_failed(&a.body) {
-                1
-            } else {
-                code
-            })
+            let mut failed = false;
+            let code = finish_with(opts, &a, |b| {
+                let r = answer::<Import>(b)?.body;
+                failed = print::transfer::import_failed(&r);
+                print::transfer::import(&r, &args.dir);
+                Ok(())
+            })?;
+            // With --json nothing is printed from the report, but the exit code still says.
+            if opts.json && a.ok() {
+                failed = print::transfer::import_failed(&answer::<Import>(&a.body)?.body);
+            }
+            Ok(if code == 0 && failed { 1 } else { code })
         }
         Command::Export { mut args, .. } => {
             args.dir = paths::absolute(args.dir.as_ref())?
@@ -304,7 +310,10 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
                 .into_owned();
             args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
             let a = streamed::<Export>(c, opts, &args)?;
-            finish(opts, &a, print::transfer::export)
+            finish_with(opts, &a, |b| {
+                print::transfer::export(answer::<Export>(b)?);
+                Ok(())
+            })
         }
     }
 }

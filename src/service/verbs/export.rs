@@ -40,14 +40,14 @@ pub struct ExportArgs {
 }
 
 /// A claim the floor kept out of the export.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NotExported {
     pub slug: String,
     pub version: u64,
     pub found: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ExportReport {
     pub dir: PathBuf,
     pub live_files: usize,

@@ -2,6 +2,7 @@
 //! brain or the medulla, or triaged across brains. Count-conserving, idempotent, with a
 //! dry run: files seen = imported live + into history + refused.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -58,15 +59,15 @@ pub struct ImportArgs {
 }
 
 /// One file not imported, and why.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Refusal {
     pub file: PathBuf,
     /// `unreadable`, `unparseable`, `secret found`, `duplicate`, `invalid` or `refused`.
-    pub reason: &'static str,
+    pub reason: Cow<'static, str>,
     pub detail: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Ambiguous {
     pub slug: String,
     pub file: PathBuf,
@@ -74,14 +75,14 @@ pub struct Ambiguous {
 }
 
 /// The triage gate: every live claim of the legacy store is live in exactly one store.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct CountGate {
     pub baseline: usize,
     pub placed: usize,
     pub holds: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ImportReport {
     pub dry_run: bool,
     /// The target root, `medulla`, or `triage`.
@@ -336,7 +337,7 @@ impl Run {
     fn refuse(&mut self, file: PathBuf, reason: &'static str, detail: impl Into<String>) {
         self.refused.push(Refusal {
             file,
-            reason,
+            reason: reason.into(),
             detail: detail.into(),
         });
     }
