@@ -18,7 +18,8 @@ use crate::service::verbs::report::ReportArgs;
 use crate::service::verbs::{
     acts::Acts, audit_log::Audit, beat::North, bootstrap::Bootstrap, delegate::Delegate,
     export::Export, history::History, import::Import, instances::Brains, learn::Learn,
-    memorize::Memorize, promote::Promote, purge::Purge, report::Report, retire::Retire, seek::Seek,
+    memorize::Memorize, promote::Promote, purge::Purge, report::InboxSweep, report::Report,
+    retire::Retire, seek::Seek,
 };
 
 /// Send a verb its own arguments: the struct the owner deserializes, serialized.
@@ -258,17 +259,16 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             if !letter.contains_key("agent") {
                 letter.insert("agent".into(), json!(r.agent));
             }
-            let a = call::<Report>(c, &ReportArgs { letter })?;
-            finish(opts, &a, print::mailbox::report)
+            run::<Report>(c, opts, &ReportArgs { letter }, print::mailbox::report)
         }
         Command::Mailbox(MailboxCmd::Sweep { .. }) => {
-            finish(opts, &c.get("/api/mailbox/sweep")?, print::mailbox::sweep)
+            let a = c.get("/api/mailbox/sweep")?;
+            finish_as(opts, &a, InboxSweep::NAME, print::mailbox::sweep)
         }
-        Command::Mailbox(MailboxCmd::Distribute { .. }) => finish(
-            opts,
-            &c.post("/api/mailbox/distribute", Value::Null)?,
-            print::mailbox::distribute,
-        ),
+        Command::Mailbox(MailboxCmd::Distribute { .. }) => {
+            let a = c.post("/api/mailbox/distribute", Value::Null)?;
+            finish_as(opts, &a, "a distribution pass", print::mailbox::distribute)
+        }
         Command::Mailbox(MailboxCmd::Show { brain, .. }) => {
             let brain = match brain {
                 Some(b) => paths::brain(&b)?,
@@ -277,7 +277,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
                     .into_owned(),
             };
             let a = c.get(&format!("/api/mailbox?brain={}", encode(&brain)))?;
-            finish(opts, &a, print::mailbox::show)
+            finish_as(opts, &a, "the box", print::mailbox::show)
         }
         Command::Doctor { .. } => finish(opts, &c.get("/api/doctor")?, print::admin::doctor),
         Command::Import { mut args, .. } => {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::route::find_brain;
@@ -19,7 +19,7 @@ use crate::mailbox::{self, LetterRow};
 use crate::store_id::StoreId;
 
 /// `GET /api/mailbox?brain=`: one box.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BoxView {
     pub served_brain: String,
     #[serde(rename = "box")]

@@ -1,6 +1,8 @@
 //! `report` (append a letter to the spool, then file it) and `inbox_sweep` (every letter
 //! once, with fates).
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -22,19 +24,19 @@ pub struct ReportArgs {
 
 /// Where the letter went: a box, pending, refused at the floor, or still in the spool
 /// (with why, when the distributor could not be asked).
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Filing {
     Filed(Filed),
     Spool {
         /// Always `spool`.
-        to: &'static str,
+        to: Cow<'static, str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ReportAnswer {
     /// The first 12 hex characters of the sha256 of the raw line.
     pub id: String,
@@ -87,12 +89,12 @@ impl Verb for Report {
             Ok(_) => match svc.owner.registry.mailbox_view.destination(&id) {
                 Some(f) => Filing::Filed(f),
                 None => Filing::Spool {
-                    to: "spool",
+                    to: "spool".into(),
                     note: None,
                 },
             },
             Err(e) => Filing::Spool {
-                to: "spool",
+                to: "spool".into(),
                 note: Some(e.to_string()),
             },
         };
