@@ -32,13 +32,6 @@ where
 
 /// Print an answer: the JSON itself with `--json`, else the refusal or the summary. The
 /// exit code: 0 when the owner did it, 1 when it refused.
-fn finish(opts: &ClientOpts, a: &Answer, human: impl FnOnce(&Value)) -> anyhow::Result<i32> {
-    finish_with(opts, a, |b| {
-        human(b);
-        Ok(())
-    })
-}
-
 fn finish_with(
     opts: &ClientOpts,
     a: &Answer,
@@ -279,7 +272,9 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             let a = c.get(&format!("/api/mailbox?brain={}", encode(&brain)))?;
             finish_as(opts, &a, "the box", print::mailbox::show)
         }
-        Command::Doctor { .. } => finish(opts, &c.get("/api/doctor")?, print::admin::doctor),
+        Command::Doctor { .. } => {
+            finish_as(opts, &c.get("/api/doctor")?, "doctor", print::admin::doctor)
+        }
         Command::Import { mut args, .. } => {
             let dir = paths::existing(args.dir.as_ref(), "the directory")?;
             args.dir = dir.to_string_lossy().into_owned();

@@ -1,6 +1,7 @@
 //! The mailbox as the REST surface reads it: one box's letters, and `doctor`, the
 //! numbers that tell whether memory is being delivered well.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -67,7 +68,7 @@ pub fn iso_week(ts: &Value) -> Option<String> {
     Some(crate::clock::iso_week(ms))
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LetterTotals {
     pub pending_distribution: usize,
     pub refused_at_floor: usize,
@@ -75,27 +76,27 @@ pub struct LetterTotals {
     pub unreachable_boxes: Vec<Unreachable>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct MedullaCap {
     pub live: u64,
     pub soft_cap: u64,
     pub warn_from: u64,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BrainsOnDisk {
     pub on_disk: usize,
     pub warm: usize,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Broken {
     pub brain: String,
     pub problem: String,
 }
 
 /// One ISO week, owner-wide.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Week {
     pub week: String,
     /// Live claims across every store (each store's latest count at or before the week).
@@ -107,9 +108,9 @@ pub struct Week {
     pub misdelivery_rate_per_beat: Option<f64>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Doctor {
-    pub caption: &'static str,
+    pub caption: Cow<'static, str>,
     /// `YYYY-Www` → kind → confirmed misdelivery events.
     pub misdelivery_by_week: BTreeMap<String, BTreeMap<String, u64>>,
     /// Per ISO week, oldest first: live claims, beats served, misdeliveries and their
@@ -133,7 +134,7 @@ pub struct Doctor {
     pub near_duplicates: Vec<NearDuplicates>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NearDuplicates {
     /// A brain's root, or `medulla`.
     pub store: String,
@@ -142,7 +143,7 @@ pub struct NearDuplicates {
     pub capped: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ClusterMember {
     pub slug: String,
     pub label: String,
@@ -151,7 +152,7 @@ pub struct ClusterMember {
 /// How many of a store's most recent live claims doctor checks for near-duplicates.
 const NEAR_DUPLICATE_SCAN: usize = 2000;
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DriftCount {
     pub brain: String,
     /// Live claims with at least one anchored evidence file.
@@ -160,7 +161,7 @@ pub struct DriftCount {
     pub drifted: u64,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SupersededWitness {
     pub slug: String,
     pub witness: String,
@@ -304,7 +305,7 @@ pub async fn doctor(svc: &Service) -> Result<Doctor> {
         .collect();
     witnesses_superseded.sort_by(|a, b| a.slug.cmp(&b.slug));
     Ok(Doctor {
-        caption: "owner-wide counts unless a row names its brain",
+        caption: "owner-wide counts unless a row names its brain".into(),
         weekly,
         misdelivery_by_week: weeks,
         live_claims_all_stores: rows.iter().map(|r| r.claims).sum::<u64>() + inst.medulla.claims,

@@ -1,11 +1,10 @@
 //! The owner and its stores at a glance: `status`, `brains`, `doctor`, `audit`, `acts`.
 
-use serde_json::Value;
-
 use super::{
-    date, datetime, fit, fit_left, num, out, paint, plural, s, spelled, width, BOLD, CYAN, DIM,
-    GREEN, RED, YELLOW,
+    date, datetime, fit, fit_left, out, paint, plural, spelled, width, BOLD, CYAN, DIM, GREEN, RED,
+    YELLOW,
 };
+use crate::service::mailbox::Doctor;
 use crate::service::registry::Envelope;
 use crate::service::verbs::acts::ActsPage;
 use crate::service::verbs::audit_log::AuditLog;
@@ -91,99 +90,89 @@ pub fn brains(e: Envelope<Instances>) {
     }
 }
 
-pub fn doctor(body: &Value) {
+pub fn doctor(d: Doctor) {
     out!(
         "{} {}",
         paint(BOLD, "medulla doctor"),
-        paint(DIM, format!("({})", s(&body["caption"], "owner-wide")))
+        paint(DIM, format!("({})", d.caption))
     );
     out!();
     out!("{}", paint(CYAN, "misdelivery reported, per ISO week"));
-    let weeks = body["misdelivery_by_week"].as_object();
-    match weeks.filter(|w| !w.is_empty()) {
-        None => out!("  none reported"),
-        Some(weeks) => {
-            let mut kinds: Vec<String> = KINDS.iter().map(|k| k.to_string()).collect();
-            for per in weeks.values() {
-                for k in per.as_object().into_iter().flatten().map(|(k, _)| k) {
-                    if !kinds.contains(k) {
-                        kinds.push(k.clone());
-                    }
-                }
-            }
-            if width() >= 76 && kinds.len() == KINDS.len() {
-                let header: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-                out!("  {:<8}  {}", "week", paint(DIM, header.join("  ")));
-                for (week, per) in weeks {
-                    let cells: Vec<String> = kinds
-                        .iter()
-                        .map(|k| format!("{:>w$}", num(&per[k.as_str()]), w = k.len()))
-                        .collect();
-                    out!("  {week:<8}  {}", cells.join("  "));
-                }
-            } else {
-                for (week, per) in weeks {
-                    let cells: Vec<String> = per
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .map(|(k, n)| format!("{} {k}", num(n)))
-                        .collect();
-                    out!(
-                        "  {week:<8}  {}",
-                        fit(&cells.join(", "), width().saturating_sub(12))
-                    );
+    let weeks = &d.misdelivery_by_week;
+    if weeks.is_empty() {
+        out!("  none reported");
+    } else {
+        let mut kinds: Vec<String> = KINDS.iter().map(|k| k.to_string()).collect();
+        for per in weeks.values() {
+            for k in per.keys() {
+                if !kinds.contains(k) {
+                    kinds.push(k.clone());
                 }
             }
         }
+        if width() >= 76 && kinds.len() == KINDS.len() {
+            out!("  {:<8}  {}", "week", paint(DIM, kinds.join("  ")));
+            for (week, per) in weeks {
+                let cells: Vec<String> = kinds
+                    .iter()
+                    .map(|k| format!("{:>w$}", per.get(k).copied().unwrap_or(0), w = k.len()))
+                    .collect();
+                out!("  {week:<8}  {}", cells.join("  "));
+            }
+        } else {
+            for (week, per) in weeks {
+                let cells: Vec<String> = per.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                out!(
+                    "  {week:<8}  {}",
+                    fit(&cells.join(", "), width().saturating_sub(12))
+                );
+            }
+        }
     }
-    let l = &body["letters"];
+    let l = &d.letters;
     out!();
     out!("{}", paint(CYAN, "letters"));
-    let pending = num(&l["pending_distribution"]);
-    let refused = num(&l["refused_at_floor"]);
-    let garbage = num(&l["spool_garbage_lines"]);
     out!(
         "  {} waiting for their repository",
-        plural(pending, "letter", "letters")
+        plural(l.pending_distribution as u64, "letter", "letters")
     );
     out!(
         "  {} at the hygiene floor (kept in the spool only)",
-        plural(refused, "letter refused", "letters refused")
+        plural(
+            l.refused_at_floor as u64,
+            "letter refused",
+            "letters refused"
+        )
     );
-    if garbage > 0 {
+    if l.spool_garbage_lines > 0 {
         out!(
             "  {}",
             paint(
                 YELLOW,
                 format!(
                     "{} in the spool that are not letters",
-                    plural(garbage, "line", "lines")
+                    plural(l.spool_garbage_lines as u64, "line", "lines")
                 )
             )
         );
     }
-    for u in l["unreachable_boxes"].as_array().into_iter().flatten() {
-        let why = s(&u["why"], "");
+    for u in &l.unreachable_boxes {
         out!(
             "  {} {}",
             paint(YELLOW, "unreachable:"),
-            fit_left(s(&u["box"], "?"), width().saturating_sub(16))
+            fit_left(&u.box_file.to_string_lossy(), width().saturating_sub(16))
         );
-        out!("    {}", paint(DIM, fit(why, width().saturating_sub(4))));
+        out!("    {}", paint(DIM, fit(&u.why, width().saturating_sub(4))));
     }
-    let b = &body["brains"];
-    let m = &body["medulla"];
+    let m = &d.medulla;
     out!();
     out!("{}", paint(CYAN, "stores"));
     out!(
         "  brains: {} on disk, {} warm",
-        num(&b["on_disk"]),
-        num(&b["warm"])
+        d.brains.on_disk,
+        d.brains.warm
     );
-    let live = num(&m["live"]);
-    let cap = num(&m["soft_cap"]);
-    let warn = num(&m["warn_from"]);
+    let (live, cap, warn) = (m.live, m.soft_cap, m.warn_from);
     let state = if live >= warn {
         paint(RED, "past the warning line")
     } else if live > cap {
@@ -197,15 +186,10 @@ pub fn doctor(body: &Value) {
     );
     out!(
         "  {} live in all stores; {} served since the owner started",
-        plural(num(&body["live_claims_all_stores"]), "claim", "claims"),
-        plural(
-            num(&body["memory_beats_served"]),
-            "memory beat",
-            "memory beats"
-        )
+        plural(d.live_claims_all_stores, "claim", "claims"),
+        plural(d.memory_beats_served, "memory beat", "memory beats")
     );
-    let broken = body["broken"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    if broken.is_empty() {
+    if d.broken.is_empty() {
         out!("  broken stores: {}", paint(GREEN, "none"));
     } else {
         out!(
@@ -214,51 +198,39 @@ pub fn doctor(body: &Value) {
                 RED,
                 format!(
                     "{}:",
-                    plural(broken.len() as u64, "broken store", "broken stores")
+                    plural(d.broken.len() as u64, "broken store", "broken stores")
                 )
             )
         );
-        for x in broken {
-            out!(
-                "    {}",
-                fit_left(s(&x["brain"], "?"), width().saturating_sub(4))
-            );
-            out!(
-                "      {}",
-                fit(s(&x["problem"], ""), width().saturating_sub(6))
-            );
+        for x in &d.broken {
+            out!("    {}", fit_left(&x.brain, width().saturating_sub(4)));
+            out!("      {}", fit(&x.problem, width().saturating_sub(6)));
         }
     }
-    for d in body["evidence_drift"].as_array().into_iter().flatten() {
-        let drifted = num(&d["drifted"]);
+    for dr in &d.evidence_drift {
         let line = format!(
             "{} of {} anchored: evidence changed since written",
-            plural(drifted, "claim", "claims"),
-            num(&d["anchored"])
+            plural(dr.drifted, "claim", "claims"),
+            dr.anchored
         );
         out!(
             "  {} {}",
-            if drifted > 0 {
+            if dr.drifted > 0 {
                 paint(YELLOW, "drift:")
             } else {
                 paint(DIM, "drift:")
             },
-            fit_left(s(&d["brain"], "?"), width().saturating_sub(10))
+            fit_left(&dr.brain, width().saturating_sub(10))
         );
         out!("    {}", fit(&line, width().saturating_sub(4)));
     }
-    for n in body["near_duplicates"].as_array().into_iter().flatten() {
-        for c in n["clusters"].as_array().into_iter().flatten() {
-            let slugs: Vec<&str> = c
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|m| m["slug"].as_str())
-                .collect();
+    for n in &d.near_duplicates {
+        for c in &n.clusters {
+            let slugs: Vec<&str> = c.iter().map(|m| m.slug.as_str()).collect();
             out!(
                 "  {} {}",
                 paint(YELLOW, "near-duplicates:"),
-                fit_left(s(&n["store"], "?"), width().saturating_sub(20))
+                fit_left(&n.store, width().saturating_sub(20))
             );
             out!("    {}", fit(&slugs.join(", "), width().saturating_sub(4)));
         }

@@ -202,11 +202,6 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `n` of a JSON number (0 when absent).
-pub fn num(v: &Value) -> u64 {
-    v.as_u64().unwrap_or(0)
-}
-
 /// A JSON string field, or `default`.
 pub fn s<'a>(v: &'a Value, default: &'a str) -> &'a str {
     v.as_str().unwrap_or(default)
