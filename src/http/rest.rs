@@ -27,11 +27,11 @@ struct ReadQuery {
 }
 
 impl ReadQuery {
-    fn of(query: &str) -> Result<ReadQuery, Response<Body>> {
+    fn of(query: &str) -> Result<ReadQuery, HttpError> {
         serde_urlencoded::from_str(query).map_err(|e| {
-            http_error(&HttpError::BadQuery(format!(
+            HttpError::BadQuery(format!(
                 "{e}: offset and limit are whole numbers (docs/PROTOCOL.md)"
-            )))
+            ))
         })
     }
 }
@@ -93,7 +93,7 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
         (Method::GET, "/api/events") => {
             let q = match read_query() {
                 Ok(q) => q,
-                Err(resp) => return resp,
+                Err(e) => return http_error(&e),
             };
             // EventSource cannot send headers: the Hall session may come as `?session=`.
             let session_ok = input.founder || q.session.is_some_and(|s| app.hall.valid(&s));
@@ -105,7 +105,7 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             super::events::stream(&svc.owner.registry.events, app.cancel.child_token())
         }
         (Method::GET, "/api/claims") => match read_query() {
-            Err(resp) => resp,
+            Err(e) => http_error(&e),
             Ok(ReadQuery { brain: None, .. }) => http_error(&HttpError::MissingParam(
                 "pass ?brain=<root, fingerprint or medulla>".into(),
             )),
@@ -119,7 +119,7 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
         (Method::GET, "/api/mailbox") => {
             let q = match read_query() {
                 Ok(q) => q,
-                Err(resp) => return resp,
+                Err(e) => return http_error(&e),
             };
             // Without `brain`, the box of the brain this request is routed to.
             let brain = match q.brain {
