@@ -10,6 +10,8 @@ use anyhow::{anyhow, Context};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+use crate::http::headers;
+
 /// Pull every JSON-RPC message out of an answer body (SSE or plain JSON).
 pub fn messages_of(content_type: &str, body: &str) -> Vec<Value> {
     if content_type.starts_with("text/event-stream") {
@@ -72,13 +74,13 @@ pub async fn run(url: String) -> anyhow::Result<()> {
             .post(&endpoint)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
-            .header("medulla-caller-root", &cwd)
+            .header(headers::CALLER_ROOT, &cwd)
             .body(line.clone());
         if let Some(b) = &binding {
-            req = req.header("medulla-brain", b);
+            req = req.header(headers::BRAIN, b);
         }
         if let Some(s) = &session {
-            req = req.header("mcp-session-id", s);
+            req = req.header(headers::SESSION, s);
         }
         if let Some(v) = &version {
             req = req.header("mcp-protocol-version", v);
@@ -96,7 +98,7 @@ pub async fn run(url: String) -> anyhow::Result<()> {
             Ok(resp) => {
                 if let Some(s) = resp
                     .headers()
-                    .get("mcp-session-id")
+                    .get(headers::SESSION)
                     .and_then(|v| v.to_str().ok())
                 {
                     session = Some(s.to_string());
@@ -153,7 +155,7 @@ pub async fn run(url: String) -> anyhow::Result<()> {
     if let Some(s) = session {
         let _ = http
             .delete(&endpoint)
-            .header("mcp-session-id", s)
+            .header(headers::SESSION, s)
             .send()
             .await;
     }

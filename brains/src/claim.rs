@@ -60,9 +60,16 @@ impl Trust {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Verdict {
+    #[cfg_attr(feature = "clap", value(help = "The claim held"))]
     Correct,
+    #[cfg_attr(feature = "clap", value(help = "It held in part"))]
     Partial,
+    #[cfg_attr(
+        feature = "clap",
+        value(help = "It did not hold (on a medulla claim: demotes it)")
+    )]
     Wrong,
 }
 

@@ -8,10 +8,14 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Strength {
+    #[cfg_attr(feature = "clap", value(help = "A guess worth remembering"))]
     Hint,
     #[default]
+    #[cfg_attr(feature = "clap", value(help = "Seen to hold (the default)"))]
     Observed,
+    #[cfg_attr(feature = "clap", value(help = "Checked, with evidence"))]
     Verified,
 }
 

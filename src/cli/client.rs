@@ -7,6 +7,7 @@ use anyhow::{anyhow, Context};
 use serde_json::{json, Value};
 
 use crate::config::default_home;
+use crate::http::headers;
 
 /// No owner answers at the URL: the command line says so and exits 2.
 #[derive(Debug, thiserror::Error)]
@@ -90,15 +91,15 @@ impl Client {
         // The caller root is the working directory; a directory that vanished under the
         // shell sends none rather than failing a command that does not need it.
         if let Ok(cwd) = std::env::current_dir() {
-            req = req.header("Medulla-Caller-Root", cwd.to_string_lossy().as_ref());
+            req = req.header(headers::CALLER_ROOT, cwd.to_string_lossy().as_ref());
         }
         // The command line is the founder's surface: it presents the owner's token.
         if let Some(t) = crate::founder::read(&default_home()) {
-            req = req.header("Medulla-Founder-Token", t);
+            req = req.header(headers::FOUNDER, t);
         }
         if let Ok(b) = std::env::var("MEDULLA_BRAIN") {
             if !b.is_empty() {
-                req = req.header("Medulla-Brain", b);
+                req = req.header(headers::BRAIN, b);
             }
         }
         req
@@ -242,16 +243,17 @@ fn without_nulls(args: Value) -> Value {
     }
 }
 
+/// What a query value keeps unescaped: letters, digits, `-_.~` and `/` (paths read well).
+const QUERY_VALUE: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~')
+    .remove(b'/');
+
 /// Percent-encode a query value.
 pub fn encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(s, QUERY_VALUE).to_string()
 }
 
 #[cfg(test)]

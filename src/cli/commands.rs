@@ -1,42 +1,121 @@
-//! What each client command sends to the owner and which printer shows the answer.
+//! What each client command sends to the owner and which printer shows the answer. A
+//! verb's arguments are sent as the verb's own argument type, serialized: the command line
+//! parsed into it, and only paths are made absolute here before it goes.
 
 use anyhow::Context;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::client::{encode, Answer, Client};
 use super::print::{self, out};
-use super::{name, paths, ClientOpts, Command, KvCmd, MailboxCmd, Tier, FOUNDER};
+use super::values::name;
+use super::{paths, ClientOpts, Command, KvCmd, MailboxCmd, FOUNDER};
+use crate::service::registry::Envelope;
+use crate::service::verb::Verb;
+use crate::service::verbs::boot_memory::{BootMemory, BootMemoryArgs, Op};
+use crate::service::verbs::report::ReportArgs;
+use crate::service::verbs::{
+    acts::Acts, audit_log::Audit, beat::North, bootstrap::Bootstrap, delegate::Delegate,
+    export::Export, history::History, import::Import, instances::Brains, learn::Learn,
+    memorize::Memorize, promote::Promote, purge::Purge, report::InboxSweep, report::Report,
+    retire::Retire, seek::Seek,
+};
 
-/// `Some("medulla")` for the medulla tier; the project tier is the owner's default and is
-/// left out.
-fn medulla_tier(t: Tier) -> Option<&'static str> {
-    (t == Tier::Medulla).then_some("medulla")
-}
-
-fn opt_tier(t: Option<Tier>) -> Option<String> {
-    t.map(name)
+/// Send a verb its own arguments: the struct the owner deserializes, serialized.
+fn call<V: Verb>(c: &Client, args: &V::Args) -> anyhow::Result<Answer>
+where
+    V::Args: Serialize,
+{
+    c.call(V::NAME, serde_json::to_value(args)?)
 }
 
 /// Print an answer: the JSON itself with `--json`, else the refusal or the summary. The
 /// exit code: 0 when the owner did it, 1 when it refused.
-fn finish(opts: &ClientOpts, a: &Answer, human: impl FnOnce(&Value)) -> anyhow::Result<i32> {
+fn finish_with(
+    opts: &ClientOpts,
+    a: &Answer,
+    human: impl FnOnce(&Value) -> anyhow::Result<()>,
+) -> anyhow::Result<i32> {
     if opts.json {
         out!("{}", serde_json::to_string_pretty(&a.body)?);
     } else if a.ok() {
-        human(&a.body);
+        human(&a.body)?;
     } else {
         print::error(&a.body);
     }
     Ok(if a.ok() { 0 } else { 1 })
 }
 
-/// As [`finish`], printing the owner's reception (the request landed off the caller
-/// root's brain, or nowhere) on stderr first.
-fn finish_read(opts: &ClientOpts, a: &Answer, human: impl FnOnce(&Value)) -> anyhow::Result<i32> {
-    if !opts.json && a.ok() {
-        print::reception(&a.body);
-    }
-    finish(opts, a, human)
+/// The owner's answer to `V`, read back as `V`'s own answer type (the one the owner
+/// serialized), so a printer works on typed fields.
+fn answer<V: Verb>(body: &Value) -> anyhow::Result<Envelope<V::Answer>>
+where
+    V::Answer: DeserializeOwned,
+{
+    read(body, V::NAME)
+}
+
+/// An answer read back as the type the owner serialized it from.
+fn read<T: DeserializeOwned>(body: &Value, what: &str) -> anyhow::Result<T> {
+    serde_json::from_value(body.clone()).with_context(|| {
+        format!(
+            "the owner's answer to {what} is not the shape this command line reads: run a \
+             command line and an owner of the same version (`medulla --version`, `medulla status`)"
+        )
+    })
+}
+
+/// A `GET` read printed from its typed answer.
+fn finish_as<T: DeserializeOwned>(
+    opts: &ClientOpts,
+    a: &Answer,
+    what: &str,
+    human: impl FnOnce(T),
+) -> anyhow::Result<i32> {
+    finish_with(opts, a, |b| {
+        human(read(b, what)?);
+        Ok(())
+    })
+}
+
+/// Send `V` its arguments and print its answer, typed, with `human`.
+fn run<V: Verb>(
+    c: &Client,
+    opts: &ClientOpts,
+    args: &V::Args,
+    human: impl FnOnce(Envelope<V::Answer>),
+) -> anyhow::Result<i32>
+where
+    V::Args: Serialize,
+    V::Answer: DeserializeOwned,
+{
+    let a = call::<V>(c, args)?;
+    finish_with(opts, &a, |b| {
+        human(answer::<V>(b)?);
+        Ok(())
+    })
+}
+
+/// As [`run`], printing the owner's reception on stderr first (a read that landed off
+/// the caller root's brain, or nowhere, says so).
+fn run_read<V: Verb>(
+    c: &Client,
+    opts: &ClientOpts,
+    args: &V::Args,
+    human: impl FnOnce(Envelope<V::Answer>),
+) -> anyhow::Result<i32>
+where
+    V::Args: Serialize,
+    V::Answer: DeserializeOwned,
+{
+    let a = call::<V>(c, args)?;
+    finish_with(opts, &a, |b| {
+        let e = answer::<V>(b)?;
+        print::reception(e.reception.as_ref());
+        human(e);
+        Ok(())
+    })
 }
 
 pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
@@ -56,169 +135,102 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         }
         Command::Stop { .. } => super::owner::stop(c, opts),
         Command::Hall { no_open, .. } => super::owner::hall(c, opts, no_open),
-        Command::Status { .. } => finish(opts, &c.get("/api/health")?, print::admin::status),
-        Command::Brains { .. } => finish(opts, &c.get("/api/instances")?, print::admin::brains),
-        Command::Bootstrap { path, .. } => {
+        Command::Status { .. } => {
+            finish_as(opts, &c.get("/api/health")?, "health", print::admin::status)
+        }
+        Command::Brains { .. } => finish_as(
+            opts,
+            &c.get("/api/instances")?,
+            Brains::NAME,
+            print::admin::brains,
+        ),
+        Command::Bootstrap { mut args, .. } => {
             // Without PATH the owner uses the caller root (the working directory).
-            let root = path
-                .map(|p| paths::existing(&p, "the project root"))
-                .transpose()?;
-            let a = c.call("bootstrap", json!({ "root": root }))?;
-            finish(opts, &a, print::writes::bootstrap)
+            args.root = args
+                .root
+                .map(|p| paths::existing(p.as_ref(), "the project root"))
+                .transpose()?
+                .map(|p| p.to_string_lossy().into_owned());
+            run::<Bootstrap>(c, opts, &args, print::writes::bootstrap)
         }
-        Command::Memorize {
-            label,
-            text,
-            strength,
-            evidence,
-            tier,
-            agent,
-            ..
-        } => {
-            let args = json!({
-                "label": label, "text": text, "strength": strength.map(name),
-                "evidence": evidence, "tier": medulla_tier(tier), "agent_id": agent,
-            });
-            finish(opts, &c.call("memorize", args)?, print::writes::memorize)
-        }
+        Command::Memorize { args, .. } => run::<Memorize>(c, opts, &args, print::writes::memorize),
         Command::Seek {
-            query,
-            tier,
-            scope,
-            limit,
-            filter,
-            ..
+            query, mut args, ..
         } => {
-            let mut args = json!({
-                "query": query.join(" "), "tier": tier.map(name), "scope": scope, "limit": limit,
-            });
-            filter.apply(&mut args)?;
-            finish_read(opts, &c.call("seek", args)?, print::rows::seek)
+            args.query = query.join(" ");
+            run_read::<Seek>(c, opts, &args, print::rows::seek)
         }
-        Command::History { slug, tier, .. } => {
-            let a = c.call("history", json!({ "slug": slug, "tier": opt_tier(tier) }))?;
-            finish_read(opts, &a, print::rows::history)
+        Command::History { args, .. } => run_read::<History>(c, opts, &args, print::rows::history),
+        Command::Learn { args, .. } => run::<Learn>(c, opts, &args, print::writes::learn),
+        Command::North { task, mut args, .. } => {
+            args.task = task.join(" ");
+            run_read::<North>(c, opts, &args, print::rows::north)
         }
-        Command::Learn {
-            slug,
-            verdict,
-            tier,
-            note,
-            agent,
-            ..
-        } => {
-            let args = json!({
-                "slug": slug, "verdict": name(verdict), "tier": medulla_tier(tier),
-                "note": note, "agent_id": agent,
-            });
-            let a = c.call("learn", args)?;
-            finish(opts, &a, |b| print::writes::learn(b, &name(tier)))
+        Command::Delegate { task, mut args, .. } => {
+            args.task = task.join(" ");
+            run_read::<Delegate>(c, opts, &args, print::rows::delegate)
         }
-        Command::North {
-            task,
-            limit,
-            filter,
-            ..
-        } => {
-            let mut args = json!({ "task": task.join(" "), "limit": limit });
-            filter.apply(&mut args)?;
-            let a = c.call("north", args)?;
-            finish_read(opts, &a, print::rows::north)
-        }
-        Command::Delegate {
-            task,
-            child_agent,
-            limit,
-            ..
-        } => {
-            let args =
-                json!({ "task": task.join(" "), "child_agent": child_agent, "limit": limit });
-            finish_read(opts, &c.call("delegate", args)?, print::rows::delegate)
-        }
-        Command::Promote {
-            claim,
-            reason,
-            brain,
-            agent,
-            ..
-        } => {
+        Command::Promote { mut args, .. } => {
             // No --brain: send none, and the owner promotes from the routed brain.
-            let brain = brain.as_deref().map(paths::brain).transpose()?;
-            let args =
-                json!({ "claim": claim, "reason": reason, "brain": brain, "agent_id": agent });
-            finish(opts, &c.call("promote", args)?, print::writes::promote)
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            run::<Promote>(c, opts, &args, print::writes::promote)
         }
-        Command::Purge {
-            slug, tier, agent, ..
-        } => {
-            let args = json!({ "slug": slug, "tier": medulla_tier(tier), "agent_id": agent });
-            finish(opts, &c.call("purge", args)?, print::writes::purge)
-        }
-        Command::Retire {
-            slug,
-            reason,
-            tier,
-            agent,
-            ..
-        } => {
-            let args = json!({
-                "slug": slug, "reason": reason, "tier": medulla_tier(tier), "agent_id": agent,
-            });
-            finish(opts, &c.call("retire", args)?, print::writes::retire)
-        }
+        Command::Purge { args, .. } => run::<Purge>(c, opts, &args, print::writes::purge),
+        Command::Retire { args, .. } => run::<Retire>(c, opts, &args, print::writes::retire),
         Command::Kv(kv) => {
             let args = match kv {
-                KvCmd::Get { key, tier, .. } => {
-                    json!({ "op": "get", "key": key, "tier": opt_tier(tier) })
-                }
+                KvCmd::Get { key, tier, .. } => BootMemoryArgs {
+                    op: Op::Get,
+                    key: Some(key),
+                    value: None,
+                    tier,
+                    agent_id: None,
+                },
                 KvCmd::Set {
                     key,
                     value,
                     tier,
                     agent,
                     ..
-                } => json!({
-                    "op": "set", "key": key, "value": value, "tier": opt_tier(tier), "agent_id": agent,
-                }),
-                KvCmd::List { tier, .. } => json!({ "op": "list", "tier": opt_tier(tier) }),
+                } => BootMemoryArgs {
+                    op: Op::Set,
+                    key: Some(key),
+                    value: Some(value),
+                    tier,
+                    agent_id: Some(agent),
+                },
+                KvCmd::List { tier, .. } => BootMemoryArgs {
+                    op: Op::List,
+                    key: None,
+                    value: None,
+                    tier,
+                    agent_id: None,
+                },
                 KvCmd::Delete {
                     key, tier, agent, ..
-                } => json!({
-                    "op": "delete", "key": key, "tier": opt_tier(tier), "agent_id": agent,
-                }),
+                } => BootMemoryArgs {
+                    op: Op::Delete,
+                    key: Some(key),
+                    value: None,
+                    tier,
+                    agent_id: Some(agent),
+                },
             };
-            finish(opts, &c.call("boot_memory", args)?, print::writes::kv)
+            run::<BootMemory>(c, opts, &args, print::writes::kv)
         }
-        Command::Audit {
-            brain,
-            agent,
-            limit,
-            ..
-        } => {
-            let brain = brain.as_deref().map(paths::brain).transpose()?;
-            let a = c.call(
-                "audit",
-                json!({ "brain": brain, "agent": agent, "limit": limit }),
-            )?;
-            finish(opts, &a, print::admin::audit)
+        Command::Audit { mut args, .. } => {
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            run::<Audit>(c, opts, &args, print::admin::audit)
         }
-        Command::Acts {
-            brain,
-            limit,
-            before,
-            ..
-        } => {
-            let brain = brain.as_deref().map(paths::brain).transpose()?;
-            let a = c.call(
-                "acts",
-                json!({ "brain": brain, "limit": limit, "before": before }),
-            )?;
-            let human = |b: &Value| print::admin::acts(b, brain.as_deref(), limit);
+        Command::Acts { mut args, .. } => {
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            let (brain, limit) = (args.brain.clone(), args.limit);
+            let human = |e| print::admin::acts(e, brain.as_deref(), limit);
             // A store named outright needs no word on where the caller stands.
-            if brain.is_some() {
-                finish(opts, &a, human)
+            if args.brain.is_some() {
+                run::<Acts>(c, opts, &args, human)
             } else {
-                finish_read(opts, &a, human)
+                run_read::<Acts>(c, opts, &args, human)
             }
         }
         Command::Report(r) => {
@@ -245,17 +257,16 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             if !letter.contains_key("agent") {
                 letter.insert("agent".into(), json!(r.agent));
             }
-            let a = c.call("report", json!({ "letter": letter }))?;
-            finish(opts, &a, print::mailbox::report)
+            run::<Report>(c, opts, &ReportArgs { letter }, print::mailbox::report)
         }
         Command::Mailbox(MailboxCmd::Sweep { .. }) => {
-            finish(opts, &c.get("/api/mailbox/sweep")?, print::mailbox::sweep)
+            let a = c.get("/api/mailbox/sweep")?;
+            finish_as(opts, &a, InboxSweep::NAME, print::mailbox::sweep)
         }
-        Command::Mailbox(MailboxCmd::Distribute { .. }) => finish(
-            opts,
-            &c.post("/api/mailbox/distribute", Value::Null)?,
-            print::mailbox::distribute,
-        ),
+        Command::Mailbox(MailboxCmd::Distribute { .. }) => {
+            let a = c.post("/api/mailbox/distribute", Value::Null)?;
+            finish_as(opts, &a, "a distribution pass", print::mailbox::distribute)
+        }
         Command::Mailbox(MailboxCmd::Show { brain, .. }) => {
             let brain = match brain {
                 Some(b) => paths::brain(&b)?,
@@ -264,7 +275,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
                     .into_owned(),
             };
             let a = c.get(&format!("/api/mailbox?brain={}", encode(&brain)))?;
-            finish(opts, &a, print::mailbox::show)
+            finish_as(opts, &a, "the box", print::mailbox::show)
         }
         Command::Doctor { deep, .. } => {
             let path = if deep {
@@ -272,41 +283,50 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             } else {
                 "/api/doctor"
             };
-            finish(opts, &c.get(path)?, print::admin::doctor)
+            finish_as(opts, &c.get(path)?, "doctor", print::admin::doctor)
         }
-        Command::Import(i) => {
-            let dir = paths::existing(&i.dir, "the directory")?;
-            let triage = i
+        Command::Import { mut args, .. } => {
+            let dir = paths::existing(args.dir.as_ref(), "the directory")?;
+            args.dir = dir.to_string_lossy().into_owned();
+            args.triage = args
                 .triage
-                .as_deref()
-                .map(|t| paths::existing(t, "the rules file"))
-                .transpose()?;
-            let brain = i.brain.as_deref().map(paths::brain).transpose()?;
-            let args = json!({
-                "dir": dir, "brain": brain, "medulla": i.medulla, "dry_run": i.dry_run,
-                "triage": triage, "agent_id": FOUNDER,
-            });
-            let a = streamed(c, opts, "import", args)?;
-            let shown = dir.to_string_lossy().into_owned();
-            let code = finish(opts, &a, |b| print::transfer::import(b, &shown))?;
-            Ok(if code == 0 && print::transfer::import_failed(&a.body) {
-                1
-            } else {
-                code
-            })
+                .map(|t| paths::existing(t.as_ref(), "the rules file"))
+                .transpose()?
+                .map(|t| t.to_string_lossy().into_owned());
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            args.agent_id = Some(FOUNDER.into());
+            let a = streamed::<Import>(c, opts, &args)?;
+            let mut failed = false;
+            let code = finish_with(opts, &a, |b| {
+                let r = answer::<Import>(b)?.body;
+                failed = print::transfer::import_failed(&r);
+                print::transfer::import(&r, &args.dir);
+                Ok(())
+            })?;
+            // With --json nothing is printed from the report, but the exit code still says.
+            if opts.json && a.ok() {
+                failed = print::transfer::import_failed(&answer::<Import>(&a.body)?.body);
+            }
+            Ok(if code == 0 && failed { 1 } else { code })
         }
-        Command::Export(e) => {
-            let dir = paths::absolute(&e.dir)?;
-            let brain = e.brain.as_deref().map(paths::brain).transpose()?;
-            let args =
-                json!({ "dir": dir, "brain": brain, "medulla": e.medulla, "history": e.history });
-            let a = streamed(c, opts, "export", args)?;
-            finish(opts, &a, print::transfer::export)
+        Command::Export { mut args, .. } => {
+            args.dir = paths::absolute(args.dir.as_ref())?
+                .to_string_lossy()
+                .into_owned();
+            args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+            let a = streamed::<Export>(c, opts, &args)?;
+            finish_with(opts, &a, |b| {
+                print::transfer::export(answer::<Export>(b)?);
+                Ok(())
+            })
         }
         Command::Backup { dir, .. } => {
             let dir = dir.map(|d| paths::absolute(&d)).transpose()?;
-            let a = streamed(c, opts, "backup", json!({ "dir": dir }))?;
-            let code = finish(opts, &a, print::transfer::backup)?;
+            let args = crate::service::verbs::backup::BackupArgs {
+                dir: dir.map(|d| d.to_string_lossy().into_owned()),
+            };
+            let a = streamed::<crate::service::verbs::backup::Backup>(c, opts, &args)?;
+            let code = finish_as(opts, &a, "backup", print::transfer::backup)?;
             // A backup that could not copy every store is not a clean one.
             let failed = a.body["manifest"]["failed"]
                 .as_array()
@@ -317,9 +337,12 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
 }
 
 /// A long verb, with a progress bar on a terminal (never with `--json`).
-fn streamed(c: &Client, opts: &ClientOpts, verb: &str, args: Value) -> anyhow::Result<Answer> {
+fn streamed<V: Verb>(c: &Client, opts: &ClientOpts, args: &V::Args) -> anyhow::Result<Answer>
+where
+    V::Args: Serialize,
+{
     let bar = print::transfer::Bar::new(!opts.json);
-    let a = c.call_streaming(verb, args, |p| bar.update(p));
+    let a = c.call_streaming(V::NAME, serde_json::to_value(args)?, |p| bar.update(p));
     bar.finish();
     a
 }

@@ -6,18 +6,22 @@
 //! - this file: the command-line grammar (clap) and [`run`];
 //! - `client`: the HTTP client (owner discovery, headers, NDJSON progress);
 //! - `commands`: what each client command sends and how its answer is printed;
-//! - `filter`: the recall filters as flags;
 //! - `model`: `medulla model fetch | status`;
 //! - `owner`: `serve`, `stop`, `hall`, and the logs' colour;
 //! - `restore`: `medulla restore`, which works on the files of a stopped home;
 //! - `paths`: relative path arguments made absolute before they are sent;
-//! - `values`: the closed sets of values the owner accepts (tiers, verdicts, classes);
+//! - `values`: a letter's closed sets of values (classes, misdelivery kinds);
 //! - `print`: human output, one module per family of answers.
+//!
+//! A verb's flags are its arguments' own type (`service::verbs::*::XxxArgs`, which
+//! derives both `clap::Args` and `Deserialize`): the command line parses into the very
+//! struct the owner deserializes, and sends it serialized. Only what the command line
+//! takes differently is declared here (the words of a query or task, the kv subcommands,
+//! a letter's fields).
 
 mod client;
 mod commands;
 mod connect;
-mod filter;
 mod model;
 mod owner;
 mod paths;
@@ -27,16 +31,17 @@ mod restore;
 mod sync;
 mod values;
 
-use std::path::PathBuf;
-
 use clap::{Args, Parser, Subcommand};
 
 pub use client::OwnerNotRunning;
-use values::name;
-pub use values::{Class, Kind, SeekTier, Strength, Tier, Verdict};
+use values::{Class, Kind};
 
-/// Who writes when a command names no agent.
-const FOUNDER: &str = "human:founder";
+use crate::service::verbs::{
+    acts::ActsArgs, audit_log::AuditArgs, beat::NorthArgs, bootstrap::BootstrapArgs,
+    delegate::DelegateArgs, export::ExportArgs, history::HistoryArgs, import::ImportArgs,
+    learn::LearnArgs, memorize::MemorizeArgs, promote::PromoteArgs, purge::PurgeArgs,
+    retire::RetireArgs, seek::SeekArgs, Tier, FOUNDER_AGENT as FOUNDER,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -51,7 +56,7 @@ founder token ($MEDULLA_HOME/founder.token) makes the command line the founder s
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    command: Command,
 }
 
 /// How a client command reaches the owner and prints its answer.
@@ -74,7 +79,7 @@ Duplicates (versions the store already holds) are reported as already imported: 
 import imports nothing new. An import that refuses every file it does not already hold exits 1.";
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+enum Command {
     /// Run the owner (the long-running process that holds every brain)
     Serve(owner::ServeArgs),
     /// Stop the running owner and wait until it is gone
@@ -108,31 +113,15 @@ pub enum Command {
     },
     /// Create the brain for a project root
     Bootstrap {
-        /// The project root [default: the working directory]
-        path: Option<PathBuf>,
+        #[command(flatten)]
+        args: BootstrapArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
     /// Write a claim into this project's brain (or, with --tier medulla, into the medulla)
     Memorize {
-        /// A short title; its slug (`Release build` → `release-build`) names the claim
-        #[arg(long)]
-        label: String,
-        /// What holds
-        #[arg(long)]
-        text: String,
-        /// How sure [default: observed]
-        #[arg(long, value_enum)]
-        strength: Option<Strength>,
-        /// A file, link or commit that backs the claim (repeat for several)
-        #[arg(long = "evidence", value_name = "EVIDENCE")]
-        evidence: Vec<String>,
-        /// Where to write: project (this brain) or medulla (doctrine birth, the founder's)
-        #[arg(long, value_enum, default_value = "project")]
-        tier: Tier,
-        /// Who writes (vendor:role)
-        #[arg(long, default_value = FOUNDER)]
-        agent: String,
+        #[command(flatten)]
+        args: MemorizeArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
@@ -140,46 +129,22 @@ pub enum Command {
     Seek {
         /// What to look for (empty: the most recent claims)
         query: Vec<String>,
-        /// Where to look [default: this brain plus the medulla]
-        #[arg(long, value_enum)]
-        tier: Option<SeekTier>,
-        /// Only claims whose slug or label starts with this
-        #[arg(long, value_name = "PREFIX")]
-        scope: Option<String>,
-        /// How many rows, 1 to 200 [default: 10]
-        #[arg(long)]
-        limit: Option<u32>,
         #[command(flatten)]
-        filter: filter::RecallFlags,
+        args: SeekArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
     /// Every version of a claim, oldest first
     History {
-        /// The claim's slug (a label is accepted)
-        slug: String,
-        /// The store [default: this brain, else the medulla]
-        #[arg(long, value_enum)]
-        tier: Option<Tier>,
+        #[command(flatten)]
+        args: HistoryArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
     /// Grade a claim (its trust moves; `wrong` on a medulla claim demotes it)
     Learn {
-        /// The claim's slug
-        slug: String,
-        /// How it held
-        #[arg(value_enum)]
-        verdict: Verdict,
-        /// The store graded: project (this brain) or medulla
-        #[arg(long, value_enum, default_value = "project")]
-        tier: Tier,
-        /// Why (recorded with the act; a demotion's reason)
-        #[arg(long)]
-        note: Option<String>,
-        /// Who grades (vendor:role)
-        #[arg(long, default_value = FOUNDER)]
-        agent: String,
+        #[command(flatten)]
+        args: LearnArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
@@ -187,11 +152,8 @@ pub enum Command {
     North {
         /// The task, in words
         task: Vec<String>,
-        /// How many rows per store
-        #[arg(long)]
-        limit: Option<u32>,
         #[command(flatten)]
-        filter: filter::RecallFlags,
+        args: NorthArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
@@ -199,58 +161,29 @@ pub enum Command {
     Delegate {
         /// The task the subagent is given
         task: Vec<String>,
-        /// The subagent's agent id (vendor:role)
-        #[arg(long)]
-        child_agent: Option<String>,
-        /// How many memory rows
-        #[arg(long)]
-        limit: Option<u32>,
+        #[command(flatten)]
+        args: DelegateArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
     /// Copy a project claim into the medulla, through the audit actor
     Promote {
-        /// The claim's slug in its brain
-        #[arg(long, value_name = "SLUG")]
-        claim: String,
-        /// Why it holds beyond its project, in one line
-        #[arg(long)]
-        reason: String,
-        /// The source brain's root or fingerprint [default: the working directory's brain]
-        #[arg(long, value_name = "ROOT")]
-        brain: Option<String>,
-        /// Who promotes (vendor:role)
-        #[arg(long, default_value = FOUNDER)]
-        agent: String,
+        #[command(flatten)]
+        args: PromoteArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
     /// Erase a claim and every version of it (a secret that got in); the act keeps no content
     Purge {
-        /// The claim's slug (a label is accepted)
-        slug: String,
-        /// The store: project (this brain) or medulla (the founder's only)
-        #[arg(long, value_enum, default_value = "project")]
-        tier: Tier,
-        /// Who purges (vendor:role)
-        #[arg(long, default_value = FOUNDER)]
-        agent: String,
+        #[command(flatten)]
+        args: PurgeArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
     /// Take a claim out of recall with a reason (history keeps it; purge erases)
     Retire {
-        /// The claim's slug (a label is accepted)
-        slug: String,
-        /// Why it no longer holds, in one line
-        #[arg(long)]
-        reason: String,
-        /// The store: project (this brain) or medulla (through the audit actor)
-        #[arg(long, value_enum, default_value = "project")]
-        tier: Tier,
-        /// Who retires (vendor:role)
-        #[arg(long, default_value = FOUNDER)]
-        agent: String,
+        #[command(flatten)]
+        args: RetireArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
@@ -259,29 +192,15 @@ pub enum Command {
     Kv(KvCmd),
     /// The medulla's audit log: promotions, doctrine births, demotions, etiquette flags
     Audit {
-        /// Only entries from this brain (a root, or `medulla` for doctrine births)
-        #[arg(long, value_name = "ROOT")]
-        brain: Option<String>,
-        /// Only entries by this agent (vendor:role)
-        #[arg(long)]
-        agent: Option<String>,
-        /// How many entries
-        #[arg(long)]
-        limit: Option<u32>,
+        #[command(flatten)]
+        args: AuditArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
     /// A store's act log, newest first, a page at a time
     Acts {
-        /// The store: a brain's root or fingerprint, or `medulla` [default: this brain]
-        #[arg(long, value_name = "ROOT|medulla")]
-        brain: Option<String>,
-        /// Acts per page, 1 to 500 [default: 50]
-        #[arg(long)]
-        limit: Option<u32>,
-        /// Only acts older than this sequence number (the previous page's hint)
-        #[arg(long, value_name = "SEQ")]
-        before: Option<u64>,
+        #[command(flatten)]
+        args: ActsArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
@@ -301,12 +220,22 @@ pub enum Command {
     },
     /// Import a directory of legacy .light.md files into a brain or the medulla
     #[command(after_long_help = CREATED_HELP)]
-    Import(ImportArgs),
+    Import {
+        #[command(flatten)]
+        args: ImportArgs,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
     /// Write a brain's (or the medulla's) live claims as .light.md files
     #[command(after_long_help = "Files are written as DIR/<slug>.light.md (and \
 DIR/.history/<slug>.<created>.light.md with --history), `Created` in milliseconds since the \
 epoch, every provenance field included: importing them again is lossless.")]
-    Export(ExportArgs),
+    Export {
+        #[command(flatten)]
+        args: ExportArgs,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
     /// Write a consistent copy of every store, the spool and the config, while serving
     #[command(
         after_long_help = "Each store is copied from one read transaction of its own: \
@@ -316,7 +245,7 @@ manifest.json of counts and sha256 hashes. Restore it with `medulla restore`."
     )]
     Backup {
         /// The directory to write the backup under [default: $MEDULLA_HOME/backups]
-        dir: Option<PathBuf>,
+        dir: Option<std::path::PathBuf>,
         #[command(flatten)]
         c: ClientOpts,
     },
@@ -363,7 +292,7 @@ claude-desktop ~/.config/Claude/claude_desktop_config.json; codex .codex/config.
 }
 
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+struct ReportArgs {
     /// The whole letter as a JSON object; the flags below fill fields of it
     #[arg(long, value_name = "JSON")]
     pub letter: Option<String>,
@@ -393,7 +322,7 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum MailboxCmd {
+enum MailboxCmd {
     /// One box: this project's, another brain's, or `medulla`
     Show {
         /// Whose box: a brain's root or fingerprint, or `medulla` [default: the working directory]
@@ -415,7 +344,7 @@ pub enum MailboxCmd {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum KvCmd {
+enum KvCmd {
     /// A key's value (this brain's, else the medulla's)
     Get {
         /// The key
@@ -464,45 +393,6 @@ pub enum KvCmd {
     },
 }
 
-#[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("target").required(true).args(["brain", "medulla", "triage"])))]
-pub struct ImportArgs {
-    /// The directory of .light.md files (and .history/)
-    pub dir: PathBuf,
-    /// Into this brain (its root or fingerprint)
-    #[arg(long, value_name = "ROOT")]
-    pub brain: Option<String>,
-    /// Into the medulla (the founder's only)
-    #[arg(long)]
-    pub medulla: bool,
-    /// Split a mixed legacy store by the rules in this TOML file (see docs/OPERATIONS.md)
-    #[arg(long, value_name = "RULES.toml")]
-    pub triage: Option<PathBuf>,
-    /// Count and check everything, write nothing
-    #[arg(long)]
-    pub dry_run: bool,
-    #[command(flatten)]
-    pub c: ClientOpts,
-}
-
-#[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("target").required(true).args(["brain", "medulla"])))]
-pub struct ExportArgs {
-    /// The directory to write into (created when missing)
-    pub dir: PathBuf,
-    /// This brain's claims (its root or fingerprint)
-    #[arg(long, value_name = "ROOT")]
-    pub brain: Option<String>,
-    /// The medulla's claims
-    #[arg(long)]
-    pub medulla: bool,
-    /// Also write outdated versions under DIR/.history/
-    #[arg(long)]
-    pub history: bool,
-    #[command(flatten)]
-    pub c: ClientOpts,
-}
-
 impl Command {
     /// The client options of a command that talks to the owner.
     fn client_opts(&self) -> Option<&ClientOpts> {
@@ -533,11 +423,11 @@ impl Command {
             | C::Retire { c, .. }
             | C::Audit { c, .. }
             | C::Acts { c, .. }
+            | C::Import { c, .. }
+            | C::Export { c, .. }
             | C::Doctor { c, .. }
             | C::Backup { c, .. } => c,
             C::Report(a) => &a.c,
-            C::Import(a) => &a.c,
-            C::Export(a) => &a.c,
             C::Kv(
                 KvCmd::Get { c, .. }
                 | KvCmd::Set { c, .. }

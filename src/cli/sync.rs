@@ -38,7 +38,7 @@ pub struct SyncArgs {
     pub force: bool,
     /// The weakest project claims written
     #[arg(long, value_enum, default_value = "verified")]
-    pub min_strength: super::Strength,
+    pub min_strength: brains::Strength,
     /// The most bytes of memory per block
     #[arg(long, default_value_t = 2048, value_name = "BYTES")]
     pub budget: usize,
@@ -232,7 +232,7 @@ pub fn sync(a: SyncArgs) -> anyhow::Result<i32> {
     let (body, held) = body(
         m.medulla["claims"].as_array().unwrap_or(&empty),
         m.project["claims"].as_array().unwrap_or(&empty),
-        super::values::name(a.min_strength).as_str(),
+        a.min_strength.as_str(),
         a.budget.max(256),
     );
     let mut plans = vec![(

@@ -1,47 +1,8 @@
-//! The closed sets of values the owner accepts, as clap value enums: `--help` lists them
-//! and a typo is refused before anything is sent.
+//! A letter's closed sets of values, as clap value enums: `--help` lists them and a typo
+//! is refused before anything is sent. (Tiers, strengths and verdicts are the verbs' own
+//! types, which derive `clap::ValueEnum` where they are declared.)
 
 use clap::ValueEnum;
-
-/// A store a claim lives in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Tier {
-    /// This project's brain (the working directory's)
-    Project,
-    /// The shared medulla (the founder's doctrine)
-    Medulla,
-}
-
-/// Where `seek` looks.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum SeekTier {
-    /// This project's brain only
-    Project,
-    /// The medulla only
-    Medulla,
-    /// Every brain plus the medulla, grouped by origin (an explicit cross-project pull)
-    AllBrains,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Strength {
-    /// A guess worth remembering
-    Hint,
-    /// Seen to hold (the default)
-    Observed,
-    /// Checked, with evidence
-    Verified,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Verdict {
-    /// The claim held
-    Correct,
-    /// It held in part
-    Partial,
-    /// It did not hold (on a medulla claim: demotes it)
-    Wrong,
-}
 
 /// A letter's class.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -94,11 +55,24 @@ mod tests {
 
     #[test]
     fn value_names_are_the_owners_spellings() {
-        assert_eq!(name(SeekTier::AllBrains), "all-brains");
         assert_eq!(name(Class::MemoryMisdelivery), "memory_misdelivery");
         assert_eq!(name(Kind::WrongStoreWrite), "wrong_store_write");
         assert_eq!(name(Kind::FalseAbsence), "false_absence");
-        assert_eq!(name(Tier::Medulla), "medulla");
+    }
+
+    /// A value the command line offers is sent serialized; clap's spelling and serde's
+    /// must agree, or `--tier all-brains` would parse and then be refused by the owner.
+    #[test]
+    fn the_verbs_value_enums_spell_each_value_as_serde_does() {
+        fn agree<T: ValueEnum + serde::Serialize>() {
+            for v in T::value_variants() {
+                assert_eq!(serde_json::to_value(v).unwrap(), name(v.clone()));
+            }
+        }
+        agree::<crate::service::verbs::Tier>();
+        agree::<crate::service::verbs::seek::SeekTier>();
+        agree::<brains::Strength>();
+        agree::<brains::Verdict>();
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! MCP over Streamable HTTP (the official `rmcp` SDK): one handler per MCP session, so
 //! the session's sticky brain lives in the handler.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -75,26 +75,10 @@ fn file_uri_path(uri: &str) -> Option<String> {
     if !path.starts_with('/') {
         return None;
     }
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%' && i + 2 < bytes.len())
-            .then(|| std::str::from_utf8(&bytes[i + 1..i + 3]).ok())
-            .flatten()
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match escaped {
-            Some(b) => {
-                out.push(b);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .ok()
+        .map(|p| p.into_owned())
 }
 
 /// What a model reads about this server before its first call.
@@ -112,14 +96,14 @@ fn header(parts: Option<&http::request::Parts>, name: &str) -> Option<String> {
 
 /// A registered verb as MCP publishes it: schemas from the same types the verb reads
 /// and answers, annotations from its effect.
-fn tool(s: registry::Spec) -> Tool {
+fn tool(s: &registry::Spec) -> Tool {
     let annotations = ToolAnnotations::new()
         .read_only(s.effect == Effect::Read)
         .destructive(s.effect == Effect::Destructive)
         .idempotent(s.idempotent)
         .open_world(false);
-    Tool::new(s.name, s.description, Arc::new(s.input_schema))
-        .with_raw_output_schema(Arc::new(s.output_schema))
+    Tool::new(s.name, s.description, s.input_schema.clone())
+        .with_raw_output_schema(s.output_schema.clone())
         .with_annotations(annotations)
 }
 
@@ -159,8 +143,10 @@ impl ServerHandler for McpHandler {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = registry::specs().into_iter().map(tool).collect();
-        Ok(ListToolsResult::with_all_items(tools))
+        // Built once: a listing clones shared names and schemas, nothing is derived again.
+        static TOOLS: LazyLock<Vec<Tool>> =
+            LazyLock::new(|| registry::specs().iter().map(tool).collect());
+        Ok(ListToolsResult::with_all_items(TOOLS.clone()))
     }
 
     async fn call_tool(

@@ -6,20 +6,43 @@ use std::sync::Arc;
 
 use http::{Method, Request, Response};
 use hyper::body::Incoming;
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::hall_auth::HallAuth;
 use super::status::HttpError;
 use super::{error_response, headers, http_error, json_response, read_json, App, Body};
-use crate::service::registry::{specs, Spec};
+use crate::service::registry::{specs, Arguments, Spec};
 use crate::service::RouteInput;
+
+/// The query parameters of the REST reads that are not verbs (a verb's `GET` route
+/// deserializes its query into the verb's own arguments instead).
+#[derive(Debug, Default, Deserialize)]
+struct ReadQuery {
+    brain: Option<String>,
+    offset: Option<usize>,
+    limit: Option<usize>,
+    /// The Hall session, for `EventSource`, which cannot send headers.
+    session: Option<String>,
+    /// `GET /api/doctor?deep=true`: also the integrity check of every store.
+    deep: Option<bool>,
+}
+
+impl ReadQuery {
+    fn of(query: &str) -> Result<ReadQuery, HttpError> {
+        serde_urlencoded::from_str(query).map_err(|e| {
+            HttpError::BadQuery(format!(
+                "{e}: offset and limit are whole numbers (docs/PROTOCOL.md)"
+            ))
+        })
+    }
+}
 
 /// Answer a REST request under `/api/`.
 pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
     let path = req.uri().path().to_string();
-    let query = parse_query(req.uri().query().unwrap_or(""));
-    let param = |k: &str| query.iter().find(|(kk, _)| kk == k).map(|(_, v)| v.clone());
+    let query = req.uri().query().unwrap_or("").to_string();
+    let read_query = || ReadQuery::of(&query);
     let input = app.route_input(req.headers());
     let svc = &app.svc;
     match (req.method().clone(), path.as_str()) {
@@ -70,8 +93,12 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             }
         }
         (Method::GET, "/api/events") => {
+            let q = match read_query() {
+                Ok(q) => q,
+                Err(e) => return http_error(&e),
+            };
             // EventSource cannot send headers: the Hall session may come as `?session=`.
-            let session_ok = input.founder || param("session").is_some_and(|s| app.hall.valid(&s));
+            let session_ok = input.founder || q.session.is_some_and(|s| app.hall.valid(&s));
             if !session_ok {
                 return error_response(&crate::error::OwnerError::FounderOnly {
                     what: "the event stream".into(),
@@ -79,21 +106,25 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             }
             super::events::stream(&svc.owner.registry.events, app.cancel.child_token())
         }
-        (Method::GET, "/api/claims") => match param("brain") {
-            None => http_error(&HttpError::MissingParam(
+        (Method::GET, "/api/claims") => match read_query() {
+            Err(e) => http_error(&e),
+            Ok(ReadQuery { brain: None, .. }) => http_error(&HttpError::MissingParam(
                 "pass ?brain=<root, fingerprint or medulla>".into(),
             )),
-            Some(b) => {
-                let num = |k: &str| param(k).and_then(|v| v.parse::<usize>().ok());
-                answer(
-                    svc.claims(&b, num("offset").unwrap_or(0), num("limit"), &input)
-                        .await,
-                )
-            }
+            Ok(ReadQuery {
+                brain: Some(b),
+                offset,
+                limit,
+                ..
+            }) => answer(svc.claims(&b, offset.unwrap_or(0), limit, &input).await),
         },
         (Method::GET, "/api/mailbox") => {
+            let q = match read_query() {
+                Ok(q) => q,
+                Err(e) => return http_error(&e),
+            };
             // Without `brain`, the box of the brain this request is routed to.
-            let brain = match param("brain") {
+            let brain = match q.brain {
                 Some(b) => Some(b),
                 None => svc.route(&input).ok().and_then(|r| r.brain).map(|m| m.root),
             };
@@ -106,10 +137,10 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             }
         }
         (Method::POST, "/api/mailbox/distribute") => answer(svc.owner.distribute().await),
-        (Method::GET, "/api/doctor") => {
-            let deep = matches!(param("deep").as_deref(), Some("true" | "1" | "yes"));
-            answer(crate::service::mailbox::doctor(svc, deep).await)
-        }
+        (Method::GET, "/api/doctor") => match read_query() {
+            Ok(q) => answer(crate::service::mailbox::doctor(svc, q.deep.unwrap_or(false)).await),
+            Err(e) => http_error(&e),
+        },
         (Method::POST, p) if p.starts_with("/api/call/") => {
             let verb = p.trim_start_matches("/api/call/").to_string();
             call(app, req, &verb, input).await
@@ -120,18 +151,14 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
                     Ok(v) => v,
                     Err(resp) => return resp,
                 };
-                // `POST /api/reports` takes the letter itself as its body.
-                let args = if spec.name == "report" {
-                    serde_json::json!({ "letter": args })
-                } else {
-                    args
+                // A verb may take one argument as the whole body (`POST /api/reports`).
+                let args = match spec.body_is {
+                    Some(field) => serde_json::json!({ field: args }),
+                    None => args,
                 };
-                dispatch(app, spec.name, args, &input).await
+                dispatch(app, spec.name, Arguments::Json(args), &input).await
             }
-            Some((spec, false)) => {
-                let args = query_args(&spec, &query);
-                dispatch(app, spec.name, args, &input).await
-            }
+            Some((spec, false)) => dispatch(app, spec.name, Arguments::Query(query), &input).await,
             None => http_error(&HttpError::NotFound(format!(
                 "no route {m} {p}: MCP lives at POST /mcp, REST under /api/ (docs/PROTOCOL.md)"
             ))),
@@ -140,39 +167,12 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
 }
 
 /// The verb a REST alias names, and whether it takes a body (POST) or a query (GET).
-fn alias(m: &Method, path: &str) -> Option<(Spec, bool)> {
+fn alias(m: &Method, path: &str) -> Option<(&'static Spec, bool)> {
     let want = format!("{m} {path}");
     specs()
-        .into_iter()
+        .iter()
         .find(|s| s.also.contains(&want.as_str()))
         .map(|s| (s, *m == Method::POST))
-}
-
-/// Query parameters as arguments, each typed as the verb's input schema says.
-fn query_args(spec: &Spec, query: &[(String, String)]) -> Value {
-    let props = spec.input_schema.get("properties");
-    let mut args = Map::new();
-    for (k, v) in query {
-        let ty = props.and_then(|p| p.get(k)).and_then(|p| p.get("type"));
-        let is = |t: &str| match ty {
-            Some(Value::String(s)) => s == t,
-            Some(Value::Array(a)) => a.iter().any(|x| x == t),
-            _ => false,
-        };
-        let value = if is("integer") {
-            v.parse::<i64>()
-                .map(Value::from)
-                .unwrap_or(Value::from(v.clone()))
-        } else if is("boolean") {
-            v.parse::<bool>()
-                .map(Value::from)
-                .unwrap_or(Value::from(v.clone()))
-        } else {
-            Value::from(v.clone())
-        };
-        args.insert(k.clone(), value);
-    }
-    Value::Object(args)
 }
 
 async fn call(
@@ -194,7 +194,7 @@ async fn call(
     if streams {
         return progress_stream(app, verb.to_string(), args, input);
     }
-    dispatch(app, verb, args, &input).await
+    dispatch(app, verb, Arguments::Json(args), &input).await
 }
 
 /// A call answered as NDJSON: `{"progress": {done, total, what}}` lines while a long verb
@@ -252,7 +252,12 @@ fn progress_stream(app: &Arc<App>, verb: String, args: Value, input: RouteInput)
         .expect("static response parts are valid")
 }
 
-async fn dispatch(app: &Arc<App>, verb: &str, args: Value, input: &RouteInput) -> Response<Body> {
+async fn dispatch(
+    app: &Arc<App>,
+    verb: &str,
+    args: Arguments,
+    input: &RouteInput,
+) -> Response<Body> {
     match app.svc.call_tool(verb, args, input).await {
         Ok(out) => json_response(200, &out.value),
         Err(e) => error_response(&e),
@@ -265,40 +270,4 @@ fn answer<T: Serialize>(r: crate::error::Result<T>) -> Response<Body> {
         Ok(v) => json_response(200, &v),
         Err(e) => error_response(&e),
     }
-}
-
-/// Decode `a=b&c=d` with percent-escapes and `+` as space.
-pub fn parse_query(q: &str) -> Vec<(String, String)> {
-    fn decode(s: &str) -> String {
-        let bytes = s.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'+' => out.push(b' '),
-                b'%' if i + 2 < bytes.len() => {
-                    match u8::from_str_radix(
-                        std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
-                        16,
-                    ) {
-                        Ok(b) => {
-                            out.push(b);
-                            i += 2;
-                        }
-                        Err(_) => out.push(b'%'),
-                    }
-                }
-                b => out.push(b),
-            }
-            i += 1;
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    }
-    q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(k), decode(v))
-        })
-        .collect()
 }

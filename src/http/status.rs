@@ -71,6 +71,8 @@ pub enum HttpError {
     NotFound(String),
     #[error("{0}")]
     MissingParam(String),
+    #[error("bad query string: {0}")]
+    BadQuery(String),
 }
 
 impl HttpError {
@@ -81,7 +83,7 @@ impl HttpError {
             HttpError::Parse(_) => "parse_error",
             HttpError::ForbiddenOrigin(_) => "forbidden_origin",
             HttpError::NotFound(_) => "not_found",
-            HttpError::MissingParam(_) => "invalid_input",
+            HttpError::MissingParam(_) | HttpError::BadQuery(_) => "invalid_input",
         }
     }
 
@@ -89,7 +91,7 @@ impl HttpError {
         match self {
             HttpError::BodyTooLarge { .. } => 413,
             HttpError::BodyTimeout { .. } => 408,
-            HttpError::Parse(_) | HttpError::MissingParam(_) => 400,
+            HttpError::Parse(_) | HttpError::MissingParam(_) | HttpError::BadQuery(_) => 400,
             HttpError::ForbiddenOrigin(_) => 403,
             HttpError::NotFound(_) => 404,
         }

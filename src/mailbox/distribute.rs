@@ -15,7 +15,7 @@ use super::{box_path, MEDULLA_BOX, SPOOL};
 const STATE: &str = "mailbox-state.json";
 
 /// Where one letter went: a box, pending, or refused at the hygiene floor (spool-only).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "to", rename_all = "snake_case")]
 pub enum Filed {
     /// `<repo>/.medulla/inbox.jsonl`.
@@ -91,7 +91,7 @@ fn file_into(box_file: &Path, letters: &[&Letter]) -> std::io::Result<u64> {
 }
 
 /// What one distribution pass did.
-#[derive(Debug, Default, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct PassReport {
     pub read: u64,
     pub filed: u64,

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -242,7 +242,7 @@ pub fn destination(letter: &Letter, cx: &Context) -> Destination {
 }
 
 /// A letter's fate, derived from every letter that answers it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Fate {
     FiredClay,
@@ -307,7 +307,7 @@ pub fn counts(f: &HashMap<String, Fate>) -> Counts {
 }
 
 /// Letters by fate; `open = wet_ink + in_flight`, never counting external ones.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Counts {
     pub wet_ink: usize,
     pub in_flight: usize,

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::distribute::{known_boxes, load_state};
@@ -15,7 +15,7 @@ use super::{box_path, MEDULLA_BOX, SPOOL};
 
 /// One letter as a box or the sweep shows it. The usual fields are lifted out of the
 /// letter for convenience; `letter` is the whole of it, as written.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct LetterRow {
     pub id: String,
     pub state: Option<Fate>,
@@ -37,14 +37,14 @@ impl LetterRow {
     }
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Unreachable {
     #[serde(rename = "box")]
     pub box_file: PathBuf,
     pub why: String,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Sweep {
     pub letters: Vec<LetterRow>,
     pub counts: Counts,

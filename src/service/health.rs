@@ -2,21 +2,21 @@
 //! full, a failed file) and, with `--deep`, the integrity check of every store.
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Service;
 use crate::brain::cell::FaultKind;
 use crate::store_id::StoreId;
 
 /// One store whose check found something, or that could not be checked.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DeepCheck {
     /// A brain's root, or `medulla`.
     pub store: String,
     /// `clean`, `repaired` (redb rebuilt its allocator state; nothing was lost),
     /// `index_out_of_step` (a derived index differs from redb; it is rebuilt on the next
     /// open), `damaged` (quarantined), or `unchecked` (see `error`).
-    pub verdict: &'static str,
+    pub verdict: String,
     /// Records decoded (live claims, history versions, acts).
     pub records: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -75,7 +75,8 @@ pub async fn deep(svc: &Service, stores: &[(StoreId, String)]) -> Vec<DeepCheck>
                     "repaired"
                 } else {
                     "clean"
-                },
+                }
+                .into(),
                 records: r.records,
                 claim_index: r.claim_index,
                 vector_index: r.vector_index,
@@ -87,7 +88,8 @@ pub async fn deep(svc: &Service, stores: &[(StoreId, String)]) -> Vec<DeepCheck>
                     "damaged"
                 } else {
                     "unchecked"
-                },
+                }
+                .into(),
                 records: 0,
                 claim_index: None,
                 vector_index: None,

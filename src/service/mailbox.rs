@@ -1,11 +1,12 @@
 //! The mailbox as the REST surface reads it: one box's letters, and `doctor`, the
 //! numbers that tell whether memory is being delivered well.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::route::find_brain;
@@ -19,7 +20,7 @@ use crate::mailbox::{self, LetterRow};
 use crate::store_id::StoreId;
 
 /// `GET /api/mailbox?brain=`: one box.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BoxView {
     pub served_brain: String,
     #[serde(rename = "box")]
@@ -67,7 +68,7 @@ pub fn iso_week(ts: &Value) -> Option<String> {
     Some(crate::clock::iso_week(ms))
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LetterTotals {
     pub pending_distribution: usize,
     pub refused_at_floor: usize,
@@ -75,20 +76,20 @@ pub struct LetterTotals {
     pub unreachable_boxes: Vec<Unreachable>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct MedullaCap {
     pub live: u64,
     pub soft_cap: u64,
     pub warn_from: u64,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BrainsOnDisk {
     pub on_disk: usize,
     pub warm: usize,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Broken {
     /// A brain's root (or fingerprint when unreadable), or `medulla`.
     pub brain: String,
@@ -102,7 +103,7 @@ pub struct Broken {
 }
 
 /// One ISO week, owner-wide.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Week {
     pub week: String,
     /// Live claims across every store (each store's latest count at or before the week).
@@ -114,9 +115,9 @@ pub struct Week {
     pub misdelivery_rate_per_beat: Option<f64>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Doctor {
-    pub caption: &'static str,
+    pub caption: Cow<'static, str>,
     /// `YYYY-Www` → kind → confirmed misdelivery events.
     pub misdelivery_by_week: BTreeMap<String, BTreeMap<String, u64>>,
     /// Per ISO week, oldest first: live claims, beats served, misdeliveries and their
@@ -143,7 +144,7 @@ pub struct Doctor {
     pub deep: Option<Vec<super::health::DeepCheck>>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NearDuplicates {
     /// A brain's root, or `medulla`.
     pub store: String,
@@ -152,7 +153,7 @@ pub struct NearDuplicates {
     pub capped: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ClusterMember {
     pub slug: String,
     pub label: String,
@@ -161,7 +162,7 @@ pub struct ClusterMember {
 /// How many of a store's most recent live claims doctor checks for near-duplicates.
 const NEAR_DUPLICATE_SCAN: usize = 2000;
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DriftCount {
     pub brain: String,
     /// Live claims with at least one anchored evidence file.
@@ -170,7 +171,7 @@ pub struct DriftCount {
     pub drifted: u64,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SupersededWitness {
     pub slug: String,
     pub witness: String,
@@ -333,7 +334,7 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         .collect();
     witnesses_superseded.sort_by(|a, b| a.slug.cmp(&b.slug));
     Ok(Doctor {
-        caption: "owner-wide counts unless a row names its brain",
+        caption: "owner-wide counts unless a row names its brain".into(),
         weekly,
         misdelivery_by_week: weeks,
         live_claims_all_stores: rows.iter().map(|r| r.claims).sum::<u64>() + inst.medulla.claims,

@@ -25,11 +25,12 @@ pub mod similar;
 pub mod verb;
 pub mod verbs;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use brains::{Clock, Retrieval};
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{OwnerError, Result};
 use crate::owner::{BrainCounters, OwnerHandle};
@@ -83,17 +84,17 @@ pub fn check_limit(limit: Option<usize>, default: usize, max: usize) -> Result<u
 }
 
 /// `GET /api/health`: owner-wide, and captioned so.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Health {
-    pub status: &'static str,
-    pub version: &'static str,
+    pub status: Cow<'static, str>,
+    pub version: Cow<'static, str>,
     pub pid: u32,
     pub home: String,
     pub retrieval: Retrieval,
     pub model_note: Option<String>,
     pub brains_registered: usize,
     pub brains_warm: usize,
-    pub caption: &'static str,
+    pub caption: Cow<'static, str>,
 }
 
 /// `GET /api/claims?brain=&offset=&limit=`: one page of a store's live claims, newest
@@ -182,38 +183,38 @@ impl Service {
         self.counters(fp).session();
     }
 
-    /// Call a verb by name with JSON arguments.
+    /// Call a verb by name with its arguments (JSON, or a REST query string).
     pub async fn call_tool(
         &self,
         name: &str,
-        args: serde_json::Value,
+        args: impl Into<registry::Arguments>,
         input: &RouteInput,
     ) -> Result<ToolOutput> {
-        registry::dispatch(self, name, args, input, progress::Progress::none()).await
+        registry::dispatch(self, name, args.into(), input, progress::Progress::none()).await
     }
 
     /// The same, reporting a long verb's progress to `progress`.
     pub async fn call_tool_with_progress(
         &self,
         name: &str,
-        args: serde_json::Value,
+        args: impl Into<registry::Arguments>,
         input: &RouteInput,
         progress: progress::Progress,
     ) -> Result<ToolOutput> {
-        registry::dispatch(self, name, args, input, progress).await
+        registry::dispatch(self, name, args.into(), input, progress).await
     }
 
     pub fn health(&self) -> Health {
         Health {
-            status: "ok",
-            version: env!("CARGO_PKG_VERSION"),
+            status: "ok".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),
             home: self.owner.config.home.to_string_lossy().into_owned(),
             retrieval: self.retrieval,
             model_note: self.model_note.clone(),
             brains_registered: self.owner.registry.all_manifests().len(),
             brains_warm: self.owner.registry.warm_count(),
-            caption: "owner-wide numbers",
+            caption: "owner-wide numbers".into(),
         }
     }
 

@@ -6,27 +6,61 @@ use std::sync::Arc;
 
 use brains::{RecallFilter, RecallQuery, Strength};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::Service;
 use crate::error::{OwnerError, Result};
 
 /// Filters a recall verb takes, each narrowing the candidates before they compete.
-#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct Filters {
     /// Only claims written by this agent (`vendor:role`), or by any role of a vendor.
+    #[arg(
+        long,
+        value_name = "ID",
+        help = "Only claims written by this agent (vendor:role), or by any role of a vendor"
+    )]
     pub agent: Option<String>,
     /// Only claims at least this strong.
+    #[arg(long, value_enum, value_name = "STRENGTH")]
     pub min_strength: Option<Strength>,
     /// Only claims whose trust score (0–1; ungraded 0.5) is at least this.
+    #[arg(
+        long,
+        value_name = "TRUST",
+        help = "Only claims whose trust (0 to 1; ungraded 0.5) is at least this"
+    )]
     pub min_trust: Option<f64>,
     /// Only claims created at or after this instant (ms since the epoch).
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_parser = instant,
+        help = "Only claims created at or after this (ms since the epoch, or an ISO 8601 date such as 2026-07-04)"
+    )]
     pub since: Option<i64>,
     /// Only claims created at or before this instant (ms since the epoch).
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_parser = instant,
+        help = "Only claims created at or before this (ms since the epoch, or an ISO 8601 date)"
+    )]
     pub until: Option<i64>,
     /// Only claims with an evidence entry starting with this (a path prefix, say).
+    #[arg(long, value_name = "PREFIX")]
     pub evidence: Option<String>,
+}
+
+/// An instant as the command line takes it: milliseconds since the epoch, or an ISO 8601
+/// date or date-time.
+fn instant(s: &str) -> std::result::Result<i64, String> {
+    brains::legacy::parse_created(s).ok_or_else(|| {
+        "not a time: give milliseconds since the epoch or an ISO 8601 date (2026-07-04) or \
+         date-time (2026-07-04T10:00:00Z)"
+            .to_string()
+    })
 }
 
 impl Filters {

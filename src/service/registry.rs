@@ -3,9 +3,11 @@
 //! dispatch (MCP and REST alike), and the verb table of docs/PROTOCOL.md all derive
 //! from this one list; a test fails when the document and the list disagree.
 
+use std::sync::{Arc, LazyLock};
+
 use brains::Retrieval;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::progress::Progress;
@@ -19,7 +21,7 @@ use crate::store_id::Fingerprint;
 
 /// Every tool answer carries how it was ranked, and, when routing had something to say
 /// or a brain served it, `reception` and `served_brain`.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Envelope<T> {
     #[serde(flatten)]
     pub body: T,
@@ -30,7 +32,8 @@ pub struct Envelope<T> {
     pub served_brain: Option<String>,
 }
 
-/// A verb as published.
+/// A verb as published. Built once per process (see [`specs`]); the schemas are shared,
+/// never rebuilt per `tools/list`.
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub name: &'static str,
@@ -38,8 +41,10 @@ pub struct Spec {
     pub effect: Effect,
     pub idempotent: bool,
     pub also: &'static [&'static str],
-    pub input_schema: Map<String, Value>,
-    pub output_schema: Map<String, Value>,
+    /// A `POST` alias's body is this one argument (see [`Verb::BODY_IS`]).
+    pub body_is: Option<&'static str>,
+    pub input_schema: Arc<Map<String, Value>>,
+    pub output_schema: Arc<Map<String, Value>>,
 }
 
 fn object(v: Value) -> Map<String, Value> {
@@ -68,8 +73,38 @@ impl Spec {
             effect: V::EFFECT,
             idempotent: V::IDEMPOTENT,
             also: V::ALSO,
-            input_schema: input_schema::<V::Args>(),
-            output_schema: output_schema::<Envelope<V::Answer>>(),
+            body_is: V::BODY_IS,
+            input_schema: Arc::new(input_schema::<V::Args>()),
+            output_schema: Arc::new(output_schema::<Envelope<V::Answer>>()),
+        }
+    }
+}
+
+/// A call's arguments in the form they arrived, deserialized once, straight into the
+/// verb's own type: a JSON object (MCP, a REST body) or a form-encoded query string (a
+/// REST `GET`, its percent-escapes decoded by the deserializer, numbers and booleans read
+/// as the type's fields say).
+#[derive(Debug, Clone)]
+pub enum Arguments {
+    Json(Value),
+    Query(String),
+}
+
+impl From<Value> for Arguments {
+    fn from(v: Value) -> Self {
+        Arguments::Json(v)
+    }
+}
+
+impl Arguments {
+    fn parse<T: serde::de::DeserializeOwned>(self) -> std::result::Result<T, String> {
+        match self {
+            // No arguments at all is an empty object.
+            Arguments::Json(Value::Null) => {
+                serde_json::from_value(Value::Object(Map::new())).map_err(|e| e.to_string())
+            }
+            Arguments::Json(v) => serde_json::from_value(v).map_err(|e| e.to_string()),
+            Arguments::Query(q) => serde_urlencoded::from_str(&q).map_err(|e| e.to_string()),
         }
     }
 }
@@ -81,8 +116,8 @@ pub struct ToolOutput {
     pub landed: Option<Fingerprint>,
 }
 
-async fn call<V: Verb>(cx: Cx<'_>, args: Value) -> Result<Value> {
-    let args: V::Args = serde_json::from_value(args).map_err(|e| {
+async fn call<V: Verb>(cx: Cx<'_>, args: Arguments) -> Result<Value> {
+    let args: V::Args = args.parse().map_err(|e| {
         OwnerError::BadInput(format!(
             "bad arguments for {}: {e}; see the tool's input schema in tools/list",
             V::NAME
@@ -105,12 +140,14 @@ async fn call<V: Verb>(cx: Cx<'_>, args: Value) -> Result<Value> {
 
 macro_rules! registry {
     ($($v:ty),* $(,)?) => {
-        /// Every tool the owner serves, in the order `tools/list` shows them.
-        pub fn specs() -> Vec<Spec> {
-            vec![$(Spec::of::<$v>()),*]
+        /// Every tool the owner serves, in the order `tools/list` shows them, with its
+        /// schemas: derived from the types on first use, then shared.
+        pub fn specs() -> &'static [Spec] {
+            static SPECS: LazyLock<Vec<Spec>> = LazyLock::new(|| vec![$(Spec::of::<$v>()),*]);
+            &SPECS
         }
 
-        async fn dispatch_named(name: &str, cx: Cx<'_>, args: Value) -> Result<Value> {
+        async fn dispatch_named(name: &str, cx: Cx<'_>, args: Arguments) -> Result<Value> {
             $(if name == <$v as Verb>::NAME {
                 return call::<$v>(cx, args).await;
             })*
@@ -159,15 +196,10 @@ registry! {
 pub async fn dispatch(
     svc: &Service,
     name: &str,
-    args: Value,
+    args: Arguments,
     input: &RouteInput,
     progress: Progress,
 ) -> Result<ToolOutput> {
-    let args = if args.is_null() {
-        Value::Object(Map::new())
-    } else {
-        args
-    };
     let routed = svc.route(input)?;
     let cx = Cx {
         svc,
@@ -234,6 +266,33 @@ mod tests {
         );
     }
 
+    /// A REST query string reaches the verb as its own typed arguments: decoded once,
+    /// numbers read as numbers, and what the verb does not take refused.
+    #[test]
+    fn a_query_string_deserializes_straight_into_the_verbs_arguments() {
+        use crate::service::verbs::acts::ActsArgs;
+        let q = |s: &str| Arguments::Query(s.into()).parse::<ActsArgs>();
+        let a = q("brain=%2Fhome%2Fa%20b&limit=5&before=12").unwrap();
+        assert_eq!(a.brain.as_deref(), Some("/home/a b"));
+        assert_eq!((a.limit, a.before), (Some(5), Some(12)));
+        // `+` is a space and `%2B` a plus, each decoded exactly once.
+        let a = q("brain=a+b%2Bc%2520").unwrap();
+        assert_eq!(a.brain.as_deref(), Some("a b+c%20"));
+        assert!(q("limit=ten").unwrap_err().contains("invalid digit"));
+        assert!(q("limt=5").unwrap_err().contains("unknown field"));
+        assert_eq!(q("").unwrap().limit, None);
+    }
+
+    /// `tools/list` publishes the specs built once: asking twice hands out the same
+    /// schemas, not new copies derived again.
+    #[test]
+    fn schemas_are_built_once() {
+        let a = &specs()[0];
+        let b = &specs()[0];
+        assert!(Arc::ptr_eq(&a.input_schema, &b.input_schema));
+        assert!(Arc::ptr_eq(&a.output_schema, &b.output_schema));
+    }
+
     #[test]
     fn every_verb_has_object_schemas_and_a_unique_name() {
         let specs = specs();
@@ -241,7 +300,7 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), specs.len());
-        for s in &specs {
+        for s in specs {
             assert_eq!(s.input_schema["type"], "object", "{}", s.name);
             assert!(s.output_schema.contains_key("$schema"), "{}", s.name);
             assert!(exists(s.name));

@@ -2,10 +2,11 @@
 //! root sent with the request (longest path-component prefix), the session's sticky
 //! brain (only for a request that carries neither), nothing.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{OwnerError, Result};
@@ -76,11 +77,11 @@ fn fix_for(caller: Option<&PathBuf>, cfg: &Config) -> String {
 }
 
 /// Spoken when the served brain is not the one the caller's root implies.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Reception {
     /// `unrouted` (no brain covers the caller), `no_caller_root` (nothing said where the
     /// caller is), or `mismatch` (served by a brain other than the caller root's).
-    pub status: &'static str,
+    pub status: Cow<'static, str>,
     pub served_brain: Option<String>,
     pub caller_root: Option<String>,
     pub message: String,
@@ -175,7 +176,7 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
     });
     let reception = match (&brain, &caller_s) {
         (None, Some(c)) => Some(Reception {
-            status: "unrouted",
+            status: "unrouted".into(),
             served_brain: None,
             caller_root: Some(c.clone()),
             message: match moved_from {
@@ -185,14 +186,14 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
             options: vec![fix.clone()],
         }),
         (None, None) => Some(Reception {
-            status: "no_caller_root",
+            status: "no_caller_root".into(),
             served_brain: None,
             caller_root: None,
             message: "the request named no brain and no caller root: reads are answered from the medulla alone and writes are refused".into(),
             options: vec![bootstrap_fix(None)],
         }),
         (Some(b), Some(c)) if via == Via::Binding && by_caller.as_ref().map(|m| &m.fingerprint) != Some(&b.fingerprint) => Some(Reception {
-            status: "mismatch",
+            status: "mismatch".into(),
             served_brain: Some(b.root.clone()),
             caller_root: Some(c.clone()),
             message: match &by_caller {
@@ -205,7 +206,7 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
             },
         }),
         (Some(b), Some(c)) => moved_from.map(|s| Reception {
-            status: "mismatch",
+            status: "mismatch".into(),
             served_brain: Some(b.root.clone()),
             caller_root: Some(c.clone()),
             message: format!("served by {} (this request's caller root); this session's earlier calls landed on {}", b.root, s.root),

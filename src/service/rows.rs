@@ -6,10 +6,10 @@ use brains::{Aging, Anchor, Claim, ClaimState, Strength, Trust};
 
 use super::anchors::EvidenceChange;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The store a row came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum StoreTier {
     Project,
@@ -17,7 +17,7 @@ pub enum StoreTier {
 }
 
 /// The promotion chain of a medulla copy.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Promotion {
     pub origin_claim: Option<String>,
     pub origin_agent: Option<String>,
@@ -33,7 +33,7 @@ pub struct Promotion {
 /// default — what an agent needs to use and cite a claim, and what SPEC §5 asks of every
 /// row — and carry the full provenance with `detail: true`; `history`, listings and write
 /// answers are always full.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Row {
     pub label: String,
     pub slug: String,
@@ -62,7 +62,7 @@ pub struct Row {
     pub witness_superseded: Option<WitnessSuperseded>,
     /// Anchored evidence files that changed or disappeared since the claim was written:
     /// verify before relying on it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence_changed: Vec<EvidenceChange>,
     /// The claim's evidence anchors, for the drift check; not rendered.
     #[serde(skip)]
@@ -77,7 +77,7 @@ pub struct Row {
     pub version: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_hash: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub supersedes: Option<String>,
@@ -96,7 +96,7 @@ pub struct Row {
 }
 
 /// Both identities of a promoted claim.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Identities {
     /// `medulla#<slug>`.
     pub medulla: String,
@@ -105,7 +105,7 @@ pub struct Identities {
 }
 
 /// The project witness of a medulla copy changed after the promotion.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct WitnessSuperseded {
     /// `<root>#<slug>`.
     pub witness: String,

@@ -3,14 +3,14 @@
 //! writer can supersede instead of duplicating. The write has landed either way.
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::rows::StoreTier;
 use super::Service;
 use crate::store_id::StoreId;
 
 /// A live claim that says nearly what the one just written says.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Near {
     pub slug: String,
     pub label: String,

@@ -64,6 +64,9 @@ pub trait Verb {
     const IDEMPOTENT: bool = false;
     /// REST routes besides `POST /api/call/<name>`.
     const ALSO: &'static [&'static str] = &[];
+    /// A `POST` route in [`Verb::ALSO`] takes this one argument as its whole body (the
+    /// letter of `POST /api/reports`) instead of the arguments object.
+    const BODY_IS: Option<&'static str> = None;
     /// It acts on the routed brain, so its answer says how the request was routed
     /// (`reception`, `served_brain`). Listings of the whole owner do not.
     const ROUTED: bool = true;

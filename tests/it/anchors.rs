@@ -6,9 +6,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::Owner;
+use crate::common::{header, Owner};
 
-const AGENT: (&str, &str) = ("Medulla-Agent", "claude:maker");
+const AGENT: (&str, &str) = (header::AGENT, "claude:maker");
 
 fn rows<'a>(v: &'a Value, key: &str) -> Vec<&'a Value> {
     v[key]
@@ -113,7 +113,7 @@ fn a_claim_says_when_the_code_under_it_changed_moved_or_came_back() {
     let b = Brain {
         o: &o,
         headers: vec![
-            ("Medulla-Caller-Root", root.to_string_lossy().into_owned()),
+            (header::CALLER_ROOT, root.to_string_lossy().into_owned()),
             (AGENT.0, AGENT.1.to_string()),
         ],
     };
@@ -212,7 +212,7 @@ fn a_medulla_copy_shows_its_witness_drift_only_to_the_witness_brain() {
     o.bootstrap(&other);
     let at = |r: &Path| {
         vec![
-            ("Medulla-Caller-Root", r.to_string_lossy().into_owned()),
+            (header::CALLER_ROOT, r.to_string_lossy().into_owned()),
             (AGENT.0, AGENT.1.to_string()),
         ]
     };
@@ -231,7 +231,7 @@ fn a_medulla_copy_shows_its_witness_drift_only_to_the_witness_brain() {
     let (s, v) = o.founder_call(
         "promote",
         json!({ "claim": "pool-size", "reason": "every service uses this pool" }),
-        &[("Medulla-Caller-Root", root.to_str().unwrap())],
+        &[(header::CALLER_ROOT, root.to_str().unwrap())],
     );
     assert_eq!(s, 200, "{v}");
     write(&root.join("src/pool.rs"), &POOL.replace("20", "64"));

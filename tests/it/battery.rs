@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::common::{labels, Mcp, Owner, OwnerOptions};
+use crate::common::{header, labels, Mcp, Owner, OwnerOptions};
 
 fn battery_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("battery")
@@ -265,8 +265,8 @@ fn run_matrix(path: &Path, case: &Value, o: &Owner, projects: &Path) -> Vec<Stri
     let sentinel = &mx["sentinel"];
     for (name, root) in &brains {
         let h = [
-            ("Medulla-Brain", root.as_str()),
-            ("Medulla-Agent", agent.as_str()),
+            (header::BRAIN, root.as_str()),
+            (header::AGENT, agent.as_str()),
         ];
         let (s, v) = o.call(
             "memorize",
@@ -315,7 +315,7 @@ fn run_matrix(path: &Path, case: &Value, o: &Owner, projects: &Path) -> Vec<Stri
                 .flatten()
                 .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
                 .collect();
-            headers.push(("Medulla-Agent".into(), agent.clone()));
+            headers.push((header::AGENT.into(), agent.clone()));
             let h: Vec<(&str, &str)> = headers
                 .iter()
                 .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -399,7 +399,7 @@ fn run_matrix(path: &Path, case: &Value, o: &Owner, projects: &Path) -> Vec<Stri
                             let (s, _) = o.call(
                                 "boot_memory",
                                 json!({ "op": "get", "key": key, "tier": "project" }),
-                                &[("Medulla-Brain", root.as_str())],
+                                &[(header::BRAIN, root.as_str())],
                             );
                             s == 200
                         };
@@ -517,7 +517,7 @@ fn run_case(path: &Path) -> Vec<String> {
             .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
             .collect();
         if step["founder"].as_bool() == Some(true) {
-            headers.push(("Medulla-Founder-Token".into(), token.clone()));
+            headers.push((header::FOUNDER.into(), token.clone()));
         }
         let h: Vec<(&str, &str)> = headers
             .iter()

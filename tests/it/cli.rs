@@ -1,7 +1,6 @@
 //! The `medulla` command line, run as the real binary against a real owner (and without
 //! one). It finds the owner the way a user's shell does: `MEDULLA_HOME` names the home,
 //! whose `owner.json` holds the URL and whose `founder.token` makes the CLI the founder.
-//! Tests named `issue15_*` pin the command line's part of issue 15, item by item.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -146,7 +145,7 @@ fn no_owner_running_exits_2_naming_the_command_that_starts_one() {
 
 /// Item 7: with `--json` and no owner, stdout still carries a JSON error object.
 #[test]
-fn issue15_no_owner_with_json_prints_a_json_error_on_stdout() {
+fn no_owner_with_json_prints_a_json_error_on_stdout() {
     let dir = tempfile::tempdir().unwrap();
     for args in [&["status", "--json"][..], &["seek", "x", "--json"]] {
         let out = medulla_cmd(dir.path(), dir.path())
@@ -166,7 +165,7 @@ fn issue15_no_owner_with_json_prints_a_json_error_on_stdout() {
 
 /// Item 1: `.` and every relative path argument reach the owner absolute.
 #[test]
-fn issue15_relative_paths_are_sent_absolute() {
+fn relative_paths_are_sent_absolute() {
     let o = Owner::start();
     let p = o.project("proj");
     let other = o.project("other");
@@ -214,7 +213,7 @@ fn issue15_relative_paths_are_sent_absolute() {
 /// Item 2: bootstrap says what it did, and with a PATH the working directory does not
 /// matter, even one that no longer exists.
 #[test]
-fn issue15_bootstrap_says_what_it_did_whatever_the_working_directory() {
+fn bootstrap_says_what_it_did_whatever_the_working_directory() {
     let o = Owner::start();
     let p = o.project("proj");
     let gone = o.project("gone");
@@ -255,7 +254,7 @@ fn issue15_bootstrap_says_what_it_did_whatever_the_working_directory() {
 
 /// Item 3: every row leads with the slug `history`, `learn`, `promote`, `purge` take.
 #[test]
-fn issue15_rows_show_the_slug() {
+fn rows_show_the_slug() {
     let o = Owner::start();
     let p = o.project("proj");
     ok(&medulla(&o, &p, &["bootstrap"]));
@@ -289,7 +288,7 @@ fn issue15_rows_show_the_slug() {
 
 /// Item 5: `serve` lists only its own flags; every value set is spelled out.
 #[test]
-fn issue15_help_lists_values_and_serve_has_no_client_flags() {
+fn help_lists_values_and_serve_has_no_client_flags() {
     let help = |args: &[&str]| {
         let out = Command::new(BIN).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}");
@@ -335,7 +334,7 @@ fn issue15_help_lists_values_and_serve_has_no_client_flags() {
 
 /// Item 6: `stop` stops the owner, waits until it is gone, and says so.
 #[test]
-fn issue15_stop_stops_the_owner_then_names_serve() {
+fn stop_stops_the_owner_then_names_serve() {
     let mut o = Owner::start();
     let p = o.project("proj");
     let r = medulla(&o, &p, &["stop"]);
@@ -350,7 +349,7 @@ fn issue15_stop_stops_the_owner_then_names_serve() {
 
 /// Item 7: doctor, mailbox, report and delegate read as sentences and tables.
 #[test]
-fn issue15_human_output_is_never_raw_json() {
+fn human_output_is_never_raw_json() {
     let o = Owner::start();
     let p = o.project("proj");
     ok(&medulla(&o, &p, &["bootstrap"]));
@@ -422,7 +421,7 @@ fn issue15_human_output_is_never_raw_json() {
 
 /// Item 8: `promote` without `--brain` promotes from the working directory's brain.
 #[test]
-fn issue15_promote_defaults_to_the_working_directorys_brain() {
+fn promote_defaults_to_the_working_directorys_brain() {
     let o = Owner::start();
     let p = o.project("proj");
     ok(&medulla(&o, &p, &["bootstrap"]));
@@ -444,7 +443,7 @@ fn issue15_promote_defaults_to_the_working_directorys_brain() {
 /// Item 9: duplicates are "already imported", not refusals; all refused exits non-zero;
 /// counts are singular when they are one.
 #[test]
-fn issue15_import_tells_duplicates_from_refusals() {
+fn import_tells_duplicates_from_refusals() {
     let o = Owner::start();
     let a = o.project("a");
     let b = o.project("b");
@@ -493,7 +492,7 @@ fn issue15_import_tells_duplicates_from_refusals() {
 /// Item 10: the owner's logs carry no colour off a terminal, and the no-model note is
 /// said once.
 #[test]
-fn issue15_serve_logs_without_colour_and_notes_the_model_once() {
+fn serve_logs_without_colour_and_notes_the_model_once() {
     let home = tempfile::tempdir().unwrap();
     let mut child = Command::new(BIN)
         .args(["serve", "--listen", "127.0.0.1:0", "--no-model", "--home"])
@@ -530,7 +529,7 @@ fn issue15_serve_logs_without_colour_and_notes_the_model_once() {
 
 /// Item 11: a fresh home says how to begin; one is singular; a bad limit reads well.
 #[test]
-fn issue15_fresh_home_hint_plurals_and_a_bad_limit() {
+fn fresh_home_hint_plurals_and_a_bad_limit() {
     let o = Owner::start();
     let p = o.project("proj");
     let r = medulla(&o, &p, &["brains"]);
@@ -569,7 +568,7 @@ fn issue15_fresh_home_hint_plurals_and_a_bad_limit() {
 /// Item 14: the founder acts on the medulla: doctrine birth, grading and demotion, boot
 /// memory (whose medulla writes are not built yet, and say so).
 #[test]
-fn issue15_the_founder_acts_on_the_medulla() {
+fn the_founder_acts_on_the_medulla() {
     let o = Owner::start();
     let p = o.project("proj");
     ok(&medulla(&o, &p, &["bootstrap"]));
@@ -644,7 +643,7 @@ fn issue15_the_founder_acts_on_the_medulla() {
 
 /// Item 18: a store's act log, a page at a time, with the next page's command.
 #[test]
-fn issue15_acts_pages_with_a_hint() {
+fn acts_pages_with_a_hint() {
     let o = Owner::start();
     let p = o.project("proj");
     ok(&medulla(&o, &p, &["bootstrap"]));
@@ -677,7 +676,7 @@ fn issue15_acts_pages_with_a_hint() {
 /// Item 19: every client command answers `--json`; long text never breaks 80 columns;
 /// completions for the usual shells; the Hall's ticket.
 #[test]
-fn issue15_every_command_has_json_and_fits_80_columns() {
+fn every_command_has_json_and_fits_80_columns() {
     let o = Owner::start();
     let p = o.project(&format!("deep/{}/proj", "nested-directory/".repeat(6)));
     ok(&medulla(&o, &p, &["bootstrap"]));
@@ -741,7 +740,7 @@ fn issue15_every_command_has_json_and_fits_80_columns() {
 
 /// The installed binary can fetch the model and say where it is, without an owner.
 #[test]
-fn issue15_the_binary_fetches_the_model_and_says_where_it_is() {
+fn the_binary_fetches_the_model_and_says_where_it_is() {
     let dir = crate::common::model_dir();
     let status = |model_dir: &Path, json: bool| {
         let mut cmd = Command::new(BIN);

@@ -10,6 +10,21 @@ use serde_json::{json, Value};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_medulla");
 
+/// The header names the tests send, one constant each (the owner reads them from
+/// `src/http/headers.rs`; HTTP header names are case-insensitive).
+pub mod header {
+    /// The caller's working directory: picks the brain.
+    pub const CALLER_ROOT: &str = "Medulla-Caller-Root";
+    /// Names a brain outright (a delegation packet's binding).
+    pub const BRAIN: &str = "Medulla-Brain";
+    /// The caller's agent id (`vendor:role`).
+    pub const AGENT: &str = "Medulla-Agent";
+    /// The owner's founder token.
+    pub const FOUNDER: &str = "Medulla-Founder-Token";
+    /// The MCP session.
+    pub const SESSION: &str = "Mcp-Session-Id";
+}
+
 /// A running owner; killed (SIGTERM, then SIGKILL) when dropped.
 pub struct Owner {
     pub child: Child,
@@ -136,7 +151,7 @@ impl Owner {
     pub fn founder_call(&self, tool: &str, args: Value, headers: &[(&str, &str)]) -> (u16, Value) {
         let token = self.founder_token();
         let mut h: Vec<(&str, &str)> = headers.to_vec();
-        h.push(("Medulla-Founder-Token", token.as_str()));
+        h.push((header::FOUNDER, token.as_str()));
         self.call(tool, args, &h)
     }
 
@@ -146,7 +161,7 @@ impl Owner {
             .http
             .get(format!("{}/api/claims", self.url))
             .query(&[("brain", brain)])
-            .header("Medulla-Founder-Token", self.founder_token())
+            .header(header::FOUNDER, self.founder_token())
             .send()
             .expect("GET /api/claims");
         let v: Value = r.json().unwrap_or(Value::Null);
@@ -157,6 +172,18 @@ impl Owner {
         let (s, v) = self.call("bootstrap", json!({ "root": root }), &[]);
         assert_eq!(s, 200, "{v}");
         v
+    }
+
+    /// A project directory `rel`, bootstrapped, and a caller in it: every call through
+    /// the handle sends the project as its caller root and `claude:maker` as its agent.
+    pub fn brain(&self, rel: &str) -> Brain<'_> {
+        let root = self.project(rel);
+        self.bootstrap(&root);
+        Brain {
+            owner: self,
+            root: root.to_string_lossy().into_owned(),
+            agent: "claude:maker".into(),
+        }
     }
 
     pub fn mcp(&self) -> Mcp {
@@ -216,6 +243,67 @@ impl Drop for Owner {
     }
 }
 
+/// A bootstrapped brain and a caller routed to it (see [`Owner::brain`]), so a test
+/// states only its calls: `owner.brain("x").memorize("pool size", "20 connections")`.
+pub struct Brain<'o> {
+    owner: &'o Owner,
+    /// The project root, canonical, as the caller root header sends it.
+    pub root: String,
+    /// The agent id every call sends.
+    pub agent: String,
+}
+
+impl Brain<'_> {
+    /// The same caller under another agent id.
+    pub fn as_agent(&self, agent: &str) -> Brain<'_> {
+        Brain {
+            owner: self.owner,
+            root: self.root.clone(),
+            agent: agent.into(),
+        }
+    }
+
+    /// The headers that route a call here, as this agent.
+    pub fn headers(&self) -> [(&str, &str); 2] {
+        [
+            (header::CALLER_ROOT, self.root.as_str()),
+            (header::AGENT, self.agent.as_str()),
+        ]
+    }
+
+    /// `POST /api/call/<tool>` from this caller: the status and the answer.
+    pub fn call(&self, tool: &str, args: Value) -> (u16, Value) {
+        self.owner.call(tool, args, &self.headers())
+    }
+
+    /// A call that must succeed: its answer.
+    pub fn ok(&self, tool: &str, args: Value) -> Value {
+        let (s, v) = self.call(tool, args);
+        assert_eq!(s, 200, "{tool}: {v}");
+        v
+    }
+
+    /// Write a claim; the answer.
+    pub fn memorize(&self, label: &str, text: &str) -> Value {
+        self.ok("memorize", json!({ "label": label, "text": text }))
+    }
+
+    /// The default beat (this brain plus the medulla) for `query`.
+    pub fn seek(&self, query: &str) -> Value {
+        self.ok("seek", json!({ "query": query }))
+    }
+
+    /// Every version of a claim.
+    pub fn history(&self, slug: &str) -> Value {
+        self.ok("history", json!({ "slug": slug }))
+    }
+
+    /// This brain's act log, newest first.
+    pub fn acts(&self) -> Value {
+        self.ok("acts", json!({}))
+    }
+}
+
 /// A minimal MCP Streamable HTTP client (JSON-RPC over POST, SSE or JSON answers).
 pub struct Mcp {
     pub url: String,
@@ -257,14 +345,14 @@ impl Mcp {
             .header("accept", "application/json, text/event-stream")
             .body(body.to_string());
         if let Some(s) = &self.session {
-            req = req.header("mcp-session-id", s);
+            req = req.header(header::SESSION, s);
         }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
         let r = req.send().expect("POST /mcp");
         let status = r.status().as_u16();
-        if let Some(id) = r.headers().get("mcp-session-id") {
+        if let Some(id) = r.headers().get(header::SESSION) {
             self.session = Some(id.to_str().unwrap().to_string());
         }
         let ct = r

@@ -2,9 +2,9 @@
 
 use serde_json::json;
 
-use crate::common::Owner;
+use crate::common::{header, Owner};
 
-const MAKER: (&str, &str) = ("Medulla-Agent", "claude:maker");
+const MAKER: (&str, &str) = (header::AGENT, "claude:maker");
 
 /// Item 13: a legacy claim whose every version is outdated, imported into the medulla,
 /// became live there (only the brain branch demoted it) and surfaced in every beat.
@@ -40,7 +40,7 @@ fn an_all_outdated_legacy_claim_stays_in_medulla_history() {
     let (_, beat) = o.call(
         "north",
         json!({ "task": "retired rule" }),
-        &[("Medulla-Caller-Root", x.to_str().unwrap())],
+        &[(header::CALLER_ROOT, x.to_str().unwrap())],
     );
     assert!(!beat.to_string().contains("we used to do this"), "{beat}");
 }
@@ -81,7 +81,7 @@ fn the_medullas_boot_memory_is_written_through_the_audit_actor() {
     let (s, _) = o.call(
         "boot_memory",
         json!({ "op": "delete", "key": "editor", "tier": "medulla" }),
-        &[("Medulla-Agent", "human:founder")],
+        &[(header::AGENT, "human:founder")],
     );
     assert_eq!(s, 200);
     let (_, acts) = o.call("acts", json!({ "brain": "medulla" }), &[]);
@@ -102,7 +102,7 @@ fn the_delegation_text_is_a_whole_brief() {
     let x = o.project("x");
     o.bootstrap(&x);
     let xr = x.to_string_lossy().into_owned();
-    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
     o.call(
         "memorize",
         json!({ "label": "cache warmup", "text": "warm the cache before load tests" }),
@@ -145,7 +145,7 @@ fn counters_persist_per_brain_and_doctor_shows_the_weeks() {
     let x = o.project("x");
     o.bootstrap(&x);
     let xr = x.to_string_lossy().into_owned();
-    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
     o.call("memorize", json!({ "label": "a", "text": "one claim" }), &h);
     o.call("north", json!({ "task": "claim" }), &h);
     o.call("north", json!({ "task": "claim" }), &h);
@@ -198,7 +198,7 @@ fn the_owner_answers_a_newcomer_without_contradictions() {
     o.bootstrap(&x);
     let sub = o.project("x/src/deep");
     let xr = x.to_string_lossy().into_owned();
-    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
 
     // A box is read from a project's subdirectory without naming the brain.
     o.call(
@@ -209,7 +209,7 @@ fn the_owner_answers_a_newcomer_without_contradictions() {
     let r = o
         .http
         .get(format!("{}/api/mailbox", o.url))
-        .header("Medulla-Caller-Root", sub.to_str().unwrap())
+        .header(header::CALLER_ROOT, sub.to_str().unwrap())
         .send()
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
@@ -235,7 +235,7 @@ fn the_owner_answers_a_newcomer_without_contradictions() {
     let (s, v) = o.call(
         "memorize",
         json!({ "label": "l", "text": "t" }),
-        &[("Medulla-Caller-Root", "/etc"), MAKER],
+        &[(header::CALLER_ROOT, "/etc"), MAKER],
     );
     assert_eq!(s, 409, "{v}");
     assert!(
@@ -248,7 +248,7 @@ fn the_owner_answers_a_newcomer_without_contradictions() {
     let (_, v) = o.call(
         "memorize",
         json!({ "label": "l", "text": "t" }),
-        &[("Medulla-Caller-Root", sub.to_str().unwrap()), MAKER],
+        &[(header::CALLER_ROOT, sub.to_str().unwrap()), MAKER],
     );
     assert!(
         v.get("error").is_none(),
@@ -259,7 +259,7 @@ fn the_owner_answers_a_newcomer_without_contradictions() {
     let (s, v) = o.founder_call(
         "memorize",
         json!({ "label": "founder note", "text": "no agent named" }),
-        &[("Medulla-Caller-Root", xr.as_str())],
+        &[(header::CALLER_ROOT, xr.as_str())],
     );
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["claim"]["source_agent"], "human:founder");
@@ -269,7 +269,7 @@ fn the_owner_answers_a_newcomer_without_contradictions() {
     o.founder_call(
         "promote",
         json!({ "claim": "founder-note", "reason": "holds everywhere" }),
-        &[("Medulla-Caller-Root", xr.as_str())],
+        &[(header::CALLER_ROOT, xr.as_str())],
     );
     let out = o.projects.path().join("out");
     let (s, v) = o.founder_call(

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Map, Value};
 
-use crate::common::{parse_rpc_body, Owner};
+use crate::common::{header, parse_rpc_body, Owner};
 
 const TOOLS: &[&str] = &[
     "bootstrap",
@@ -182,10 +182,7 @@ fn hostile_input_gets_typed_answers_and_writes_nothing() {
     let (s, _) = o.call(
         "memorize",
         json!({ "label": "seed", "text": "a claim to read" }),
-        &[
-            ("Medulla-Caller-Root", &xr),
-            ("Medulla-Agent", "claude:maker"),
-        ],
+        &[(header::CALLER_ROOT, &xr), (header::AGENT, "claude:maker")],
     );
     assert_eq!(s, 200);
     let mut runner = TestRunner::new(Config {
@@ -201,7 +198,7 @@ fn hostile_input_gets_typed_answers_and_writes_nothing() {
                 Req::Rest { tool, body } => o
                     .http
                     .post(format!("{}/api/call/{tool}", o.url))
-                    .header("Medulla-Caller-Root", &xr)
+                    .header(header::CALLER_ROOT, &xr)
                     .header("content-type", "application/json")
                     .body(body.clone()),
                 Req::Get { path } => o.http.get(format!("{}{path}", o.url)),
@@ -210,7 +207,7 @@ fn hostile_input_gets_typed_answers_and_writes_nothing() {
                     .post(format!("{}/mcp", o.url))
                     .header("content-type", "application/json")
                     .header("accept", "application/json, text/event-stream")
-                    .header("Medulla-Caller-Root", &xr)
+                    .header(header::CALLER_ROOT, &xr)
                     .body(body.clone()),
             };
             let r = sent.send().expect("the owner answers");

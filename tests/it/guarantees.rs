@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{labels, Owner, OwnerOptions};
+use crate::common::{header, labels, Owner, OwnerOptions};
 
-const MAKER: (&str, &str) = ("Medulla-Agent", "claude:maker");
+const MAKER: (&str, &str) = (header::AGENT, "claude:maker");
 
 fn root_header(p: &std::path::Path) -> String {
     p.to_string_lossy().into_owned()
@@ -23,7 +23,7 @@ fn secrets_are_refused_in_every_field_and_a_project_write_too() {
     let x = o.project("x");
     o.bootstrap(&x);
     let xr = root_header(&x);
-    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
     let token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
 
     let (s, v) = o.call(
@@ -108,7 +108,7 @@ fn flag_policy_accepts_and_flags_and_purge_erases() {
     let x = o.project("x");
     o.bootstrap(&x);
     let xr = root_header(&x);
-    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
     let secret = "password=Tr0ub4dor-and-3xyz";
     let (s, v) = o.call(
         "memorize",
@@ -200,7 +200,7 @@ fn bootstrap_refuses_roots_that_are_not_projects() {
     let (s, v) = o.call(
         "memorize",
         json!({ "label": "l", "text": "t" }),
-        &[("Medulla-Caller-Root", &root_header(&elsewhere)), MAKER],
+        &[(header::CALLER_ROOT, &root_header(&elsewhere)), MAKER],
     );
     assert_eq!(s, 409, "{v}");
     assert_eq!(v["error"]["code"], "unbootstrapped");
@@ -221,7 +221,7 @@ fn the_caller_root_of_a_request_beats_the_sessions_stickiness() {
         .tool(
             "memorize",
             json!({ "label": "first", "text": "from y" }),
-            &[("Medulla-Caller-Root", &yr), MAKER],
+            &[(header::CALLER_ROOT, &yr), MAKER],
         )
         .unwrap();
     assert_eq!(v["brain"]["root"], yr.as_str());
@@ -229,7 +229,7 @@ fn the_caller_root_of_a_request_beats_the_sessions_stickiness() {
         .tool(
             "memorize",
             json!({ "label": "second", "text": "from x" }),
-            &[("Medulla-Caller-Root", &xr), MAKER],
+            &[(header::CALLER_ROOT, &xr), MAKER],
         )
         .unwrap();
     assert_eq!(
@@ -253,20 +253,20 @@ fn the_caller_root_of_a_request_beats_the_sessions_stickiness() {
     n.tool(
         "memorize",
         json!({ "label": "a", "text": "in x" }),
-        &[("Medulla-Caller-Root", &xr), MAKER],
+        &[(header::CALLER_ROOT, &xr), MAKER],
     )
     .unwrap();
     n.tool(
         "bootstrap",
         json!({ "root": zr }),
-        &[("Medulla-Caller-Root", &xr)],
+        &[(header::CALLER_ROOT, &xr)],
     )
     .unwrap();
     let v = n
         .tool(
             "memorize",
             json!({ "label": "b", "text": "still x" }),
-            &[("Medulla-Caller-Root", &xr), MAKER],
+            &[(header::CALLER_ROOT, &xr), MAKER],
         )
         .unwrap();
     assert_eq!(v["brain"]["root"], xr.as_str(), "{v}");
@@ -297,10 +297,10 @@ fn promotion_of_another_brains_claim_is_refused_unless_founder() {
     let (s, _) = o.call(
         "memorize",
         json!({ "label": "y private", "text": "axolotl sentinel of y" }),
-        &[("Medulla-Caller-Root", &yr), MAKER],
+        &[(header::CALLER_ROOT, &yr), MAKER],
     );
     assert_eq!(s, 200);
-    let hx = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    let hx = [(header::CALLER_ROOT, xr.as_str()), MAKER];
     let (s, v) = o.call(
         "promote",
         json!({ "brain": yr, "claim": "y-private", "reason": "looks general" }),
@@ -351,7 +351,7 @@ fn a_colliding_label_is_refused_naming_the_holder() {
     let x = o.project("x");
     o.bootstrap(&x);
     let xr = root_header(&x);
-    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
     o.call(
         "memorize",
         json!({ "label": "C++ build", "text": "cmake" }),
@@ -415,7 +415,7 @@ fn every_input_is_bounded_with_a_typed_error() {
     let x = o.project("x");
     o.bootstrap(&x);
     let xr = root_header(&x);
-    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
     let (s, v) = o.call("seek", json!({ "query": "q ".repeat(3000) }), &h);
     assert_eq!(
         (s, v["error"]["code"].as_str()),
@@ -581,7 +581,7 @@ fn every_malformed_mcp_message_gets_a_json_rpc_error() {
     let del = |id: &str| {
         o.http
             .delete(format!("{}/mcp", o.url))
-            .header("mcp-session-id", id)
+            .header(header::SESSION, id)
             .send()
             .unwrap()
     };
@@ -607,7 +607,7 @@ fn export_then_import_keeps_tricky_content_exactly() {
     o.bootstrap(&a);
     o.bootstrap(&b);
     let ar = root_header(&a);
-    let h = [("Medulla-Caller-Root", ar.as_str()), MAKER];
+    let h = [(header::CALLER_ROOT, ar.as_str()), MAKER];
     let tricky = [
         (
             "Windows notes",
@@ -693,8 +693,8 @@ fn a_sigkill_under_concurrent_writers_loses_nothing_acknowledged() {
                     let label = format!("writer {w} claim {i}");
                     let r = http
                         .post(format!("{url}/api/call/memorize"))
-                        .header("Medulla-Caller-Root", &root)
-                        .header("Medulla-Agent", "claude:maker")
+                        .header(header::CALLER_ROOT, &root)
+                        .header(header::AGENT, "claude:maker")
                         .json(&json!({ "label": label, "text": format!("written by {w} as number {i}") }))
                         .send();
                     match r {

@@ -13,7 +13,7 @@ use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
 use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::{json, Value};
 
-use crate::common::Owner;
+use crate::common::{header, Owner};
 
 /// Debian's Chromium, installed here when missing and possible (as root, with apt);
 /// otherwise the test fails naming the one command that installs it.
@@ -152,7 +152,7 @@ fn screenshot(tab: &Tab, name: &str) -> PathBuf {
 fn founder_get(o: &Owner, path: &str) -> Value {
     o.http
         .get(format!("{}{path}", o.url))
-        .header("Medulla-Founder-Token", o.founder_token())
+        .header(header::FOUNDER, o.founder_token())
         .send()
         .expect("GET")
         .json()
@@ -171,7 +171,7 @@ fn memorize(o: &Owner, brain: &str, label: &str, text: &str, agent: &str) {
     let (s, v) = o.call(
         "memorize",
         json!({ "label": label, "text": text, "agent_id": agent }),
-        &[("Medulla-Brain", brain)],
+        &[(header::BRAIN, brain)],
     );
     assert_eq!(s, 200, "memorize {label}: {v}");
 }
@@ -316,7 +316,7 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     let (s, v) = o.call(
         "promote",
         json!({ "claim": "build-command", "reason": "every repo builds this way", "agent_id": "claude:maker" }),
-        &[("Medulla-Brain", alpha.as_str())],
+        &[(header::BRAIN, alpha.as_str())],
     );
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["etiquette"]["flag"], "etiquette_breach", "{v}");
@@ -431,7 +431,7 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     let ticket: Value = o
         .http
         .post(format!("{}/api/hall/ticket", o.url))
-        .header("Medulla-Founder-Token", o.founder_token())
+        .header(header::FOUNDER, o.founder_token())
         .send()
         .unwrap()
         .json()

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::common::Owner;
+use crate::common::{header, Owner};
 
-const MAKER: (&str, &str) = ("Medulla-Agent", "claude:maker");
+const MAKER: (&str, &str) = (header::AGENT, "claude:maker");
 
 /// A project brain's act log was readable from no surface: `acts` pages it, newest
 /// first, for its own caller or the founder.
@@ -19,7 +19,7 @@ fn a_brains_act_log_is_paged_newest_first() {
     o.bootstrap(&x);
     o.bootstrap(&y);
     let xr = x.to_string_lossy().into_owned();
-    let h = [("Medulla-Caller-Root", xr.as_str()), MAKER];
+    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
     for i in 0..3 {
         let (s, _) = o.call(
             "memorize",
@@ -55,7 +55,7 @@ fn a_brains_act_log_is_paged_newest_first() {
     let (s, v) = o.call(
         "acts",
         json!({ "brain": xr }),
-        &[("Medulla-Caller-Root", &yr)],
+        &[(header::CALLER_ROOT, &yr)],
     );
     assert_eq!(
         (s, v["error"]["code"].as_str()),
@@ -78,7 +78,7 @@ fn the_hall_handshake_needs_the_founder_and_works_once() {
     let post = |path: &str, body: serde_json::Value, token: Option<&str>| {
         let mut r = o.http.post(format!("{}{path}", o.url)).json(&body);
         if let Some(t) = token {
-            r = r.header("Medulla-Founder-Token", t);
+            r = r.header(header::FOUNDER, t);
         }
         let r = r.send().unwrap();
         (r.status().as_u16(), r.json::<serde_json::Value>().unwrap())
@@ -143,7 +143,7 @@ fn acts_are_announced_on_the_event_stream() {
     let (s, _) = o.call(
         "memorize",
         json!({ "label": "live", "text": "seen" }),
-        &[("Medulla-Caller-Root", &xr), MAKER],
+        &[(header::CALLER_ROOT, &xr), MAKER],
     );
     assert_eq!(s, 200);
     let mut saw = None;
@@ -187,7 +187,7 @@ fn a_long_import_streams_its_progress_as_ndjson() {
         .http
         .post(format!("{}/api/call/import", o.url))
         .header("accept", "application/x-ndjson")
-        .header("Medulla-Founder-Token", o.founder_token())
+        .header(header::FOUNDER, o.founder_token())
         .json(&json!({ "dir": dir, "brain": x }))
         .send()
         .unwrap();
@@ -234,7 +234,7 @@ fn the_founder_stops_the_owner_and_a_second_serve_names_the_first() {
     let r = o
         .http
         .post(format!("{}/api/shutdown", o.url))
-        .header("Medulla-Founder-Token", o.founder_token())
+        .header(header::FOUNDER, o.founder_token())
         .send()
         .unwrap();
     assert_eq!(r.status().as_u16(), 202);

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::common::{labels, Owner};
+use crate::common::{header, labels, Owner};
 
 #[test]
 fn handshake_lists_every_tool_with_a_schema() {
@@ -123,12 +123,12 @@ fn a_session_sticks_to_the_brain_its_first_call_landed_on_for_requests_that_name
         y.to_string_lossy().to_string(),
     );
     let mut m = o.mcp();
-    m.initialize(&[("Medulla-Caller-Root", &xs)]);
+    m.initialize(&[(header::CALLER_ROOT, &xs)]);
     let first = m
         .tool(
             "memorize",
             json!({ "label": "first", "text": "lands in x", "agent_id": "claude:maker" }),
-            &[("Medulla-Caller-Root", &xs)],
+            &[(header::CALLER_ROOT, &xs)],
         )
         .unwrap();
     assert_eq!(first["brain"]["root"], xs.as_str());
@@ -148,7 +148,7 @@ fn a_session_sticks_to_the_brain_its_first_call_landed_on_for_requests_that_name
         .tool(
             "memorize",
             json!({ "label": "third", "text": "bound to y", "agent_id": "claude:maker" }),
-            &[("Medulla-Brain", &ys)],
+            &[(header::BRAIN, &ys)],
         )
         .unwrap();
     assert_eq!(third["brain"]["root"], ys.as_str());
@@ -184,21 +184,21 @@ fn tool_errors_are_structured_and_unrouted_writes_refused() {
         .tool(
             "memorize",
             json!({ "label": "l", "text": "t", "agent_id": "claude:maker" }),
-            &[("Medulla-Caller-Root", &s)],
+            &[(header::CALLER_ROOT, &s)],
         )
         .unwrap_err();
     assert_eq!(err["error"]["code"], "unbootstrapped");
     assert!(err["error"]["fix"].as_str().unwrap().contains("bootstrap"));
     // The client's own name is the agent of last resort: "medulla-tests:agent".
     let b = m
-        .tool("bootstrap", json!({}), &[("Medulla-Caller-Root", &s)])
+        .tool("bootstrap", json!({}), &[(header::CALLER_ROOT, &s)])
         .unwrap();
     assert_eq!(b["created"], true);
     let v = m
         .tool(
             "memorize",
             json!({ "label": "l", "text": "t" }),
-            &[("Medulla-Caller-Root", &s)],
+            &[(header::CALLER_ROOT, &s)],
         )
         .unwrap();
     assert_eq!(v["claim"]["source_agent"], "medulla-tests:agent");

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use brains::store::similar::{THRESHOLD_HYBRID, THRESHOLD_LEXICAL};
 use brains::{MemorizeInput, Store, StoreOptions};
 
-use crate::common::model_dir;
+use crate::common::{header, model_dir};
 
 struct Pair {
     dup: bool,
@@ -139,8 +139,8 @@ fn a_write_is_told_of_the_claim_that_already_says_it() {
     o.bootstrap(&root);
     let cr = root.to_string_lossy().to_string();
     let h = [
-        ("Medulla-Caller-Root", cr.as_str()),
-        ("Medulla-Agent", "claude:maker"),
+        (header::CALLER_ROOT, cr.as_str()),
+        (header::AGENT, "claude:maker"),
     ];
     let (s, v) = o.call(
         "memorize",

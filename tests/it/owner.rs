@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
-use crate::common::{labels, Owner, OwnerOptions};
+use crate::common::{header, labels, Owner, OwnerOptions};
 
-const AGENT: (&str, &str) = ("Medulla-Agent", "claude:maker");
+const AGENT: (&str, &str) = (header::AGENT, "claude:maker");
 
 #[test]
 fn health_says_lexical_when_no_model() {
@@ -42,7 +42,7 @@ fn memorize_transitions_over_http() {
     let root = o.project("p");
     o.bootstrap(&root);
     let cr = root.to_string_lossy().to_string();
-    let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
+    let h = [(header::CALLER_ROOT, cr.as_str()), AGENT];
     let (s, v) = o.call(
         "memorize",
         json!({ "label": "CI flake", "text": "the cache test flakes on 2 cores" }),
@@ -120,7 +120,7 @@ fn bad_input_gets_typed_errors_naming_the_fix() {
     let root = o.project("p");
     o.bootstrap(&root);
     let cr = root.to_string_lossy().to_string();
-    let h = [("Medulla-Caller-Root", cr.as_str())];
+    let h = [(header::CALLER_ROOT, cr.as_str())];
     let (s, v) = o.call("memorize", json!({ "label": "x", "text": "y" }), &h);
     assert_eq!(s, 400);
     assert!(
@@ -165,7 +165,7 @@ fn bad_input_gets_typed_errors_naming_the_fix() {
     let (s, v) = o.call(
         "seek",
         json!({ "query": "x" }),
-        &[("Medulla-Brain", "/no/such/brain")],
+        &[(header::BRAIN, "/no/such/brain")],
     );
     assert_eq!(
         (s, v["error"]["code"].as_str()),
@@ -197,7 +197,7 @@ fn unrouted_write_is_refused_with_the_fix_and_reads_fall_to_the_medulla() {
     let o = Owner::start();
     let stray = o.project("stray");
     let cr = stray.to_string_lossy().to_string();
-    let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
+    let h = [(header::CALLER_ROOT, cr.as_str()), AGENT];
     let (s, v) = o.call("memorize", json!({ "label": "l", "text": "t" }), &h);
     assert_eq!(s, 409, "{v}");
     assert_eq!(v["error"]["code"], "unbootstrapped");
@@ -227,7 +227,7 @@ fn nested_roots_resolve_to_the_innermost_brain() {
     let (_, v) = o.call(
         "memorize",
         json!({ "label": "n", "text": "nested" }),
-        &[("Medulla-Caller-Root", &cr), AGENT],
+        &[(header::CALLER_ROOT, &cr), AGENT],
     );
     assert_eq!(v["brain"]["root"], inner.to_string_lossy().as_ref());
     let side = o.project("outer/src");
@@ -235,7 +235,7 @@ fn nested_roots_resolve_to_the_innermost_brain() {
     let (_, v) = o.call(
         "memorize",
         json!({ "label": "o", "text": "outer" }),
-        &[("Medulla-Caller-Root", &cr), AGENT],
+        &[(header::CALLER_ROOT, &cr), AGENT],
     );
     assert_eq!(v["brain"]["root"], outer.to_string_lossy().as_ref());
 }
@@ -254,14 +254,14 @@ fn all_brains_is_explicit_and_grouped_by_origin() {
     o.call(
         "memorize",
         json!({ "label": "ylabel", "text": "zebra migration route" }),
-        &[("Medulla-Caller-Root", &ys), AGENT],
+        &[(header::CALLER_ROOT, &ys), AGENT],
     );
     o.call(
         "memorize",
         json!({ "label": "xlabel", "text": "zebra stripes" }),
-        &[("Medulla-Caller-Root", &xs), AGENT],
+        &[(header::CALLER_ROOT, &xs), AGENT],
     );
-    let hx = [("Medulla-Caller-Root", xs.as_str())];
+    let hx = [(header::CALLER_ROOT, xs.as_str())];
     let (_, v) = o.call("seek", json!({ "query": "zebra" }), &hx);
     assert_eq!(
         labels(&v),
@@ -301,13 +301,13 @@ fn roster_is_disk_truth_across_restarts_and_counts_are_per_brain() {
         o.call(
             "memorize",
             json!({ "label": format!("c{i}"), "text": "t" }),
-            &[("Medulla-Caller-Root", &as_), AGENT],
+            &[(header::CALLER_ROOT, &as_), AGENT],
         );
     }
     o.call(
         "seek",
         json!({ "query": "t" }),
-        &[("Medulla-Caller-Root", &as_)],
+        &[(header::CALLER_ROOT, &as_)],
     );
     let (_, inst) = o.get("/api/instances");
     let row = |inst: &serde_json::Value, root: &str| {
@@ -349,7 +349,7 @@ fn roster_is_disk_truth_across_restarts_and_counts_are_per_brain() {
     let (_, v) = o.call(
         "seek",
         json!({ "query": "t", "tier": "project" }),
-        &[("Medulla-Caller-Root", &as_)],
+        &[(header::CALLER_ROOT, &as_)],
     );
     assert_eq!(labels(&v).len(), 3);
 }
@@ -427,7 +427,7 @@ fn claims_age_at_read_time_by_the_owners_clock() {
     let root = o.project("p");
     o.bootstrap(&root);
     let cr = root.to_string_lossy().to_string();
-    let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
+    let h = [(header::CALLER_ROOT, cr.as_str()), AGENT];
     let (s, v) = o.call(
         "memorize",
         json!({ "label": "aging", "text": "watched over weeks" }),
@@ -484,7 +484,7 @@ fn warm_brains_stay_within_their_budget() {
         let (s, _) = o.call(
             "memorize",
             json!({ "label": "kiwi", "text": format!("kiwi of {r}") }),
-            &[("Medulla-Caller-Root", r), AGENT],
+            &[(header::CALLER_ROOT, r), AGENT],
         );
         assert_eq!(s, 200);
         let (_, h) = o.get("/api/health");

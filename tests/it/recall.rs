@@ -4,20 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{Owner, OwnerOptions};
-
-fn routed(root: &str) -> [(&str, &str); 2] {
-    [
-        ("Medulla-Caller-Root", root),
-        ("Medulla-Agent", "claude:maker"),
-    ]
-}
-
-fn ok(o: &Owner, tool: &str, args: Value, root: &str) -> Value {
-    let (s, v) = o.call(tool, args, &routed(root));
-    assert_eq!(s, 200, "{tool}: {v}");
-    v
-}
+use crate::common::{Brain, Owner, OwnerOptions};
 
 fn slugs(rows: &Value) -> Vec<String> {
     rows.as_array()
@@ -28,10 +15,8 @@ fn slugs(rows: &Value) -> Vec<String> {
 }
 
 /// Three unrelated claims in one brain.
-fn three_claims(o: &Owner) -> String {
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let xr = x.to_string_lossy().into_owned();
+fn three_claims(o: &Owner) -> Brain<'_> {
+    let x = o.brain("x");
     for (label, text) in [
         (
             "Deploys",
@@ -46,9 +31,9 @@ fn three_claims(o: &Owner) -> String {
             "the login integration test is flaky on CI because of a race in the session fixture",
         ),
     ] {
-        ok(o, "memorize", json!({ "label": label, "text": text }), &xr);
+        x.memorize(label, text);
     }
-    xr
+    x
 }
 
 /// Nothing unrelated surfaces: an off-topic query returns no rows, yet the answer says
@@ -58,11 +43,9 @@ fn the_floor_keeps_unrelated_claims_out_and_says_memory_exists() {
     let o = Owner::start_with(OwnerOptions::with_model());
     let x = three_claims(&o);
 
-    let v = ok(
-        &o,
+    let v = x.ok(
         "seek",
         json!({ "query": "kubernetes ingress", "tier": "project" }),
-        &x,
     );
     assert_eq!(v["retrieval"], "hybrid", "{v}");
     assert_eq!(slugs(&v["results"]), Vec::<String>::new(), "{v}");
@@ -73,7 +56,7 @@ fn the_floor_keeps_unrelated_claims_out_and_says_memory_exists() {
     );
 
     // The default beat says the same for both stores.
-    let v = ok(&o, "seek", json!({ "query": "kubernetes ingress" }), &x);
+    let v = x.ok("seek", json!({ "query": "kubernetes ingress" }));
     assert_eq!(v["results"], json!([]), "{v}");
     assert_eq!(
         v["memory_exists"],
@@ -82,22 +65,15 @@ fn the_floor_keeps_unrelated_claims_out_and_says_memory_exists() {
     );
 
     // A related query finds its claim and only that one, paraphrased or not.
-    let v = ok(
-        &o,
+    let v = x.ok(
         "seek",
         json!({ "query": "how many database connections", "tier": "project" }),
-        &x,
     );
     assert_eq!(slugs(&v["results"]), ["connection-pool"], "{v}");
     assert!(v.get("memory_exists").is_none(), "{v}");
 
     // north lists what matched the task, not the whole store.
-    let v = ok(
-        &o,
-        "north",
-        json!({ "task": "change the database pool" }),
-        &x,
-    );
+    let v = x.ok("north", json!({ "task": "change the database pool" }));
     assert_eq!(slugs(&v["project"]), ["connection-pool"], "{v}");
     assert_eq!(
         v["note"], "1 project and 0 medulla claims matched the task",
@@ -105,13 +81,10 @@ fn the_floor_keeps_unrelated_claims_out_and_says_memory_exists() {
     );
 
     // An empty brain says there is no memory at all.
-    let y = o.project("y");
-    o.bootstrap(&y);
-    let v = ok(
-        &o,
+    let y = o.brain("y");
+    let v = y.ok(
         "seek",
         json!({ "query": "kubernetes ingress", "tier": "project" }),
-        &y.to_string_lossy(),
     );
     assert_eq!(v["memory_exists"]["project"], 0, "{v}");
     assert!(
@@ -127,25 +100,13 @@ fn the_floor_keeps_unrelated_claims_out_and_says_memory_exists() {
 fn a_promoted_claim_surfaces_once_and_a_changed_witness_is_flagged() {
     let o = Owner::start_with(OwnerOptions::with_model());
     let x = three_claims(&o);
-    let y = o.project("y");
-    o.bootstrap(&y);
-    let y = y.to_string_lossy().into_owned();
-    let (s, v) = o.call(
+    let y = o.brain("y");
+    x.as_agent("claude:orchestrator").ok(
         "promote",
         json!({ "claim": "connection-pool", "reason": "every service shares this pool rule" }),
-        &[
-            ("Medulla-Caller-Root", x.as_str()),
-            ("Medulla-Agent", "claude:orchestrator"),
-        ],
     );
-    assert_eq!(s, 200, "{v}");
 
-    let v = ok(
-        &o,
-        "seek",
-        json!({ "query": "database connection pool" }),
-        &x,
-    );
+    let v = x.ok("seek", json!({ "query": "database connection pool" }));
     let rows = v["results"].as_array().unwrap();
     let pool: Vec<&Value> = rows
         .iter()
@@ -156,14 +117,9 @@ fn a_promoted_claim_surfaces_once_and_a_changed_witness_is_flagged() {
     assert_eq!(pool[0]["identities"]["medulla"], "medulla#connection-pool");
     assert_eq!(
         pool[0]["identities"]["witness"],
-        format!("{x}#connection-pool")
+        format!("{}#connection-pool", x.root)
     );
-    let v = ok(
-        &o,
-        "north",
-        json!({ "task": "database connection pool" }),
-        &x,
-    );
+    let v = x.ok("north", json!({ "task": "database connection pool" }));
     let both = slugs(&v["project"])
         .into_iter()
         .chain(slugs(&v["medulla"]))
@@ -173,47 +129,33 @@ fn a_promoted_claim_surfaces_once_and_a_changed_witness_is_flagged() {
 
     // The witness changes in its project.
     let new_text = "the database connection pool holds 40 connections since the March load test";
-    ok(
-        &o,
+    x.ok(
         "memorize",
         json!({ "label": "Connection pool", "text": new_text }),
-        &x,
     );
 
     // Its own project sees the change and the new text.
-    let v = ok(
-        &o,
+    let v = x.ok(
         "seek",
         json!({ "query": "database connection pool", "tier": "medulla" }),
-        &x,
     );
     let copy = &v["results"][0];
     assert_eq!(copy["slug"], "connection-pool", "{v}");
     assert_eq!(
         copy["witness_superseded"]["witness"],
-        format!("{x}#connection-pool")
+        format!("{}#connection-pool", x.root)
     );
     assert_eq!(copy["witness_superseded"]["by_version"], 3, "{v}");
     assert_eq!(copy["witness_superseded"]["new_text"], new_text);
 
     // Another project sees that the doctrine disagrees with its origin, not the text.
-    let v = ok(
-        &o,
-        "seek",
-        json!({ "query": "database connection pool" }),
-        &y,
-    );
+    let v = y.ok("seek", json!({ "query": "database connection pool" }));
     let copy = &v["results"][0];
     assert_eq!(copy["slug"], "connection-pool", "{v}");
     assert!(copy["witness_superseded"].is_object(), "{v}");
     assert!(copy["witness_superseded"].get("new_text").is_none(), "{v}");
     assert!(!v.to_string().contains("40 connections"), "{v}");
-    let v = ok(
-        &o,
-        "north",
-        json!({ "task": "database connection pool" }),
-        &y,
-    );
+    let v = y.ok("north", json!({ "task": "database connection pool" }));
     let d = &v["disagreements"][0];
     assert_eq!(d["slug"], "connection-pool", "{v}");
     assert!(d.get("witness_text").is_none(), "{v}");
@@ -248,19 +190,12 @@ fn a_promoted_claim_surfaces_once_and_a_changed_witness_is_flagged() {
 #[test]
 fn filters_narrow_recall_and_bad_ones_are_refused() {
     let o = Owner::start_with(OwnerOptions::with_model());
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let x = x.to_string_lossy().into_owned();
+    let x = o.brain("x");
     let write = |label: &str, text: &str, agent: &str, strength: &str, evidence: &[&str]| {
-        let (s, v) = o.call(
+        let v = x.as_agent(agent).ok(
             "memorize",
             json!({ "label": label, "text": text, "strength": strength, "evidence": evidence }),
-            &[
-                ("Medulla-Caller-Root", x.as_str()),
-                ("Medulla-Agent", agent),
-            ],
         );
-        assert_eq!(s, 200, "{v}");
         v["claim"]["created"].as_i64().unwrap()
     };
     let t1 = write(
@@ -278,18 +213,14 @@ fn filters_narrow_recall_and_bad_ones_are_refused() {
         "verified",
         &["docs/cache.md"],
     );
-    ok(
-        &o,
+    x.ok(
         "learn",
         json!({ "slug": "cache-eviction", "verdict": "correct" }),
-        &x,
     );
     let seek = |filter: Value| {
-        let v = ok(
-            &o,
+        let v = x.ok(
             "seek",
             json!({ "query": "cache", "tier": "project", "filter": filter }),
-            &x,
         );
         let mut s = slugs(&v["results"]);
         s.sort();
@@ -307,19 +238,15 @@ fn filters_narrow_recall_and_bad_ones_are_refused() {
     assert_eq!(seek(json!({ "until": t1 })), ["cache-keys"]);
     assert_eq!(seek(json!({ "evidence": "src/" })), ["cache-keys"]);
     // Filtered out is not absent: the answer still says memory exists.
-    let v = ok(
-        &o,
+    let v = x.ok(
         "seek",
         json!({ "query": "cache", "tier": "project", "filter": { "agent": "gemini" } }),
-        &x,
     );
     assert_eq!(v["memory_exists"]["project"], 2, "{v}");
     // north takes the same filters.
-    let v = ok(
-        &o,
+    let v = x.ok(
         "north",
         json!({ "task": "cache", "filter": { "evidence": "docs/" } }),
-        &x,
     );
     assert_eq!(slugs(&v["project"]), ["cache-eviction"], "{v}");
 
@@ -329,11 +256,7 @@ fn filters_narrow_recall_and_bad_ones_are_refused() {
         (json!({ "min_strength": "certain" }), "bad arguments"),
         (json!({ "colour": "red" }), "bad arguments"),
     ] {
-        let (s, v) = o.call(
-            "seek",
-            json!({ "query": "cache", "filter": filter }),
-            &routed(&x),
-        );
+        let (s, v) = x.call("seek", json!({ "query": "cache", "filter": filter }));
         assert_eq!(s, 400, "{filter}: {v}");
         assert_eq!(v["error"]["code"], "invalid_input", "{filter}: {v}");
         assert!(
@@ -350,11 +273,9 @@ fn rows_are_compact_unless_detail_is_asked() {
     let o = Owner::start_with(OwnerOptions::with_model());
     let x = three_claims(&o);
     let ask = |detail: bool| {
-        let v = ok(
-            &o,
+        let v = x.ok(
             "seek",
             json!({ "query": "database connection pool", "detail": detail }),
-            &x,
         );
         v["results"][0].clone()
     };

@@ -6,32 +6,20 @@ use serde_json::json;
 use crate::cli::medulla;
 use crate::common::{labels, Owner};
 
-const AGENT: (&str, &str) = ("Medulla-Agent", "claude:maker");
-
 #[test]
 fn a_retired_project_claim_leaves_recall_keeps_its_history_and_can_be_written_again() {
     let o = Owner::start();
-    let root = o.project("p");
-    o.bootstrap(&root);
-    let cr = root.to_string_lossy().to_string();
-    let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
-    let (s, v) = o.call(
-        "memorize",
-        json!({ "label": "pool size", "text": "the database pool is capped at 20 connections" }),
-        &h,
-    );
-    assert_eq!(s, 200, "{v}");
+    let p = o.brain("p");
+    p.memorize("pool size", "the database pool is capped at 20 connections");
 
-    let (s, v) = o.call("retire", json!({ "slug": "pool-size" }), &h);
+    let (s, v) = p.call("retire", json!({ "slug": "pool-size" }));
     assert_eq!(s, 400, "a reason is required: {v}");
     assert_eq!(v["error"]["code"], "invalid_input");
 
-    let (s, v) = o.call(
+    let v = p.ok(
         "retire",
         json!({ "slug": "pool-size", "reason": "the pool module was rewritten" }),
-        &h,
     );
-    assert_eq!(s, 200, "{v}");
     assert_eq!(v["retired"]["state"], "outdated");
     assert_eq!(
         v["retired"]["outdated_reason"],
@@ -39,27 +27,23 @@ fn a_retired_project_claim_leaves_recall_keeps_its_history_and_can_be_written_ag
     );
     assert_eq!(v["retired"]["outdated_by"], "claude:maker");
 
-    let (_, seek) = o.call("seek", json!({ "query": "database pool connections" }), &h);
+    let seek = p.seek("database pool connections");
     assert!(
         !labels(&seek).contains(&"pool size".to_string()),
         "a retired claim never surfaces: {seek}"
     );
-    let (s, hist) = o.call("history", json!({ "slug": "pool-size" }), &h);
-    assert_eq!(s, 200, "{hist}");
+    let hist = p.history("pool-size");
     assert_eq!(hist["versions"][0]["outdated_by"], "claude:maker");
-    let (_, acts) = o.call("acts", json!({}), &h);
+    let acts = p.acts();
     assert_eq!(acts["acts"][0]["kind"], "retire", "{acts}");
     assert_eq!(acts["acts"][0]["actor"], "claude:maker");
 
-    let (s, again) = o.call(
-        "memorize",
-        json!({ "label": "pool size", "text": "the database pool is capped at 64 connections" }),
-        &h,
-    );
-    assert_eq!(s, 200, "{again}");
+    let again = p.memorize("pool size", "the database pool is capped at 64 connections");
     assert_eq!(again["claim"]["version"], 2, "the chain goes on: {again}");
-    let (_, seek) = o.call("seek", json!({ "query": "database pool connections" }), &h);
-    assert_eq!(labels(&seek), vec!["pool size"]);
+    assert_eq!(
+        labels(&p.seek("database pool connections")),
+        vec!["pool size"]
+    );
 }
 
 #[test]

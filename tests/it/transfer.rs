@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::Owner;
+use crate::common::{header, Owner};
 
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
@@ -106,7 +106,7 @@ fn import_conserves_counts_refuses_with_reasons_and_is_idempotent() {
     let (_, h) = o.call(
         "history",
         json!({ "slug": "claim-1" }),
-        &[("Medulla-Caller-Root", &cr)],
+        &[(header::CALLER_ROOT, &cr)],
     );
     let versions = h["versions"].as_array().unwrap();
     assert_eq!(versions.len(), 3);
@@ -115,7 +115,7 @@ fn import_conserves_counts_refuses_with_reasons_and_is_idempotent() {
     let (_, c) = o.call(
         "seek",
         json!({ "query": "claim 0 lanterns", "tier": "project", "limit": 1 }),
-        &[("Medulla-Caller-Root", &cr)],
+        &[(header::CALLER_ROOT, &cr)],
     );
     assert_eq!(
         c["results"][0]["origin_brain"], "unknown",
@@ -145,7 +145,7 @@ fn export_then_import_into_a_fresh_brain_is_lossless() {
     fixture(src.path());
     import(&o, json!({ "dir": src.path(), "brain": a }));
     let ar = a.to_string_lossy().to_string();
-    o.call("memorize", json!({ "label": "fresh", "text": "written live", "evidence": ["src/x.rs"], "strength": "verified" }), &[("Medulla-Caller-Root", &ar), ("Medulla-Agent", "claude:maker")]);
+    o.call("memorize", json!({ "label": "fresh", "text": "written live", "evidence": ["src/x.rs"], "strength": "verified" }), &[(header::CALLER_ROOT, &ar), (header::AGENT, "claude:maker")]);
     let out = tempfile::tempdir().unwrap();
     let (s, e) = o.founder_call(
         "export",

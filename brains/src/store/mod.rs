@@ -77,7 +77,7 @@ pub struct StoreStats {
 }
 
 /// What [`Store::purge`] erased.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct PurgeReport {
     /// What the purge act records instead of the slug.

@@ -1,85 +1,81 @@
 //! The owner and its stores at a glance: `status`, `brains`, `doctor`, `audit`, `acts`.
 
-use serde_json::Value;
-
 use super::{
-    date, datetime, fit, fit_left, num, out, paint, plural, s, width, BOLD, CYAN, DIM, GREEN, RED,
+    date, datetime, fit, fit_left, out, paint, plural, spelled, width, BOLD, CYAN, DIM, GREEN, RED,
     YELLOW,
 };
+use crate::brain::cell::FaultKind;
+use crate::brain::Fault;
+use crate::service::mailbox::Doctor;
+use crate::service::registry::Envelope;
+use crate::service::verbs::acts::ActsPage;
+use crate::service::verbs::audit_log::AuditLog;
+use crate::service::verbs::instances::{Instance, Instances};
+use crate::service::Health;
 
 /// The misdelivery kinds, in the doctor's columns.
 const KINDS: [&str; 5] = crate::mailbox::letter::MISDELIVERY_KINDS;
 
 /// A store fault in seven columns, where `warm`/`dormant` stand.
-fn fault_word(kind: &str) -> &'static str {
+fn fault_word(kind: FaultKind) -> &'static str {
     match kind {
-        "damaged" => "damaged",
-        "disk_full" => "no room",
-        _ => "io fail",
+        FaultKind::Damaged => "damaged",
+        FaultKind::DiskFull => "no room",
+        FaultKind::Io => "io fail",
     }
 }
 
 /// A store fault's detail and fix, indented under its row.
-fn fault_line(fault: &serde_json::Map<String, Value>) {
-    let what = match fault.get("kind").and_then(Value::as_str) {
-        Some("damaged") => "quarantined: nothing reads or writes it",
-        Some("disk_full") => "the disk is full: it recovers by itself once there is room",
-        _ => "a file operation failed: it recovers by itself once the cause is gone",
+fn fault_line(fault: &Fault) {
+    let what = match fault.kind {
+        FaultKind::Damaged => "quarantined: nothing reads or writes it",
+        FaultKind::DiskFull => "the disk is full: it recovers by itself once there is room",
+        FaultKind::Io => "a file operation failed: it recovers by itself once the cause is gone",
     };
     out!("    {}", paint(RED, what));
     out!(
         "    {}",
-        paint(
-            DIM,
-            fit(
-                fault.get("detail").and_then(Value::as_str).unwrap_or(""),
-                width().saturating_sub(4)
-            )
-        )
+        paint(DIM, fit(&fault.detail, width().saturating_sub(4)))
     );
 }
 
-pub fn status(body: &Value) {
+pub fn status(h: Health) {
     out!(
         "medulla {} is {} (pid {}) at home {}",
-        s(&body["version"], "?"),
+        h.version,
         paint(GREEN, "running"),
-        num(&body["pid"]),
-        s(&body["home"], "?")
+        h.pid,
+        h.home
     );
     out!(
         "{}, {} warm; retrieval {}",
-        plural(num(&body["brains_registered"]), "brain", "brains"),
-        num(&body["brains_warm"]),
-        s(&body["retrieval"], "?")
+        plural(h.brains_registered as u64, "brain", "brains"),
+        h.brains_warm,
+        spelled(&h.retrieval)
     );
-    if let Some(n) = body["model_note"].as_str() {
+    if let Some(n) = &h.model_note {
         out!("{}", paint(DIM, fit(n, width())));
     }
 }
 
-pub fn brains(body: &Value) {
-    let list = body["instances"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    let m = &body["medulla"];
+pub fn brains(e: Envelope<Instances>) {
+    let list = &e.body.instances;
+    let m = &e.body.medulla;
     if list.is_empty() {
         out!("no brain yet: create one for a project with `medulla bootstrap` in its directory (or `medulla bootstrap PATH`)");
     }
     for b in list {
-        let fp = s(&b["fingerprint"], "?");
-        match b["root"].as_str() {
-            Some(root) => {
-                let state = if let Some(kind) = b["fault"]["kind"].as_str() {
-                    paint(RED, fault_word(kind))
-                } else if b["warm"].as_bool() == Some(true) {
+        match b {
+            Instance::Brain(b) => {
+                let state = if let Some(f) = &b.fault {
+                    paint(RED, fault_word(f.kind))
+                } else if b.warm {
                     paint(GREEN, "warm   ")
                 } else {
                     paint(DIM, "dormant")
                 };
-                let claims = plural(num(&b["claims"]), "claim", "claims");
-                let open = num(&b["mailbox_open_count"]);
+                let claims = plural(b.claims, "claim", "claims");
+                let open = b.mailbox_open_count as u64;
                 let letters = if open > 0 {
                     format!(", {} open", plural(open, "letter", "letters"))
                 } else {
@@ -87,31 +83,39 @@ pub fn brains(body: &Value) {
                 };
                 let counts = format!("{claims:>11}{letters}");
                 let room = width().saturating_sub(16 + 1 + 7 + 1 + super::text_width(&counts) + 2);
-                out!("{fp} {state} {counts}  {}", fit_left(root, room.max(10)));
-                if let Some(fault) = b["fault"].as_object() {
-                    fault_line(fault);
+                out!(
+                    "{} {state} {counts}  {}",
+                    b.fingerprint,
+                    fit_left(&b.root, room.max(10))
+                );
+                if let Some(f) = &b.fault {
+                    fault_line(f);
                 }
             }
-            None => out!(
-                "{fp} {} {}",
+            Instance::Unreadable(u) => out!(
+                "{} {} {}",
+                u.fingerprint,
                 paint(RED, "unreadable"),
-                fit(s(&b["problem"], "?"), width().saturating_sub(28))
+                fit(
+                    u.problem.as_deref().unwrap_or("?"),
+                    width().saturating_sub(28)
+                )
             ),
         }
     }
-    if let Some(fault) = m["fault"].as_object() {
+    if let Some(f) = &m.fault {
         out!(
             "{} {}",
             paint(CYAN, "medulla:"),
-            paint(RED, fault_word(s(&fault["kind"], "?")))
+            paint(RED, fault_word(f.kind))
         );
-        fault_line(fault);
+        fault_line(f);
     } else {
         out!(
             "{} {}, {} in history",
             paint(CYAN, "medulla:"),
-            plural(num(&m["claims"]), "live claim", "live claims"),
-            plural(num(&m["history_versions"]), "version", "versions")
+            plural(m.claims, "live claim", "live claims"),
+            plural(m.history_versions, "version", "versions")
         );
     }
     if !list.is_empty() {
@@ -125,99 +129,89 @@ pub fn brains(body: &Value) {
     }
 }
 
-pub fn doctor(body: &Value) {
+pub fn doctor(d: Doctor) {
     out!(
         "{} {}",
         paint(BOLD, "medulla doctor"),
-        paint(DIM, format!("({})", s(&body["caption"], "owner-wide")))
+        paint(DIM, format!("({})", d.caption))
     );
     out!();
     out!("{}", paint(CYAN, "misdelivery reported, per ISO week"));
-    let weeks = body["misdelivery_by_week"].as_object();
-    match weeks.filter(|w| !w.is_empty()) {
-        None => out!("  none reported"),
-        Some(weeks) => {
-            let mut kinds: Vec<String> = KINDS.iter().map(|k| k.to_string()).collect();
-            for per in weeks.values() {
-                for k in per.as_object().into_iter().flatten().map(|(k, _)| k) {
-                    if !kinds.contains(k) {
-                        kinds.push(k.clone());
-                    }
-                }
-            }
-            if width() >= 76 && kinds.len() == KINDS.len() {
-                let header: Vec<String> = kinds.iter().map(|k| k.to_string()).collect();
-                out!("  {:<8}  {}", "week", paint(DIM, header.join("  ")));
-                for (week, per) in weeks {
-                    let cells: Vec<String> = kinds
-                        .iter()
-                        .map(|k| format!("{:>w$}", num(&per[k.as_str()]), w = k.len()))
-                        .collect();
-                    out!("  {week:<8}  {}", cells.join("  "));
-                }
-            } else {
-                for (week, per) in weeks {
-                    let cells: Vec<String> = per
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .map(|(k, n)| format!("{} {k}", num(n)))
-                        .collect();
-                    out!(
-                        "  {week:<8}  {}",
-                        fit(&cells.join(", "), width().saturating_sub(12))
-                    );
+    let weeks = &d.misdelivery_by_week;
+    if weeks.is_empty() {
+        out!("  none reported");
+    } else {
+        let mut kinds: Vec<String> = KINDS.iter().map(|k| k.to_string()).collect();
+        for per in weeks.values() {
+            for k in per.keys() {
+                if !kinds.contains(k) {
+                    kinds.push(k.clone());
                 }
             }
         }
+        if width() >= 76 && kinds.len() == KINDS.len() {
+            out!("  {:<8}  {}", "week", paint(DIM, kinds.join("  ")));
+            for (week, per) in weeks {
+                let cells: Vec<String> = kinds
+                    .iter()
+                    .map(|k| format!("{:>w$}", per.get(k).copied().unwrap_or(0), w = k.len()))
+                    .collect();
+                out!("  {week:<8}  {}", cells.join("  "));
+            }
+        } else {
+            for (week, per) in weeks {
+                let cells: Vec<String> = per.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                out!(
+                    "  {week:<8}  {}",
+                    fit(&cells.join(", "), width().saturating_sub(12))
+                );
+            }
+        }
     }
-    let l = &body["letters"];
+    let l = &d.letters;
     out!();
     out!("{}", paint(CYAN, "letters"));
-    let pending = num(&l["pending_distribution"]);
-    let refused = num(&l["refused_at_floor"]);
-    let garbage = num(&l["spool_garbage_lines"]);
     out!(
         "  {} waiting for their repository",
-        plural(pending, "letter", "letters")
+        plural(l.pending_distribution as u64, "letter", "letters")
     );
     out!(
         "  {} at the hygiene floor (kept in the spool only)",
-        plural(refused, "letter refused", "letters refused")
+        plural(
+            l.refused_at_floor as u64,
+            "letter refused",
+            "letters refused"
+        )
     );
-    if garbage > 0 {
+    if l.spool_garbage_lines > 0 {
         out!(
             "  {}",
             paint(
                 YELLOW,
                 format!(
                     "{} in the spool that are not letters",
-                    plural(garbage, "line", "lines")
+                    plural(l.spool_garbage_lines as u64, "line", "lines")
                 )
             )
         );
     }
-    for u in l["unreachable_boxes"].as_array().into_iter().flatten() {
-        let why = s(&u["why"], "");
+    for u in &l.unreachable_boxes {
         out!(
             "  {} {}",
             paint(YELLOW, "unreachable:"),
-            fit_left(s(&u["box"], "?"), width().saturating_sub(16))
+            fit_left(&u.box_file.to_string_lossy(), width().saturating_sub(16))
         );
-        out!("    {}", paint(DIM, fit(why, width().saturating_sub(4))));
+        out!("    {}", paint(DIM, fit(&u.why, width().saturating_sub(4))));
     }
-    let b = &body["brains"];
-    let m = &body["medulla"];
+    let m = &d.medulla;
     out!();
     out!("{}", paint(CYAN, "stores"));
     out!(
         "  brains: {} on disk, {} warm",
-        num(&b["on_disk"]),
-        num(&b["warm"])
+        d.brains.on_disk,
+        d.brains.warm
     );
-    let live = num(&m["live"]);
-    let cap = num(&m["soft_cap"]);
-    let warn = num(&m["warn_from"]);
+    let (live, cap, warn) = (m.live, m.soft_cap, m.warn_from);
     let state = if live >= warn {
         paint(RED, "past the warning line")
     } else if live > cap {
@@ -231,15 +225,10 @@ pub fn doctor(body: &Value) {
     );
     out!(
         "  {} live in all stores; {} served since the owner started",
-        plural(num(&body["live_claims_all_stores"]), "claim", "claims"),
-        plural(
-            num(&body["memory_beats_served"]),
-            "memory beat",
-            "memory beats"
-        )
+        plural(d.live_claims_all_stores, "claim", "claims"),
+        plural(d.memory_beats_served, "memory beat", "memory beats")
     );
-    let broken = body["broken"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    if broken.is_empty() {
+    if d.broken.is_empty() {
         out!("  broken stores: {}", paint(GREEN, "none"));
     } else {
         out!(
@@ -248,103 +237,88 @@ pub fn doctor(body: &Value) {
                 RED,
                 format!(
                     "{}:",
-                    plural(broken.len() as u64, "broken store", "broken stores")
+                    plural(d.broken.len() as u64, "broken store", "broken stores")
                 )
             )
         );
-        for x in broken {
-            out!(
-                "    {}",
-                fit_left(s(&x["brain"], "?"), width().saturating_sub(4))
-            );
-            out!(
-                "      {}",
-                fit(s(&x["problem"], ""), width().saturating_sub(6))
-            );
+        for x in &d.broken {
+            out!("    {}", fit_left(&x.brain, width().saturating_sub(4)));
+            out!("      {}", fit(&x.problem, width().saturating_sub(6)));
         }
     }
-    if let Some(deep) = body["deep"].as_array() {
+    if let Some(deep) = &d.deep {
         out!("  integrity check of every store (--deep):");
-        for d in deep {
-            let verdict = s(&d["verdict"], "?");
-            let shown = match verdict {
+        for c in deep {
+            let shown = match c.verdict.as_str() {
                 "clean" => paint(GREEN, "clean"),
-                "repaired" | "index_out_of_step" => paint(YELLOW, verdict),
-                _ => paint(RED, verdict),
+                "repaired" | "index_out_of_step" => paint(YELLOW, c.verdict.as_str()),
+                v => paint(RED, v),
             };
             out!(
                 "    {shown} {}  {}",
-                fit_left(s(&d["store"], "?"), width().saturating_sub(30)),
-                paint(DIM, plural(num(&d["records"]), "record", "records"))
+                fit_left(&c.store, width().saturating_sub(30)),
+                paint(DIM, plural(c.records, "record", "records"))
             );
-            for why in [
-                &d["claim_index"],
-                &d["vector_index"],
-                &d["error"]["message"],
-            ] {
-                if let Some(w) = why.as_str() {
-                    out!("      {}", fit(w, width().saturating_sub(6)));
-                }
+            let error = c.error.as_ref().and_then(|e| e["message"].as_str());
+            for why in [c.claim_index.as_deref(), c.vector_index.as_deref(), error]
+                .into_iter()
+                .flatten()
+            {
+                out!("      {}", fit(why, width().saturating_sub(6)));
             }
         }
     }
-    for d in body["evidence_drift"].as_array().into_iter().flatten() {
-        let drifted = num(&d["drifted"]);
+    for dr in &d.evidence_drift {
         let line = format!(
             "{} of {} anchored: evidence changed since written",
-            plural(drifted, "claim", "claims"),
-            num(&d["anchored"])
+            plural(dr.drifted, "claim", "claims"),
+            dr.anchored
         );
         out!(
             "  {} {}",
-            if drifted > 0 {
+            if dr.drifted > 0 {
                 paint(YELLOW, "drift:")
             } else {
                 paint(DIM, "drift:")
             },
-            fit_left(s(&d["brain"], "?"), width().saturating_sub(10))
+            fit_left(&dr.brain, width().saturating_sub(10))
         );
         out!("    {}", fit(&line, width().saturating_sub(4)));
     }
-    for n in body["near_duplicates"].as_array().into_iter().flatten() {
-        for c in n["clusters"].as_array().into_iter().flatten() {
-            let slugs: Vec<&str> = c
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|m| m["slug"].as_str())
-                .collect();
+    for n in &d.near_duplicates {
+        for c in &n.clusters {
+            let slugs: Vec<&str> = c.iter().map(|m| m.slug.as_str()).collect();
             out!(
                 "  {} {}",
                 paint(YELLOW, "near-duplicates:"),
-                fit_left(s(&n["store"], "?"), width().saturating_sub(20))
+                fit_left(&n.store, width().saturating_sub(20))
             );
             out!("    {}", fit(&slugs.join(", "), width().saturating_sub(4)));
         }
     }
 }
 
-pub fn audit(body: &Value) {
-    let entries = body["entries"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+pub fn audit(e: Envelope<AuditLog>) {
+    let entries = &e.body.entries;
     if entries.is_empty() {
         out!("the audit log is empty: nothing was promoted, born as doctrine or demoted yet");
         return;
     }
     for e in entries {
-        let flag = if e["flag"].is_string() {
+        let flag = if e.flag.is_some() {
             paint(YELLOW, " [etiquette breach]")
         } else {
             String::new()
         };
         out!(
             "{} {} {} by {}{flag}",
-            date(e["at"].as_i64().unwrap_or(0)),
-            paint(CYAN, s(&e["kind"], "?")),
-            paint(BOLD, s(&e["slug"], "?")),
-            s(&e["agent"], "?")
+            date(e.at),
+            paint(CYAN, spelled(&e.kind)),
+            paint(BOLD, &e.slug),
+            e.agent
         );
-        let mut detail = format!("from {}", s(&e["origin_brain"], "unknown"));
-        if let Some(r) = e["reason"].as_str() {
+        let mut detail = format!("from {}", e.origin_brain);
+        if let Some(r) = &e.reason {
             detail.push_str(&format!(": {r}"));
         }
         out!(
@@ -355,42 +329,45 @@ pub fn audit(body: &Value) {
 }
 
 /// `acts`: one page of a store's act log, and how to ask for the next.
-pub fn acts(body: &Value, brain_flag: Option<&str>, limit: Option<u32>) {
-    let store = s(&body["store"], "?");
-    let acts = body["acts"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+pub fn acts(e: Envelope<ActsPage>, brain_flag: Option<&str>, limit: Option<usize>) {
+    let page = e.body;
     out!(
         "{} {}",
         paint(
             BOLD,
-            format!("acts of {}", fit_left(store, width().saturating_sub(30)))
+            format!(
+                "acts of {}",
+                fit_left(&page.store, width().saturating_sub(30))
+            )
         ),
         paint(
             DIM,
             format!(
                 "({}, newest first)",
-                plural(acts.len() as u64, "act", "acts")
+                plural(page.acts.len() as u64, "act", "acts")
             )
         )
     );
-    if acts.is_empty() {
+    if page.acts.is_empty() {
         out!("  no act recorded yet");
     }
-    for a in acts {
-        let note = a["note"]
-            .as_str()
+    for a in &page.acts {
+        let note = a
+            .note
+            .as_deref()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         let line = format!(
             "{:>5}  {}  {:<14} {} by {}{note}",
-            num(&a["seq"]),
-            datetime(a["at"].as_i64().unwrap_or(0)).trim_end_matches(" UTC"),
-            s(&a["kind"], "?"),
-            s(&a["subject"], "?"),
-            s(&a["actor"], "?")
+            a.seq,
+            datetime(a.at).trim_end_matches(" UTC"),
+            spelled(&a.kind),
+            a.subject,
+            a.actor
         );
         out!("{}", fit(&line, width()));
     }
-    if let Some(next) = body["next_before"].as_u64() {
+    if let Some(next) = page.next_before {
         let mut cmd = String::from("medulla acts");
         if let Some(b) = brain_flag {
             cmd.push_str(&format!(" --brain {}", shell_word(b)));

@@ -1,82 +1,91 @@
 //! Field reports and boxes: where a `report` went, a box's letters and counts, the sweep
-//! and a distribution pass.
+//! and a distribution pass. Each printer takes the owner's own answer type; a letter's
+//! own fields (what, class, agent, ...) stay free-form JSON, as letters are.
 
 use serde_json::Value;
 
-use super::{
-    date, fit, fit_left, num, out, paint, plural, s, width, wrap, BOLD, CYAN, DIM, GREEN, YELLOW,
-};
+use super::{date, fit, fit_left, out, paint, plural, width, wrap, BOLD, CYAN, DIM, GREEN, YELLOW};
+use crate::mailbox::letter::{Counts, Fate};
+use crate::mailbox::sweep::Unreachable;
+use crate::mailbox::{Filed, LetterRow, PassReport, Sweep};
+use crate::service::mailbox::BoxView;
+use crate::service::registry::Envelope;
+use crate::service::verbs::report::{Filing, ReportAnswer};
 
 /// Where the distributor put a letter, as a sentence.
-pub fn report(body: &Value) {
-    let id = paint(BOLD, s(&body["id"], "?"));
-    let f = &body["filed"];
+pub fn report(e: Envelope<ReportAnswer>) {
+    let id = paint(BOLD, &e.body.id);
     let w = width().saturating_sub(40);
-    match s(&f["to"], "?") {
-        "project" => out!(
+    match e.body.filed {
+        Filing::Filed(Filed::Project { repo }) => out!(
             "letter {id} {} {}'s box",
             paint(GREEN, "filed into"),
-            fit_left(s(&f["repo"], "?"), w)
+            fit_left(&repo.to_string_lossy(), w)
         ),
-        "medulla" => out!(
+        Filing::Filed(Filed::Medulla) => out!(
             "letter {id} {} the medulla's box (it names no project)",
             paint(GREEN, "filed into")
         ),
-        "pending_distribution" => {
-            let repo = fit_left(s(&f["repo"], "?"), w);
+        Filing::Filed(Filed::Pending { repo }) => {
+            let repo = fit_left(&repo, w);
             out!("letter {id} {} {repo}", paint(YELLOW, "pending:"));
             out!("  that repository is not on this machine yet: the letter is filed when it is");
         }
-        "refused" => {
+        Filing::Filed(Filed::Refused { found }) => {
             out!("letter {id} {}", paint(YELLOW, "refused at the floor:"));
-            let why = format!(
-                "{}; it stays in the spool only: write the letter again without it",
-                s(&f["found"], "?")
-            );
+            let why =
+                format!("{found}; it stays in the spool only: write the letter again without it");
             for line in wrap(&why, width().saturating_sub(2), 4) {
                 out!("  {line}");
             }
         }
-        other => out!("letter {id} appended to the spool ({other})"),
+        Filing::Spool { to, .. } => out!("letter {id} appended to the spool ({to})"),
     }
 }
 
-fn mark(state: &str) -> &'static str {
+fn mark(state: Option<Fate>) -> &'static str {
     match state {
-        "wet_ink" => "●",
-        "in_flight" => "◍",
-        "fired_clay" => "↳",
-        "external" => "◌",
-        _ => "?",
+        Some(Fate::WetInk) => "●",
+        Some(Fate::InFlight) => "◍",
+        Some(Fate::FiredClay) => "↳",
+        Some(Fate::External) => "◌",
+        None => "?",
     }
 }
 
-fn letters(list: &[Value], show_found_in: bool) {
+/// A letter's own field, as text.
+fn field<'a>(l: &'a LetterRow, k: &str, default: &'a str) -> &'a str {
+    l.field(k).and_then(Value::as_str).unwrap_or(default)
+}
+
+fn letters(list: &[LetterRow], show_found_in: bool) {
     for l in list {
-        let state = s(&l["state"], "?");
-        let class = s(&l["class"], "?");
-        let head = format!("{} {} {class:<18} ", mark(state), s(&l["id"], "?"));
+        let state = l
+            .state
+            .map(|f| super::spelled(&f))
+            .unwrap_or_else(|| "?".into());
+        let class = field(l, "class", "?");
+        let head = format!("{} {} {class:<18} ", mark(l.state), l.id);
         let room = width().saturating_sub(super::text_width(&head));
-        let style = if matches!(state, "wet_ink" | "in_flight") {
+        let style = if matches!(l.state, Some(Fate::WetInk | Fate::InFlight)) {
             BOLD
         } else {
             DIM
         };
-        out!("{}{}", paint(style, &head), fit(s(&l["what"], ""), room));
+        out!("{}{}", paint(style, &head), fit(field(l, "what", ""), room));
         let mut meta = vec![
-            s(&l["agent"], "?").to_string(),
-            date(l["ts"].as_i64().unwrap_or(0)),
+            field(l, "agent", "?").to_string(),
+            date(l.field("ts").and_then(Value::as_i64).unwrap_or(0)),
             state.replace('_', " "),
         ];
-        if let Some(k) = l["kind"].as_str() {
+        if let Some(k) = l.field("kind").and_then(Value::as_str) {
             meta.push(format!("kind {k}"));
         }
-        if let Some(by) = l["answered_by"].as_array().filter(|a| !a.is_empty()) {
-            let ids: Vec<&str> = by.iter().filter_map(Value::as_str).collect();
-            meta.push(format!("answered by {}", ids.join(", ")));
+        if !l.answered_by.is_empty() {
+            meta.push(format!("answered by {}", l.answered_by.join(", ")));
         }
         if show_found_in {
-            if let Some(found) = l["found_in"].as_array() {
+            if let Some(found) = &l.found_in {
                 meta.push(format!(
                     "in {}",
                     plural(found.len() as u64, "place", "places")
@@ -91,61 +100,60 @@ fn letters(list: &[Value], show_found_in: bool) {
 }
 
 /// `3 open (2 wet ink, 1 in flight) · 4 fired clay · 1 external`.
-fn counts(c: &Value) {
+fn counts(c: &Counts) {
     out!(
         "{} ({} wet ink, {} in flight) · {} fired clay · {} external",
-        paint(BOLD, format!("{} open", num(&c["open"]))),
-        num(&c["wet_ink"]),
-        num(&c["in_flight"]),
-        num(&c["fired_clay"]),
-        num(&c["external"])
+        paint(BOLD, format!("{} open", c.open)),
+        c.wet_ink,
+        c.in_flight,
+        c.fired_clay,
+        c.external
     );
     let legend = "● wet ink: open · ◍ in flight: answered · ↳ fired clay: closed · ◌ external";
     out!("{}", paint(DIM, fit(legend, width())));
 }
 
-fn unreachable(body: &Value) {
-    for u in body["unreachable"].as_array().into_iter().flatten() {
+fn unreachable(list: &[Unreachable]) {
+    for u in list {
         out!(
             "{} {}",
             paint(YELLOW, "unreachable:"),
-            fit_left(s(&u["box"], "?"), width().saturating_sub(13))
+            fit_left(&u.box_file.to_string_lossy(), width().saturating_sub(13))
         );
-        out!(
-            "    {}",
-            paint(DIM, fit(s(&u["why"], ""), width().saturating_sub(4)))
-        );
+        out!("    {}", paint(DIM, fit(&u.why, width().saturating_sub(4))));
     }
 }
 
 /// `mailbox show`: one box.
-pub fn show(body: &Value) {
-    let list = body["letters"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-    let owner = s(&body["served_brain"], "?");
+pub fn show(b: BoxView) {
     out!(
         "{} {}",
         paint(
             CYAN,
-            format!("box of {}", fit_left(owner, width().saturating_sub(30)))
+            format!(
+                "box of {}",
+                fit_left(&b.served_brain, width().saturating_sub(30))
+            )
         ),
         paint(
             DIM,
-            format!("({})", plural(list.len() as u64, "letter", "letters"))
+            format!("({})", plural(b.letters.len() as u64, "letter", "letters"))
         )
     );
-    if let Some(b) = body["box"].as_str() {
-        out!("{}", paint(DIM, fit_left(b, width())));
-    }
-    if list.is_empty() {
+    out!(
+        "{}",
+        paint(DIM, fit_left(&b.box_file.to_string_lossy(), width()))
+    );
+    if b.letters.is_empty() {
         out!("no letters: `medulla report --class note --repo . --what \"...\"` files one");
     }
-    letters(list, false);
-    counts(&body["counts"]);
+    letters(&b.letters, false);
+    counts(&b.counts);
 }
 
 /// `mailbox sweep`: every letter once, wherever it is.
-pub fn sweep(body: &Value) {
-    let list = body["letters"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+pub fn sweep(e: Envelope<Sweep>) {
+    let s = e.body;
     out!(
         "{} {}",
         paint(CYAN, "every letter, once"),
@@ -153,51 +161,47 @@ pub fn sweep(body: &Value) {
             DIM,
             format!(
                 "({}, the spool and every known box)",
-                plural(list.len() as u64, "letter", "letters")
+                plural(s.letters.len() as u64, "letter", "letters")
             )
         )
     );
-    letters(list, true);
-    counts(&body["counts"]);
-    let pending = num(&body["pending_distribution"]);
-    let refused = num(&body["refused_at_floor"]);
-    let garbage = num(&body["spool_garbage_lines"]);
+    letters(&s.letters, true);
+    counts(&s.counts);
     out!(
-        "pending: {pending} · refused at the floor: {refused} · garbage lines in the spool: {garbage}"
+        "pending: {} · refused at the floor: {} · garbage lines in the spool: {}",
+        s.pending_distribution,
+        s.refused_at_floor,
+        s.spool_garbage_lines
     );
-    unreachable(body);
+    unreachable(&s.unreachable);
 }
 
 /// `mailbox distribute`: one pass of the distributor.
-pub fn distribute(body: &Value) {
+pub fn distribute(p: PassReport) {
     out!(
         "read {}: {} filed, {} pending, {} refused at the floor",
-        plural(num(&body["read"]), "new letter", "new letters"),
-        num(&body["filed"]),
-        num(&body["pending"]),
-        num(&body["refused"])
+        plural(p.read, "new letter", "new letters"),
+        p.filed,
+        p.pending,
+        p.refused
     );
-    if num(&body["garbage_lines"]) > 0 {
+    if p.garbage_lines > 0 {
         out!(
             "{}",
             paint(
                 YELLOW,
                 format!(
                     "{} in the spool that are not letters",
-                    plural(num(&body["garbage_lines"]), "line", "lines")
+                    plural(p.garbage_lines, "line", "lines")
                 )
             )
         );
     }
-    for e in body["errors"].as_array().into_iter().flatten() {
-        let text = e
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| e.to_string());
+    for e in &p.errors {
         out!(
             "{} {}",
             paint(YELLOW, "error:"),
-            fit(&text, width().saturating_sub(7))
+            fit(e, width().saturating_sub(7))
         );
     }
 }

@@ -12,6 +12,8 @@ use std::io::Write;
 
 use anstyle::{AnsiColor, Style};
 use serde_json::Value;
+
+use crate::service::route::Reception;
 use unicode_width::UnicodeWidthChar;
 
 pub const BOLD: Style = Style::new().bold();
@@ -200,14 +202,18 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `n` of a JSON number (0 when absent).
-pub fn num(v: &Value) -> u64 {
-    v.as_u64().unwrap_or(0)
-}
-
 /// A JSON string field, or `default`.
 pub fn s<'a>(v: &'a Value, default: &'a str) -> &'a str {
     v.as_str().unwrap_or(default)
+}
+
+/// A value as the owner spells it on the wire (`all-brains`, `superseded`).
+pub fn spelled<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        Ok(other) => other.to_string(),
+        Err(_) => String::new(),
+    }
 }
 
 /// `2026-07-04` for milliseconds since the epoch.
@@ -244,17 +250,17 @@ pub fn error(body: &Value) {
 
 /// A reception block (the request landed somewhere other than the caller root's brain,
 /// or nowhere) on stderr, with the fix the owner offers.
-pub fn reception(body: &Value) {
-    let Some(r) = body.get("reception") else {
+pub fn reception(r: Option<&Reception>) {
+    let Some(r) = r else {
         return;
     };
     let w = width().saturating_sub(8);
-    for (i, line) in wrap(s(&r["message"], ""), w, 6).iter().enumerate() {
+    for (i, line) in wrap(&r.message, w, 6).iter().enumerate() {
         let head = if i == 0 { "note:" } else { "" };
         note!("{} {line}", paint(YELLOW, format!("{head:<5}")));
     }
-    for o in r["options"].as_array().into_iter().flatten() {
-        for (i, line) in wrap(s(o, ""), w, 4).iter().enumerate() {
+    for o in &r.options {
+        for (i, line) in wrap(o, w, 4).iter().enumerate() {
             let head = if i == 0 { "fix:" } else { "" };
             note!("{} {line}", paint(YELLOW, format!("{head:<5}")));
         }

@@ -1,19 +1,21 @@
 //! Claim rows as `seek`, `north`, `delegate` and `history` print them: each row leads with
-//! the slug that `history`, `learn`, `promote` and `purge` take.
-
-use serde_json::Value;
+//! the slug that `history`, `learn`, `promote` and `purge` take. Each printer takes the
+//! verb's own answer type, read back from the owner's JSON.
 
 use super::{
-    date, datetime, fit, fit_left, num, out, paint, plural, s, width, wrap, BOLD, CYAN, DIM, YELLOW,
+    date, datetime, fit, fit_left, out, paint, plural, spelled, width, wrap, BOLD, CYAN, DIM,
+    YELLOW,
 };
+use crate::service::registry::Envelope;
+use crate::service::rows::Row;
+use crate::service::verbs::beat::NorthAnswer;
+use crate::service::verbs::delegate::Packet;
+use crate::service::verbs::history::HistoryAnswer;
+use crate::service::verbs::seek::SeekAnswer;
 
 /// How many lines of a claim's text a row shows before `…`.
 const TEXT_LINES: usize = 4;
 const INDENT: &str = "    ";
-
-fn rows(v: &Value) -> &[Value] {
-    v.as_array().map(Vec::as_slice).unwrap_or(&[])
-}
 
 /// Whether a label says nothing its slug does not (`release build` → `release-build`).
 fn label_is_slug(label: &str, slug: &str) -> bool {
@@ -27,10 +29,9 @@ fn label_is_slug(label: &str, slug: &str) -> bool {
 }
 
 /// The first line of a row: the slug in bold, then the label when it says more.
-fn head(r: &Value, lead: &str) -> String {
+fn head(r: &Row, lead: &str) -> String {
     let w = width();
-    let slug = s(&r["slug"], "?");
-    let label = s(&r["label"], "");
+    let (slug, label) = (&r.slug, &r.label);
     let slug_fit = fit(slug, w.saturating_sub(lead.len()));
     let mut line = format!("{lead}{}", paint(BOLD, &slug_fit));
     let used = lead.len() + super::text_width(&slug_fit);
@@ -43,53 +44,53 @@ fn head(r: &Value, lead: &str) -> String {
 
 /// The provenance line: tier, origin, agent, strength, date, trust and flags, fitted to
 /// the width by shortening the origin path from the left.
-fn provenance(r: &Value) -> String {
+fn provenance(r: &Row) -> String {
     let w = width().saturating_sub(INDENT.len());
     let mut tail = vec![
-        s(&r["source_agent"], "?").to_string(),
-        s(&r["strength"], "?").to_string(),
-        date(r["created"].as_i64().unwrap_or(0)),
+        r.source_agent.clone(),
+        spelled(&r.strength),
+        date(r.created),
     ];
     // Trust says something only once the claim has been graded.
-    let graded = ["correct", "partial", "wrong"]
-        .iter()
-        .any(|k| num(&r["trust_counts"][*k]) > 0);
-    if let (true, Some(t)) = (graded, r["trust"].as_f64()) {
-        tail.push(format!("trust {t:.2}"));
+    let graded = r
+        .trust_counts
+        .is_some_and(|t| t.correct + t.partial + t.wrong > 0);
+    if graded {
+        tail.push(format!("trust {:.2}", r.trust));
     }
-    if r["stale"].as_bool() == Some(true) {
+    if r.stale {
         tail.push("stale".into());
     }
-    if r["aged_out"].as_bool() == Some(true) {
+    if r.aged_out {
         tail.push("aged out".into());
     }
-    let tier = format!("[{}]", s(&r["tier"], "?"));
+    let tier = format!("[{}]", spelled(&r.tier));
     let tail = tail.join(" · ");
     // The origin gives way first, down to its last 12 columns; then the tail is cut.
     let room = w.saturating_sub(tier.len() + super::text_width(&tail) + 4);
-    let origin = fit_left(s(&r["origin_brain"], "unknown"), room.max(12));
+    let origin = fit_left(&r.origin_brain, room.max(12));
     fit(&format!("{tier} {origin} · {tail}"), w)
 }
 
 /// One claim row: head, text (wrapped), provenance, and a medulla copy's chain.
-pub fn row(r: &Value) {
+pub fn row(r: &Row) {
     out!("{}", head(r, ""));
     let w = width().saturating_sub(INDENT.len());
-    for line in wrap(s(&r["text"], ""), w, TEXT_LINES) {
+    for line in wrap(&r.text, w, TEXT_LINES) {
         out!("{INDENT}{line}");
     }
     out!("{INDENT}{}", paint(DIM, provenance(r)));
-    if let Some(chain) = r["promotion"]["chain"].as_str() {
+    if let Some(chain) = r.promotion.as_ref().and_then(|p| p.chain.as_deref()) {
         for line in wrap(chain, w, 2) {
             out!("{INDENT}{}", paint(DIM, line));
         }
     }
-    let changed = &r["witness_superseded"];
-    if let Some(witness) = changed["witness"].as_str() {
+    if let Some(changed) = &r.witness_superseded {
         let line = format!(
-            "witness changed: {witness} is at version {} since {}; promote it again or demote this copy",
-            num(&changed["by_version"]),
-            date(changed["at"].as_i64().unwrap_or(0))
+            "witness changed: {} is at version {} since {}; promote it again or demote this copy",
+            changed.witness,
+            changed.by_version,
+            date(changed.at)
         );
         for line in wrap(&line, w, 2) {
             out!("{INDENT}{}", paint(YELLOW, line));
@@ -97,157 +98,156 @@ pub fn row(r: &Value) {
     }
 }
 
-fn print_rows(list: &[Value]) {
+fn print_rows(list: &[Row]) {
     for r in list {
         row(r);
     }
 }
 
 /// `seek`: flat rows, or groups by origin for `--tier all-brains`.
-pub fn seek(body: &Value) {
-    let retrieval = s(&body["retrieval"], "?");
-    if let Some(groups) = body["groups"].as_array() {
-        for g in groups {
-            let list = rows(&g["results"]);
-            out!(
-                "{} {}",
-                paint(
-                    CYAN,
-                    format!(
-                        "== {}",
-                        fit_left(s(&g["origin_brain"], "unknown"), width() - 20)
+pub fn seek(e: Envelope<SeekAnswer>) {
+    let retrieval = spelled(&e.retrieval);
+    let flat = match e.body {
+        SeekAnswer::Flat(f) => f,
+        SeekAnswer::Grouped(g) => {
+            for grp in &g.groups {
+                out!(
+                    "{} {}",
+                    paint(
+                        CYAN,
+                        format!("== {}", fit_left(&grp.origin_brain, width() - 20))
+                    ),
+                    paint(
+                        DIM,
+                        format!("({})", plural(grp.results.len() as u64, "claim", "claims"))
                     )
-                ),
+                );
+                print_rows(&grp.results);
+            }
+            out!(
+                "{}",
                 paint(
                     DIM,
-                    format!("({})", plural(list.len() as u64, "claim", "claims"))
+                    format!(
+                        "{} searched (retrieval: {retrieval})",
+                        plural(g.brains_searched as u64, "store", "stores")
+                    )
                 )
             );
-            print_rows(list);
+            for f in &g.failed {
+                let err = &f.error.0;
+                let what = format!(
+                    "{}: {} [{}]",
+                    f.brain,
+                    err["message"].as_str().unwrap_or("failed"),
+                    err["code"].as_str().unwrap_or("error")
+                );
+                out!(
+                    "{} {}",
+                    paint(YELLOW, "could not search:"),
+                    fit(&what, width() - 18)
+                );
+            }
+            return;
         }
-        let searched = num(&body["brains_searched"]);
-        out!(
-            "{}",
-            paint(
-                DIM,
-                format!(
-                    "{} searched (retrieval: {retrieval})",
-                    plural(searched, "store", "stores")
-                )
-            )
-        );
-        for f in rows(&body["failed"]) {
-            let what = format!(
-                "{}: {} [{}]",
-                s(&f["brain"], "?"),
-                s(&f["error"]["message"], "failed"),
-                s(&f["error"]["code"], "error")
-            );
-            out!(
-                "{} {}",
-                paint(YELLOW, "could not search:"),
-                fit(&what, width() - 18)
-            );
-        }
-        return;
-    }
-    let list = rows(&body["results"]);
-    if list.is_empty() {
-        match body["note"].as_str() {
+    };
+    if flat.results.is_empty() {
+        match &flat.note {
             Some(note) => out!("{note} (retrieval: {retrieval})"),
             None => out!("no claim matched (retrieval: {retrieval})"),
         }
         return;
     }
-    print_rows(list);
+    print_rows(&flat.results);
     out!(
         "{}",
         paint(
             DIM,
             format!(
                 "{} (retrieval: {retrieval}); `medulla history SLUG` shows every version",
-                plural(list.len() as u64, "claim", "claims")
+                plural(flat.results.len() as u64, "claim", "claims")
             )
         )
     );
 }
 
 /// `history`: every version, oldest first.
-pub fn history(body: &Value) {
-    let versions = rows(&body["versions"]);
+pub fn history(e: Envelope<HistoryAnswer>) {
+    let versions = &e.body.versions;
     let count = format!(
         " ({}, oldest first)",
         plural(versions.len() as u64, "version", "versions")
     );
-    let slug = fit(s(&body["slug"], "?"), width().saturating_sub(count.len()));
+    let slug = fit(&e.body.slug, width().saturating_sub(count.len()));
     out!("{}{}", paint(BOLD, slug), paint(DIM, count));
     let w = width().saturating_sub(INDENT.len());
     for v in versions {
-        let state = match (s(&v["state"], "?"), v["outdated_reason"].as_str()) {
-            ("outdated", Some(why)) => format!("outdated ({why})"),
-            (st, _) => st.to_string(),
+        let state = v.state.as_ref().map(spelled).unwrap_or_else(|| "?".into());
+        let state = match v.outdated_reason.as_deref() {
+            Some(why) if state == "outdated" => format!("outdated ({why})"),
+            _ => state,
         };
         let head = format!(
             "v{} · {} · {} · {} · {}",
-            num(&v["version"]),
+            v.version.unwrap_or(0),
             state,
-            s(&v["strength"], "?"),
-            date(v["created"].as_i64().unwrap_or(0)),
-            s(&v["source_agent"], "?")
+            spelled(&v.strength),
+            date(v.created),
+            v.source_agent
         );
         out!("{}", fit(&head, width()));
-        for line in wrap(s(&v["text"], ""), w, TEXT_LINES) {
+        for line in wrap(&v.text, w, TEXT_LINES) {
             out!("{INDENT}{line}");
         }
     }
 }
 
 /// `north`: this brain's part, the medulla's, and what exists but did not match.
-pub fn north(body: &Value) {
-    for line in wrap(s(&body["note"], ""), width(), 4) {
+pub fn north(e: Envelope<NorthAnswer>) {
+    let n = e.body;
+    for line in wrap(&n.note, width(), 4) {
         out!("{line}");
     }
-    let exists = &body["memory_exists"];
-    let project = rows(&body["project"]);
-    let medulla = rows(&body["medulla"]);
-    if !project.is_empty() {
+    if !n.project.is_empty() {
         out!(
             "{}",
             paint(
                 CYAN,
                 format!(
                     "this brain: {} of {}",
-                    matched(project.len()),
-                    num(&exists["project"])
+                    matched(n.project.len()),
+                    n.memory_exists.project
                 )
             )
         );
-        print_rows(project);
+        print_rows(&n.project);
     }
-    if !medulla.is_empty() {
+    if !n.medulla.is_empty() {
         out!(
             "{}",
             paint(
                 CYAN,
                 format!(
                     "the medulla: {} of {}",
-                    matched(medulla.len()),
-                    num(&exists["medulla"])
+                    matched(n.medulla.len()),
+                    n.memory_exists.medulla.unwrap_or(0)
                 )
             )
         );
-        print_rows(medulla);
+        print_rows(&n.medulla);
     }
-    let unmatched = rows(&body["recent_unmatched"]);
-    if !unmatched.is_empty() {
+    if !n.recent_unmatched.is_empty() {
         out!("{}", paint(CYAN, "not matched, most recent:"));
-        print_rows(unmatched);
+        print_rows(&n.recent_unmatched);
     }
-    if let Some(e) = body.get("medulla_error") {
+    if let Some(err) = &n.medulla_error {
         out!(
             "{} {}",
             paint(YELLOW, "the medulla part failed:"),
-            fit(s(&e["message"], ""), width().saturating_sub(25))
+            fit(
+                err.0["message"].as_str().unwrap_or(""),
+                width().saturating_sub(25)
+            )
         );
     }
 }
@@ -258,11 +258,10 @@ fn matched(n: usize) -> String {
 
 /// `delegate`: the packet to paste into a subagent's brief, composed from the answer so
 /// that its time is a date and each memory line names its slug.
-pub fn delegate(body: &Value) {
-    let b = &body["binding"];
-    let src = &body["sources"];
+pub fn delegate(e: Envelope<Packet>) {
+    let p = e.body;
     out!("## medulla delegation packet");
-    let task = format!("task: {}", s(&body["task"], ""));
+    let task = format!("task: {}", p.task);
     for (i, l) in wrap(&task, width().saturating_sub(2), usize::MAX)
         .iter()
         .enumerate()
@@ -271,40 +270,39 @@ pub fn delegate(body: &Value) {
     }
     // The fingerprint binds as well as the root does, and always fits on a line.
     out!("binding: send this header on every medulla call");
-    out!("  Medulla-Brain: {}", s(&b["fingerprint"], "?"));
+    out!("  Medulla-Brain: {}", p.binding.fingerprint);
     out!(
         "sources: project {}",
-        fit_left(s(&src["project"], "?"), width().saturating_sub(17))
+        fit_left(&p.sources.project, width().saturating_sub(17))
     );
     out!(
         "  medulla {}, composed {}",
-        s(&src["medulla"], "?"),
-        datetime(src["composed_ts"].as_i64().unwrap_or(0))
+        p.sources.medulla,
+        datetime(p.sources.composed_ts)
     );
-    let memory = rows(&body["memory"]);
-    if memory.is_empty() {
-        out!("memory: {}", s(&body["note"], "none"));
+    if p.memory.is_empty() {
+        out!("memory: {}", p.note);
     } else {
         out!("memory:");
     }
     let w = width().saturating_sub(2);
-    for r in memory {
+    for r in &p.memory {
         let line = format!(
             "[{}] {} ({}): {} ({}, by {}, {})",
-            s(&r["tier"], "?"),
-            s(&r["slug"], "?"),
-            s(&r["label"], ""),
-            s(&r["text"], ""),
-            s(&r["origin_brain"], "unknown"),
-            s(&r["source_agent"], "?"),
-            date(r["created"].as_i64().unwrap_or(0))
+            spelled(&r.tier),
+            r.slug,
+            r.label,
+            r.text,
+            r.origin_brain,
+            r.source_agent,
+            date(r.created)
         );
         // A packet is pasted whole: its memory is wrapped, never cut.
         for (i, l) in wrap(&line, w, usize::MAX).iter().enumerate() {
             out!("{}{l}", if i == 0 { "- " } else { "  " });
         }
     }
-    let etiquette = format!("etiquette: {}", s(&body["etiquette"], ""));
+    let etiquette = format!("etiquette: {}", p.etiquette);
     for (i, l) in wrap(&etiquette, w, 6).iter().enumerate() {
         out!("{}{l}", if i == 0 { "" } else { "  " });
     }
@@ -323,11 +321,13 @@ mod tests {
 
     #[test]
     fn provenance_fits_the_width_with_a_long_origin() {
-        let r = serde_json::json!({
+        let r: Row = serde_json::from_value(serde_json::json!({
+            "label": "x", "slug": "x", "text": "x", "age_ms": 0, "aged_out": false,
             "tier": "project", "origin_brain": format!("/home/you/{}", "deep/".repeat(30)),
             "source_agent": "claude:maker", "strength": "verified", "created": 0,
             "trust": 0.5, "stale": true
-        });
+        }))
+        .unwrap();
         let p = provenance(&r);
         assert!(
             super::super::text_width(&p) <= width() - INDENT.len(),

@@ -4,13 +4,13 @@
 
 use std::io::IsTerminal;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::Value;
-
-use super::{
-    fit, fit_left, num, out, paint, plural, s, width, wrap, BOLD, DIM, GREEN, RED, YELLOW,
-};
+use super::{fit, fit_left, out, paint, plural, width, wrap, BOLD, DIM, GREEN, RED, YELLOW};
 use crate::cli::client::Progress;
+use crate::service::registry::Envelope;
+use crate::service::verbs::backup::BackupAnswer;
+use crate::service::verbs::export::ExportReport;
+use crate::service::verbs::import::{ImportReport, Refusal};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A progress bar driven by the owner's progress lines; drawn only on a terminal.
 pub struct Bar(Option<ProgressBar>);
@@ -44,35 +44,30 @@ impl Bar {
 }
 
 /// Refusals that are not duplicates: what the user must look at.
-fn real_refusals(body: &Value) -> Vec<&Value> {
-    body["refusals"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|r| r["reason"].as_str() != Some("duplicate"))
+fn real_refusals(r: &ImportReport) -> Vec<&Refusal> {
+    r.refusals
+        .iter()
+        .filter(|f| f.reason != "duplicate")
         .collect()
 }
 
-fn duplicates(body: &Value) -> u64 {
-    body["refusals"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|r| r["reason"].as_str() == Some("duplicate"))
+fn duplicates(r: &ImportReport) -> u64 {
+    r.refusals
+        .iter()
+        .filter(|f| f.reason == "duplicate")
         .count() as u64
 }
 
 /// An import that found nothing to read, or refused every file it did not already hold,
 /// failed: the command exits non-zero.
-pub fn import_failed(body: &Value) -> bool {
-    let imported = num(&body["imported_live"]) + num(&body["into_history"]);
-    num(&body["files_seen"]) == 0 || (imported == 0 && !real_refusals(body).is_empty())
+pub fn import_failed(r: &ImportReport) -> bool {
+    let imported = r.imported_live + r.into_history;
+    r.files_seen == 0 || (imported == 0 && !real_refusals(r).is_empty())
 }
 
-pub fn import(body: &Value, dir: &str) {
-    let dry = body["dry_run"].as_bool() == Some(true);
-    let seen = num(&body["files_seen"]);
-    if dry {
+pub fn import(r: &ImportReport, dir: &str) {
+    let seen = r.files_seen as u64;
+    if r.dry_run {
         out!(
             "{}",
             paint(
@@ -89,16 +84,15 @@ pub fn import(body: &Value, dir: &str) {
         );
         return;
     }
-    let target = s(&body["target"], "?");
+    let target = r.target.as_str();
     let into = match target {
         "medulla" => "the medulla".to_string(),
         "triage" => "the stores the rules chose".to_string(),
         root => fit_left(root, width().saturating_sub(40)),
     };
-    let live = num(&body["imported_live"]);
-    let hist = num(&body["into_history"]);
-    let dups = duplicates(body);
-    let real = real_refusals(body);
+    let (live, hist) = (r.imported_live, r.into_history);
+    let dups = duplicates(r);
+    let real = real_refusals(r);
     out!(
         "{} into {into}",
         paint(BOLD, format!("{} read", plural(seen, "file", "files")))
@@ -121,9 +115,9 @@ pub fn import(body: &Value, dir: &str) {
     }
     if !real.is_empty() {
         out!("  {} refused:", paint(RED, format!("{:>5}", real.len())));
-        for r in &real {
-            let file = r["file"].as_str().map(short_file).unwrap_or("?");
-            let line = format!("{file}: {} ({})", s(&r["reason"], "?"), s(&r["detail"], ""));
+        for f in &real {
+            let file = short_file(&f.file.to_string_lossy()).to_string();
+            let line = format!("{file}: {} ({})", f.reason, f.detail);
             for (i, l) in wrap(&line, width().saturating_sub(10), 3)
                 .iter()
                 .enumerate()
@@ -132,7 +126,7 @@ pub fn import(body: &Value, dir: &str) {
             }
         }
     }
-    if body["count_conserved"].as_bool() == Some(false) {
+    if !r.count_conserved {
         out!(
             "{}",
             paint(
@@ -141,38 +135,17 @@ pub fn import(body: &Value, dir: &str) {
             )
         );
     }
-    if let Some(by) = body["live_by_store"]
-        .as_object()
-        .filter(|m| target == "triage" && !m.is_empty())
-    {
-        for (store, n) in by {
+    if target == "triage" {
+        for (store, n) in &r.live_by_store {
             out!(
                 "  {} → {}",
-                plural(num(n), "live claim", "live claims"),
+                plural(*n as u64, "live claim", "live claims"),
                 fit_left(store, width().saturating_sub(24))
             );
         }
     }
-    for a in body["ambiguous_kept_in_medulla"]
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
-        let candidates: Vec<String> = a["candidates"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|c| {
-                c.as_str()
-                    .map(str::to_string)
-                    .unwrap_or_else(|| c.to_string())
-            })
-            .collect();
-        let line = format!(
-            "{} (rules for {})",
-            s(&a["slug"], "?"),
-            candidates.join(", ")
-        );
+    for a in &r.ambiguous_kept_in_medulla {
+        let line = format!("{} (rules for {})", a.slug, a.candidates.join(", "));
         out!(
             "  {} {}",
             paint(YELLOW, "ambiguous, kept in the medulla:"),
@@ -180,24 +153,19 @@ pub fn import(body: &Value, dir: &str) {
         );
     }
     if target == "triage" {
-        let g = &body["count_gate"];
-        let holds = g["holds"].as_bool() == Some(true);
+        let g = &r.count_gate;
         out!(
             "  count gate: {} of {} placed in exactly one store: {}",
-            num(&g["placed"]),
-            plural(
-                num(&g["baseline"]),
-                "live legacy claim",
-                "live legacy claims"
-            ),
-            if holds {
+            g.placed,
+            plural(g.baseline as u64, "live legacy claim", "live legacy claims"),
+            if g.holds {
                 paint(GREEN, "holds")
             } else {
                 paint(RED, "does not hold")
             }
         );
     }
-    let unknown = num(&body["origin_unknown"]);
+    let unknown = r.origin_unknown as u64;
     if unknown > 0 {
         out!(
             "  {} had no Origin-Brain and {} recorded as unknown",
@@ -215,24 +183,20 @@ fn short_file(path: &str) -> &str {
     }
 }
 
-pub fn export(body: &Value) {
+pub fn export(e: Envelope<ExportReport>) {
+    let r = e.body;
     out!(
         "wrote {} and {} into {}",
-        plural(num(&body["live_files"]), "live claim", "live claims"),
+        plural(r.live_files as u64, "live claim", "live claims"),
         plural(
-            num(&body["history_files"]),
+            r.history_files as u64,
             "history version",
             "history versions"
         ),
-        fit_left(s(&body["dir"], "?"), width().saturating_sub(50))
+        fit_left(&r.dir.to_string_lossy(), width().saturating_sub(50))
     );
-    for r in body["refused"].as_array().into_iter().flatten() {
-        let line = format!(
-            "{} v{}: {}",
-            s(&r["slug"], "?"),
-            num(&r["version"]),
-            s(&r["found"], "?")
-        );
+    for f in &r.refused {
+        let line = format!("{} v{}: {}", f.slug, f.version, f.found);
         out!(
             "  {} {}",
             paint(YELLOW, "not written (hygiene floor):"),
@@ -241,45 +205,40 @@ pub fn export(body: &Value) {
     }
 }
 
-pub fn backup(body: &Value) {
-    let m = &body["manifest"];
-    let stores = m["stores"].as_array().cloned().unwrap_or_default();
-    let live: u64 = stores
-        .iter()
-        .map(|s| num(&s["counts"]["live_claims"]))
-        .sum();
-    let bytes: u64 = stores.iter().map(|s| num(&s["bytes"])).sum();
+pub fn backup(a: Envelope<BackupAnswer>) {
+    let b = a.body;
+    let m = &b.manifest;
+    let live: u64 = m.stores.iter().map(|s| s.counts.live_claims).sum();
+    let bytes: u64 = m.stores.iter().map(|s| s.bytes).sum();
     out!(
         "backed up {} ({}, {} KiB) in {} ms into",
-        plural(stores.len() as u64, "store", "stores"),
+        plural(m.stores.len() as u64, "store", "stores"),
         plural(live, "live claim", "live claims"),
         bytes / 1024,
-        num(&body["duration_ms"])
+        b.duration_ms
     );
     out!(
         "  {}",
-        fit_left(s(&body["dir"], "?"), width().saturating_sub(2))
+        fit_left(&b.dir.to_string_lossy(), width().saturating_sub(2))
     );
-    for st in &stores {
-        let c = &st["counts"];
+    for st in &m.stores {
+        let c = &st.counts;
         out!(
             "  {}  {} live, {} history, {} acts, {} keys",
             fit(
-                s(&st["root"], s(&st["store"], "?")),
+                st.root.as_deref().unwrap_or(&st.store),
                 width().saturating_sub(50)
             ),
-            num(&c["live_claims"]),
-            num(&c["history_versions"]),
-            num(&c["acts"]),
-            num(&c["kv_keys"])
+            c.live_claims,
+            c.history_versions,
+            c.acts,
+            c.kv_keys
         );
     }
     // The home's own files by name; each brain's manifest and counters only counted.
-    let files = m["files"].as_array().cloned().unwrap_or_default();
-    let (top, beside): (Vec<&Value>, Vec<&Value>) =
-        files.iter().partition(|f| !s(&f["file"], "").contains('/'));
+    let (top, beside): (Vec<_>, Vec<_>) = m.files.iter().partition(|f| !f.file.contains('/'));
     for f in top {
-        out!("  {}  {} bytes", s(&f["file"], "?"), num(&f["bytes"]));
+        out!("  {}  {} bytes", f.file, f.bytes);
     }
     if !beside.is_empty() {
         out!(
@@ -293,12 +252,12 @@ pub fn backup(body: &Value) {
             )
         );
     }
-    for f in m["failed"].as_array().into_iter().flatten() {
+    for f in &m.failed {
         out!(
             "  {} {}: {}",
             paint(YELLOW, "not copied:"),
-            s(&f["root"], s(&f["store"], "?")),
-            s(&f["error"], "?")
+            f.root.as_deref().unwrap_or(&f.store),
+            f.error
         );
     }
 }
@@ -308,14 +267,25 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// An import report as the owner sends it, with these files seen and refusals.
+    fn report(files_seen: usize, reasons: &[&str]) -> ImportReport {
+        let refusals: Vec<_> = reasons
+            .iter()
+            .map(|r| json!({"file": "/d/a.light.md", "reason": r, "detail": ""}))
+            .collect();
+        serde_json::from_value(json!({
+            "dry_run": false, "target": "/p", "live_by_store": {}, "ambiguous_kept_in_medulla": [],
+            "count_gate": {"baseline": 0, "placed": 0, "holds": true}, "files_seen": files_seen,
+            "imported_live": 0, "into_history": 0, "refused": reasons.len(), "refusals": refusals,
+            "origin_unknown": 0, "count_conserved": true
+        }))
+        .unwrap()
+    }
+
     #[test]
     fn a_rerun_of_duplicates_is_not_a_failure_but_all_refused_is() {
-        let rerun = json!({"files_seen": 2, "imported_live": 0, "into_history": 0, "refused": 2,
-            "refusals": [{"reason": "duplicate"}, {"reason": "duplicate"}]});
-        assert!(!import_failed(&rerun));
-        let bad = json!({"files_seen": 2, "imported_live": 0, "into_history": 0, "refused": 2,
-            "refusals": [{"reason": "unparseable"}, {"reason": "duplicate"}]});
-        assert!(import_failed(&bad));
-        assert!(import_failed(&json!({"files_seen": 0})));
+        assert!(!import_failed(&report(2, &["duplicate", "duplicate"])));
+        assert!(import_failed(&report(2, &["unparseable", "duplicate"])));
+        assert!(import_failed(&report(0, &[])));
     }
 }

@@ -1,27 +1,37 @@
-//! What a write did: `bootstrap`, `memorize`, `learn`, `promote`, `purge` and boot memory
-//! (`kv`), each saying which store it touched.
+//! What a write did: `bootstrap`, `memorize`, `learn`, `promote`, `purge`, `retire` and
+//! boot memory (`kv`), each saying which store it touched. Each printer takes the verb's
+//! own answer type, read back from the owner's JSON: a field renamed in the service fails
+//! to compile here.
 
-use serde_json::Value;
-
-use super::{fit, fit_left, num, out, paint, plural, s, say, width, wrap, DIM, GREEN, YELLOW};
+use super::{fit, fit_left, out, paint, plural, say, spelled, width, wrap, DIM, GREEN, YELLOW};
+use crate::service::registry::Envelope;
+use crate::service::rows::{Row, StoreTier};
+use crate::service::similar::Near;
+use crate::service::verbs::boot_memory::{BootMemoryAnswer, KvTier, Op};
+use crate::service::verbs::bootstrap::BootstrapAnswer;
+use crate::service::verbs::learn::LearnAnswer;
+use crate::service::verbs::memorize::MemorizeAnswer;
+use crate::service::verbs::promote::PromoteAnswer;
+use crate::service::verbs::purge::PurgeAnswer;
+use crate::service::verbs::retire::RetireAnswer;
+use crate::service::verbs::{Cap, Etiquette, Outcome};
 
 /// The store a write landed in, for a sentence: `the medulla` or `/path`'s brain.
-fn store(tier: &str, served: &Value) -> String {
-    if tier == "medulla" {
+fn store(medulla: bool, served: Option<&str>) -> String {
+    if medulla {
         "the medulla".into()
     } else {
-        match served.as_str() {
+        match served {
             Some(root) => format!("{}'s brain", fit_left(root, width() / 2)),
             None => "this project's brain".into(),
         }
     }
 }
 
-pub fn bootstrap(body: &Value) {
-    let b = &body["brain"];
-    let root = s(&b["root"], "?");
-    let fp = s(&b["fingerprint"], "?");
-    if body["created"].as_bool() == Some(true) {
+pub fn bootstrap(e: Envelope<BootstrapAnswer>) {
+    let b = &e.body.brain;
+    let (root, fp) = (&b.root, &b.fingerprint);
+    if e.body.created {
         say(Some((GREEN, "created")), &format!("brain {fp} for {root}"));
     } else {
         say(
@@ -40,18 +50,11 @@ pub fn bootstrap(body: &Value) {
 }
 
 /// The medulla's size after a write into it, and a warning past its soft cap.
-fn medulla_cap(body: &Value) {
-    let cap = &body["medulla_cap"];
-    if cap.is_null() {
-        return;
-    }
-    let live = plural(num(&cap["live"]), "live claim", "live claims");
-    let line = format!(
-        "the medulla holds {live} (soft cap {})",
-        num(&cap["soft_cap"])
-    );
+fn medulla_cap(cap: &Cap) {
+    let live = plural(cap.live, "live claim", "live claims");
+    let line = format!("the medulla holds {live} (soft cap {})", cap.soft_cap);
     out!("{}", paint(DIM, line));
-    if let Some(m) = cap["message"].as_str() {
+    if let Some(m) = &cap.message {
         for line in wrap(m, width(), 3) {
             out!("{}", paint(YELLOW, line));
         }
@@ -59,205 +62,223 @@ fn medulla_cap(body: &Value) {
 }
 
 /// The etiquette verdict of a medulla write, when it was not the expected one.
-fn etiquette(body: &Value) {
-    let e = &body["etiquette"];
-    if e["expected"].as_bool() == Some(false) {
-        let text = format!("etiquette: {}", s(&e["message"], "flagged"));
+fn etiquette(e: &Etiquette) {
+    if !e.expected {
+        let text = format!("etiquette: {}", e.message.as_deref().unwrap_or("flagged"));
         for line in wrap(&text, width(), 3) {
             out!("{}", paint(YELLOW, line));
         }
     }
 }
 
-pub fn memorize(body: &Value) {
-    let c = &body["claim"];
-    let tier = s(&c["tier"], "project");
-    let slug = s(&c["slug"], "?");
-    let into = store(tier, &body["served_brain"]);
-    match s(&body["outcome"], "?") {
-        "created" => say(Some((GREEN, "created")), &format!("{slug} in {into}")),
-        "superseded" => say(
+/// What a write did to its claim, in one sentence.
+fn wrote(outcome: Outcome, claim: &Row, previous: Option<&Row>, served: Option<&str>) {
+    let slug = &claim.slug;
+    let into = store(claim.tier == StoreTier::Medulla, served);
+    match outcome {
+        Outcome::Created => say(Some((GREEN, "created")), &format!("{slug} in {into}")),
+        Outcome::Superseded => say(
             Some((GREEN, "superseded")),
             &format!(
                 "{slug} in {into}: v{} replaces v{} (kept in history)",
-                num(&c["version"]),
-                num(&body["previous"]["version"])
+                claim.version.unwrap_or(0),
+                previous.and_then(|p| p.version).unwrap_or(0)
             ),
         ),
-        "unchanged" => say(
+        Outcome::Unchanged => say(
             None,
             &format!("{slug} is unchanged in {into}: the same claim is already live"),
         ),
-        other => say(None, &format!("{other}: {slug} in {into}")),
     }
-    if body["hygiene"]["flagged"].as_bool() == Some(true) {
-        say(
-            Some((YELLOW, "flagged:")),
-            "the text carries what looks like a secret (project_secrets = \"flag\")",
-        );
-    }
-    for n in body["similar"].as_array().into_iter().flatten() {
+}
+
+/// Live claims that say nearly what was just written.
+fn similar(near: &[Near]) {
+    for n in near {
         say(
             Some((YELLOW, "near:")),
             &format!(
-                "{} ({}, {}) says nearly the same: supersede one instead of keeping both",
-                s(&n["slug"], "?"),
-                s(&n["tier"], "?"),
-                n["score"]
-                    .as_f64()
-                    .map(|x| format!("{x:.2}"))
-                    .unwrap_or_default()
+                "{} ({}, {:.2}) says nearly the same: supersede one instead of keeping both",
+                n.slug,
+                spelled(&n.tier),
+                n.score
             ),
         );
     }
-    for u in body["unanchored"].as_array().into_iter().flatten() {
-        say(
-            Some((DIM, "unanchored:")),
-            &format!("{}: {}", s(&u["evidence"], "?"), s(&u["why"], "?")),
-        );
-    }
-    if tier == "medulla" {
-        etiquette(body);
-        medulla_cap(body);
+}
+
+pub fn memorize(e: Envelope<MemorizeAnswer>) {
+    let served = e.served_brain.as_deref();
+    match e.body {
+        MemorizeAnswer::Project(p) => {
+            wrote(p.outcome, &p.claim, p.previous.as_ref(), served);
+            if p.hygiene.is_some_and(|h| h.flagged) {
+                say(
+                    Some((YELLOW, "flagged:")),
+                    "the text carries what looks like a secret (project_secrets = \"flag\")",
+                );
+            }
+            similar(&p.similar);
+            for u in &p.unanchored {
+                say(
+                    Some((DIM, "unanchored:")),
+                    &format!("{}: {}", u.evidence, u.why),
+                );
+            }
+        }
+        MemorizeAnswer::Doctrine(d) => {
+            wrote(d.outcome, &d.claim, None, served);
+            similar(&d.similar);
+            etiquette(&d.etiquette);
+            medulla_cap(&d.medulla_cap);
+        }
     }
 }
 
 /// `learn`: the verdict, the store it graded, and what changed there.
-pub fn learn(body: &Value, tier: &str) {
-    let verdict = s(&body["verdict"], "?");
-    if let Some(d) = body.get("demoted") {
-        say(
-            Some((YELLOW, "demoted")),
-            &format!(
-                "{} in the medulla: it moved to history ({})",
-                s(&d["slug"], "?"),
-                s(&d["outdated_reason"], "demoted")
-            ),
-        );
-        if let Some(w) = body["witness_untouched"].as_str() {
-            say(None, &format!("the project witness {w} is untouched"));
+pub fn learn(e: Envelope<LearnAnswer>) {
+    match e.body {
+        LearnAnswer::Demoted(d) => {
+            say(
+                Some((YELLOW, "demoted")),
+                &format!(
+                    "{} in the medulla: it moved to history ({})",
+                    d.demoted.slug,
+                    d.demoted.outdated_reason.as_deref().unwrap_or("demoted")
+                ),
+            );
+            if let Some(w) = &d.witness_untouched {
+                say(None, &format!("the project witness {w} is untouched"));
+            }
+            etiquette(&d.etiquette);
+            medulla_cap(&d.medulla_cap);
         }
-        etiquette(body);
-        medulla_cap(body);
-        return;
-    }
-    let c = &body["claim"];
-    let counts = &c["trust_counts"];
-    say(
-        None,
-        &format!(
-            "graded {} {verdict} in {}",
-            s(&c["slug"], "?"),
-            store(tier, &body["served_brain"])
-        ),
-    );
-    out!(
-        "  trust now {:.2} ({} correct, {} partial, {} wrong)",
-        c["trust"].as_f64().unwrap_or(0.0),
-        num(&counts["correct"]),
-        num(&counts["partial"]),
-        num(&counts["wrong"])
-    );
-    if tier == "medulla" {
-        etiquette(body);
-        medulla_cap(body);
+        LearnAnswer::Graded(g) => {
+            let c = &g.claim;
+            let medulla = c.tier == StoreTier::Medulla;
+            say(
+                None,
+                &format!(
+                    "graded {} {} in {}",
+                    c.slug,
+                    spelled(&g.verdict),
+                    store(medulla, e.served_brain.as_deref())
+                ),
+            );
+            let counts = c.trust_counts.unwrap_or_default();
+            out!(
+                "  trust now {:.2} ({} correct, {} partial, {} wrong)",
+                c.trust,
+                counts.correct,
+                counts.partial,
+                counts.wrong
+            );
+            if let Some(et) = &g.etiquette {
+                etiquette(et);
+            }
+            if let Some(cap) = &g.medulla_cap {
+                medulla_cap(cap);
+            }
+        }
     }
 }
 
-pub fn promote(body: &Value) {
-    let ids = &body["identities"];
-    let outcome = s(&body["outcome"], "?");
-    let slug = s(&body["medulla_claim"]["slug"], "?");
-    let style = if outcome == "unchanged" { DIM } else { GREEN };
-    say(Some((style, outcome)), &format!("{slug} in the medulla"));
-    let witness = fit_left(s(&ids["witness"], "?"), width().saturating_sub(16));
+pub fn promote(e: Envelope<PromoteAnswer>) {
+    let p = e.body;
+    let outcome = spelled(&p.outcome);
+    let style = if p.outcome == Outcome::Unchanged {
+        DIM
+    } else {
+        GREEN
+    };
+    say(
+        Some((style, &outcome)),
+        &format!("{} in the medulla", p.medulla_claim.slug),
+    );
+    let witness = fit_left(&p.identities.witness, width().saturating_sub(16));
     out!("  promoted from {witness}");
-    if let Some(chain) = body["medulla_claim"]["promotion"]["chain"].as_str() {
-        for line in wrap(chain, width().saturating_sub(2), 3) {
+    if let Some(chain) = p.medulla_claim.promotion.and_then(|pr| pr.chain) {
+        for line in wrap(&chain, width().saturating_sub(2), 3) {
             out!("  {}", paint(DIM, line));
         }
     }
-    etiquette(body);
-    medulla_cap(body);
+    etiquette(&p.etiquette);
+    medulla_cap(&p.medulla_cap);
 }
 
-pub fn purge(body: &Value) {
-    let p = &body["purged"];
-    let from = if s(&body["tier"], "project") == "medulla" {
-        "the medulla"
-    } else {
-        "this brain"
-    };
+/// `the medulla` or `this brain`, for what left a store.
+fn from(tier: StoreTier) -> &'static str {
+    match tier {
+        StoreTier::Medulla => "the medulla",
+        StoreTier::Project => "this brain",
+    }
+}
+
+pub fn purge(e: Envelope<PurgeAnswer>) {
+    let p = &e.body.purged;
     say(
         None,
         &format!(
-            "purged {} from {from} ({} scrubbed); the log records {}",
-            plural(num(&p["versions_erased"]), "version", "versions"),
-            plural(num(&p["acts_scrubbed"]), "act note", "act notes"),
-            s(&p["subject"], "?")
+            "purged {} from {} ({} scrubbed); the log records {}",
+            plural(p.versions_erased, "version", "versions"),
+            from(e.body.tier),
+            plural(p.acts_scrubbed, "act note", "act notes"),
+            p.subject
         ),
     );
-    if let Some(n) = body["note"].as_str() {
+    if let Some(n) = &e.body.note {
         say(Some((YELLOW, "note:")), n);
     }
 }
 
-pub fn retire(body: &Value) {
-    let r = &body["retired"];
-    let from = if s(&body["tier"], "project") == "medulla" {
-        "the medulla"
-    } else {
-        "this brain"
-    };
+pub fn retire(e: Envelope<RetireAnswer>) {
+    let r = &e.body.retired;
     say(
         None,
         &format!(
-            "{}  retired from {from}: out of recall, kept in history ({})",
-            s(&r["slug"], "?"),
-            s(&r["outdated_reason"], "?")
+            "{}  retired from {}: out of recall, kept in history ({})",
+            r.slug,
+            from(e.body.tier),
+            r.outdated_reason.as_deref().unwrap_or("?")
         ),
     );
-    if let Some(w) = body["witness_untouched"].as_str() {
+    if let Some(w) = &e.body.witness_untouched {
         say(Some((DIM, "witness untouched:")), w);
     }
 }
 
 /// Boot memory: one value, a listing of both tiers, or what a set/delete did.
-pub fn kv(body: &Value) {
-    if let Some(entries) = body["entries"].as_array() {
-        if entries.is_empty() {
-            out!("no boot-memory keys yet: set one with `medulla kv set KEY VALUE`");
-            return;
+pub fn kv(e: Envelope<BootMemoryAnswer>) {
+    match e.body {
+        BootMemoryAnswer::List(l) => {
+            if l.entries.is_empty() {
+                out!("no boot-memory keys yet: set one with `medulla kv set KEY VALUE`");
+                return;
+            }
+            let keyw = l
+                .entries
+                .iter()
+                .map(|e| super::text_width(&e.key))
+                .max()
+                .unwrap_or(0)
+                .min(24);
+            for e in &l.entries {
+                let tag = format!("[{}]", spelled(&e.tier));
+                let key = fit(&e.key, keyw);
+                let room = width().saturating_sub(keyw + 11);
+                let value = fit(&e.value, room);
+                out!("{} {key:<keyw$} {value}", paint(DIM, format!("{tag:<9}")));
+            }
         }
-        let keyw = entries
-            .iter()
-            .map(|e| super::text_width(s(&e["key"], "")))
-            .max()
-            .unwrap_or(0)
-            .min(24);
-        for e in entries {
-            let tag = format!("[{}]", s(&e["tier"], "?"));
-            let key = fit(s(&e["key"], ""), keyw);
-            let room = width().saturating_sub(keyw + 11);
-            let value = fit(&value_text(&e["value"]), room);
-            out!("{} {key:<keyw$} {value}", paint(DIM, format!("{tag:<9}")));
-        }
-        return;
-    }
-    let key = s(&body["key"], "?");
-    let into = store(s(&body["tier"], "project"), &body["served_brain"]);
-    match body["op"].as_str() {
-        Some("set") => say(None, &format!("set {key} in {into}")),
-        Some("delete") => say(None, &format!("deleted {key} from {into}")),
         // A bare value, as `git config` prints one: easy to use in a script.
-        _ => out!("{}", value_text(&body["value"])),
-    }
-}
-
-fn value_text(v: &Value) -> String {
-    match v {
-        Value::String(t) => t.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
+        BootMemoryAnswer::Value(v) => out!("{}", v.value),
+        BootMemoryAnswer::Changed(c) => {
+            let into = store(c.tier == KvTier::Medulla, e.served_brain.as_deref());
+            match c.op {
+                Op::Set => say(None, &format!("set {} in {into}", c.key)),
+                Op::Delete => say(None, &format!("deleted {} from {into}", c.key)),
+                Op::Get | Op::List => out!("{}", c.value.unwrap_or_default()),
+            }
+        }
     }
 }

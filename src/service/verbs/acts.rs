@@ -13,18 +13,29 @@ use crate::service::route::find_brain;
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct ActsArgs {
     /// A brain's root or fingerprint, or `medulla`. Defaults to the routed brain.
+    #[arg(
+        long,
+        value_name = "ROOT|medulla",
+        help = "The store: a brain's root or fingerprint, or `medulla` [default: this brain]"
+    )]
     pub brain: Option<String>,
     /// Only acts older than this sequence number (the `next_before` of the previous page).
+    #[arg(
+        long,
+        value_name = "SEQ",
+        help = "Only acts older than this sequence number (the previous page's hint)"
+    )]
     pub before: Option<u64>,
     /// Most acts on the page (default 50, from 1 to 500).
+    #[arg(long, help = "Acts per page, 1 to 500 [default: 50]")]
     pub limit: Option<usize>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ActRow {
     pub seq: u64,
     pub kind: ActKind,
@@ -38,7 +49,7 @@ pub struct ActRow {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ActsPage {
     /// The store's root, or `medulla`.
     pub store: String,

@@ -2,6 +2,8 @@
 //! act log, newest first, with their origin and etiquette verdict. Derived from the act
 //! log; there is no second copy.
 
+use std::borrow::Cow;
+
 use brains::ActKind;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -14,19 +16,26 @@ use crate::service::route::find_brain;
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct AuditArgs {
     /// Only entries whose claim came from this brain (root, or `medulla` for doctrine).
+    #[arg(
+        long,
+        value_name = "ROOT",
+        help = "Only entries from this brain (a root, or `medulla` for doctrine births)"
+    )]
     pub brain: Option<String>,
     /// Only entries by this agent.
+    #[arg(long, help = "Only entries by this agent (vendor:role)")]
     pub agent: Option<String>,
     /// Most entries (default 50, from 1 to 500).
+    #[arg(long, help = "How many entries")]
     pub limit: Option<usize>,
 }
 
 /// What an audit entry records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditKind {
     Promote,
@@ -38,7 +47,7 @@ pub enum AuditKind {
     WitnessSuperseded,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AuditEntry {
     pub kind: AuditKind,
     pub slug: String,
@@ -49,13 +58,13 @@ pub struct AuditEntry {
     pub reason: Option<String>,
     pub etiquette_expected: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub flag: Option<&'static str>,
+    pub flag: Option<Cow<'static, str>>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AuditLog {
     pub entries: Vec<AuditEntry>,
-    pub caption: &'static str,
+    pub caption: Cow<'static, str>,
 }
 
 impl Answer for AuditLog {}
@@ -147,7 +156,7 @@ impl Verb for Audit {
                 origin_claim: version.and_then(|v| v.origin_claim.clone()),
                 reason,
                 etiquette_expected: expected,
-                flag: (!expected).then_some("etiquette_breach"),
+                flag: (!expected).then_some("etiquette_breach".into()),
             });
             if entries.len() >= limit {
                 break;
@@ -155,7 +164,7 @@ impl Verb for Audit {
         }
         Ok(AuditLog {
             entries,
-            caption: "the medulla's audit log, newest first",
+            caption: "the medulla's audit log, newest first".into(),
         })
     }
 }

@@ -14,15 +14,16 @@ use crate::error::Result;
 use crate::service::backup::{check_parent, write};
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackupArgs {
     /// Absolute path of the directory to write the backup under (a new `<time>`
     /// directory is made in it). Default: `$MEDULLA_HOME/backups`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dir: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BackupAnswer {
     /// The backup's directory.
     pub dir: PathBuf,

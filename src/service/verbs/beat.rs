@@ -3,6 +3,8 @@
 //! project part always arrives. No false absence: stores that hold claims but matched
 //! nothing say so and list their most recent claims, marked as not matched.
 
+use std::borrow::Cow;
+
 use brains::RecallFilter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -17,23 +19,30 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::{check_limit, check_query, Service};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct NorthArgs {
     /// The task about to be worked on.
+    #[arg(skip)]
     pub task: String,
     /// Most rows per tier (default 8, from 1 to 50).
+    #[arg(long, help = "How many rows per store")]
     pub limit: Option<usize>,
     /// Rows with their full provenance; without it rows are compact.
     #[serde(default)]
+    #[arg(
+        long,
+        help = "Show each row's full provenance (trust counts, version, hash, evidence, promotion)"
+    )]
     pub detail: bool,
     /// Narrow the candidates: by agent, minimum strength or trust, creation time, evidence.
+    #[command(flatten)]
     pub filter: Option<Filters>,
 }
 
 /// Doctrine that disagrees with its own origin: the medulla holds a copy of a project
 /// claim that has changed in its project since.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Disagreement {
     pub slug: String,
     /// What the medulla says.
@@ -44,11 +53,11 @@ pub struct Disagreement {
     /// What the project says now (for its own brain or the founder only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub witness_text: Option<String>,
-    pub fix: &'static str,
+    pub fix: Cow<'static, str>,
 }
 
 /// How many live claims each store holds; `medulla: null` when it could not be asked.
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 pub struct Exists {
     pub project: u64,
     pub medulla: Option<u64>,
@@ -63,22 +72,22 @@ pub struct Beat {
     pub recent: Vec<Row>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NorthAnswer {
     pub task: String,
     pub project: Vec<Row>,
     pub medulla: Vec<Row>,
     pub memory_exists: Exists,
     pub note: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recent_unmatched: Vec<Row>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub medulla_error: Option<ErrorBody>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disagreements: Vec<Disagreement>,
     /// Verify before relying on: claims listed above whose anchored evidence files
     /// changed or disappeared since they were written (each row's `evidence_changed`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verify_first: Vec<Row>,
 }
 
@@ -96,7 +105,7 @@ pub fn disagreements(medulla: &[Row]) -> Vec<Disagreement> {
                 witness: w.witness.clone(),
                 witness_version: w.by_version,
                 witness_text: w.new_text.clone(),
-                fix: "the founder promotes the witness again, or demotes the medulla copy",
+                fix: "the founder promotes the witness again, or demotes the medulla copy".into(),
             })
         })
         .collect()

@@ -30,7 +30,7 @@ impl Op {
     }
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BootMemoryArgs {
     /// `get`, `set`, `list` or `delete`.
@@ -44,21 +44,21 @@ pub struct BootMemoryArgs {
     pub agent_id: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum KvTier {
     Project,
     Medulla,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Entry {
     pub key: String,
     pub value: String,
     pub tier: KvTier,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Changed {
     pub key: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -71,17 +71,19 @@ pub struct Changed {
     pub medulla_cap: Option<Cap>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Entries {
     pub entries: Vec<Entry>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+/// Read back by trying each shape in order: `Changed` first, since a set's answer also
+/// has an entry's fields.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum BootMemoryAnswer {
-    Value(Entry),
-    List(Entries),
     Changed(Changed),
+    List(Entries),
+    Value(Entry),
 }
 
 impl Answer for BootMemoryAnswer {}

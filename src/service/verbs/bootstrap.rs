@@ -8,14 +8,18 @@ use crate::error::{OwnerError, Result};
 use crate::roster;
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct BootstrapArgs {
     /// Absolute path of the project root. Defaults to the caller root.
+    #[arg(
+        value_name = "PATH",
+        help = "The project root [default: the working directory]"
+    )]
     pub root: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BootstrapAnswer {
     pub brain: BrainRef,
     /// False when the brain already existed.

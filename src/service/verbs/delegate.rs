@@ -2,6 +2,7 @@
 //! must send), a labelled memory slice for the task (this brain and the medulla, never
 //! another brain), its sources, and the etiquette line; as JSON and as text.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -20,21 +21,25 @@ use crate::store_id::Fingerprint;
 pub const ETIQUETTE: &str =
     "makers propose, orchestrators promote: memorize findings into this project; only an orchestrator or the founder promotes a claim to the medulla";
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct DelegateArgs {
     /// The child's task.
+    #[arg(skip)]
     pub task: String,
     /// The child's agent id (`vendor:role`), recorded in the packet.
+    #[arg(long, help = "The subagent's agent id (vendor:role)")]
     pub child_agent: Option<String>,
     /// Most rows per tier (default 8, from 1 to 50).
+    #[arg(long, help = "How many memory rows")]
     pub limit: Option<usize>,
     /// Rows with their full provenance; without it rows are compact.
     #[serde(default)]
+    #[arg(skip)]
     pub detail: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Binding {
     pub root: String,
     pub fingerprint: Fingerprint,
@@ -42,7 +47,7 @@ pub struct Binding {
     pub header: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Sources {
     /// `<root>@<git HEAD sha or unknown>`.
     pub project: String,
@@ -52,7 +57,7 @@ pub struct Sources {
     pub composed_ts: i64,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Packet {
     pub task: String,
     pub child_agent: Option<String>,
@@ -60,12 +65,12 @@ pub struct Packet {
     pub memory: Vec<Row>,
     /// When nothing matched the task over stores that hold claims: their most recent
     /// claims, each marked `matched_task: false`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recent_unmatched: Vec<Row>,
     pub memory_exists: Exists,
     pub note: String,
     pub sources: Sources,
-    pub etiquette: &'static str,
+    pub etiquette: Cow<'static, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub medulla_error: Option<ErrorBody>,
     /// The same packet as a block to paste into the child's brief.
@@ -125,7 +130,7 @@ impl Verb for Delegate {
                 },
                 composed_ts: svc.now_ms(),
             },
-            etiquette: ETIQUETTE,
+            etiquette: ETIQUETTE.into(),
             medulla_error: beat.medulla_error,
             text: String::new(),
         };

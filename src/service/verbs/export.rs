@@ -14,28 +14,40 @@ use crate::service::route::find_brain;
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["brain", "medulla"])))]
 pub struct ExportArgs {
     /// Absolute path of the directory to write into (created if missing).
+    #[arg(
+        value_name = "DIR",
+        help = "The directory to write into (created when missing)"
+    )]
     pub dir: String,
+    #[arg(
+        long,
+        value_name = "ROOT",
+        help = "This brain's claims (its root or fingerprint)"
+    )]
     pub brain: Option<String>,
     #[serde(default)]
+    #[arg(long, help = "The medulla's claims")]
     pub medulla: bool,
     /// Also write every outdated version under `.history/`.
     #[serde(default)]
+    #[arg(long, help = "Also write outdated versions under DIR/.history/")]
     pub history: bool,
 }
 
 /// A claim the floor kept out of the export.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct NotExported {
     pub slug: String,
     pub version: u64,
     pub found: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ExportReport {
     pub dir: PathBuf,
     pub live_files: usize,

@@ -10,16 +10,22 @@ use crate::service::rows::{Row, StoreTier};
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryArgs {
     /// The claim's slug (a label is accepted and slugified).
+    #[arg(help = "The claim's slug (a label is accepted)")]
     pub slug: String,
     /// Absent = this brain, then the medulla; `project`; `medulla`.
+    #[arg(
+        long,
+        value_enum,
+        help = "The store [default: this brain, else the medulla]"
+    )]
     pub tier: Option<Tier>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct HistoryAnswer {
     pub slug: String,
     pub versions: Vec<Row>,

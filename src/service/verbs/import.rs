@@ -2,6 +2,7 @@
 //! brain or the medulla, or triaged across brains. Count-conserving, idempotent, with a
 //! dry run: files seen = imported live + into history + refused.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -19,36 +20,54 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::{Fingerprint, StoreId};
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["brain", "medulla", "triage"])))]
 pub struct ImportArgs {
     /// Absolute path of a directory of `.light.md` files (and optionally `.history/`).
+    #[arg(
+        value_name = "DIR",
+        help = "The directory of .light.md files (and .history/)"
+    )]
     pub dir: String,
     /// Target brain (root or fingerprint); or set `medulla: true`.
+    #[arg(
+        long,
+        value_name = "ROOT",
+        help = "Into this brain (its root or fingerprint)"
+    )]
     pub brain: Option<String>,
     #[serde(default)]
+    #[arg(long, help = "Into the medulla (the founder's only)")]
     pub medulla: bool,
-    /// Count and check everything, write nothing.
-    #[serde(default)]
-    pub dry_run: bool,
-    /// Who imports (recorded on every act). Defaults to `human:founder`.
-    pub agent_id: Option<String>,
     /// Triage a mixed legacy store: the absolute path of a rules file (TOML) sending each
     /// claim to a project brain by path/label/text patterns; unmatched and ambiguous
     /// claims stay in the medulla. Replaces `brain`/`medulla`.
+    #[arg(
+        long,
+        value_name = "RULES.toml",
+        help = "Split a mixed legacy store by the rules in this TOML file (see docs/OPERATIONS.md)"
+    )]
     pub triage: Option<String>,
+    /// Count and check everything, write nothing.
+    #[serde(default)]
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Who imports (recorded on every act). Defaults to `human:founder`.
+    #[arg(skip)]
+    pub agent_id: Option<String>,
 }
 
 /// One file not imported, and why.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Refusal {
     pub file: PathBuf,
     /// `unreadable`, `unparseable`, `secret found`, `duplicate`, `invalid` or `refused`.
-    pub reason: &'static str,
+    pub reason: Cow<'static, str>,
     pub detail: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Ambiguous {
     pub slug: String,
     pub file: PathBuf,
@@ -56,14 +75,14 @@ pub struct Ambiguous {
 }
 
 /// The triage gate: every live claim of the legacy store is live in exactly one store.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct CountGate {
     pub baseline: usize,
     pub placed: usize,
     pub holds: bool,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ImportReport {
     pub dry_run: bool,
     /// The target root, `medulla`, or `triage`.
@@ -318,7 +337,7 @@ impl Run {
     fn refuse(&mut self, file: PathBuf, reason: &'static str, detail: impl Into<String>) {
         self.refused.push(Refusal {
             file,
-            reason,
+            reason: reason.into(),
             detail: detail.into(),
         });
     }

@@ -1,6 +1,8 @@
 //! `brains` (and `GET /api/instances`): every brain on disk, warm or dormant, with its
 //! own numbers only (INV-7), unreadable ones with their problem.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,7 +18,7 @@ use crate::store_id::{Fingerprint, StoreId};
 pub struct BrainsArgs {}
 
 /// One brain's row: per-brain numbers only.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct InstanceRow {
     pub root: String,
     pub fingerprint: Fingerprint,
@@ -26,7 +28,7 @@ pub struct InstanceRow {
     pub history_versions: u64,
     pub acts: u64,
     /// `live` (asked of the warm brain) or `manifest` (as of its last unload).
-    pub counts_from: &'static str,
+    pub counts_from: Cow<'static, str>,
     pub counts_as_of: Option<i64>,
     pub sessions: u64,
     pub recalls: u64,
@@ -40,21 +42,21 @@ pub struct InstanceRow {
 }
 
 /// A brain directory whose manifest could not be read: listed, never hidden.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct UnreadableRow {
     pub fingerprint: Fingerprint,
     pub dir: String,
     pub problem: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Instance {
     Brain(InstanceRow),
     Unreadable(UnreadableRow),
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct MedullaCounts {
     /// Zero, with `fault` saying why, while the medulla cannot be read.
     pub claims: u64,
@@ -64,7 +66,7 @@ pub struct MedullaCounts {
     pub fault: Option<Fault>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Instances {
     pub instances: Vec<Instance>,
     pub medulla: MedullaCounts,
@@ -115,7 +117,7 @@ pub async fn instance_row(svc: &Service, m: &Manifest) -> InstanceRow {
         claims,
         history_versions,
         acts,
-        counts_from: if live.is_some() { "live" } else { "manifest" },
+        counts_from: if live.is_some() { "live" } else { "manifest" }.into(),
         counts_as_of: (!warm).then_some(m.counts.as_of),
         sessions: c.sessions(),
         recalls: c.recalls(),

@@ -12,21 +12,31 @@ use crate::service::rows::{Row, StoreTier};
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct LearnArgs {
     /// The claim's slug (a label is accepted and slugified).
+    #[arg(help = "The claim's slug")]
     pub slug: String,
     /// `correct`, `partial` or `wrong`. On a medulla claim, `wrong` demotes it (the project witness is untouched).
+    #[arg(value_enum, help = "How it held")]
     pub verdict: Verdict,
-    pub agent_id: Option<String>,
-    /// Why, in one line.
-    pub note: Option<String>,
     /// `project` (default) or `medulla`.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "project",
+        help = "The store graded: project (this brain) or medulla"
+    )]
     pub tier: Option<Tier>,
+    /// Why, in one line.
+    #[arg(long, help = "Why (recorded with the act; a demotion's reason)")]
+    pub note: Option<String>,
+    #[arg(long = "agent", value_name = "AGENT", default_value = super::FOUNDER_AGENT, help = "Who grades (vendor:role)")]
+    pub agent_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Graded {
     pub verdict: Verdict,
     pub claim: Row,
@@ -36,7 +46,7 @@ pub struct Graded {
     pub medulla_cap: Option<Cap>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Demoted {
     pub verdict: Verdict,
     pub demoted: Row,
@@ -46,7 +56,7 @@ pub struct Demoted {
     pub medulla_cap: Cap,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum LearnAnswer {
     Graded(Graded),

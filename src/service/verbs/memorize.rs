@@ -1,6 +1,8 @@
 //! `memorize`: a claim into the routed brain (created, superseded, unchanged, or refused
 //! as a downgrade), or with `tier: medulla`, doctrine birth through the audit actor.
 
+use std::borrow::Cow;
+
 use brains::{MemorizeInput, MemorizeOutcome, Strength};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,33 +20,51 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct MemorizeArgs {
     /// The claim's name; its identity within the store (a slug is derived from it).
+    #[arg(
+        long,
+        help = "A short title; its slug (`Release build` → `release-build`) names the claim"
+    )]
     pub label: String,
     /// The claim itself.
+    #[arg(long, help = "What holds")]
     pub text: String,
-    /// Who writes it, `vendor:role` (e.g. `claude:maker`). Defaults to the Medulla-Agent header.
-    pub agent_id: Option<String>,
     /// `hint`, `observed` (default) or `verified`. A weaker write than the live version is refused.
+    #[arg(long, value_enum, help = "How sure [default: observed]")]
     pub strength: Option<Strength>,
     /// Paths or references backing the claim.
+    #[arg(
+        long,
+        value_name = "EVIDENCE",
+        help = "A file, link or commit that backs the claim (repeat for several)"
+    )]
     pub evidence: Option<Vec<String>>,
     /// `project` (default). `medulla` is doctrine birth: written straight into the medulla through the audit actor.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "project",
+        help = "Where to write: project (this brain) or medulla (doctrine birth, the founder's)"
+    )]
     pub tier: Option<Tier>,
+    /// Who writes it, `vendor:role` (e.g. `claude:maker`). Defaults to the Medulla-Agent header.
+    #[arg(long = "agent", value_name = "AGENT", default_value = super::FOUNDER_AGENT, help = "Who writes (vendor:role)")]
+    pub agent_id: Option<String>,
 }
 
 /// A secret accepted under `project_secrets = "flag"`, said so.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Flagged {
     pub flagged: bool,
     #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub findings: Value,
-    pub note: &'static str,
+    pub note: Cow<'static, str>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ProjectWrite {
     pub outcome: Outcome,
     pub unchanged: bool,
@@ -57,15 +77,15 @@ pub struct ProjectWrite {
     pub hygiene: Option<Flagged>,
     /// Evidence entries that name a file the owner did not anchor, and why (outside the
     /// brain's root, no such file, ...). Files inside the root are anchored silently.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unanchored: Vec<Unanchored>,
     /// Live claims in this brain and the medulla that say nearly the same thing under
     /// another label: supersede one of them instead of keeping two. The write landed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub similar: Vec<Near>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DoctrineBirth {
     pub outcome: Outcome,
     pub unchanged: bool,
@@ -73,11 +93,11 @@ pub struct DoctrineBirth {
     pub etiquette: Etiquette,
     pub medulla_cap: Cap,
     /// Live medulla claims that say nearly the same thing under another label.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub similar: Vec<Near>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum MemorizeAnswer {
     Project(Box<ProjectWrite>),
@@ -152,7 +172,7 @@ impl Verb for Memorize {
             hygiene: flagged.map(|findings| Flagged {
                 flagged: true,
                 findings,
-                note: "accepted because project_secrets = \"flag\"; this claim can never be promoted or exported until the secret is gone",
+                note: "accepted because project_secrets = \"flag\"; this claim can never be promoted or exported until the secret is gone".into(),
             }),
             unanchored,
             similar,

@@ -23,6 +23,8 @@ pub mod retire;
 pub mod seek;
 pub mod triage;
 
+use std::borrow::Cow;
+
 use brains::MemorizeOutcome;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -34,17 +36,24 @@ use crate::roster::Manifest;
 use crate::store_id::Fingerprint;
 
 /// A store named by a write or a read of one tier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Tier {
     /// The routed brain.
+    #[value(help = "This project's brain (the working directory's)")]
     Project,
     /// The shared medulla.
+    #[value(help = "The shared medulla (the founder's doctrine)")]
     Medulla,
 }
 
+/// The agent id of the founder surface (the command line, the Hall) when it names none.
+pub const FOUNDER_AGENT: &str = "human:founder";
+
 /// A brain as answers name it.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct BrainRef {
     pub root: String,
     pub fingerprint: Fingerprint,
@@ -62,7 +71,7 @@ impl From<&Manifest> for BrainRef {
 }
 
 /// What a write did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Created,
@@ -98,7 +107,7 @@ pub fn write_target(routed: &Routed) -> Result<&Manifest> {
 /// The agent id of a call: the argument, else the `Medulla-Agent` header, else the MCP
 /// client's name; the founder surface that names none acts as `human:founder`.
 pub fn agent(arg: Option<String>, input: &RouteInput) -> Result<String> {
-    let founder = input.founder.then(|| "human:founder".to_string());
+    let founder = input.founder.then(|| FOUNDER_AGENT.to_string());
     let a = arg.or_else(|| input.agent.clone()).or(founder).ok_or_else(|| {
         OwnerError::BadInput(
             "no agent id: pass agent_id (vendor:role, e.g. claude:maker) or send the Medulla-Agent header".into(),
@@ -113,13 +122,13 @@ pub const SOFT_CAP: u64 = 200;
 pub const WARN_FROM: u64 = 300;
 
 /// The medulla's live count against its soft cap, on every medulla write (INV-8).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Cap {
     pub live: u64,
     pub soft_cap: u64,
     pub warn_from: u64,
     /// `ok`, `over_soft_cap` or `warn`.
-    pub status: &'static str,
+    pub status: Cow<'static, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -137,7 +146,7 @@ impl Cap {
             live,
             soft_cap: SOFT_CAP,
             warn_from: WARN_FROM,
-            status,
+            status: status.into(),
             message: (status != "ok").then(|| format!(
                 "the medulla holds {live} live claims (soft cap {SOFT_CAP}): it is an index, not a warehouse; demote what no longer holds across projects"
             )),
@@ -147,11 +156,11 @@ impl Cap {
 
 /// The etiquette verdict: expected of `*:orchestrator` and `human:founder`; anyone
 /// else's medulla write lands, flagged. Audited, not enforced (INV-5).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Etiquette {
     pub expected: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub flag: Option<&'static str>,
+    pub flag: Option<Cow<'static, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -167,7 +176,7 @@ impl Etiquette {
         } else {
             Etiquette {
                 expected: false,
-                flag: Some("etiquette_breach"),
+                flag: Some("etiquette_breach".into()),
                 message: Some(format!("{agent} is not an orchestrator or the founder: the write landed and is flagged in the audit log (etiquette is audited, not enforced)")),
             }
         }
@@ -175,7 +184,7 @@ impl Etiquette {
 }
 
 /// An error carried inside a successful answer (a failed part of a composite read).
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorBody(
     #[schemars(with = "serde_json::Map<String, serde_json::Value>")] pub serde_json::Value,
 );

@@ -13,20 +13,28 @@ use crate::service::route::find_brain;
 use crate::service::rows::{Row, StoreTier};
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct PromoteArgs {
-    /// The promoter, `vendor:role`. Expected: `*:orchestrator` or `human:founder` (audited, not enforced).
-    pub agent_id: Option<String>,
-    /// The source brain (root or fingerprint). Defaults to the routed brain.
-    pub brain: Option<String>,
     /// The claim's slug in the source brain (a label is accepted and slugified).
+    #[arg(long, value_name = "SLUG", help = "The claim's slug in its brain")]
     pub claim: String,
     /// Why this holds beyond its project, in one line.
+    #[arg(long, help = "Why it holds beyond its project, in one line")]
     pub reason: String,
+    /// The source brain (root or fingerprint). Defaults to the routed brain.
+    #[arg(
+        long,
+        value_name = "ROOT",
+        help = "The source brain's root or fingerprint [default: the working directory's brain]"
+    )]
+    pub brain: Option<String>,
+    /// The promoter, `vendor:role`. Expected: `*:orchestrator` or `human:founder` (audited, not enforced).
+    #[arg(long = "agent", value_name = "AGENT", default_value = super::FOUNDER_AGENT, help = "Who promotes (vendor:role)")]
+    pub agent_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Identities {
     /// `medulla#<slug>`.
     pub medulla: String,
@@ -36,7 +44,7 @@ pub struct Identities {
     pub promoted_to: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct PromoteAnswer {
     pub outcome: Outcome,
     pub medulla_claim: Row,

@@ -12,18 +12,25 @@ use crate::service::rows::StoreTier;
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct PurgeArgs {
     /// The claim's slug (a label is accepted and slugified).
     pub slug: String,
     /// `project` (default): the routed brain. `medulla`: the founder only.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "project",
+        help = "The store: project (this brain) or medulla (the founder's only)"
+    )]
     pub tier: Option<Tier>,
     /// Who purges, `vendor:role`. Defaults to the Medulla-Agent header.
+    #[arg(long = "agent", value_name = "AGENT", default_value = super::FOUNDER_AGENT, help = "Who purges (vendor:role)")]
     pub agent_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct PurgeAnswer {
     pub tier: StoreTier,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1,6 +1,8 @@
 //! `report` (append a letter to the spool, then file it) and `inbox_sweep` (every letter
 //! once, with fates).
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -12,7 +14,7 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 /// Largest letter accepted into the spool, in bytes (as one JSON line).
 pub const MAX_LETTER_BYTES: usize = 64 * 1024;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReportArgs {
     /// The letter: a JSON object with the usual fields ts, agent, class, kind, repo, brain,
@@ -22,19 +24,19 @@ pub struct ReportArgs {
 
 /// Where the letter went: a box, pending, refused at the floor, or still in the spool
 /// (with why, when the distributor could not be asked).
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Filing {
     Filed(Filed),
     Spool {
         /// Always `spool`.
-        to: &'static str,
+        to: Cow<'static, str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         note: Option<String>,
     },
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ReportAnswer {
     /// The first 12 hex characters of the sha256 of the raw line.
     pub id: String,
@@ -51,6 +53,7 @@ impl Verb for Report {
     const DESCRIPTION: &'static str = "File a field report: append a letter to the spool (never rewritten); the distributor files it into its project's box, the medulla box if projectless, or keeps it pending.";
     const EFFECT: Effect = Effect::Write;
     const ALSO: &'static [&'static str] = &["POST /api/reports"];
+    const BODY_IS: Option<&'static str> = Some("letter");
     type Args = ReportArgs;
     type Answer = ReportAnswer;
 
@@ -87,12 +90,12 @@ impl Verb for Report {
             Ok(_) => match svc.owner.registry.mailbox_view.destination(&id) {
                 Some(f) => Filing::Filed(f),
                 None => Filing::Spool {
-                    to: "spool",
+                    to: "spool".into(),
                     note: None,
                 },
             },
             Err(e) => Filing::Spool {
-                to: "spool",
+                to: "spool".into(),
                 note: Some(e.to_string()),
             },
         };

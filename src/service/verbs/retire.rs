@@ -14,20 +14,28 @@ use crate::service::rows::{Row, StoreTier};
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::store_id::StoreId;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct RetireArgs {
     /// The claim's slug (a label is accepted and slugified).
     pub slug: String,
     /// Why it no longer holds, in one line. Kept on the retired version.
+    #[arg(long, help = "Why it no longer holds, in one line")]
     pub reason: String,
     /// `project` (default): the routed brain. `medulla`: through the audit actor.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "project",
+        help = "The store: project (this brain) or medulla (through the audit actor)"
+    )]
     pub tier: Option<Tier>,
     /// Who retires, `vendor:role`. Defaults to the Medulla-Agent header.
+    #[arg(long = "agent", value_name = "AGENT", default_value = super::FOUNDER_AGENT, help = "Who retires (vendor:role)")]
     pub agent_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct RetireAnswer {
     pub tier: StoreTier,
     #[serde(skip_serializing_if = "Option::is_none")]

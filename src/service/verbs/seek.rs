@@ -1,6 +1,8 @@
 //! `seek`: recall. Default: this brain plus the medulla (the beat); `project`;
 //! `medulla`; `all-brains`, the explicit cross-project pull, grouped by origin.
 
+use std::borrow::Cow;
+
 use brains::{RecallQuery, Retrieval};
 use futures::future::join_all;
 use schemars::JsonSchema;
@@ -20,43 +22,67 @@ pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 200;
 
 /// Which stores a seek reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 pub enum SeekTier {
     /// The routed brain only.
     #[serde(rename = "project")]
+    #[value(help = "This project's brain only")]
     Project,
     /// The medulla only.
     #[serde(rename = "medulla")]
+    #[value(help = "The medulla only")]
     Medulla,
     /// Every registered brain plus the medulla, grouped by origin: an explicit pull.
     #[serde(rename = "all-brains")]
+    #[value(
+        help = "Every brain plus the medulla, grouped by origin (an explicit cross-project pull)"
+    )]
     AllBrains,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct SeekArgs {
     /// What to look for. Empty = the most recent claims.
     #[serde(default)]
+    #[arg(skip)]
     pub query: String,
     /// Absent = this brain + the medulla; `project`; `medulla`; `all-brains` (every registered brain, grouped by origin).
+    #[arg(
+        long,
+        value_enum,
+        help = "Where to look [default: this brain plus the medulla]"
+    )]
     pub tier: Option<SeekTier>,
     /// Slug or label prefix filter.
+    #[arg(
+        long,
+        value_name = "PREFIX",
+        help = "Only claims whose slug or label starts with this"
+    )]
     pub scope: Option<String>,
     /// Most rows to return (default 10, from 1 to 200).
+    #[arg(long, help = "How many rows, 1 to 200 [default: 10]")]
     pub limit: Option<usize>,
     /// Rows with their full provenance (trust counts, version, content hash, evidence,
     /// the promotion record). Without it rows are compact.
     #[serde(default)]
+    #[arg(
+        long,
+        help = "Show each row's full provenance (trust counts, version, hash, evidence, promotion)"
+    )]
     pub detail: bool,
     /// Narrow the candidates: by agent, minimum strength or trust, creation time, evidence.
+    #[command(flatten)]
     pub filter: Option<Filters>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Flat {
     /// `project`, `medulla`, or `project+medulla` for the default beat.
-    pub tier: &'static str,
+    pub tier: Cow<'static, str>,
     pub results: Vec<Row>,
     /// When nothing cleared the relevance floor: how many live claims each store asked
     /// holds (no false absence, and no false presence).
@@ -65,12 +91,13 @@ pub struct Flat {
     /// When nothing matched: says whether memory exists, and what to try.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    #[serde(skip)]
+    /// Published in the envelope (`Answer::retrieval`); read back from there.
+    #[serde(skip, default = "lexical")]
     pub retrieval: Retrieval,
 }
 
 /// Live claims per store asked.
-#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Counts {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<u64>,
@@ -81,7 +108,7 @@ pub struct Counts {
 impl Flat {
     fn new(tier: &'static str, results: Vec<Row>, retrieval: Retrieval) -> Flat {
         Flat {
-            tier,
+            tier: tier.into(),
             results,
             memory_exists: None,
             note: None,
@@ -125,27 +152,27 @@ impl Flat {
     }
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Group {
     pub origin_brain: String,
     pub results: Vec<Row>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct FailedBrain {
     pub brain: String,
     pub error: ErrorBody,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Grouped {
-    pub tier: &'static str,
+    pub tier: Cow<'static, str>,
     pub brains_searched: usize,
     pub groups: Vec<Group>,
     pub failed: Vec<FailedBrain>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum SeekAnswer {
     Flat(Flat),
@@ -255,6 +282,10 @@ impl Verb for Seek {
     }
 }
 
+fn lexical() -> Retrieval {
+    Retrieval::Lexical
+}
+
 /// Rows as the answer shows them: compact unless `detail`.
 pub fn shown(rows: Vec<Row>, detail: bool) -> Vec<Row> {
     rows.into_iter().map(|r| r.shown(detail)).collect()
@@ -333,7 +364,7 @@ async fn all_brains(svc: &Service, q: &RecallQuery, detail: bool) -> Result<Grou
             .extend(medulla_rows);
     }
     Ok(Grouped {
-        tier: "all-brains",
+        tier: "all-brains".into(),
         brains_searched: manifests.len(),
         groups: groups
             .into_iter()
