@@ -13,6 +13,12 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use super::print::out;
+use crate::mailbox::letter::Fate;
+use crate::service::mailbox::BoxView;
+use crate::service::registry::Envelope;
+use crate::service::rows::Row;
+use crate::service::verbs::boot_memory::{BootMemoryAnswer, Entry};
+use crate::service::ClaimsView;
 
 /// The most `prime` prints: a hook's context is read on every session start.
 pub const MAX_BYTES: usize = 8 * 1024;
@@ -73,27 +79,14 @@ fn cut(s: &str, max: usize) -> String {
     format!("{head}\n… (cut at {} KB)", MAX_BYTES / 1024)
 }
 
-fn strength_rank(s: &str) -> u8 {
-    match s {
-        "verified" => 0,
-        "observed" => 1,
-        _ => 2,
-    }
-}
-
 /// Rows ordered by strength, then trust, then recency.
-pub(super) fn strongest(rows: &[Value]) -> Vec<&Value> {
-    let mut v: Vec<&Value> = rows.iter().collect();
+pub(super) fn strongest(rows: &[Row]) -> Vec<&Row> {
+    let mut v: Vec<&Row> = rows.iter().collect();
     v.sort_by(|a, b| {
-        strength_rank(a["strength"].as_str().unwrap_or(""))
-            .cmp(&strength_rank(b["strength"].as_str().unwrap_or("")))
-            .then_with(|| {
-                b["trust"]
-                    .as_f64()
-                    .unwrap_or(0.0)
-                    .total_cmp(&a["trust"].as_f64().unwrap_or(0.0))
-            })
-            .then_with(|| b["created"].as_i64().cmp(&a["created"].as_i64()))
+        b.strength
+            .cmp(&a.strength)
+            .then_with(|| b.trust.total_cmp(&a.trust))
+            .then_with(|| b.created.cmp(&a.created))
     });
     v
 }
@@ -107,14 +100,14 @@ pub(super) fn one_line(s: &str, max: usize) -> String {
     }
 }
 
-fn row_line(r: &Value) -> String {
+fn row_line(r: &Row) -> String {
     format!(
         "- [{}] {} ({}, trust {:.2}, {})",
-        r["slug"].as_str().unwrap_or("?"),
-        one_line(r["text"].as_str().unwrap_or(""), 220),
-        r["strength"].as_str().unwrap_or("?"),
-        r["trust"].as_f64().unwrap_or(0.0),
-        super::print::date(r["created"].as_i64().unwrap_or(0)),
+        r.slug,
+        one_line(&r.text, 220),
+        r.strength.as_str(),
+        r.trust,
+        super::print::date(r.created),
     )
 }
 
@@ -122,10 +115,10 @@ fn row_line(r: &Value) -> String {
 /// boot memory, its live claims (newest 300) and the medulla's, and its box.
 pub(super) struct Memory {
     pub root: String,
-    pub boot: Value,
-    pub project: Value,
-    pub medulla: Value,
-    pub mailbox: Value,
+    pub boot: Vec<Entry>,
+    pub project: ClaimsView,
+    pub medulla: ClaimsView,
+    pub mailbox: Option<BoxView>,
 }
 
 /// Read [`Memory`] with `wait` per request; `None` when no brain covers the directory.
@@ -155,29 +148,44 @@ pub(super) fn fetch(url: Option<&str>, wait: Duration) -> anyhow::Result<Option<
             .await?
             .json()
             .await?;
-        let Some(root) = boot["served_brain"].as_str().map(str::to_string) else {
-            return Ok(None);
-        };
-        if boot.get("error").is_some() || boot["reception"]["status"].is_string() {
+        if boot.get("error").is_some() {
             return Ok(None);
         }
-        let claims = |brain: String| {
-            req(reqwest::Method::GET, "/api/claims")
+        let boot: Envelope<BootMemoryAnswer> = serde_json::from_value(boot)?;
+        let Some(root) = boot.served_brain.clone() else {
+            return Ok(None);
+        };
+        if boot.reception.is_some() {
+            return Ok(None);
+        }
+        let boot = match boot.body {
+            BootMemoryAnswer::List(e) => e.entries,
+            BootMemoryAnswer::Value(e) => vec![e],
+            _ => Vec::new(),
+        };
+        let claims = |brain: String| async move {
+            let v: Value = req(reqwest::Method::GET, "/api/claims")
                 .query(&[("brain", brain.as_str()), ("limit", "300")])
                 .send()
+                .await?
+                .json()
+                .await?;
+            anyhow::Ok(serde_json::from_value::<ClaimsView>(v)?)
         };
-        let project: Value = claims(root.clone()).await?.json().await?;
-        let medulla: Value = claims("medulla".into()).await?.json().await?;
-        if project.get("error").is_some() || medulla.get("error").is_some() {
-            anyhow::bail!("the owner refused the claims listing");
-        }
-        let mailbox: Value = req(reqwest::Method::GET, "/api/mailbox")
+        let project = claims(root.clone()).await?;
+        let medulla = claims("medulla".into()).await?;
+        let mailbox = match req(reqwest::Method::GET, "/api/mailbox")
             .query(&[("brain", root.as_str())])
             .send()
-            .await?
-            .json()
             .await
-            .unwrap_or(Value::Null);
+        {
+            Ok(r) => r
+                .json::<Value>()
+                .await
+                .ok()
+                .and_then(|v| serde_json::from_value::<BoxView>(v).ok()),
+            Err(_) => None,
+        };
         Ok(Some(Memory {
             root,
             boot,
@@ -190,41 +198,35 @@ pub(super) fn fetch(url: Option<&str>, wait: Duration) -> anyhow::Result<Option<
 
 /// The text, or `None` when there is nothing to say (no owner, no brain here).
 fn gather(url: Option<&str>) -> anyhow::Result<Option<String>> {
-    Ok(fetch(url, REQUEST)?.map(|m| compose(&m.root, &m.boot, &m.project, &m.medulla, &m.mailbox)))
+    Ok(fetch(url, REQUEST)?.map(|m| compose(&m)))
 }
 
-fn compose(root: &str, boot: &Value, project: &Value, medulla: &Value, mailbox: &Value) -> String {
+fn compose(m: &Memory) -> String {
     let mut t = String::new();
-    let empty = Vec::new();
-    let rows = project["claims"].as_array().unwrap_or(&empty);
-    let total = project["total"].as_u64().unwrap_or(rows.len() as u64);
+    let rows = &m.project.claims;
     let _ = writeln!(
         t,
-        "medulla: memory for this project ({root}): {total} live claims in its brain, {} in the medulla. Recall more with the medulla tools (seek, north); write what you learn with memorize.",
-        medulla["total"].as_u64().unwrap_or(0)
+        "medulla: memory for this project ({}): {} live claims in its brain, {} in the medulla. Recall more with the medulla tools (seek, north); write what you learn with memorize.",
+        m.root, m.project.total, m.medulla.total
     );
-    let boot_rows: Vec<&Value> = boot["entries"]
-        .as_array()
-        .map(|a| a.iter().collect())
-        .unwrap_or_default();
-    if !boot_rows.is_empty() {
+    if !m.boot.is_empty() {
         let _ = writeln!(t, "\nBoot memory:");
-        for e in boot_rows.iter().take(12) {
+        for e in m.boot.iter().take(12) {
             let _ = writeln!(
                 t,
                 "- {} = {} [{}]",
-                e["key"].as_str().unwrap_or("?"),
-                one_line(e["value"].as_str().unwrap_or(""), 200),
-                e["tier"].as_str().unwrap_or("?")
+                e.key,
+                one_line(&e.value, 200),
+                serde_json::to_value(e.tier)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default()
             );
         }
     }
-    let (drifted, steady): (Vec<&Value>, Vec<&Value>) =
-        strongest(rows).into_iter().partition(|r| {
-            r["evidence_changed"]
-                .as_array()
-                .is_some_and(|a| !a.is_empty())
-        });
+    let (drifted, steady): (Vec<&Row>, Vec<&Row>) = strongest(rows)
+        .into_iter()
+        .partition(|r| !r.evidence_changed.is_empty());
     if !steady.is_empty() {
         let _ = writeln!(
             t,
@@ -240,22 +242,21 @@ fn compose(root: &str, boot: &Value, project: &Value, medulla: &Value, mailbox: 
             "\nVerify before relying on (the files under these claims changed):"
         );
         for r in drifted.iter().take(PROJECT_ROWS) {
-            let files: Vec<String> = r["evidence_changed"]
-                .as_array()
-                .into_iter()
-                .flatten()
+            let files: Vec<String> = r
+                .evidence_changed
+                .iter()
                 .map(|c| {
-                    format!(
-                        "{} {}",
-                        c["path"].as_str().unwrap_or("?"),
-                        c["state"].as_str().unwrap_or("changed")
-                    )
+                    let state = serde_json::to_value(c.state)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default();
+                    format!("{} {state}", c.path)
                 })
                 .collect();
             let _ = writeln!(t, "{} — {}", row_line(r), files.join(", "));
         }
     }
-    let doctrine = medulla["claims"].as_array().unwrap_or(&empty);
+    let doctrine = &m.medulla.claims;
     if !doctrine.is_empty() {
         let _ = writeln!(
             t,
@@ -264,9 +265,9 @@ fn compose(root: &str, boot: &Value, project: &Value, medulla: &Value, mailbox: 
         for r in strongest(doctrine).iter().take(MEDULLA_ROWS) {
             let _ = writeln!(t, "{}", row_line(r));
         }
-        let changed: Vec<&Value> = doctrine
+        let changed: Vec<&Row> = doctrine
             .iter()
-            .filter(|r| r["witness_superseded"].is_object())
+            .filter(|r| r.witness_superseded.is_some())
             .collect();
         if !changed.is_empty() {
             let _ = writeln!(t, "\nPromoted claims whose project witness changed since (check before relying on them):");
@@ -275,27 +276,23 @@ fn compose(root: &str, boot: &Value, project: &Value, medulla: &Value, mailbox: 
             }
         }
     }
-    let counts = &mailbox["counts"];
-    let open = counts["open"].as_u64().unwrap_or(0);
-    if open > 0 {
+    if let Some(b) = m.mailbox.as_ref().filter(|b| b.counts.open > 0) {
         let _ = writeln!(
             t,
-            "\nOpen letters for this project: {open} ({} unanswered, {} in flight):",
-            counts["wet_ink"].as_u64().unwrap_or(0),
-            counts["in_flight"].as_u64().unwrap_or(0)
+            "\nOpen letters for this project: {} ({} unanswered, {} in flight):",
+            b.counts.open, b.counts.wet_ink, b.counts.in_flight
         );
-        for l in mailbox["letters"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|l| matches!(l["state"].as_str(), Some("wet_ink" | "in_flight")))
+        for l in b
+            .letters
+            .iter()
+            .filter(|l| matches!(l.state, Some(Fate::WetInk | Fate::InFlight)))
             .take(5)
         {
             let _ = writeln!(
                 t,
                 "- [{}] {}",
-                l["letter"]["class"].as_str().unwrap_or("letter"),
-                one_line(l["letter"]["what"].as_str().unwrap_or(""), 200)
+                l.field("class").and_then(Value::as_str).unwrap_or("letter"),
+                one_line(l.field("what").and_then(Value::as_str).unwrap_or(""), 200)
             );
         }
     }
@@ -317,16 +314,21 @@ mod tests {
 
     #[test]
     fn rows_go_strongest_then_most_trusted_then_newest() {
+        let row = |slug: &str, strength: &str, trust: f64, created: i64| -> Row {
+            serde_json::from_value(json!({
+                "label": slug, "slug": slug, "text": "t", "tier": "project", "origin_brain": "/p",
+                "source_agent": "claude:maker", "created": created, "age_ms": 0, "stale": false,
+                "aged_out": false, "strength": strength, "trust": trust
+            }))
+            .unwrap()
+        };
         let rows = vec![
-            json!({ "slug": "a", "strength": "hint", "trust": 0.9, "created": 3 }),
-            json!({ "slug": "b", "strength": "verified", "trust": 0.5, "created": 1 }),
-            json!({ "slug": "c", "strength": "verified", "trust": 0.5, "created": 2 }),
-            json!({ "slug": "d", "strength": "observed", "trust": 0.8, "created": 0 }),
+            row("a", "hint", 0.9, 3),
+            row("b", "verified", 0.5, 1),
+            row("c", "verified", 0.5, 2),
+            row("d", "observed", 0.8, 0),
         ];
-        let order: Vec<&str> = strongest(&rows)
-            .iter()
-            .map(|r| r["slug"].as_str().unwrap())
-            .collect();
+        let order: Vec<&str> = strongest(&rows).iter().map(|r| r.slug.as_str()).collect();
         assert_eq!(order, ["c", "b", "d", "a"]);
     }
 }

@@ -18,12 +18,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
+use brains::Strength;
 use clap::Args;
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::prime::{fetch, one_line, strongest};
 use super::print::{note, out};
+use crate::service::rows::Row;
 
 const BEGIN: &str = "<!-- BEGIN MEDULLA v1 hash:sha256:";
 const END: &str = "<!-- END MEDULLA -->";
@@ -38,7 +39,7 @@ pub struct SyncArgs {
     pub force: bool,
     /// The weakest project claims written
     #[arg(long, value_enum, default_value = "verified")]
-    pub min_strength: brains::Strength,
+    pub min_strength: Strength,
     /// The most bytes of memory per block
     #[arg(long, default_value_t = 2048, value_name = "BYTES")]
     pub budget: usize,
@@ -47,34 +48,22 @@ pub struct SyncArgs {
     pub url: Option<String>,
 }
 
-fn rank(s: &str) -> u8 {
-    match s {
-        "verified" => 2,
-        "observed" => 1,
-        _ => 0,
-    }
-}
-
 fn hash12(body: &str) -> String {
     hex::encode(Sha256::digest(body.as_bytes()))[..12].to_string()
 }
 
 /// One claim as one committed line, or `None` when it fails the hygiene floor.
-fn line(r: &Value) -> Option<String> {
-    let l = format!(
-        "- `{}`: {}",
-        r["slug"].as_str()?,
-        one_line(r["text"].as_str().unwrap_or(""), 240)
-    );
+fn line(r: &Row) -> Option<String> {
+    let l = format!("- `{}`: {}", r.slug, one_line(&r.text, 240));
     brains::hygiene::scan(&l).is_empty().then_some(l)
 }
 
 /// The block's body: the medulla's doctrine, then this brain's claims at or above the
 /// strength floor, each part within half the budget; and how many lines the floor held
 /// back.
-fn body(doctrine: &[Value], project: &[Value], min: &str, budget: usize) -> (String, usize) {
+fn body(doctrine: &[Row], project: &[Row], min: Strength, budget: usize) -> (String, usize) {
     let mut held = 0;
-    let mut part = |title: &str, rows: Vec<&Value>, room: usize| {
+    let mut part = |title: &str, rows: Vec<&Row>, room: usize| {
         let mut out = String::new();
         for r in rows {
             match line(r) {
@@ -97,12 +86,11 @@ fn body(doctrine: &[Value], project: &[Value], min: &str, budget: usize) -> (Str
         strongest(doctrine),
         budget / 2,
     );
-    let min = rank(min);
     let project = part(
         "This project (its brain):",
         strongest(project)
             .into_iter()
-            .filter(|r| rank(r["strength"].as_str().unwrap_or("")) >= min)
+            .filter(|r| r.strength >= min)
             .collect(),
         budget - doctrine.len().min(budget / 2),
     );
@@ -228,11 +216,10 @@ pub fn sync(a: SyncArgs) -> anyhow::Result<i32> {
         return Ok(2);
     };
     let root = PathBuf::from(&m.root);
-    let empty = Vec::new();
     let (body, held) = body(
-        m.medulla["claims"].as_array().unwrap_or(&empty),
-        m.project["claims"].as_array().unwrap_or(&empty),
-        a.min_strength.as_str(),
+        &m.medulla.claims,
+        &m.project.claims,
+        a.min_strength,
         a.budget.max(256),
     );
     let mut plans = vec![(

@@ -99,7 +99,7 @@ pub struct Health {
 
 /// `GET /api/claims?brain=&offset=&limit=`: one page of a store's live claims, newest
 /// first.
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ClaimsView {
     pub served_brain: String,
     #[serde(skip_serializing_if = "Option::is_none")]
