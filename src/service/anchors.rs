@@ -50,11 +50,21 @@ pub struct EvidenceChange {
     pub since: i64,
 }
 
-/// What a file looked like the last time it was read: its identity (device, inode,
-/// size, modification time), that it resolved inside the root, and its hashes.
-#[derive(Debug, Clone)]
+/// What a file looked like the last time it was looked at: its identity (device, inode,
+/// size, modification time) and hashes, or that it was missing.
+#[derive(Debug)]
 struct Seen {
+    /// `None`: the file was missing (or led out of the root) when last looked at.
+    file: Option<Hashed>,
+    /// When it was first found missing (ms), while it is.
+    missing_since: Option<i64>,
+}
+
+/// A present file's identity and hashes.
+#[derive(Debug)]
+struct Hashed {
     key: FileKey,
+    mtime_ms: i64,
     /// Hash of the whole file, and of each line range asked for (`None`: past the end).
     whole: String,
     ranges: HashMap<(u32, u32), Option<String>>,
@@ -84,8 +94,6 @@ impl FileKey {
 #[derive(Debug, Default)]
 pub struct AnchorCache {
     seen: Mutex<HashMap<PathBuf, Seen>>,
-    /// When each missing file was first found gone.
-    gone: Mutex<HashMap<PathBuf, i64>>,
 }
 
 /// A spec in an evidence entry: `path`, `path:LINE` or `path:START-END`.
@@ -278,66 +286,32 @@ fn mtime_ns(m: &std::fs::Metadata) -> i128 {
     m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
 }
 
-/// A file as one check found it.
-enum Found {
-    Missing,
-    /// Its modification time (ms) and its hashes.
-    Present {
-        mtime_ms: i64,
-        seen: Seen,
-    },
-}
-
 impl AnchorCache {
     /// The changed anchors of each claim (one list per claim, in order). Each distinct
-    /// file is looked at once: one stat; read and hashed again, after checking once more
-    /// that it resolves inside the root, only when its (device, inode, size, mtime)
-    /// moved since it was last read. Blocking: run it on the blocking pool.
+    /// file is looked at once, under one lock: one stat, so a change shows on the very
+    /// next recall; read and hashed again, after checking once more that it resolves
+    /// inside the root, only when its (device, inode, size, mtime) moved since it was
+    /// last read. Blocking: run it on the blocking pool.
     pub fn check_many(
         &self,
         root: &Path,
         claims: &[&[Anchor]],
         now: i64,
     ) -> Vec<Vec<EvidenceChange>> {
-        let mut files: HashMap<&str, Found> = HashMap::new();
+        let mut cache = self.seen.lock().expect("anchor cache lock");
+        let mut looked: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for a in claims.iter().flat_map(|c| c.iter()) {
-            if files.contains_key(a.path.as_str()) {
-                continue;
-            }
             let path = root.join(&a.path);
-            let found = self.look(root, &path);
-            files.insert(a.path.as_str(), found);
-        }
-        // Line ranges not yet hashed for a file that has not moved: read it once more.
-        for a in claims.iter().flat_map(|c| c.iter()) {
-            let (Some(r), Some(Found::Present { seen, .. })) =
-                (a.lines, files.get_mut(a.path.as_str()))
-            else {
-                continue;
-            };
-            if let std::collections::hash_map::Entry::Vacant(slot) = seen.ranges.entry(r) {
-                let h = read_bounded(&root.join(&a.path))
-                    .ok()
-                    .and_then(|b| line_range(&b, r).map(sha256_hex));
-                slot.insert(h.clone());
-                let mut cache = self.seen.lock().expect("anchor cache lock");
-                if let Some(c) = cache.get_mut(&root.join(&a.path)) {
-                    if c.key == seen.key {
-                        c.ranges.insert(r, h);
-                    }
-                }
+            if looked.insert(a.path.as_str()) {
+                let before = cache.remove(&path);
+                cache.insert(path.clone(), look(root, &path, before, now));
             }
-        }
-        let mut gone = self.gone.lock().expect("anchor cache lock");
-        for (path, f) in &files {
-            let full = root.join(path);
-            match f {
-                Found::Missing => {
-                    gone.entry(full).or_insert(now);
-                }
-                Found::Present { .. } => {
-                    gone.remove(&full);
-                }
+            if let (Some(r), Some(Seen { file: Some(h), .. })) = (a.lines, cache.get_mut(&path)) {
+                h.ranges.entry(r).or_insert_with(|| {
+                    read_bounded(&path)
+                        .ok()
+                        .and_then(|b| line_range(&b, r).map(sha256_hex))
+                });
             }
         }
         claims
@@ -346,24 +320,22 @@ impl AnchorCache {
                 anchors
                     .iter()
                     .filter_map(|a| {
+                        let seen = cache.get(&root.join(&a.path))?;
                         let change = |state, since| EvidenceChange {
                             path: a.path.clone(),
                             lines: a.lines,
                             state,
                             since,
                         };
-                        match &files[a.path.as_str()] {
-                            Found::Missing => Some(change(
-                                Drift::Missing,
-                                gone.get(&root.join(&a.path)).copied().unwrap_or(now),
-                            )),
-                            Found::Present { mtime_ms, seen } => {
+                        match &seen.file {
+                            None => Some(change(Drift::Missing, seen.missing_since.unwrap_or(now))),
+                            Some(h) => {
                                 let now_hash = match a.lines {
-                                    None => Some(&seen.whole),
-                                    Some(r) => seen.ranges.get(&r).and_then(Option::as_ref),
+                                    None => Some(&h.whole),
+                                    Some(r) => h.ranges.get(&r).and_then(Option::as_ref),
                                 };
                                 (now_hash != Some(&a.sha256))
-                                    .then(|| change(Drift::Changed, *mtime_ms))
+                                    .then(|| change(Drift::Changed, h.mtime_ms))
                             }
                         }
                     })
@@ -371,74 +343,40 @@ impl AnchorCache {
             })
             .collect()
     }
-
-    /// One file now: from the cache when its stat says it has not moved, else resolved
-    /// (it must lead inside the root: a link planted since is never followed out) and
-    /// read again.
-    fn look(&self, root: &Path, path: &Path) -> Found {
-        let Some(meta) = std::fs::metadata(path).ok().filter(|m| m.is_file()) else {
-            return Found::Missing;
-        };
-        let key = FileKey::of(&meta);
-        let mtime_ms = (key.mtime_ns / 1_000_000) as i64;
-        if let Some(seen) = self.seen.lock().expect("anchor cache lock").get(path) {
-            if seen.key == key {
-                return Found::Present {
-                    mtime_ms,
-                    seen: seen.clone(),
-                };
-            }
-        }
-        let inside = std::fs::canonicalize(path).is_ok_and(|r| r.starts_with(root));
-        let Some(bytes) = inside.then(|| read_bounded(path).ok()).flatten() else {
-            self.seen.lock().expect("anchor cache lock").remove(path);
-            return Found::Missing;
-        };
-        let seen = Seen {
-            key,
-            whole: sha256_hex(&bytes),
-            ranges: HashMap::new(),
-        };
-        self.seen
-            .lock()
-            .expect("anchor cache lock")
-            .insert(path.to_path_buf(), seen.clone());
-        Found::Present { mtime_ms, seen }
-    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn specs_name_a_path_and_maybe_lines() {
-        assert_eq!(parse_spec("src/a.rs"), Some(("src/a.rs", None)));
-        assert_eq!(
-            parse_spec("src/a.rs:10-40"),
-            Some(("src/a.rs", Some((10, 40))))
-        );
-        assert_eq!(parse_spec("src/a.rs:7"), Some(("src/a.rs", Some((7, 7)))));
-        assert_eq!(parse_spec("src/a.rs:40-10"), Some(("src/a.rs:40-10", None)));
-        assert_eq!(parse_spec("see the pool"), None);
-        assert_eq!(parse_spec("https://example.com/x"), None);
+/// One file now, given what was seen of it before: unchanged hashes when its stat says it
+/// has not moved; else resolved (it must lead inside the root: a link planted since is
+/// never followed out) and read again.
+fn look(root: &Path, path: &Path, before: Option<Seen>, now: i64) -> Seen {
+    let missing_since = before.as_ref().and_then(|b| b.missing_since);
+    let missing = || Seen {
+        file: None,
+        missing_since: Some(missing_since.unwrap_or(now)),
+    };
+    let Some(meta) = std::fs::metadata(path).ok().filter(|m| m.is_file()) else {
+        return missing();
+    };
+    let key = FileKey::of(&meta);
+    if let Some(Seen { file: Some(h), .. }) = before {
+        if h.key == key {
+            return Seen {
+                file: Some(h),
+                missing_since: None,
+            };
+        }
     }
-
-    #[test]
-    fn line_ranges_cover_their_lines_only() {
-        let text = b"one\ntwo\nthree\n";
-        assert_eq!(line_range(text, (2, 2)), Some(&b"two\n"[..]));
-        assert_eq!(line_range(text, (2, 3)), Some(&b"two\nthree\n"[..]));
-        assert_eq!(line_range(text, (3, 4)), None);
-        assert_eq!(line_range(b"no newline", (1, 1)), Some(&b"no newline"[..]));
-    }
-
-    #[test]
-    fn the_blob_id_is_gits() {
-        // `printf 'hello\n' | git hash-object --stdin`
-        assert_eq!(
-            git_blob_id(b"hello\n"),
-            "ce013625030ba8dba906f756967f9e9ca394464a"
-        );
+    let inside = std::fs::canonicalize(path).is_ok_and(|r| r.starts_with(root));
+    let Some(bytes) = inside.then(|| read_bounded(path).ok()).flatten() else {
+        return missing();
+    };
+    Seen {
+        file: Some(Hashed {
+            key,
+            mtime_ms: (key.mtime_ns / 1_000_000) as i64,
+            whole: sha256_hex(&bytes),
+            ranges: HashMap::new(),
+        }),
+        missing_since: None,
     }
 }
