@@ -20,6 +20,7 @@ pub mod hall_auth;
 pub mod headers;
 pub mod jsonrpc;
 pub mod mcp;
+mod mcp_fixtures;
 pub mod rest;
 pub mod sessions;
 pub mod status;
