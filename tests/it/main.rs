@@ -5,6 +5,7 @@ mod battery;
 mod bridge;
 mod cli;
 mod common;
+mod conformance;
 mod design;
 mod faults;
 mod fuzz;
