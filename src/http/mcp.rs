@@ -199,28 +199,24 @@ fn client_agent(ctx: &RequestContext<RoleServer>) -> Option<String> {
 }
 
 /// A resource or prompt refusal as JSON-RPC: a resource that does not exist is
-/// `-32002` (the SDK turns it into `-32602` for 2026-07-28 clients), a bad request
-/// `-32602`, anything else `-32603`; `data` carries the typed error.
+/// `-32002` (the SDK turns it into `-32602` for 2026-07-28 clients), a request the
+/// caller must change (HTTP would say 4xx) `-32602`, a fault of the owner `-32603`;
+/// `data` carries the typed error (`code`, `message`).
 fn mcp_error(e: &ResourceError) -> ErrorData {
     let data = Some(e.to_json());
-    match e {
-        _ if e.is_not_found() => ErrorData::resource_not_found(e.to_string(), data),
+    let bad_request = match e {
+        ResourceError::Owner(o) => (400..500).contains(&super::status::of(o)),
         ResourceError::BadCursor(_)
         | ResourceError::UnknownPrompt(_)
-        | ResourceError::MissingArgument { .. } => ErrorData::invalid_params(e.to_string(), data),
-        ResourceError::Owner(o)
-            if matches!(
-                o.code(),
-                "invalid_input"
-                    | "too_long"
-                    | "control_characters"
-                    | "empty_text"
-                    | "unknown_brain"
-            ) =>
-        {
-            ErrorData::invalid_params(e.to_string(), data)
-        }
-        _ => ErrorData::internal_error(e.to_string(), data),
+        | ResourceError::MissingArgument { .. } => true,
+        _ => false,
+    };
+    if e.is_not_found() {
+        ErrorData::resource_not_found(e.to_string(), data)
+    } else if bad_request {
+        ErrorData::invalid_params(e.to_string(), data)
+    } else {
+        ErrorData::internal_error(e.to_string(), data)
     }
 }
 

@@ -145,10 +145,8 @@ mod tests {
                 bad.push(format!("{name}: unknown keyword at {here}"));
             }
             match k.as_str() {
-                "format" => {
-                    if !sub.as_str().is_some_and(|f| STANDARD_FORMATS.contains(&f)) {
-                        bad.push(format!("{name}: format {sub} at {here}"));
-                    }
+                "format" if !sub.as_str().is_some_and(|f| STANDARD_FORMATS.contains(&f)) => {
+                    bad.push(format!("{name}: format {sub} at {here}"));
                 }
                 "properties" | "patternProperties" | "$defs" | "dependentSchemas" => {
                     for (p, s) in sub.as_object().into_iter().flatten() {
