@@ -85,10 +85,8 @@ async fn stream_listen(req: reqwest::RequestBuilder, id: Value, stdout: Out) {
         match resp.chunk().await {
             Ok(Some(bytes)) => {
                 buf.push_str(&String::from_utf8_lossy(&bytes).replace('\r', ""));
-                if sse {
-                    if emit(&stdout, &take_events(&mut buf)).await.is_err() {
-                        return;
-                    }
+                if sse && emit(&stdout, &take_events(&mut buf)).await.is_err() {
+                    return;
                 }
             }
             Ok(None) => break,
