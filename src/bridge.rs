@@ -264,6 +264,21 @@ pub fn main(url: String) -> anyhow::Result<i32> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn events_are_taken_whole_and_a_partial_one_waits() {
+        let mut buf = String::from(
+            "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n\ndata: {\"jsonrpc\":",
+        );
+        let got = super::take_events(&mut buf);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0]["method"], "a");
+        assert_eq!(buf, "data: {\"jsonrpc\":");
+        buf.push_str("\"2.0\",\"id\":7,\"result\":{}}\n\n");
+        let got = super::take_events(&mut buf);
+        assert_eq!(got[0]["id"], 7);
+        assert!(buf.is_empty());
+    }
+
     use super::*;
 
     #[test]

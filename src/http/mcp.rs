@@ -302,7 +302,11 @@ impl ServerHandler for McpHandler {
                     n = watch.next(brain, uris) => n,
                 };
                 let Some(changes) = next else { return };
-                if !tell(&peer, changes).await {
+                let heard = tokio::select! {
+                    _ = stop.cancelled() => return,
+                    heard = tell(&peer, changes) => heard,
+                };
+                if !heard {
                     return;
                 }
             }
