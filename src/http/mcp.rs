@@ -39,6 +39,8 @@ pub struct McpHandler {
     root: Arc<tokio::sync::Mutex<Option<Option<String>>>>,
     /// The resources this session subscribed to (`resources/subscribe`).
     subscribed: Arc<Mutex<BTreeSet<String>>>,
+    /// Told when the session lands on its sticky brain, for its resource watch.
+    landing: Arc<tokio::sync::Notify>,
     /// Cancels the session's resource watch when the last clone of the handler (the
     /// session) is gone.
     _alive: Arc<DropGuard>,
@@ -53,6 +55,7 @@ impl McpHandler {
             sticky: Arc::new(Mutex::new(None)),
             root: Arc::new(tokio::sync::Mutex::new(None)),
             subscribed: Arc::new(Mutex::new(BTreeSet::new())),
+            landing: Arc::new(tokio::sync::Notify::new()),
             watch_token: token.child_token(),
             _alive: Arc::new(token.drop_guard()),
         }
@@ -88,6 +91,7 @@ impl McpHandler {
             if sticky.is_none() {
                 self.svc.session_started(&fp);
                 *sticky = Some(fp);
+                self.landing.notify_one();
             }
         }
     }
@@ -281,6 +285,7 @@ impl ServerHandler for McpHandler {
         let sticky = self.sticky.clone();
         let subscribed = self.subscribed.clone();
         let stop = self.watch_token.clone();
+        let landing = self.landing.clone();
         let peer = ctx.peer;
         tokio::spawn(async move {
             let mut watch = Watch::new(&svc);
@@ -299,7 +304,7 @@ impl ServerHandler for McpHandler {
             loop {
                 let next = tokio::select! {
                     _ = stop.cancelled() => return,
-                    n = watch.next(brain, uris) => n,
+                    n = watch.next(brain, uris, Some(&landing)) => n,
                 };
                 let Some(changes) = next else { return };
                 let heard = tokio::select! {
@@ -344,7 +349,7 @@ impl ServerHandler for McpHandler {
         loop {
             let next = tokio::select! {
                 _ = cx.cancelled() => return Ok(()),
-                n = watch.next(|| brain.clone(), || subscribed.clone()) => n,
+                n = watch.next(|| brain.clone(), || subscribed.clone(), None) => n,
             };
             let Some(changes) = next else { return Ok(()) };
             for c in changes {

@@ -129,12 +129,15 @@ impl Watch {
 
     /// Waits for the next change this session can see: of its brain or of the medulla,
     /// and of the resources it subscribed to. `brain` and `subscribed` are asked again
-    /// at every look, so a session that lands or subscribes later is followed. `None`
+    /// at every look, so a session that lands or subscribes later is followed; `landed`,
+    /// when given, is notified as the session lands on a brain, so its state is taken
+    /// then and a write after it is never mistaken for the state it landed on. `None`
     /// when the owner's bus closed.
     pub async fn next(
         &mut self,
         brain: impl Fn() -> Option<Manifest>,
         subscribed: impl Fn() -> Vec<String>,
+        landed: Option<&tokio::sync::Notify>,
     ) -> Option<Vec<Change>> {
         if !self.primed {
             if let Err(e) = self.look(brain().as_ref(), &subscribed(), true).await {
@@ -144,8 +147,30 @@ impl Watch {
         loop {
             let mut touched = false;
             let mut any = false;
-            let mut first = Some(self.rx.recv().await);
+            let landing = async {
+                match landed {
+                    Some(n) => n.notified().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let received = tokio::select! {
+                r = self.rx.recv() => Some(r),
+                () = landing => None,
+            };
             let session_brain = brain();
+            let Some(received) = received else {
+                // The session landed: take its brain as it is now.
+                match self
+                    .look(session_brain.as_ref(), &subscribed(), false)
+                    .await
+                {
+                    Ok(changes) if !changes.is_empty() => return Some(changes),
+                    Ok(_) => {}
+                    Err(e) => tracing::debug!(code = e.code(), "resource watch could not look"),
+                }
+                continue;
+            };
+            let mut first = Some(received);
             // Take every event already waiting: one look answers a burst.
             loop {
                 let got = match first.take() {

@@ -282,10 +282,14 @@ fn the_official_python_sdk_reads_resources_and_prompts() {
         "{}",
         s["missing_task"]
     );
-    // The write to y came first: had it been told, it would precede x's.
+    // One for the first write to x, one for the next; the write to y came between them:
+    // had it been told, a third would stand before the second.
     assert_eq!(
         s["after_x"],
-        serde_json::json!(["notifications/resources/list_changed"]),
+        serde_json::json!([
+            "notifications/resources/list_changed",
+            "notifications/resources/list_changed"
+        ]),
         "{s}"
     );
     assert_eq!(s["updated"], "medulla://brain/x-deploy");

@@ -98,8 +98,11 @@ async def session_mode(url, x, y):
                 except Exception as e:
                     missing_task = str(e)
 
-                # Notifications: a write to y is not this session's; a write to x is.
+                # Notifications: the first write to x after the session landed on it is
+                # heard; a write to y is not this session's; the next write to x is.
                 await s.subscribe_resource("medulla://brain/x-deploy")
+                await write(url, x, "x first", "the first claim written after the session landed")
+                await next_notification(inbox, types.ResourceListChangedNotification)
                 await write(url, y, "y other", "written to y while x watches")
                 await write(url, x, "x new", "a new claim in x")
                 await next_notification(inbox, types.ResourceListChangedNotification)
