@@ -19,7 +19,8 @@ use crate::store_id::{Fingerprint, StoreId};
 /// The north digest.
 pub const NORTH_URI: &str = "medulla://north";
 const BRAIN_PREFIX: &str = "medulla://brain/";
-const MEDULLA_PREFIX: &str = "medulla://medulla/";
+/// Where a medulla claim's URI starts.
+pub const MEDULLA_PREFIX: &str = "medulla://medulla/";
 /// A claim of the served brain, by slug.
 pub const BRAIN_TEMPLATE: &str = "medulla://brain/{slug}";
 /// A claim of the medulla, by slug.

@@ -116,8 +116,11 @@ impl Watch {
         self.items.retain(|uri, _| subscribed.contains(uri));
         for uri in subscribed {
             let now = self.version(uri, brain).await?;
+            // A brain resource of a session that just landed is taken as it is found; a
+            // medulla claim is the same wherever the session is.
+            let same_store = !moved || uri.starts_with(super::resources::MEDULLA_PREFIX);
             match self.items.insert(uri.clone(), now.clone()) {
-                Some(before) if !moved && before != now => {
+                Some(before) if same_store && before != now => {
                     changes.push(Change::Updated(uri.clone()))
                 }
                 _ => {}
