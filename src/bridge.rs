@@ -2,8 +2,11 @@
 //! line read from stdin is forwarded to the running owner's `POST /mcp`, carrying the
 //! bridge's working directory as the caller root (and `MEDULLA_BRAIN` as a binding when
 //! set), so stdio calls are routed exactly like HTTP ones. Answers go to stdout, one per
-//! line.
+//! line. A `subscriptions/listen` (2026-07-28) stays open: its notifications are written
+//! as they arrive, while other requests go on, until the client cancels it.
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -36,6 +39,74 @@ pub fn messages_of(content_type: &str, body: &str) -> Vec<Value> {
     }
 }
 
+/// Takes every complete server-sent event out of `buf`, leaving a partial one.
+fn take_events(buf: &mut String) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Some(end) = buf.find("\n\n") {
+        let event: String = buf.drain(..end + 2).collect();
+        out.extend(messages_of("text/event-stream", &event));
+    }
+    out
+}
+
+type Out = Arc<tokio::sync::Mutex<tokio::io::Stdout>>;
+
+/// Writes messages to stdout, one per line, whole.
+async fn emit(stdout: &Out, messages: &[Value]) -> anyhow::Result<()> {
+    let mut out = stdout.lock().await;
+    for m in messages {
+        let mut text = serde_json::to_string(m)?;
+        text.push('\n');
+        out.write_all(text.as_bytes())
+            .await
+            .context("stdout closed")?;
+    }
+    out.flush().await?;
+    Ok(())
+}
+
+/// A `subscriptions/listen`: its stream's messages written as they arrive, until it ends
+/// or the task is aborted (the client cancelled it; dropping the response closes the
+/// stream, which is how the owner learns of it).
+async fn stream_listen(req: reqwest::RequestBuilder, id: Value, stdout: Out) {
+    let mut resp = match req.send().await {
+        Ok(r) => r,
+        Err(e) => {
+            let msg = format!("subscriptions/listen failed: {e}");
+            let _ = emit(&stdout, &[rpc_error(id, -32603, msg)]).await;
+            return;
+        }
+    };
+    let sse = resp
+        .headers()
+        .get("content-type")
+        .and_then(|c| c.to_str().ok())
+        .is_some_and(|c| c.starts_with("text/event-stream"));
+    let mut buf = String::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(bytes)) => {
+                buf.push_str(&String::from_utf8_lossy(&bytes).replace('\r', ""));
+                if sse && emit(&stdout, &take_events(&mut buf)).await.is_err() {
+                    return;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                tracing::debug!(error = %e, "a subscriptions/listen stream broke");
+                break;
+            }
+        }
+    }
+    let rest = if sse {
+        buf.push_str("\n\n");
+        take_events(&mut buf)
+    } else {
+        messages_of("application/json", &buf)
+    };
+    let _ = emit(&stdout, &rest).await;
+}
+
 fn rpc_error(id: Value, code: i64, message: String) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
@@ -50,12 +121,15 @@ pub async fn run(url: String) -> anyhow::Result<()> {
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(300))
         .build()?;
+    // A listen stream lasts as long as the client wants it.
+    let streaming = reqwest::Client::builder().build()?;
+    let mut listens: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
+    let stdout: Out = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
     let mut session: Option<String> = None;
     // The protocol version negotiated at `initialize`, sent on every later request as the
     // Streamable HTTP transport asks.
     let mut negotiated: Option<String> = None;
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    let mut stdout = tokio::io::stdout();
     while let Some(line) = lines.next_line().await? {
         if line.trim().is_empty() {
             continue;
@@ -70,7 +144,21 @@ pub async fn run(url: String) -> anyhow::Result<()> {
             .and_then(|v| v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str())
             .map(str::to_string)
             .or_else(|| negotiated.clone());
-        let mut req = http
+        let method = parsed
+            .as_ref()
+            .and_then(|v| v["method"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let listen = method == "subscriptions/listen" && id.is_some();
+        if method == "notifications/cancelled" {
+            let cancelled = parsed
+                .as_ref()
+                .map(|v| v["params"]["requestId"].to_string());
+            if let Some(task) = cancelled.and_then(|c| listens.remove(&c)) {
+                task.abort();
+            }
+        }
+        let mut req = if listen { &streaming } else { &http }
             .post(&endpoint)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
@@ -93,6 +181,13 @@ pub async fn run(url: String) -> anyhow::Result<()> {
             if let Some(name) = name.filter(|n| n.chars().all(|c| c.is_ascii_graphic())) {
                 req = req.header("mcp-name", name);
             }
+        }
+        if listen {
+            let id = id.clone().unwrap_or_default();
+            listens.retain(|_, t| !t.is_finished());
+            let task = tokio::spawn(stream_listen(req, id.clone(), stdout.clone()));
+            listens.insert(id.to_string(), task);
+            continue;
         }
         let answers = match req.send().await {
             Ok(resp) => {
@@ -138,18 +233,15 @@ pub async fn run(url: String) -> anyhow::Result<()> {
                     .unwrap_or_default()
             }
         };
-        for a in answers {
+        for a in &answers {
             if let Some(v) = a["result"]["protocolVersion"].as_str() {
                 negotiated = Some(v.to_string());
             }
-            let mut text = serde_json::to_string(&a)?;
-            text.push('\n');
-            stdout
-                .write_all(text.as_bytes())
-                .await
-                .context("stdout closed")?;
         }
-        stdout.flush().await?;
+        emit(&stdout, &answers).await?;
+    }
+    for (_, task) in listens {
+        task.abort();
     }
     // End the HTTP session so the owner can drop it.
     if let Some(s) = session {
@@ -174,6 +266,21 @@ pub fn main(url: String) -> anyhow::Result<i32> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn events_are_taken_whole_and_a_partial_one_waits() {
+        let mut buf = String::from(
+            "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n\ndata: {\"jsonrpc\":",
+        );
+        let got = super::take_events(&mut buf);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0]["method"], "a");
+        assert_eq!(buf, "data: {\"jsonrpc\":");
+        buf.push_str("\"2.0\",\"id\":7,\"result\":{}}\n\n");
+        let got = super::take_events(&mut buf);
+        assert_eq!(got[0]["id"], 7);
+        assert!(buf.is_empty());
+    }
+
     use super::*;
 
     #[test]

@@ -5,7 +5,8 @@
 //! - [`hall`]: the Hall's page and files (`GET /`, `GET /hall/*`).
 //! - [`headers`]: the headers medulla reads, and the routing facts they carry.
 //! - [`rest`]: REST routes, derived from the verb registry.
-//! - [`mcp`]: the MCP handler (one per session).
+//! - [`mcp`]: the MCP handler (one per session); `mcp_fixtures`: the conformance
+//!   suite's fixtures (tests only).
 //! - [`jsonrpc`]: the JSON-RPC envelope check before the SDK.
 //! - [`sessions`]: the MCP session cap and last use.
 //! - [`status`]: the one map from an error to its HTTP status.
@@ -20,6 +21,7 @@ pub mod hall_auth;
 pub mod headers;
 pub mod jsonrpc;
 pub mod mcp;
+mod mcp_fixtures;
 pub mod rest;
 pub mod sessions;
 pub mod status;

@@ -6,6 +6,9 @@
 //! - [`route`]: which brain serves a request.
 //! - [`rows`]: claims as the rows every answer carries.
 //! - [`mailbox`]: one box's letters and `doctor`.
+//! - [`resources`], [`prompts`], [`watch`]: memory as MCP resources and prompts, and
+//!   which of a session's resources changed.
+//! - [`schema`]: tool schemas with the formats JSON Schema defines and no others.
 //!
 //! Architecture invariant: the service answers typed values and typed errors; it knows
 //! nothing of HTTP, headers or JSON-RPC.
@@ -16,14 +19,18 @@ pub mod drift;
 pub mod health;
 pub mod mailbox;
 pub mod progress;
+pub mod prompts;
 pub mod provenance;
 pub mod query;
 pub mod registry;
+pub mod resources;
 pub mod route;
 pub mod rows;
+pub mod schema;
 pub mod similar;
 pub mod verb;
 pub mod verbs;
+pub mod watch;
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -47,22 +47,15 @@ pub struct Spec {
     pub output_schema: Arc<Map<String, Value>>,
 }
 
-fn object(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    }
-}
-
 fn input_schema<T: JsonSchema>() -> Map<String, Value> {
-    object(serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default())
+    super::schema::publish(schemars::schema_for!(T))
 }
 
 fn output_schema<T: JsonSchema>() -> Map<String, Value> {
     let gen = schemars::generate::SchemaSettings::draft2020_12()
         .for_serialize()
         .into_generator();
-    object(serde_json::to_value(gen.into_root_schema_for::<T>()).unwrap_or_default())
+    super::schema::publish(gen.into_root_schema_for::<T>())
 }
 
 impl Spec {

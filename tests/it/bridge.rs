@@ -163,3 +163,54 @@ fn a_client_pinned_to_2026_07_28_works_through_the_bridge() {
         "routed by the bridge's working directory: {v}"
     );
 }
+
+/// A `subscriptions/listen` through the bridge stays open: its notifications arrive as
+/// the owner sends them while other requests go on, and a cancellation ends it.
+#[test]
+fn a_listen_through_the_bridge_streams_its_notifications() {
+    let o = Owner::start();
+    let root = o.project("p");
+    o.bootstrap(&root);
+    let mut b = Bridge::start(&o, &root, None);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "pinned", "version": "1" }
+    });
+    b.send(
+        json!({ "jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
+        "params": { "_meta": meta, "notifications": { "resourcesListChanged": true } } }),
+    );
+    let ack = b.recv();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"]["resourcesListChanged"], true,
+        "{ack}"
+    );
+    // Another request goes on while the stream is open.
+    b.send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "_meta": meta, "name": "memorize",
+        "arguments": { "label": "heard", "text": "a write the listener hears of", "agent_id": "claude:maker" } } }));
+    let mut got = vec![b.recv(), b.recv()];
+    got.sort_by_key(|v| v["id"].is_null());
+    assert_eq!(
+        got[0]["result"]["structuredContent"]["outcome"], "created",
+        "{got:?}"
+    );
+    assert_eq!(
+        got[1]["method"], "notifications/resources/list_changed",
+        "{got:?}"
+    );
+    b.send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": "listen-1", "_meta": meta } }),
+    );
+    b.send(
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": { "_meta": meta } }),
+    );
+    let v = b.recv();
+    assert_eq!(v["id"], 3, "nothing more of the cancelled stream: {v}");
+}

@@ -6,6 +6,7 @@ mod battery;
 mod bridge;
 mod cli;
 mod common;
+mod conformance;
 mod connect;
 mod design;
 mod faults;

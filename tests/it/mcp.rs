@@ -1,7 +1,7 @@
 //! MCP over Streamable HTTP, driven by a hand-rolled JSON-RPC client: the handshake,
 //! tools/list, errors for unknown methods and malformed bodies, session stickiness.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::common::{header, labels, Owner};
 
@@ -307,4 +307,114 @@ fn kept_alive_mcp_calls_do_not_stall() {
         mcp < std::time::Duration::from_millis(50 * 40 / 2),
         "{mcp:?}"
     );
+}
+
+/// Resources are routed like tools (issue 22, part 4): a session with no brain lists the
+/// digest and the medulla's doctrine only, and a brain URI names nothing for it; the
+/// binding header reads the bound brain; the sticky brain follows the first landing.
+#[test]
+fn resources_are_routed_like_tools() {
+    let o = Owner::start();
+    let p = o.project("p");
+    let q = o.project("q");
+    o.bootstrap(&p);
+    o.bootstrap(&q);
+    let (s, _) = o.call(
+        "memorize",
+        json!({ "label": "p fact", "text": "only p knows this", "agent_id": "claude:maker" }),
+        &[("Medulla-Caller-Root", p.to_str().unwrap())],
+    );
+    assert_eq!(s, 200);
+    let (s, v) = o.founder_call(
+        "memorize",
+        json!({ "label": "shared rule", "text": "every project follows this", "tier": "medulla" }),
+        &[],
+    );
+    assert_eq!(s, 200, "{v}");
+
+    let uris = |v: &Value| -> Vec<String> {
+        v["result"]["resources"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Unrouted: the digest and the doctrine, nothing of a brain.
+    let mut m = o.mcp();
+    m.initialize(&[]);
+    let listed = uris(&m.request("resources/list", json!({}), &[]));
+    assert_eq!(
+        listed,
+        ["medulla://north", "medulla://medulla/shared-rule"],
+        "an unrouted session lists the medulla alone"
+    );
+    let v = m.request(
+        "resources/read",
+        json!({ "uri": "medulla://brain/p-fact" }),
+        &[],
+    );
+    assert_eq!(v["error"]["code"], -32002, "{v}");
+    assert_eq!(v["error"]["data"]["code"], "unbootstrapped", "{v}");
+    let v = m.request(
+        "resources/read",
+        json!({ "uri": "medulla://medulla/shared-rule" }),
+        &[],
+    );
+    let row: Value =
+        serde_json::from_str(v["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(row["label"], "shared rule");
+    let v = m.request(
+        "resources/read",
+        json!({ "uri": "file:///etc/passwd" }),
+        &[],
+    );
+    assert_eq!(v["error"]["data"]["code"], "unknown_resource", "{v}");
+
+    // The binding header reads the bound brain; q's caller root never reads p's claim.
+    let mut m = o.mcp();
+    m.initialize(&[]);
+    let bound = [("Medulla-Brain", p.to_str().unwrap())];
+    let v = m.request(
+        "resources/read",
+        json!({ "uri": "medulla://brain/p-fact" }),
+        &bound,
+    );
+    assert_eq!(
+        v["result"]["contents"][0]["mimeType"], "application/json",
+        "{v}"
+    );
+    let in_q = [("Medulla-Caller-Root", q.to_str().unwrap())];
+    let v = m.request(
+        "resources/read",
+        json!({ "uri": "medulla://brain/p-fact" }),
+        &in_q,
+    );
+    assert_eq!(v["error"]["data"]["code"], "no_such_claim", "{v}");
+    assert!(!uris(&m.request("resources/list", json!({}), &in_q))
+        .iter()
+        .any(|u| u.contains("p-fact")));
+    // This session landed on p first: a request naming nothing is p's.
+    let listed = uris(&m.request("resources/list", json!({}), &[]));
+    assert!(
+        listed.contains(&"medulla://brain/p-fact".to_string()),
+        "{listed:?}"
+    );
+
+    let v = m.request(
+        "prompts/get",
+        json!({ "name": "recall", "arguments": { "topic": "p knows" } }),
+        &bound,
+    );
+    let msgs = v["result"]["messages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        msgs.iter()
+            .any(|m| m["content"]["resource"]["uri"] == "medulla://brain/p-fact"),
+        "{v}"
+    );
+    let v = m.request("prompts/get", json!({ "name": "nope" }), &[]);
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert_eq!(v["error"]["data"]["code"], "unknown_prompt", "{v}");
 }
