@@ -418,3 +418,44 @@ fn resources_are_routed_like_tools() {
     assert_eq!(v["error"]["code"], -32602, "{v}");
     assert_eq!(v["error"]["data"]["code"], "unknown_prompt", "{v}");
 }
+
+/// `resources/list` pages: 200 at a time, `nextCursor` until the last page, every
+/// resource once.
+#[test]
+fn resources_list_pages_with_a_cursor() {
+    let o = Owner::start();
+    let p = o.project("p");
+    o.bootstrap(&p);
+    let in_p = [("Medulla-Caller-Root", p.to_str().unwrap())];
+    for batch in 0..3 {
+        let findings: Vec<Value> = (0..70)
+            .map(|i| json!({ "label": format!("fact {batch} {i}"), "text": format!("finding number {i} of batch {batch}") }))
+            .collect();
+        let (s, v) = o.call(
+            "debrief",
+            json!({ "findings": findings, "agent_id": "claude:maker" }),
+            &in_p,
+        );
+        assert_eq!(s, 200, "{v}");
+    }
+    let mut m = o.mcp();
+    m.initialize(&in_p);
+    let first = m.request("resources/list", json!({}), &in_p);
+    let page1 = first["result"]["resources"].as_array().unwrap().clone();
+    assert_eq!(page1.len(), 200);
+    let cursor = first["result"]["nextCursor"].as_str().unwrap().to_string();
+    let second = m.request("resources/list", json!({ "cursor": cursor }), &in_p);
+    let page2 = second["result"]["resources"].as_array().unwrap().clone();
+    assert_eq!(page2.len(), 11, "the digest and 210 claims: {second}");
+    assert!(second["result"].get("nextCursor").is_none(), "{second}");
+    let mut all: Vec<&str> = page1
+        .iter()
+        .chain(&page2)
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 211);
+    let bad = m.request("resources/list", json!({ "cursor": "nope" }), &in_p);
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}

@@ -157,6 +157,18 @@ fn the_official_python_stdio_client_drives_the_bridge() {
         "routed by the bridge's working directory: {v}"
     );
     assert_eq!(v["seek_labels"], serde_json::json!(["via stdio sdk"]));
+    // Resources and prompts through the bridge, routed by its working directory.
+    assert_eq!(
+        v["resources"],
+        serde_json::json!(["medulla://north", "medulla://brain/via-stdio-sdk"]),
+        "{v}"
+    );
+    assert_eq!(v["claim_label"], "via stdio sdk");
+    assert_eq!(
+        v["prompt_resources"],
+        serde_json::json!(["medulla://brain/via-stdio-sdk"]),
+        "{v}"
+    );
 }
 
 /// Issue 22, part 4: memory as MCP resources and prompts, through the official Python

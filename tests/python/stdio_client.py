@@ -26,7 +26,13 @@ async def main():
             tools = await session.list_tools()
             mem = await session.call_tool("memorize", {"label": "via stdio sdk", "text": "the stdio bridge forwards this", "agent_id": "claude:maker"})
             seek = await session.call_tool("seek", {"query": "stdio bridge"})
+            resources = await session.list_resources()
+            claim = await session.read_resource("medulla://brain/via-stdio-sdk")
+            prompt = await session.get_prompt("recall", {"topic": "stdio bridge"})
             print(json.dumps({
+                "resources": [r.uri for r in resources.resources],
+                "claim_label": json.loads(claim.contents[0].text)["label"],
+                "prompt_resources": [m.content.resource.uri for m in prompt.messages if m.content.type == "resource"],
                 "server_name": init.server_info.name,
                 "tools": len(tools.tools),
                 "memorize": mem.structured_content,
