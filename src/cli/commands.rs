@@ -57,7 +57,7 @@ where
 }
 
 /// An answer read back as the type the owner serialized it from.
-fn read<T: DeserializeOwned>(body: &Value, what: &str) -> anyhow::Result<T> {
+pub(super) fn read<T: DeserializeOwned>(body: &Value, what: &str) -> anyhow::Result<T> {
     serde_json::from_value(body.clone()).with_context(|| {
         format!(
             "the owner's answer to {what} is not the shape this command line reads: run a \
