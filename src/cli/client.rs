@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::config::default_home;
 use crate::http::headers;
+use crate::service::progress::Tick;
 
 /// No owner answers at the URL: the command line says so and exits 2.
 #[derive(Debug, thiserror::Error)]
@@ -213,10 +214,13 @@ fn stream_line(
     let v: Value = serde_json::from_str(text)
         .with_context(|| format!("the owner streamed a line that is not JSON: {text:.80}"))?;
     if let Some(p) = v.get("progress") {
+        let t: Tick = serde_json::from_value(p.clone()).with_context(|| {
+            format!("the owner streamed a progress line this command line cannot read: {text:.80}")
+        })?;
         on_progress(Progress {
-            done: p["done"].as_u64().unwrap_or(0),
-            total: p["total"].as_u64().unwrap_or(0),
-            what: p["what"].as_str().unwrap_or(""),
+            done: t.done,
+            total: t.total.unwrap_or(0),
+            what: &t.what,
         });
         return Ok(None);
     }

@@ -4,7 +4,6 @@
 
 use anyhow::Context;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::client::{encode, Answer, Client};
@@ -23,10 +22,7 @@ use crate::service::verbs::{
 };
 
 /// Send a verb its own arguments: the struct the owner deserializes, serialized.
-fn call<V: Verb>(c: &Client, args: &V::Args) -> anyhow::Result<Answer>
-where
-    V::Args: Serialize,
-{
+fn call<V: Verb>(c: &Client, args: &V::Args) -> anyhow::Result<Answer> {
     c.call(V::NAME, serde_json::to_value(args)?)
 }
 
@@ -49,15 +45,12 @@ fn finish_with(
 
 /// The owner's answer to `V`, read back as `V`'s own answer type (the one the owner
 /// serialized), so a printer works on typed fields.
-fn answer<V: Verb>(body: &Value) -> anyhow::Result<Envelope<V::Answer>>
-where
-    V::Answer: DeserializeOwned,
-{
+fn answer<V: Verb>(body: &Value) -> anyhow::Result<Envelope<V::Answer>> {
     read(body, V::NAME)
 }
 
 /// An answer read back as the type the owner serialized it from.
-fn read<T: DeserializeOwned>(body: &Value, what: &str) -> anyhow::Result<T> {
+pub(super) fn read<T: DeserializeOwned>(body: &Value, what: &str) -> anyhow::Result<T> {
     serde_json::from_value(body.clone()).with_context(|| {
         format!(
             "the owner's answer to {what} is not the shape this command line reads: run a \
@@ -85,11 +78,7 @@ fn run<V: Verb>(
     opts: &ClientOpts,
     args: &V::Args,
     human: impl FnOnce(Envelope<V::Answer>),
-) -> anyhow::Result<i32>
-where
-    V::Args: Serialize,
-    V::Answer: DeserializeOwned,
-{
+) -> anyhow::Result<i32> {
     let a = call::<V>(c, args)?;
     finish_with(opts, &a, |b| {
         human(answer::<V>(b)?);
@@ -104,11 +93,7 @@ fn run_read<V: Verb>(
     opts: &ClientOpts,
     args: &V::Args,
     human: impl FnOnce(Envelope<V::Answer>),
-) -> anyhow::Result<i32>
-where
-    V::Args: Serialize,
-    V::Answer: DeserializeOwned,
-{
+) -> anyhow::Result<i32> {
     let a = call::<V>(c, args)?;
     finish_with(opts, &a, |b| {
         let e = answer::<V>(b)?;
@@ -337,10 +322,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
 }
 
 /// A long verb, with a progress bar on a terminal (never with `--json`).
-fn streamed<V: Verb>(c: &Client, opts: &ClientOpts, args: &V::Args) -> anyhow::Result<Answer>
-where
-    V::Args: Serialize,
-{
+fn streamed<V: Verb>(c: &Client, opts: &ClientOpts, args: &V::Args) -> anyhow::Result<Answer> {
     let bar = print::transfer::Bar::new(!opts.json);
     let a = c.call_streaming(V::NAME, serde_json::to_value(args)?, |p| bar.update(p));
     bar.finish();

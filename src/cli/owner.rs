@@ -13,6 +13,7 @@ use super::client::{Client, OwnerNotRunning};
 use super::print::{self, note, out, paint, GREEN};
 use super::ClientOpts;
 use crate::config::{default_home, Config};
+use crate::http::rest::{HallTicket, Stopping};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -106,7 +107,7 @@ pub fn stop(c: &Client, opts: &ClientOpts) -> anyhow::Result<i32> {
         }
         return Ok(1);
     }
-    let pid = a.body["pid"].as_u64().unwrap_or(0);
+    let pid = super::commands::read::<Stopping>(&a.body, "stop")?.pid;
     for _ in 0..STOP_POLLS {
         match c.get("/api/health") {
             Err(e) if e.downcast_ref::<OwnerNotRunning>().is_some() => {
@@ -152,8 +153,8 @@ pub fn hall(c: &Client, opts: &ClientOpts, no_open: bool) -> anyhow::Result<i32>
         }
         return Ok(if a.ok() { 0 } else { 1 });
     }
-    let url = a.body["url"].as_str().unwrap_or_default();
-    let secs = a.body["expires_in_secs"].as_u64().unwrap_or(0);
+    let t = super::commands::read::<HallTicket>(&a.body, "a Hall ticket")?;
+    let (url, secs) = (t.url.as_str(), t.expires_in_secs);
     // The URL alone on its line: it is copied whole, never wrapped or cut.
     out!(
         "the Hall, with a one-time ticket valid for {} minutes:",

@@ -38,6 +38,22 @@ impl ReadQuery {
     }
 }
 
+/// `POST /api/shutdown`'s answer (read back by `medulla stop`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Stopping {
+    pub stopping: bool,
+    pub pid: u32,
+}
+
+/// `POST /api/hall/ticket`'s answer (read back by `medulla hall`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct HallTicket {
+    /// The Hall's URL with the ticket in its fragment.
+    pub url: String,
+    pub ticket: String,
+    pub expires_in_secs: u64,
+}
+
 /// Answer a REST request under `/api/`.
 pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
     let path = req.uri().path().to_string();
@@ -56,7 +72,10 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             app.stop.notify_one();
             json_response(
                 202,
-                &serde_json::json!({ "stopping": true, "pid": std::process::id() }),
+                &Stopping {
+                    stopping: true,
+                    pid: std::process::id(),
+                },
             )
         }
         (Method::POST, "/api/hall/ticket") => {
@@ -70,11 +89,11 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             let ticket = app.hall.ticket();
             json_response(
                 200,
-                &serde_json::json!({
-                    "url": format!("http://{host}/#ticket={ticket}"),
-                    "ticket": ticket,
-                    "expires_in_secs": HallAuth::ticket_ttl_secs(),
-                }),
+                &HallTicket {
+                    url: format!("http://{host}/#ticket={ticket}"),
+                    ticket,
+                    expires_in_secs: HallAuth::ticket_ttl_secs(),
+                },
             )
         }
         (Method::POST, "/api/hall/session") => {

@@ -2,17 +2,19 @@
 //! decides how to show it (REST streams NDJSON lines, MCP sends progress notifications,
 //! the CLI draws a bar). A verb called without a listener ticks into nothing.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 /// One step of a long verb.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Tick {
     pub done: u64,
     pub total: Option<u64>,
     /// What is counted: `files`, `claims`, ...
-    pub what: &'static str,
+    pub what: Cow<'static, str>,
 }
 
 /// Where a verb reports its progress.
@@ -32,7 +34,11 @@ impl Progress {
 
     pub fn tick(&self, done: u64, total: Option<u64>, what: &'static str) {
         if let Some(tx) = &self.0 {
-            let _ = tx.send(Tick { done, total, what });
+            let _ = tx.send(Tick {
+                done,
+                total,
+                what: what.into(),
+            });
         }
     }
 }

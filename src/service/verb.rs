@@ -46,8 +46,9 @@ pub struct Cx<'a> {
     pub progress: &'a Progress,
 }
 
-/// An answer of a verb.
-pub trait Answer: Serialize + JsonSchema + Send {
+/// An answer of a verb: serialized by the owner, read back by the command line's printers
+/// (so a field renamed here fails to compile there), published as the output schema.
+pub trait Answer: Serialize + DeserializeOwned + JsonSchema + Send {
     /// How this answer was ranked, when it says so itself (a seek over stores that
     /// differ); else the owner's mode.
     fn retrieval(&self) -> Option<Retrieval> {
@@ -70,7 +71,10 @@ pub trait Verb {
     /// It acts on the routed brain, so its answer says how the request was routed
     /// (`reception`, `served_brain`). Listings of the whole owner do not.
     const ROUTED: bool = true;
-    type Args: DeserializeOwned + JsonSchema + Send;
+    /// Deserialized from MCP and REST (bodies and queries), serialized by the command
+    /// line, published as the input schema. A verb the command line takes also derives
+    /// `clap::Args` on it.
+    type Args: DeserializeOwned + Serialize + JsonSchema + Send;
     type Answer: Answer;
     fn run(cx: Cx<'_>, args: Self::Args) -> impl Future<Output = Result<Self::Answer>> + Send;
 }

@@ -20,10 +20,8 @@ fn root_header(p: &std::path::Path) -> String {
 #[test]
 fn secrets_are_refused_in_every_field_and_a_project_write_too() {
     let o = Owner::start();
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let xr = root_header(&x);
-    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
+    let x = o.brain("x");
+    let h = x.headers();
     let token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
 
     let (s, v) = o.call(
@@ -105,10 +103,9 @@ fn flag_policy_accepts_and_flags_and_purge_erases() {
         config_toml: Some("project_secrets = \"flag\"\n".into()),
         ..Default::default()
     });
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let xr = root_header(&x);
-    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
+    let x = o.brain("x");
+    let xr = x.root.clone();
+    let h = x.headers();
     let secret = "password=Tr0ub4dor-and-3xyz";
     let (s, v) = o.call(
         "memorize",
@@ -348,24 +345,13 @@ fn promotion_of_another_brains_claim_is_refused_unless_founder() {
 #[test]
 fn a_colliding_label_is_refused_naming_the_holder() {
     let o = Owner::start();
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let xr = root_header(&x);
-    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
-    o.call(
-        "memorize",
-        json!({ "label": "C++ build", "text": "cmake" }),
-        &h,
-    );
-    let (s, v) = o.call(
-        "memorize",
-        json!({ "label": "C# build", "text": "dotnet" }),
-        &h,
-    );
+    let x = o.brain("x");
+    x.memorize("C++ build", "cmake");
+    let (s, v) = x.call("memorize", json!({ "label": "C# build", "text": "dotnet" }));
     assert_eq!(s, 409, "{v}");
     assert_eq!(v["error"]["code"], "label_collision");
     assert_eq!(v["error"]["existing_label"], "C++ build");
-    let (_, v) = o.call("history", json!({ "slug": "c-build" }), &h);
+    let v = x.history("c-build");
     assert_eq!(v["versions"].as_array().unwrap().len(), 1);
 }
 
@@ -412,10 +398,8 @@ fn errors_name_the_path_never_its_bytes() {
 #[test]
 fn every_input_is_bounded_with_a_typed_error() {
     let o = Owner::start();
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let xr = root_header(&x);
-    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
+    let x = o.brain("x");
+    let h = x.headers();
     let (s, v) = o.call("seek", json!({ "query": "q ".repeat(3000) }), &h);
     assert_eq!(
         (s, v["error"]["code"].as_str()),

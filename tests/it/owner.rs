@@ -39,18 +39,10 @@ fn bootstrap_is_idempotent_and_canonical() {
 #[test]
 fn memorize_transitions_over_http() {
     let o = Owner::start();
-    let root = o.project("p");
-    o.bootstrap(&root);
-    let cr = root.to_string_lossy().to_string();
-    let h = [(header::CALLER_ROOT, cr.as_str()), AGENT];
-    let (s, v) = o.call(
-        "memorize",
-        json!({ "label": "CI flake", "text": "the cache test flakes on 2 cores" }),
-        &h,
-    );
-    assert_eq!(s, 200, "{v}");
+    let p = o.brain("p");
+    let v = p.memorize("CI flake", "the cache test flakes on 2 cores");
     assert_eq!(v["outcome"], "created");
-    assert_eq!(v["claim"]["origin_brain"], cr.as_str());
+    assert_eq!(v["claim"]["origin_brain"], p.root.as_str());
     assert_eq!(v["claim"]["source_agent"], "claude:maker");
     assert_eq!(v["claim"]["tier"], "project");
     assert!(
@@ -58,40 +50,33 @@ fn memorize_transitions_over_http() {
         "reception must be silent on match: {v}"
     );
 
-    let (_, v) = o.call(
-        "memorize",
-        json!({ "label": "CI flake", "text": "the cache test flakes on 2 cores" }),
-        &h,
-    );
+    let v = p.memorize("CI flake", "the cache test flakes on 2 cores");
     assert_eq!(v["outcome"], "unchanged");
     assert_eq!(v["unchanged"], true);
 
-    let (_, v) = o.call(
+    let v = p.ok(
         "memorize",
         json!({ "label": "CI flake", "text": "the cache test flakes: a race in warmup", "strength": "verified" }),
-        &h,
     );
     assert_eq!(v["outcome"], "superseded");
     assert_eq!(v["previous"]["state"], "outdated");
 
-    let (s, v) = o.call(
+    let (s, v) = p.call(
         "memorize",
         json!({ "label": "CI flake", "text": "maybe", "strength": "hint" }),
-        &h,
     );
     assert_eq!(s, 409, "{v}");
     assert_eq!(v["error"]["code"], "would_downgrade");
     assert_eq!(v["error"]["live_strength"], "verified");
     assert_eq!(v["error"]["attempted_strength"], "hint");
 
-    let (s, v) = o.call("history", json!({ "slug": "ci-flake" }), &h);
-    assert_eq!(s, 200);
+    let v = p.history("ci-flake");
     let versions = v["versions"].as_array().unwrap();
     assert_eq!(versions.len(), 2);
     assert_eq!(versions[0]["state"], "outdated");
     assert_eq!(versions[1]["state"], "authored");
 
-    let (_, v) = o.call("seek", json!({ "query": "cache warmup race" }), &h);
+    let v = p.seek("cache warmup race");
     assert_eq!(labels(&v), vec!["CI flake"]);
     let row = &v["results"][0];
     for field in [

@@ -15,7 +15,7 @@ use crate::store_id::{Fingerprint, StoreId};
 /// Most findings in one debrief.
 const MAX_FINDINGS: usize = 100;
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Finding {
     pub label: String,
@@ -24,7 +24,7 @@ pub struct Finding {
     pub evidence: Option<Vec<String>>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DebriefArgs {
     /// What the child found; each becomes a project-private claim under the child's id.
@@ -35,13 +35,13 @@ pub struct DebriefArgs {
     pub tier: Option<Tier>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct BrainId {
     pub root: String,
     pub fingerprint: Fingerprint,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum FindingResult {
     Written {
@@ -55,7 +55,7 @@ pub enum FindingResult {
     },
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct DebriefAnswer {
     pub brain: BrainId,
     pub agent: String,

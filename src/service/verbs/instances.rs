@@ -13,7 +13,7 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::{Fingerprint, StoreId};
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BrainsArgs {}
 
