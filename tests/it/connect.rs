@@ -289,6 +289,75 @@ fn connect_bootstraps_installs_the_hook_and_says_when_the_owner_is_not_there() {
     let cmd = hook["hooks"][0]["command"].as_str().unwrap();
     assert!(cmd.ends_with("prime --client claude"), "{cmd}");
 
+    // Codex: its hooks.json, and the feature that turns hooks on, kept beside the user's.
+    std::fs::create_dir_all(root.join(".codex")).unwrap();
+    std::fs::write(
+        root.join(".codex/config.toml"),
+        "# mine\n[features]\nweb_search = true\n",
+    )
+    .unwrap();
+    let r = run(
+        &o,
+        home.path(),
+        &root,
+        &["connect", "codex", "--hooks", "--no-check"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let hooks = json_at(&root.join(".codex/hooks.json"));
+    let g = &hooks["hooks"]["SessionStart"][0];
+    assert_eq!(g["matcher"], "startup|resume|clear");
+    assert!(g["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .ends_with("prime --client codex"));
+    let config = std::fs::read_to_string(root.join(".codex/config.toml")).unwrap();
+    let t: toml::Table = config.parse().unwrap();
+    assert_eq!(
+        t["features"]["codex_hooks"].as_bool(),
+        Some(true),
+        "{config}"
+    );
+    assert_eq!(
+        t["features"]["web_search"].as_bool(),
+        Some(true),
+        "{config}"
+    );
+    assert!(
+        config.contains("# mine") && t["mcp_servers"]["medulla"]["url"].is_str(),
+        "{config}"
+    );
+
+    // Gemini: one settings.json holds both its server and its hook; neither drops the other.
+    let r = run(
+        &o,
+        home.path(),
+        &root,
+        &["connect", "gemini", "--hooks", "--no-check"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let g = json_at(&root.join(".gemini/settings.json"));
+    assert!(g["mcpServers"]["medulla"]["httpUrl"].is_string(), "{g}");
+    let cmd = g["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(cmd.ends_with("prime --client gemini"), "{g}");
+    let again = run(
+        &o,
+        home.path(),
+        &root,
+        &["connect", "gemini", "--hooks", "--no-check"],
+    );
+    assert!(
+        again.stdout.contains("already connected"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(
+        json_at(&root.join(".gemini/settings.json")),
+        g,
+        "idempotent"
+    );
+
     // The hook the client will run: it primes this session.
     let (s, v) = o.call(
         "memorize",

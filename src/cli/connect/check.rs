@@ -11,7 +11,6 @@ use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Value};
 
 use super::clients::{AgentClient, Places, Scope, Transport};
-use super::files;
 
 const PROTOCOL: &str = "2025-06-18";
 const WAIT: Duration = Duration::from_secs(10);
@@ -178,29 +177,59 @@ fn over_stdio(command: &str, args: &[String], root: &Path) -> anyhow::Result<usi
     result
 }
 
-/// `--hooks`: the client's settings file with `medulla prime` as its session-start hook,
-/// merged with the hooks already there: (file, text now, text after).
-pub fn hook_file(
+/// One file `--hooks` changes: its path and its text after the change (`before` is read
+/// by the caller, which chains edits to a file `connect` also writes).
+pub struct HookEdit {
+    pub path: PathBuf,
+    pub edit: fn(Option<&str>, &Path) -> anyhow::Result<String>,
+}
+
+/// `--hooks`: the files that make `medulla prime` the client's session-start hook, merged
+/// with the hooks already there: Claude Code's `settings.json`, Codex's `hooks.json` (and
+/// its `codex_hooks` feature in `config.toml`), Gemini CLI's `settings.json`.
+pub fn hook_edits(
     client: AgentClient,
     scope: Option<Scope>,
     root: &Path,
-    bin: &str,
-) -> anyhow::Result<(PathBuf, Option<String>, String)> {
-    if client != AgentClient::ClaudeCode {
-        bail!(
-            "--hooks installs the session-start hook for claude-code only so far; for {} run `medulla prime` from its own session-start hook",
-            client.name()
-        );
-    }
-    let path = match scope.unwrap_or(Scope::Project) {
-        Scope::Project => root.join(".claude").join("settings.json"),
-        Scope::User => Places::from_env()?
-            .home
-            .join(".claude")
-            .join("settings.json"),
+) -> anyhow::Result<Vec<HookEdit>> {
+    let user = scope.unwrap_or(Scope::Project) == Scope::User;
+    let base = |dir: &str| -> anyhow::Result<PathBuf> {
+        Ok(if user {
+            Places::from_env()?.home.join(dir)
+        } else {
+            root.join(dir)
+        })
     };
-    let before = files::read(&path)?;
-    let mut doc: Value = match before.as_deref().map(str::trim) {
+    Ok(match client {
+        AgentClient::ClaudeCode => vec![HookEdit {
+            path: base(".claude")?.join("settings.json"),
+            edit: claude_hook,
+        }],
+        AgentClient::Codex => vec![
+            HookEdit {
+                path: base(".codex")?.join("hooks.json"),
+                edit: codex_hook,
+            },
+            HookEdit {
+                path: base(".codex")?.join("config.toml"),
+                edit: codex_feature,
+            },
+        ],
+        AgentClient::Gemini => vec![HookEdit {
+            path: base(".gemini")?.join("settings.json"),
+            edit: gemini_hook,
+        }],
+        other => bail!(
+            "{} has no session-start hook medulla can install: run `medulla prime` from its own session-start mechanism, if it has one",
+            other.name()
+        ),
+    })
+}
+
+/// Put `group` in `doc.hooks.SessionStart`, replacing medulla's earlier one (the group
+/// whose command runs `prime --client`), keeping every other hook.
+fn session_start(before: Option<&str>, path: &Path, group: Value) -> anyhow::Result<String> {
+    let mut doc: Value = match before.map(str::trim) {
         None | Some("") => json!({}),
         Some(t) => serde_json::from_str(t).with_context(|| {
             format!(
@@ -209,11 +238,6 @@ pub fn hook_file(
             )
         })?,
     };
-    let command = format!("{bin} prime --client claude");
-    let ours = json!({
-        "matcher": "startup|resume|clear|compact",
-        "hooks": [{ "type": "command", "command": command }]
-    });
     let list = doc
         .as_object_mut()
         .context("the settings file is not a JSON object")?
@@ -230,17 +254,64 @@ pub fn hook_file(
             hs.iter().any(|h| {
                 h["command"]
                     .as_str()
-                    .is_some_and(|c| c.ends_with(" prime --client claude"))
+                    .is_some_and(|c| c.contains(" prime --client "))
             })
         })
     };
     match list.iter().position(is_ours) {
-        Some(i) if list[i] == ours => {
-            return Ok((path, before.clone(), before.unwrap_or_default()));
-        }
-        Some(i) => list[i] = ours,
-        None => list.push(ours),
+        Some(i) if list[i] == group => return Ok(before.unwrap_or_default().to_string()),
+        Some(i) => list[i] = group,
+        None => list.push(group),
     }
-    let after = format!("{}\n", serde_json::to_string_pretty(&doc)?);
-    Ok((path, before, after))
+    Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?))
+}
+
+fn prime_command(client: &str) -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot tell where this medulla binary is")?;
+    Ok(format!("{} prime --client {client}", exe.to_string_lossy()))
+}
+
+fn claude_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
+    let group = json!({
+        "matcher": "startup|resume|clear|compact",
+        "hooks": [{ "type": "command", "command": prime_command("claude")? }]
+    });
+    session_start(before, path, group)
+}
+
+fn codex_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
+    let group = json!({
+        "matcher": "startup|resume|clear",
+        "hooks": [{ "type": "command", "command": prime_command("codex")?, "timeout": 10 }]
+    });
+    session_start(before, path, group)
+}
+
+fn gemini_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
+    let group = json!({
+        "hooks": [{ "name": "medulla-prime", "type": "command", "command": prime_command("gemini")?,
+                    "description": "what medulla remembers about this project" }]
+    });
+    session_start(before, path, group)
+}
+
+/// Codex runs hooks only with `[features] codex_hooks = true` in its config.
+fn codex_feature(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
+    let text = before.unwrap_or_default();
+    let mut doc: toml_edit::DocumentMut = text.parse().with_context(|| {
+        format!(
+            "{} is not valid TOML: fix it and run connect again; nothing was written",
+            path.display()
+        )
+    })?;
+    let features = doc
+        .entry("features")
+        .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+        .as_table_mut()
+        .with_context(|| format!("{}: `features` is not a table", path.display()))?;
+    if features.get("codex_hooks").and_then(|v| v.as_bool()) == Some(true) {
+        return Ok(text.to_string());
+    }
+    features.insert("codex_hooks", toml_edit::value(true));
+    Ok(doc.to_string())
 }

@@ -41,7 +41,8 @@ pub struct ConnectArgs {
     /// Create this project's brain first (`medulla bootstrap`)
     #[arg(long)]
     pub bootstrap: bool,
-    /// Also install `medulla prime` as the client's session-start hook (Claude Code)
+    /// Also install `medulla prime` as the client's session-start hook (Claude Code,
+    /// Codex, Gemini CLI)
     #[arg(long)]
     pub hooks: bool,
     /// Write the file without checking the connection afterwards
@@ -104,24 +105,36 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
     let (entry, root) = entry_for(a.client, a.scope, a.project, &url)?;
     let before = files::read(&entry.file)?;
     let after = files::with_entry(before.as_deref(), &entry)?;
-    let changed = before.as_deref() != Some(after.as_str());
-    let mut hook = None;
+    // Every file this connect changes, in order; a file changed twice (Gemini's settings
+    // hold both its servers and its hooks) is chained, not read twice.
+    let mut plans: Vec<(PathBuf, Option<String>, String)> =
+        vec![(entry.file.clone(), before.clone(), after.clone())];
     if a.hooks {
-        hook = Some(check::hook_file(a.client, a.scope, &root, &this_binary()?)?);
+        for h in check::hook_edits(a.client, a.scope, &root)? {
+            let now = match plans.iter().find(|p| p.0 == h.path) {
+                Some(p) => Some(p.2.clone()),
+                None => files::read(&h.path)?,
+            };
+            let next = (h.edit)(now.as_deref(), &h.path)?;
+            match plans.iter_mut().find(|p| p.0 == h.path) {
+                Some(p) => p.2 = next,
+                None => plans.push((h.path, now, next)),
+            }
+        }
     }
     if a.dry_run {
-        if changed {
-            out!("{}", files::diff(&entry.file, before.as_deref(), &after));
-        } else {
+        let mut any = false;
+        for (path, before, after) in &plans {
+            if before.as_deref() != Some(after.as_str()) {
+                any = true;
+                out!("{}", files::diff(path, before.as_deref(), after));
+            }
+        }
+        if !any {
             out!(
                 "{}: already connected, nothing to change",
                 entry.file.display()
             );
-        }
-        if let Some((path, before, after)) = &hook {
-            if before.as_deref() != Some(after.as_str()) {
-                out!("{}", files::diff(path, before.as_deref(), after));
-            }
         }
         return Ok(0);
     }
@@ -134,26 +147,20 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
         }
         note!("brain ready for {}", root.display());
     }
-    if changed {
-        files::write(&entry.file, &after)?;
-        out!(
-            "{} connected: wrote {}",
-            a.client.name(),
-            entry.file.display()
-        );
-    } else {
-        out!(
-            "{} already connected: {} unchanged",
-            a.client.name(),
-            entry.file.display()
-        );
-    }
-    if let Some((path, before, after)) = hook {
-        if before.as_deref() != Some(after.as_str()) {
-            files::write(&path, &after)?;
-            out!("session-start hook: wrote {}", path.display());
-        } else {
-            out!("session-start hook: {} unchanged", path.display());
+    for (i, (path, before, after)) in plans.iter().enumerate() {
+        let changed = before.as_deref() != Some(after.as_str());
+        if changed {
+            files::write(path, after)?;
+        }
+        match (i, changed) {
+            (0, true) => out!("{} connected: wrote {}", a.client.name(), path.display()),
+            (0, false) => out!(
+                "{} already connected: {} unchanged",
+                a.client.name(),
+                path.display()
+            ),
+            (_, true) => out!("session-start hook: wrote {}", path.display()),
+            (_, false) => out!("session-start hook: {} unchanged", path.display()),
         }
     }
     if a.no_check {
