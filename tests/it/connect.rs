@@ -612,3 +612,95 @@ fn sync_writes_the_instruction_files_and_never_clobbers_a_persons_edit() {
         "the person's part stays: {agents}"
     );
 }
+
+/// Codex's own CLI (from the npm registry, pinned), installed once under `target/`.
+fn codex_cli() -> std::path::PathBuf {
+    static AT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    AT.get_or_init(|| {
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+        let dir = target.join("agent-clients").join("codex-0.169.0");
+        let bin = dir.join("node_modules/.bin/codex");
+        if !bin.exists() {
+            std::fs::create_dir_all(&dir).unwrap();
+            let out = Command::new("npm")
+                .args([
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--no-save",
+                    "--prefix",
+                ])
+                .arg(&dir)
+                .arg("@openai/codex@0.169.0")
+                .output()
+                .unwrap_or_else(|e| {
+                    panic!("npm (Node.js) is needed to run Codex's own CLI in this test: {e}")
+                });
+            assert!(
+                out.status.success(),
+                "npm install @openai/codex failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        bin
+    })
+    .clone()
+}
+
+#[test]
+fn codex_itself_reads_the_entries_connect_writes() {
+    let o = Owner::start();
+    let root = o.project("app");
+    let home = tempfile::tempdir().unwrap();
+    let rs = root.to_string_lossy().to_string();
+    // The project file, read by Codex as its configuration (CODEX_HOME pointed at it).
+    let r = run(&o, home.path(), &root, &["connect", "codex", "--no-check"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // The user file: the stdio bridge.
+    let r = run(
+        &o,
+        home.path(),
+        &root,
+        &["connect", "codex", "--scope", "user", "--no-check"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let list = |codex_home: &Path| -> Value {
+        let out = Command::new(codex_cli())
+            .args(["mcp", "list", "--json"])
+            .env("CODEX_HOME", codex_home)
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("codex mcp list --json")
+    };
+    let medulla = |v: &Value| -> Value {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "medulla")
+            .cloned()
+            .unwrap_or_else(|| panic!("codex lists medulla: {v}"))
+    };
+    let project = medulla(&list(&root.join(".codex")));
+    assert_eq!(project["transport"]["type"], "streamable_http", "{project}");
+    assert_eq!(
+        project["transport"]["url"],
+        format!("{}/mcp", o.url),
+        "{project}"
+    );
+    assert_eq!(
+        project["transport"]["http_headers"]["Medulla-Caller-Root"],
+        rs.as_str(),
+        "{project}"
+    );
+    let user = medulla(&list(&home.path().join(".codex")));
+    assert_eq!(user["transport"]["type"], "stdio", "{user}");
+    assert_eq!(user["transport"]["args"], json!(["bridge"]), "{user}");
+}
