@@ -861,6 +861,30 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         !o.claims(&gamma).iter().any(|c| c["slug"] == "main-binary"),
         "retired from the doctor's cluster"
     );
+    // A backup from the doctor, with a click and a confirmation.
+    click(&tab, "#backup button.act-backup");
+    until(
+        &tab,
+        "document.querySelector('#confirm').open",
+        "the backup dialog",
+    );
+    click(&tab, "#confirm-ok");
+    until(
+        &tab,
+        "[...document.querySelectorAll('#toast p')].some(p => p.textContent.includes('Backed up'))",
+        "the backup to be written",
+    );
+    let toast = text_of(&tab, "#toast");
+    assert!(
+        toast.contains("not copied") && toast.contains("damaged"),
+        "the quarantined brain is named as not copied: {toast}"
+    );
+    let written: Vec<_> = std::fs::read_dir(o.home.path().join("backups"))
+        .expect("the backups directory")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("manifest.json").exists())
+        .collect();
+    assert_eq!(written.len(), 1, "one backup, with its manifest");
 
     // The audit log, filtered by agent.
     tab.evaluate("location.hash = '#/audit?agent=claude%3Amaker'", false)
