@@ -3,7 +3,9 @@
 //! the file changed or disappeared since?).
 //!
 //! Checking never reads a file on every recall: each file's hash is cached by its
-//! (size, mtime, inode), and a file is read again only when those move. A file outside
+//! (size, mtime, inode), and a file is read again only when those move; and where the
+//! kernel tells of changes (inotify, `anchor_watch`), a file nobody touched is not even
+//! stat'ed. A file outside
 //! the brain's root is never read: `..`, symlinks out of the root and absolute paths
 //! elsewhere are refused at write time and said so.
 
@@ -14,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use brains::Anchor;
+
+use super::anchor_watch::{Told, Watcher};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -58,6 +62,9 @@ struct Seen {
     file: Option<Hashed>,
     /// When it was first found missing (ms), while it is.
     missing_since: Option<i64>,
+    /// Its directory is watched and no change was told since it was looked at: the next
+    /// check need not stat it.
+    clean: bool,
 }
 
 /// A present file's identity and hashes.
@@ -93,7 +100,45 @@ impl FileKey {
 /// The cache of file hashes, shared by every check.
 #[derive(Debug, Default)]
 pub struct AnchorCache {
-    seen: Mutex<HashMap<PathBuf, Seen>>,
+    seen: Mutex<Files>,
+}
+
+#[derive(Debug, Default)]
+struct Files {
+    by_path: HashMap<PathBuf, Seen>,
+    /// What tells which files changed (inotify on Linux), made on the first check.
+    watcher: Option<Watcher>,
+    tried: bool,
+}
+
+impl Files {
+    /// Take in what the watcher was told since the last check.
+    fn catch_up(&mut self) {
+        if !self.tried {
+            self.tried = true;
+            self.watcher = Watcher::new();
+        }
+        let Some(w) = self.watcher.as_mut() else {
+            return;
+        };
+        match w.drain() {
+            Told::Everything => self.by_path.values_mut().for_each(|s| s.clean = false),
+            Told::Changed { files, dirs } => {
+                for f in files {
+                    if let Some(s) = self.by_path.get_mut(&f) {
+                        s.clean = false;
+                    }
+                }
+                if !dirs.is_empty() {
+                    for (p, s) in self.by_path.iter_mut() {
+                        if dirs.iter().any(|d| p.starts_with(d)) {
+                            s.clean = false;
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A spec in an evidence entry: `path`, `path:LINE` or `path:START-END`.
@@ -298,13 +343,23 @@ impl AnchorCache {
         claims: &[&[Anchor]],
         now: i64,
     ) -> Vec<Vec<EvidenceChange>> {
-        let mut cache = self.seen.lock().expect("anchor cache lock");
+        let mut files = self.seen.lock().expect("anchor cache lock");
+        files.catch_up();
+        let Files {
+            by_path: cache,
+            watcher,
+            ..
+        } = &mut *files;
         let mut looked: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for a in claims.iter().flat_map(|c| c.iter()) {
             let path = root.join(&a.path);
-            if looked.insert(a.path.as_str()) {
+            if looked.insert(a.path.as_str()) && !cache.get(&path).is_some_and(|s| s.clean) {
+                // Watched first, then looked at: a change after the look is told.
+                let watched = watcher.as_mut().is_some_and(|w| w.watch(&path));
                 let before = cache.remove(&path);
-                cache.insert(path.clone(), look(root, &path, before, now));
+                let mut seen = look(root, &path, before, now);
+                seen.clean = watched;
+                cache.insert(path.clone(), seen);
             }
             if let (Some(r), Some(Seen { file: Some(h), .. })) = (a.lines, cache.get_mut(&path)) {
                 h.ranges.entry(r).or_insert_with(|| {
@@ -353,6 +408,7 @@ fn look(root: &Path, path: &Path, before: Option<Seen>, now: i64) -> Seen {
     let missing = || Seen {
         file: None,
         missing_since: Some(missing_since.unwrap_or(now)),
+        clean: false,
     };
     let Some(meta) = std::fs::metadata(path).ok().filter(|m| m.is_file()) else {
         return missing();
@@ -363,6 +419,7 @@ fn look(root: &Path, path: &Path, before: Option<Seen>, now: i64) -> Seen {
             return Seen {
                 file: Some(h),
                 missing_since: None,
+                clean: false,
             };
         }
     }
@@ -378,5 +435,68 @@ fn look(root: &Path, path: &Path, before: Option<Seen>, now: i64) -> Seen {
             ranges: HashMap::new(),
         }),
         missing_since: None,
+        clean: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_name_a_path_and_maybe_lines() {
+        assert_eq!(parse_spec("src/a.rs"), Some(("src/a.rs", None)));
+        assert_eq!(
+            parse_spec("src/a.rs:10-40"),
+            Some(("src/a.rs", Some((10, 40))))
+        );
+        assert_eq!(parse_spec("src/a.rs:7"), Some(("src/a.rs", Some((7, 7)))));
+        assert_eq!(parse_spec("src/a.rs:40-10"), Some(("src/a.rs:40-10", None)));
+        assert_eq!(parse_spec("see the pool"), None);
+        assert_eq!(parse_spec("https://example.com/x"), None);
+    }
+
+    #[test]
+    fn line_ranges_cover_their_lines_only() {
+        let text = b"one\ntwo\nthree\n";
+        assert_eq!(line_range(text, (2, 2)), Some(&b"two\n"[..]));
+        assert_eq!(line_range(text, (2, 3)), Some(&b"two\nthree\n"[..]));
+        assert_eq!(line_range(text, (3, 4)), None);
+        assert_eq!(line_range(b"no newline", (1, 1)), Some(&b"no newline"[..]));
+    }
+
+    #[test]
+    fn the_blob_id_is_gits() {
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert_eq!(
+            git_blob_id(b"hello\n"),
+            "ce013625030ba8dba906f756967f9e9ca394464a"
+        );
+    }
+
+    #[test]
+    fn a_change_shows_on_the_next_check_however_the_file_is_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/pool.rs"), "const POOL: usize = 20;\n").unwrap();
+        let (anchors, _) = take(&root, &["src/pool.rs".to_string()], 1);
+        assert_eq!(anchors.len(), 1);
+        let cache = AnchorCache::default();
+        let check = || cache.check_many(&root, &[anchors.as_slice()], 2)[0].clone();
+        assert!(check().is_empty());
+        assert!(check().is_empty(), "unchanged, twice");
+        // Written in place.
+        std::fs::write(root.join("src/pool.rs"), "const POOL: usize = 64;\n").unwrap();
+        assert_eq!(check()[0].state, Drift::Changed);
+        // Put back as an editor saves: a temp file renamed over it.
+        std::fs::write(root.join("src/.pool.rs.swp"), "const POOL: usize = 20;\n").unwrap();
+        std::fs::rename(root.join("src/.pool.rs.swp"), root.join("src/pool.rs")).unwrap();
+        assert!(check().is_empty(), "back as it was");
+        // Its directory moved away: missing.
+        std::fs::rename(root.join("src"), root.join("old")).unwrap();
+        assert_eq!(check()[0].state, Drift::Missing);
+        std::fs::rename(root.join("old"), root.join("src")).unwrap();
+        assert!(check().is_empty(), "back again");
     }
 }

@@ -13,6 +13,7 @@
 //! Architecture invariant: the service answers typed values and typed errors; it knows
 //! nothing of HTTP, headers or JSON-RPC.
 
+pub mod anchor_watch;
 pub mod anchors;
 pub mod backup;
 pub mod drift;
