@@ -164,9 +164,12 @@ pub fn destination(letter: &Letter, cx: &Context) -> Destination {
             return Destination::Project { repo: root.clone() };
         }
     }
+    // A `brain` naming a path names a project even when no registered root matches it
+    // (yet): that path decides, never a projectless `repo` beside it (INV-10).
     let raw = letter
-        .field("repo")
-        .or_else(|| letter.field("brain").filter(|b| b.contains('/')))
+        .field("brain")
+        .filter(|b| b.contains('/'))
+        .or_else(|| letter.field("repo"))
         .unwrap_or("");
     let stripped = strip_notes(raw);
     if is_projectless(&stripped) {
@@ -510,6 +513,16 @@ mod tests {
             ),
             to_main
         );
+        // A brain path no registered root matches still names a project: never the
+        // medulla box because `repo` says `all`.
+        let unregistered = main.parent().unwrap().join("not-registered-yet");
+        assert!(!matches!(
+            destination(
+                &letter(json!({"brain": unregistered.to_string_lossy(), "repo": "all"})),
+                &cx
+            ),
+            Destination::Medulla
+        ));
     }
 
     #[test]
