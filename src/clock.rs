@@ -29,15 +29,17 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
 }
 
-/// The year of a day count (days since 1970-01-01).
-fn year_of(days: i64) -> i64 {
+/// Days since 1970-01-01 as (year, month, day), proleptic Gregorian.
+pub fn civil(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
-    yoe + era * 400 + i64::from(mp >= 10)
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// The ISO week (`YYYY-Www`) of a time in ms: weeks start on Monday and belong to the
@@ -46,7 +48,7 @@ pub fn iso_week(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);
     let weekday = (days + 3).rem_euclid(7); // 0 = Monday; 1970-01-01 was a Thursday
     let thursday = days - weekday + 3;
-    let year = year_of(thursday);
+    let year = civil(thursday).0;
     let jan1 = days_from_civil(year, 1, 1);
     format!("{year}-W{:02}", (thursday - jan1) / 7 + 1)
 }

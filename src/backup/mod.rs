@@ -81,23 +81,10 @@ impl BackupError {
     }
 }
 
-/// Days since 1970-01-01 as (year, month, day), proleptic Gregorian.
-fn civil(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 /// A time in ms as UTC `2026-11-25T08-30-00.123Z`: sortable, and a file name everywhere.
 pub fn name_for(ms: i64) -> String {
     let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let (y, m, d) = civil(days);
+    let (y, m, d) = crate::clock::civil(days);
     let (h, mi, s, milli) = (
         rest / 3_600_000,
         rest / 60_000 % 60,

@@ -211,18 +211,8 @@ impl Row {
 
 /// `YYYY-MM-DD` of a ms timestamp (UTC), for one-line renderings.
 pub fn date(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    // Civil-from-days (proleptic Gregorian), valid for any i64 day count we will meet.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
+    let (y, m, d) = crate::clock::civil(ms.div_euclid(86_400_000));
+    format!("{y:04}-{m:02}-{d:02}")
 }
 
 /// The promotion chain of a medulla copy as one readable line.
