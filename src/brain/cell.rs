@@ -116,14 +116,8 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
 pub type Shared = Arc<StoreCell>;
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-fn panic_text(e: &tokio::task::JoinError) -> String {
-    e.to_string()
+    use brains::Clock;
+    brains::SystemClock.now_ms()
 }
 
 impl StoreCell {
@@ -247,6 +241,33 @@ impl StoreCell {
         }
     }
 
+    /// A quarantined store refuses every call before it touches the file.
+    fn refuse_if_damaged(&self) -> Result<(), StoreError> {
+        match self.fault() {
+            Some(fault) if fault.kind == FaultKind::Damaged => Err(fault.error()),
+            _ => Ok(()),
+        }
+    }
+
+    /// The outcome of a call run on the blocking pool: its error noted as a fault, or its
+    /// panic checked against the store's integrity.
+    async fn settle<T>(
+        self: &Arc<Self>,
+        joined: Result<Result<T, StoreError>, tokio::task::JoinError>,
+        what: &str,
+    ) -> Result<T, StoreError> {
+        match joined {
+            Ok(r) => r.map_err(|e| self.note(e)),
+            Err(e) => {
+                let cell = self.clone();
+                let what = format!("a store {what} panicked: {e}");
+                tokio::task::spawn_blocking(move || cell.after_panic(what))
+                    .await
+                    .map_or_else(|e| Err(StoreError::Internal(e.to_string())), Err)
+            }
+        }
+    }
+
     /// Run a read on the store, on the blocking pool, concurrently with other reads.
     /// `Ok(None)` when the store was closed meanwhile (unloaded): ask again.
     pub async fn read<T, F>(self: &Arc<Self>, f: F) -> Result<Option<T>, StoreError>
@@ -254,9 +275,7 @@ impl StoreCell {
         T: Send + 'static,
         F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
     {
-        if let Some(fault) = self.fault().filter(|f| f.kind == FaultKind::Damaged) {
-            return Err(fault.error());
-        }
+        self.refuse_if_damaged()?;
         let cell = self.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let guard = cell.store.read().unwrap_or_else(|p| p.into_inner());
@@ -269,16 +288,7 @@ impl StoreCell {
             }
         })
         .await;
-        match joined {
-            Ok(r) => r.map_err(|e| self.note(e)),
-            Err(e) => {
-                let cell = self.clone();
-                let what = format!("a store read panicked: {}", panic_text(&e));
-                tokio::task::spawn_blocking(move || cell.after_panic(what))
-                    .await
-                    .map_or_else(|e| Err(StoreError::Internal(e.to_string())), Err)
-            }
-        }
+        self.settle(joined, "read").await
     }
 
     /// Run a write (or anything that needs the store to itself) on the blocking pool.
@@ -288,9 +298,7 @@ impl StoreCell {
         T: Send + 'static,
         F: FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
     {
-        if let Some(fault) = self.fault().filter(|f| f.kind == FaultKind::Damaged) {
-            return Err(fault.error());
-        }
+        self.refuse_if_damaged()?;
         let cell = self.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let mut guard = cell.store.write().unwrap_or_else(|p| p.into_inner());
@@ -303,28 +311,14 @@ impl StoreCell {
             }
         })
         .await;
-        match joined {
-            Ok(r) => r.map_err(|e| self.note(e)),
-            Err(e) => {
-                let cell = self.clone();
-                let what = format!("a store write panicked: {}", panic_text(&e));
-                tokio::task::spawn_blocking(move || cell.after_panic(what))
-                    .await
-                    .map_or_else(|e| Err(StoreError::Internal(e.to_string())), Err)
-            }
-        }
+        self.settle(joined, "write").await
     }
 
     /// Close the store and open it again from disk (after a full disk or a failed file
     /// operation). On success the fault is cleared; on failure it says why, and the
     /// store stays closed until the next try. A quarantined store is never reopened.
     pub async fn reopen(self: &Arc<Self>, opts: StoreOptions) -> Result<(), StoreError> {
-        if self.is_damaged() {
-            return Err(self
-                .fault()
-                .map(|f| f.error())
-                .unwrap_or(StoreError::Closed));
-        }
+        self.refuse_if_damaged()?;
         let cell = self.clone();
         let done = tokio::task::spawn_blocking(move || {
             let path = cell.db_path();
