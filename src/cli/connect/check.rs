@@ -11,6 +11,7 @@ use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Value};
 
 use super::clients::{AgentClient, Places, Scope, Transport};
+use super::files;
 
 const PROTOCOL: &str = "2025-06-18";
 const WAIT: Duration = Duration::from_secs(10);
@@ -229,15 +230,7 @@ pub fn hook_edits(
 /// Put `group` in `doc.hooks.SessionStart`, replacing medulla's earlier one (the group
 /// whose command runs `prime --client`), keeping every other hook.
 fn session_start(before: Option<&str>, path: &Path, group: Value) -> anyhow::Result<String> {
-    let mut doc: Value = match before.map(str::trim) {
-        None | Some("") => json!({}),
-        Some(t) => serde_json::from_str(t).with_context(|| {
-            format!(
-                "{} is not valid JSON: fix it and run connect again; nothing was written",
-                path.display()
-            )
-        })?,
-    };
+    let mut doc = files::parse_json(before, path)?;
     let list = doc
         .as_object_mut()
         .context("the settings file is not a JSON object")?
@@ -263,12 +256,11 @@ fn session_start(before: Option<&str>, path: &Path, group: Value) -> anyhow::Res
         Some(i) => list[i] = group,
         None => list.push(group),
     }
-    Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?))
+    files::json_text(&doc)
 }
 
 fn prime_command(client: &str) -> anyhow::Result<String> {
-    let exe = std::env::current_exe().context("cannot tell where this medulla binary is")?;
-    Ok(format!("{} prime --client {client}", exe.to_string_lossy()))
+    Ok(format!("{} prime --client {client}", super::this_binary()?))
 }
 
 fn claude_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
@@ -298,12 +290,7 @@ fn gemini_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
 /// Codex runs hooks only with `[features] codex_hooks = true` in its config.
 fn codex_feature(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
     let text = before.unwrap_or_default();
-    let mut doc: toml_edit::DocumentMut = text.parse().with_context(|| {
-        format!(
-            "{} is not valid TOML: fix it and run connect again; nothing was written",
-            path.display()
-        )
-    })?;
+    let mut doc = files::parse_toml(text, path)?;
     let features = doc
         .entry("features")
         .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))

@@ -41,15 +41,7 @@ fn json_with(
     keys: &[&str],
     value: Option<&Value>,
 ) -> anyhow::Result<String> {
-    let mut doc: Value = match before.map(str::trim) {
-        None | Some("") => Value::Object(Map::new()),
-        Some(t) => serde_json::from_str(t).with_context(|| {
-            format!(
-                "{} is not valid JSON: fix it (or move it aside) and run connect again; nothing was written",
-                path.display()
-            )
-        })?,
-    };
+    let mut doc = parse_json(before, path)?;
     let (last, parents) = keys.split_last().expect("at least one key");
     let mut node = &mut doc;
     for k in parents {
@@ -86,7 +78,35 @@ fn json_with(
             }
         }
     }
-    Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?))
+    json_text(&doc)
+}
+
+/// A client's JSON file as a document: an object when there is no file (or it is empty).
+pub fn parse_json(before: Option<&str>, path: &Path) -> anyhow::Result<Value> {
+    match before.map(str::trim) {
+        None | Some("") => Ok(Value::Object(Map::new())),
+        Some(t) => serde_json::from_str(t).with_context(|| {
+            format!(
+                "{} is not valid JSON: fix it (or move it aside) and run connect again; nothing was written",
+                path.display()
+            )
+        }),
+    }
+}
+
+/// A client's TOML file as an editable document (comments and layout kept).
+pub fn parse_toml(text: &str, path: &Path) -> anyhow::Result<toml_edit::DocumentMut> {
+    text.parse().with_context(|| {
+        format!(
+            "{} is not valid TOML: fix it (or move it aside) and run connect again; nothing was written",
+            path.display()
+        )
+    })
+}
+
+/// A JSON document as a file's text: indented, with a final newline.
+pub fn json_text(doc: &Value) -> anyhow::Result<String> {
+    Ok(format!("{}\n", serde_json::to_string_pretty(doc)?))
 }
 
 fn toml_value(v: &Value) -> anyhow::Result<toml_edit::Value> {
@@ -120,12 +140,7 @@ fn toml_with(
     value: Option<&Value>,
 ) -> anyhow::Result<String> {
     let text = before.unwrap_or_default();
-    let mut doc: toml_edit::DocumentMut = text.parse().with_context(|| {
-        format!(
-            "{} is not valid TOML: fix it (or move it aside) and run connect again; nothing was written",
-            path.display()
-        )
-    })?;
+    let mut doc = parse_toml(text, path)?;
     let (last, parents) = keys.split_last().expect("at least one key");
     let mut table = doc.as_table_mut();
     for k in parents {

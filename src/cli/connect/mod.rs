@@ -22,9 +22,10 @@ pub use clients::{AgentClient, Scope};
 use super::print::{note, out};
 use super::ClientOpts;
 
+/// Which client's file, and where: what `connect` and `disconnect` both name.
 #[derive(Debug, Args)]
-pub struct ConnectArgs {
-    /// The agent client to configure
+pub struct Target {
+    /// The agent client whose configuration is changed
     #[arg(value_enum)]
     pub client: AgentClient,
     /// This project's file, or the user's (shared by every project: the stdio bridge is
@@ -38,6 +39,12 @@ pub struct ConnectArgs {
     /// Print the change as a diff and write nothing
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    #[command(flatten)]
+    pub t: Target,
     /// Create this project's brain first (`medulla bootstrap`)
     #[arg(long)]
     pub bootstrap: bool,
@@ -54,18 +61,8 @@ pub struct ConnectArgs {
 
 #[derive(Debug, Args)]
 pub struct DisconnectArgs {
-    /// The agent client whose configuration medulla leaves
-    #[arg(value_enum)]
-    pub client: AgentClient,
-    /// This project's file, or the user's [default: project where the client has one]
-    #[arg(long, value_enum)]
-    pub scope: Option<Scope>,
-    /// The project [default: the working directory]
-    #[arg(long, value_name = "PATH")]
-    pub project: Option<PathBuf>,
-    /// Print the change as a diff and write nothing
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub t: Target,
     #[command(flatten)]
     pub c: ClientOpts,
 }
@@ -86,23 +83,20 @@ fn project_root(p: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("{} is not a directory on this machine", p.display()))
 }
 
-fn entry_for(
-    client: AgentClient,
-    scope: Option<Scope>,
-    project: Option<PathBuf>,
-    url: &str,
-) -> anyhow::Result<(clients::Entry, PathBuf)> {
-    let root = project_root(project)?;
+fn entry_for(t: &Target, url: &str) -> anyhow::Result<(clients::Entry, PathBuf)> {
+    let root = project_root(t.project.clone())?;
     let places = clients::Places::from_env()?;
-    let scope = scope.unwrap_or(client.default_scope());
-    let e = client.entry(scope, &places, &root, url, &this_binary()?)?;
+    let scope = t.scope.unwrap_or(t.client.default_scope());
+    let e = t
+        .client
+        .entry(scope, &places, &root, url, &this_binary()?)?;
     Ok((e, root))
 }
 
 /// `medulla connect`.
 pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
     let url = super::client::owner_url(a.c.url.as_deref());
-    let (entry, root) = entry_for(a.client, a.scope, a.project, &url)?;
+    let (entry, root) = entry_for(&a.t, &url)?;
     let before = files::read(&entry.file)?;
     let after = files::with_entry(before.as_deref(), &entry)?;
     // Every file this connect changes, in order; a file changed twice (Gemini's settings
@@ -110,7 +104,7 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
     let mut plans: Vec<(PathBuf, Option<String>, String)> =
         vec![(entry.file.clone(), before.clone(), after.clone())];
     if a.hooks {
-        for h in check::hook_edits(a.client, a.scope, &root)? {
+        for h in check::hook_edits(a.t.client, a.t.scope, &root)? {
             let now = match plans.iter().find(|p| p.0 == h.path) {
                 Some(p) => Some(p.2.clone()),
                 None => files::read(&h.path)?,
@@ -122,7 +116,7 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    if a.dry_run {
+    if a.t.dry_run {
         let mut any = false;
         for (path, before, after) in &plans {
             if before.as_deref() != Some(after.as_str()) {
@@ -153,10 +147,10 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
             files::write(path, after)?;
         }
         match (i, changed) {
-            (0, true) => out!("{} connected: wrote {}", a.client.name(), path.display()),
+            (0, true) => out!("{} connected: wrote {}", a.t.client.name(), path.display()),
             (0, false) => out!(
                 "{} already connected: {} unchanged",
-                a.client.name(),
+                a.t.client.name(),
                 path.display()
             ),
             (_, true) => out!("session-start hook: wrote {}", path.display()),
@@ -181,7 +175,7 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
 /// `medulla disconnect`.
 pub fn disconnect(a: DisconnectArgs) -> anyhow::Result<i32> {
     let url = super::client::owner_url(a.c.url.as_deref());
-    let (entry, _) = entry_for(a.client, a.scope, a.project, &url)?;
+    let (entry, _) = entry_for(&a.t, &url)?;
     let Some(before) = files::read(&entry.file)? else {
         out!(
             "{}: no such file, nothing to take out",
@@ -196,12 +190,12 @@ pub fn disconnect(a: DisconnectArgs) -> anyhow::Result<i32> {
                 entry.file.display()
             );
         }
-        Some(after) if a.dry_run => out!("{}", files::diff(&entry.file, Some(&before), &after)),
+        Some(after) if a.t.dry_run => out!("{}", files::diff(&entry.file, Some(&before), &after)),
         Some(after) => {
             files::write(&entry.file, &after)?;
             out!(
                 "{} disconnected: took medulla out of {}",
-                a.client.name(),
+                a.t.client.name(),
                 entry.file.display()
             );
         }
