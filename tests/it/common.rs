@@ -474,3 +474,33 @@ impl OwnerOptions {
         }
     }
 }
+
+/// The build's target directory, where tests keep what they install (SDKs, clients).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+}
+
+/// `npm install PACKAGES` into `dir` (pinned versions, from the npm registry); `why`
+/// says which test needs it when npm is missing.
+pub fn npm_install(dir: &Path, packages: &[&str], why: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let out = Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--no-save",
+            "--prefix",
+        ])
+        .arg(dir)
+        .args(packages)
+        .output()
+        .unwrap_or_else(|e| panic!("npm (Node.js) is needed {why}: {e}"));
+    assert!(
+        out.status.success(),
+        "npm install {packages:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

