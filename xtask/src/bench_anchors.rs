@@ -13,16 +13,6 @@ use serde_json::json;
 use crate::bench_http::{session, start_logged};
 use crate::mcp::Session;
 
-fn flag(args: &[String], name: &str, default: usize) -> Result<usize> {
-    match args.iter().position(|a| a == name) {
-        Some(i) => Ok(args
-            .get(i + 1)
-            .with_context(|| format!("{name} takes a number"))?
-            .parse()?),
-        None => Ok(default),
-    }
-}
-
 fn p50(v: &mut [Duration]) -> f64 {
     v.sort();
     v[v.len() / 2].as_secs_f64() * 1000.0
@@ -34,9 +24,9 @@ pub fn run(args: &[String]) -> Result<()> {
             bail!("unknown argument {a:?}: usage: cargo xtask bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]");
         }
     }
-    let claims = flag(args, "--claims", 10_000)?;
-    let files = flag(args, "--files", 100)?.max(10);
-    let seeks = flag(args, "--seeks", 300)?;
+    let claims = crate::flag_num(args, "--claims", 10_000)?;
+    let files = crate::flag_num(args, "--files", 100)?.max(10);
+    let seeks = crate::flag_num(args, "--seeks", 300)?;
     let model = !args.iter().any(|a| a == "--no-model");
     let home = tempfile::tempdir()?;
     let projects = tempfile::tempdir()?;

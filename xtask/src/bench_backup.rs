@@ -22,16 +22,6 @@ use serde_json::{json, Value};
 use crate::bench_http::{require_binary, session, start_logged, Owner};
 use crate::mcp::Session;
 
-fn flag(args: &[String], name: &str, default: usize) -> Result<usize> {
-    match args.iter().position(|a| a == name) {
-        Some(i) => Ok(args
-            .get(i + 1)
-            .with_context(|| format!("{name} takes a number"))?
-            .parse()?),
-        None => Ok(default),
-    }
-}
-
 fn p99(v: &mut [Duration]) -> f64 {
     if v.is_empty() {
         return f64::NAN;
@@ -293,11 +283,11 @@ pub fn run(args: &[String]) -> Result<()> {
         }
     }
     require_binary()?;
-    let claims = flag(args, "--claims", 100_000)?;
-    let brains = flag(args, "--brains", 100)?;
-    let per = flag(args, "--per-brain", 1000)?;
-    let n_clients = flag(args, "--clients", 8)?.max(1);
-    let secs = flag(args, "--secs", 5)? as u64;
+    let claims = crate::flag_num(args, "--claims", 100_000)?;
+    let brains = crate::flag_num(args, "--brains", 100)?;
+    let per = crate::flag_num(args, "--per-brain", 1000)?;
+    let n_clients = crate::flag_num(args, "--clients", 8)?.max(1);
+    let secs = crate::flag_num(args, "--secs", 5)? as u64;
     let rows = [
         (
             format!("1 brain × {claims}"),
