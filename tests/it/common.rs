@@ -215,12 +215,39 @@ impl Owner {
     }
 
     /// Stop gracefully and start a new owner over the same home and projects.
-    pub fn restart(mut self, opts: OwnerOptions) -> (Owner, std::process::ExitStatus) {
+    pub fn restart(self, opts: OwnerOptions) -> (Owner, std::process::ExitStatus) {
+        self.restart_after(opts, || {})
+    }
+
+    /// Stop gracefully, run `between` (the home is the owner's no more), and start a new
+    /// owner over the same home and projects.
+    pub fn restart_after(
+        mut self,
+        opts: OwnerOptions,
+        between: impl FnOnce(),
+    ) -> (Owner, std::process::ExitStatus) {
         let status = self.terminate();
+        between();
         let home = std::mem::replace(&mut self.home, tempfile::tempdir().unwrap());
         let projects = std::mem::replace(&mut self.projects, tempfile::tempdir().unwrap());
         drop(self);
         (Owner::start_in(home, projects, opts), status)
+    }
+
+    /// A brain's `store.redb` under this owner's home, by its root.
+    pub fn store_file(&self, root: &str) -> PathBuf {
+        use sha2::{Digest, Sha256};
+        let fp = &hex::encode(Sha256::digest(root.as_bytes()))[..16];
+        self.home.path().join("brains").join(fp).join("store.redb")
+    }
+
+    /// A brain's row in `/api/instances`, by its root.
+    pub fn instance(&self, root: &str) -> Value {
+        let (_, list) = self.get("/api/instances");
+        list["instances"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["root"] == root).cloned())
+            .unwrap_or_else(|| panic!("no instance row for {root}: {list}"))
     }
 }
 

@@ -124,13 +124,7 @@ fn a_full_disk_answers_disk_full_and_the_brain_recovers_by_itself_when_room_retu
     let (_, d) = o.get("/api/doctor");
     let b = broken(&d, &cr).unwrap_or_else(|| panic!("doctor names the full brain: {d}"));
     assert_eq!(b["fault"], "disk_full", "{b}");
-    let (_, list) = o.get("/api/instances");
-    let row = list["instances"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["root"] == cr.as_str())
-        .unwrap();
+    let row = o.instance(&cr);
     assert_eq!(row["fault"]["kind"], "disk_full", "{row}");
 
     // Room returns: the brain recovers with no restart.
@@ -187,13 +181,8 @@ fn damage_pages_holding(file: &Path, marker: &str) -> usize {
 }
 
 /// Stop the owner, run `between`, and start a new owner over the same home.
-fn stopped_then(mut o: Owner, between: impl FnOnce()) -> Owner {
-    o.terminate();
-    between();
-    let home = std::mem::replace(&mut o.home, tempfile::tempdir().unwrap());
-    let projects = std::mem::replace(&mut o.projects, tempfile::tempdir().unwrap());
-    drop(o);
-    Owner::start_in(home, projects, OwnerOptions::default())
+fn stopped_then(o: Owner, between: impl FnOnce()) -> Owner {
+    o.restart_after(OwnerOptions::default(), between).0
 }
 
 fn sha(file: &Path) -> String {
@@ -222,12 +211,7 @@ fn a_damaged_store_is_quarantined_with_the_fix_and_takes_no_write_while_others_s
         assert_eq!(memorize(&o, &hz, &format!("z{i}"), &text).0, 200);
     }
     assert_eq!(memorize(&o, &hy, "y", "brain y keeps working").0, 200);
-    let store = |root: &str| {
-        use sha2::{Digest, Sha256};
-        let fp = &hex::encode(Sha256::digest(root.as_bytes()))[..16];
-        o.home.path().join("brains").join(fp).join("store.redb")
-    };
-    let (dx, dz) = (store(&xs), store(&zs));
+    let (dx, dz) = (o.store_file(&xs), o.store_file(&zs));
     // Damage both files while the owner is stopped, as a bad disk would.
     let o = stopped_then(o, || {
         assert!(damage_pages_holding(&dx, "zzmarker3") >= 1);
@@ -291,18 +275,10 @@ fn a_damaged_store_is_quarantined_with_the_fix_and_takes_no_write_while_others_s
     );
 
     // Every listing names it.
-    let (_, list) = o.get("/api/instances");
-    let row = |root: &str| {
-        list["instances"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["root"] == root)
-            .cloned()
-            .unwrap()
-    };
-    assert_eq!(row(&xs)["fault"]["kind"], "damaged", "{list}");
-    assert!(row(&ys).get("fault").is_none(), "{list}");
+    let row = o.instance(&xs);
+    assert_eq!(row["fault"]["kind"], "damaged", "{row}");
+    let row = o.instance(&ys);
+    assert!(row.get("fault").is_none(), "{row}");
     let (_, d) = o.get("/api/doctor");
     assert_eq!(
         broken(&d, &xs).expect("doctor names it")["fault"],
@@ -340,11 +316,7 @@ fn a_store_file_moved_away_under_the_owner_takes_no_write_until_it_is_back() {
             200
         );
     }
-    let fp = {
-        use sha2::{Digest, Sha256};
-        hex::encode(Sha256::digest(cr.as_bytes()))[..16].to_string()
-    };
-    let file = o.home.path().join("brains").join(&fp).join("store.redb");
+    let file = o.store_file(&cr);
     let aside = file.with_extension("redb.aside");
     std::fs::rename(&file, &aside).unwrap();
 
@@ -410,11 +382,7 @@ fn a_quarantined_brain_comes_back_whole_from_a_backup() {
         .as_str()
         .expect("the backup's directory")
         .to_string();
-    let store = {
-        use sha2::{Digest, Sha256};
-        let fp = &hex::encode(Sha256::digest(xs.as_bytes()))[..16];
-        o.home.path().join("brains").join(fp).join("store.redb")
-    };
+    let store = o.store_file(&xs);
     let o = stopped_then(o, || {
         assert!(damage_pages_holding(&store, "zzmarker3") >= 1);
     });
