@@ -79,11 +79,7 @@ fn run<V: Verb>(
     args: &V::Args,
     human: impl FnOnce(Envelope<V::Answer>),
 ) -> anyhow::Result<i32> {
-    let a = call::<V>(c, args)?;
-    finish_with(opts, &a, |b| {
-        human(answer::<V>(b)?);
-        Ok(())
-    })
+    finish_as(opts, &call::<V>(c, args)?, V::NAME, human)
 }
 
 /// As [`run`], printing the owner's reception on stderr first (a read that landed off
