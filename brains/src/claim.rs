@@ -143,6 +143,25 @@ pub struct Claim {
     /// The evidence files as they were when this version was written or re-anchored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anchors: Vec<Anchor>,
+    /// A shared store's version only: the team member (a PostgreSQL role) who wrote it,
+    /// as the database stamped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// A shared store's version only: another member superseded the same version at the
+    /// same time; both versions name each other. Never resolved silently.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<Conflict>,
+}
+
+/// Two members superseded the same version of a label: the later in the team's log is
+/// live, the other outdated; each carries the other's version and member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct Conflict {
+    /// The other version (`<slug>@<created>`).
+    pub with: String,
+    /// Who wrote the other version.
+    pub member: String,
 }
 
 impl Claim {

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use super::share::SharedOp;
 use super::tables::{CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
 use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{content_hash, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome};
@@ -156,6 +157,8 @@ impl Store {
             outdated_at: None,
             outdated_by: None,
             anchors: input.anchors,
+            member: self.share.as_ref().map(|s| s.member.clone()),
+            conflict: None,
             label: input.label,
             text: input.text,
             source_agent: input.source_agent,
@@ -270,6 +273,12 @@ impl Store {
         }
         for act in acts {
             self.act(&tx, act)?;
+        }
+        if self.share.is_some() {
+            for p in plans {
+                let claim = Box::new(p.claim.clone());
+                self.queue_shared(&tx, SharedOp::Write { claim })?;
+            }
         }
         tx.commit()?;
         for (i, p) in plans.iter().enumerate() {

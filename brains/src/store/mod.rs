@@ -34,6 +34,7 @@ mod memorize;
 mod open;
 mod query;
 mod read;
+pub mod share;
 pub mod similar;
 mod snapshot;
 mod tables;
@@ -41,6 +42,7 @@ mod write;
 
 pub use backup::{BackupSource, CopyCounts, StoreCopy};
 pub use integrity::Integrity;
+pub use share::{Applied, Cursor, Entry, Incoming, Outgoing, ShareState, SharedAct, SharedOp};
 pub use similar::{Clusters, SimilarHit};
 
 /// How to open a store.
@@ -138,6 +140,10 @@ pub struct Store {
     acts_unsaved: u32,
     /// The store's creation stamp (meta `created`), which the snapshot carries.
     created: String,
+    /// The team store this one mirrors, when shared (SPEC §13).
+    share: Option<share::ShareState>,
+    /// The next outbox entry's id.
+    next_outbox: u64,
 }
 
 impl std::fmt::Debug for Store {

@@ -67,7 +67,10 @@ impl Store {
             unsaved: 0,
             acts_unsaved: 0,
             created: String::new(),
+            share: None,
+            next_outbox: 1,
         };
+        store.load_share()?;
         let live = {
             let rx = store.db.begin_read()?;
             // Even lexical-only: demote and purge erase a claim's vector by its key.

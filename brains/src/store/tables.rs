@@ -11,3 +11,9 @@ pub(super) const KV: TableDefinition<&str, &str> = TableDefinition::new("kv");
 pub(super) const VEC_KEYS: TableDefinition<&str, u64> = TableDefinition::new("vec_keys");
 pub(super) const VECTORS: TableDefinition<u64, &[u8]> = TableDefinition::new("vectors");
 pub(super) const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
+/// A shared store's acts waiting to be sent to the team (see `share`).
+pub(super) const TEAM_OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("team_outbox");
+/// Acts written here and not yet seen back from the team's log: hash → version id.
+pub(super) const TEAM_PENDING: TableDefinition<&str, &str> = TableDefinition::new("team_pending");
+/// Every act of the team's log this mirror holds: hash → slug (what a tombstone erases).
+pub(super) const TEAM_SEEN: TableDefinition<&str, &str> = TableDefinition::new("team_seen");

@@ -3,6 +3,7 @@
 
 use redb::ReadableTable;
 
+use super::share::SharedOp;
 use super::tables::{ACTS, CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
 use super::{encode, sha, to_bytes, PurgeReport, Store, SAVE_EVERY};
 use crate::claim::Claim;
@@ -49,6 +50,12 @@ impl Store {
             }
         }
         self.act(&tx, act)?;
+        self.queue_shared(
+            &tx,
+            SharedOp::Write {
+                claim: Box::new(new.clone()),
+            },
+        )?;
         tx.commit()?;
         self.lexical.upsert(&new.slug, &new.label, &new.text);
         self.meta.insert(new.slug.clone(), ClaimMeta::of(new));
@@ -190,6 +197,12 @@ impl Store {
             Verdict::Partial => c.trust.partial += 1,
             Verdict::Wrong => c.trust.wrong += 1,
         }
+        let shared = SharedOp::Learn {
+            slug: slug.to_string(),
+            version: c.version_id(),
+            verdict,
+            note: note.map(str::to_string),
+        };
         let note = Some(match note {
             Some(n) => format!("{}: {n}", verdict.as_str()),
             None => verdict.as_str().to_string(),
@@ -205,6 +218,7 @@ impl Store {
         let tx = self.db.begin_write()?;
         tx.open_table(CLAIMS)?.insert(slug, encode(&c).as_slice())?;
         self.act(&tx, act)?;
+        self.queue_shared(&tx, shared)?;
         tx.commit()?;
         self.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
         self.note_act()?;
@@ -314,6 +328,16 @@ impl Store {
             }
         }
         self.act(&tx, act)?;
+        self.queue_shared(
+            &tx,
+            SharedOp::Leave {
+                slug: slug.to_string(),
+                version: live.version_id(),
+                how: how.to_string(),
+                reason: reason.trim().to_string(),
+                by: actor.to_string(),
+            },
+        )?;
         tx.commit()?;
         self.lexical.remove(slug);
         self.meta.remove(slug);

@@ -109,6 +109,8 @@ fn render_then_parse_keeps_every_provenance_field() {
         outdated_at: None,
         outdated_by: None,
         anchors: Vec::new(),
+        member: None,
+        conflict: None,
     };
     let p = parse(&render(&claim)).unwrap();
     assert_eq!(p.label, claim.label);
@@ -208,6 +210,8 @@ fn claim_of(i: &brains::MemorizeInput) -> Claim {
         outdated_at: None,
         outdated_by: None,
         anchors: Vec::new(),
+        member: None,
+        conflict: None,
     }
 }
 

@@ -8,5 +8,6 @@ mod crash;
 mod embed;
 mod hygiene;
 mod legacy;
+mod share;
 mod snapshot;
 mod store;

@@ -1,0 +1,210 @@
+//! A shared store's outbox, echo and log application, with the team's log played by a
+//! vector: what two mirrors hold after the same log, conflicts, the floor, tombstones.
+
+use std::sync::Arc;
+
+use brains::store::{Cursor, Entry, Incoming, ShareState, SharedAct};
+use brains::{ClaimState, FixedClock, Store};
+
+use crate::common::{input, open, T0};
+
+/// The team's log: entries in order, with the member the database stamped.
+#[derive(Default)]
+struct Log {
+    rows: Vec<(String, String, Option<SharedAct>, Option<Vec<String>>)>,
+}
+
+impl Log {
+    /// Send everything `store` has queued, as `member`; idempotent by hash.
+    fn push(&mut self, store: &mut Store, member: &str) {
+        let out = store.outbox(1000).unwrap();
+        for o in &out {
+            if !self.rows.iter().any(|r| r.0 == o.hash) {
+                let act: SharedAct = serde_json::from_str(&o.body).unwrap();
+                self.rows
+                    .push((o.hash.clone(), member.to_string(), Some(act), None));
+            }
+        }
+        let ids: Vec<u64> = out.iter().map(|o| o.id).collect();
+        store.delivered(&ids).unwrap();
+    }
+
+    /// Apply every entry past the store's cursor.
+    fn pull(&self, store: &mut Store) -> brains::store::Applied {
+        let from = store.team_cursor().unwrap().seq as usize;
+        let batch = self.rows[from..]
+            .iter()
+            .enumerate()
+            .map(|(i, (hash, member, act, tomb))| Incoming {
+                cursor: Cursor {
+                    xid: 1,
+                    seq: (from + i + 1) as i64,
+                },
+                hash: hash.clone(),
+                member: member.clone(),
+                entry: match (act, tomb) {
+                    (_, Some(t)) => Entry::Tombstone(t.clone()),
+                    (Some(a), None) => Entry::Act(a.clone()),
+                    (None, None) => Entry::Erased,
+                },
+            })
+            .collect();
+        store.apply_team(batch).unwrap()
+    }
+}
+
+fn shared(dir: &std::path::Path, clock: &Arc<FixedClock>, member: &str) -> Store {
+    let mut s = open(dir, clock, true);
+    s.start_sharing(ShareState {
+        key: "team".into(),
+        member: member.into(),
+    })
+    .unwrap();
+    s
+}
+
+#[test]
+fn a_write_reaches_the_other_mirror_once_attributed_and_its_echo_is_skipped() {
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut a = shared(da.path(), &clock, "alice");
+    let mut b = shared(db.path(), &clock, "bob");
+    let mut log = Log::default();
+    a.memorize(input("deploy", "we deploy with make release"))
+        .unwrap();
+    assert_eq!(a.outbox_len().unwrap().0, 1);
+    log.push(&mut a, "alice");
+    assert_eq!(a.outbox_len().unwrap().0, 0);
+    let got = log.pull(&mut b);
+    assert_eq!(got.applied, 1);
+    let c = b.get("deploy").unwrap().expect("arrived");
+    assert_eq!(c.member.as_deref(), Some("alice"));
+    assert_eq!(c.text, "we deploy with make release");
+    // A sees its own act back and applies nothing twice.
+    let echo = log.pull(&mut a);
+    assert_eq!((echo.applied, echo.echoes), (0, 1));
+    assert_eq!(a.history("deploy").unwrap().len(), 1);
+    // B pulling again applies nothing (its cursor is past it), also after a reopen.
+    assert_eq!(log.pull(&mut b).applied, 0);
+    drop(b);
+    let mut b = open(db.path(), &clock, true);
+    assert_eq!(log.pull(&mut b).applied, 0);
+    assert!(b.share().is_some(), "the share survives a reopen");
+    // A recall on B finds it: the derived indexes followed the apply.
+    let hits = b
+        .recall(&brains::RecallQuery {
+            text: "make release".into(),
+            limit: 5,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits.hits.len(), 1);
+}
+
+#[test]
+fn a_concurrent_supersede_lands_both_versions_and_both_mirrors_agree() {
+    for b_pulls_first in [false, true] {
+        let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let clock = Arc::new(FixedClock::new(T0));
+        let mut a = shared(da.path(), &clock, "alice");
+        let mut b = shared(db.path(), &clock, "bob");
+        let mut log = Log::default();
+        a.memorize(input("flaky", "the flaky test is the network"))
+            .unwrap();
+        log.push(&mut a, "alice");
+        log.pull(&mut b);
+        log.pull(&mut a);
+        clock.advance(10);
+        a.memorize(input("flaky", "the flaky test is the timezone"))
+            .unwrap();
+        clock.advance(10);
+        b.memorize(input("flaky", "the flaky test is the clock skew"))
+            .unwrap();
+        // Alice's lands first in the log; Bob's later, so Bob's is live everywhere.
+        log.push(&mut a, "alice");
+        if b_pulls_first {
+            // Bob reads Alice's version while his own still waits to be sent.
+            let got = log.pull(&mut b);
+            assert_eq!(got.conflicts, 1);
+        }
+        log.push(&mut b, "bob");
+        log.pull(&mut a);
+        log.pull(&mut b);
+        for (who, s) in [("alice", &a), ("bob", &b)] {
+            let live = s.get("flaky").unwrap().unwrap();
+            assert_eq!(
+                live.text, "the flaky test is the clock skew",
+                "{who}'s mirror, b_pulls_first={b_pulls_first}"
+            );
+            let conflict = live
+                .conflict
+                .as_ref()
+                .expect("the live version names the conflict");
+            assert_eq!(conflict.member, "alice", "{who}");
+            let lost = s
+                .history("flaky")
+                .unwrap()
+                .into_iter()
+                .find(|c| c.text == "the flaky test is the timezone")
+                .expect("the other version is kept");
+            assert_eq!(lost.state, ClaimState::Outdated);
+            let c = lost
+                .conflict
+                .expect("the outdated version names the conflict");
+            assert_eq!((c.with, c.member), (live.version_id(), "bob".to_string()));
+        }
+    }
+}
+
+#[test]
+fn a_field_that_fails_the_floor_is_never_queued() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut a = shared(d.path(), &clock, "alice");
+    let mut i = input("push", "pushed fine");
+    i.evidence = vec!["log: ghp_Q7xK3m2P9lW4zB6nR8tY1uI5oA0sD3fG7hJk".into()];
+    a.memorize(i).unwrap();
+    assert_eq!(a.outbox_len().unwrap(), (0, 1));
+    assert!(a.get("push").unwrap().is_some(), "it stays local");
+}
+
+#[test]
+fn sharing_queues_live_claims_and_a_tombstone_erases_every_mirror_copy() {
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut a = open(da.path(), &clock, true);
+    a.memorize(input(
+        "oops",
+        "the staging database answers on db7.internal",
+    ))
+    .unwrap();
+    a.memorize(input("keep", "keep this one")).unwrap();
+    let began = a
+        .start_sharing(ShareState {
+            key: "repo:abc".into(),
+            member: "alice".into(),
+        })
+        .unwrap();
+    assert_eq!(began.queued, 2);
+    let mut b = shared(db.path(), &clock, "bob");
+    let mut log = Log::default();
+    log.push(&mut a, "alice");
+    log.pull(&mut b);
+    assert!(b.get("oops").unwrap().is_some());
+    // The admin erases the act's content and appends a tombstone naming it.
+    let target = log
+        .rows
+        .iter()
+        .position(|r| r.2.as_ref().unwrap().op.slug() == "oops")
+        .unwrap();
+    let hash = log.rows[target].0.clone();
+    log.rows[target].2 = None;
+    log.rows
+        .push(("tomb".into(), "admin".into(), None, Some(vec![hash])));
+    for s in [&mut a, &mut b] {
+        let got = log.pull(s);
+        assert_eq!(got.purged, 1);
+        assert!(s.history("oops").unwrap().is_empty());
+        assert!(s.get("keep").unwrap().is_some());
+    }
+}
