@@ -37,6 +37,7 @@ mod eval;
 mod hygiene;
 mod mcp;
 mod peers;
+mod pg;
 mod soak;
 
 use std::path::PathBuf;

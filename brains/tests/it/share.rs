@@ -8,10 +8,13 @@ use brains::{ClaimState, FixedClock, Store};
 
 use crate::common::{input, open, T0};
 
+/// One row of the log: hash, member, the act (`None` once erased), a tombstone's targets.
+type Row = (String, String, Option<SharedAct>, Option<Vec<String>>);
+
 /// The team's log: entries in order, with the member the database stamped.
 #[derive(Default)]
 struct Log {
-    rows: Vec<(String, String, Option<SharedAct>, Option<Vec<String>>)>,
+    rows: Vec<Row>,
 }
 
 impl Log {
