@@ -57,6 +57,25 @@ pub struct Config {
     pub backup_keep: usize,
     /// Test only: read "now" from this file (ms since the epoch) instead of the system.
     pub clock_file: Option<PathBuf>,
+    /// The team this owner joined (`[team]` in `config.toml`, SPEC §13); `None` = none.
+    pub team: Option<TeamConfig>,
+}
+
+/// A joined team: its database and how often the mirrors poll behind LISTEN/NOTIFY.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamConfig {
+    /// The database URL, without a password (that lives in the pgpass file, the
+    /// environment, or nowhere).
+    pub url: String,
+    /// The periodic poll behind the notifications.
+    pub poll: Duration,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TeamFile {
+    url: String,
+    poll_ms: Option<u64>,
 }
 
 /// What a project write carrying a secret gets.
@@ -90,6 +109,7 @@ struct FileConfig {
     backup_every_secs: Option<u64>,
     backup_keep: Option<usize>,
     clock_file: Option<PathBuf>,
+    team: Option<TeamFile>,
 }
 
 /// A TOML error as line, column and message, never quoting the file's bytes.
@@ -168,6 +188,10 @@ impl Config {
             backup_keep: file.backup_keep.unwrap_or(7).max(1),
             canonical_home: std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf()),
             clock_file: file.clock_file,
+            team: file.team.map(|t| TeamConfig {
+                url: t.url,
+                poll: Duration::from_millis(t.poll_ms.unwrap_or(1000).max(50)),
+            }),
             user_home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(|h| std::fs::canonicalize(&h).unwrap_or_else(|_| PathBuf::from(h))),
@@ -190,6 +214,10 @@ impl Config {
     }
     pub fn medulla_dir(&self) -> PathBuf {
         self.home.join("medulla")
+    }
+    /// The team's files: the team medulla's mirror, the shared brains' list, the pgpass.
+    pub fn team_dir(&self) -> PathBuf {
+        self.home.join("team")
     }
     pub fn owner_file(&self) -> PathBuf {
         self.home.join("owner.json")

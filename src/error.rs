@@ -24,6 +24,10 @@ pub enum OwnerError {
     },
     #[error("{what} is for the founder only: run it from the medulla command line, which presents the owner's founder token")]
     FounderOnly { what: String },
+    #[error("this owner has joined no team: run `medulla team join URL` (the URL a team admin gave you), then restart the owner")]
+    NoTeam,
+    #[error("the team: {0}")]
+    Team(String),
     #[error("{what} is {len} bytes, over the limit of {max}: shorten it")]
     TooLong {
         what: &'static str,
@@ -104,6 +108,8 @@ impl OwnerError {
             OwnerError::Path(e) => e.code(),
             OwnerError::NotYourBrain { .. } => "not_your_brain",
             OwnerError::FounderOnly { .. } => "founder_only",
+            OwnerError::NoTeam => "no_team",
+            OwnerError::Team(_) => "team",
             OwnerError::TooLong { .. } => "too_long",
             OwnerError::LimitOutOfRange { .. } => "limit_out_of_range",
             OwnerError::InsideMedullaHome { .. } => "inside_medulla_home",

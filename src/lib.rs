@@ -51,6 +51,7 @@ mod roster;
 mod serve;
 mod service;
 mod store_id;
+mod team;
 
 /// The layering the code keeps: each top-level module may reference only modules of a
 /// lower rank, so the arrows run one way (entry points → http → service → owner →

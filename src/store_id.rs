@@ -82,13 +82,15 @@ impl From<Fingerprint> for String {
     }
 }
 
-/// A store the owner hosts. The team tier will be a third kind.
+/// A store the owner hosts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum StoreId {
     /// A project brain.
     Brain(Fingerprint),
-    /// The personal medulla.
+    /// The personal medulla (this machine only, never shared).
     Medulla,
+    /// The team medulla's local mirror (SPEC §13), when a team is joined.
+    Team,
 }
 
 impl StoreId {
@@ -101,6 +103,7 @@ impl StoreId {
         match self {
             StoreId::Brain(fp) => format!("brain {fp}"),
             StoreId::Medulla => "medulla".to_string(),
+            StoreId::Team => "team medulla".to_string(),
         }
     }
 }
@@ -111,6 +114,7 @@ impl fmt::Display for StoreId {
         match self {
             StoreId::Brain(fp) => f.write_str(fp),
             StoreId::Medulla => f.write_str("medulla"),
+            StoreId::Team => f.write_str("team"),
         }
     }
 }

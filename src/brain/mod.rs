@@ -82,6 +82,15 @@ pub enum BrainMsg {
         actor: String,
         reply: Reply<()>,
     },
+    /// Share this store with the team (SPEC §13): every write from now on is queued,
+    /// and every live claim now.
+    StartSharing(brains::store::ShareState, Reply<brains::store::share::Shared>),
+    /// Stop sharing: drop what was queued.
+    StopSharing(Reply<u64>),
+    /// The team's log holds these outbox entries.
+    Delivered(Vec<u64>, Reply<()>),
+    /// Apply entries of the team's log, with their cursor.
+    ApplyTeam(Vec<brains::store::Incoming>, Reply<brains::store::Applied>),
     /// The deep check (`medulla doctor --deep`): redb's integrity check, every record
     /// decoded, the derived indexes compared. Damage quarantines the store; a clean check
     /// of a quarantined store lifts the quarantine.
@@ -409,6 +418,16 @@ impl Actor for BrainActor {
                 reply,
                 st.run(&me, move |s| s.kv_delete(&key, &actor)).await?,
             ),
+            BrainMsg::StartSharing(state, reply) => {
+                send(reply, st.run(&me, move |s| s.start_sharing(state)).await?)
+            }
+            BrainMsg::StopSharing(reply) => send(reply, st.run(&me, |s| s.stop_sharing()).await?),
+            BrainMsg::Delivered(ids, reply) => {
+                send(reply, st.run(&me, move |s| s.delivered(&ids)).await?)
+            }
+            BrainMsg::ApplyTeam(batch, reply) => {
+                send(reply, st.run(&me, move |s| s.apply_team(batch)).await?)
+            }
             BrainMsg::CheckIntegrity(reply) => send(reply, st.check_integrity(&me).await),
             BrainMsg::Recover => {
                 st.retry_pending = false;

@@ -33,6 +33,8 @@ pub fn of(e: &OwnerError) -> u16 {
         | OwnerError::LimitOutOfRange { .. }
         | OwnerError::InsideMedullaHome { .. } => 400,
         OwnerError::NotYourBrain { .. } | OwnerError::FounderOnly { .. } => 403,
+        OwnerError::NoTeam => 409,
+        OwnerError::Team(_) => 503,
         OwnerError::HygieneRefused { .. } => 422,
         OwnerError::PromotionConflict { .. } => 409,
         OwnerError::Unreachable { .. } | OwnerError::Mailbox(_) => 503,

@@ -38,6 +38,7 @@ impl Stores for OwnerHandle {
         Box::pin(async move {
             match id {
                 StoreId::Medulla => Ok(self.registry.medulla()),
+                StoreId::Team => self.registry.team().ok_or(OwnerError::NoTeam),
                 StoreId::Brain(fp) => Ok(self.warm_brain(fp).await?.actor),
             }
         })
@@ -47,6 +48,7 @@ impl Stores for OwnerHandle {
         Box::pin(async move {
             match id {
                 StoreId::Medulla => Ok(self.registry.medulla_store()),
+                StoreId::Team => self.registry.team_store().ok_or(OwnerError::NoTeam),
                 StoreId::Brain(fp) => Ok(self.warm_brain(fp).await?.store),
             }
         })
@@ -302,6 +304,7 @@ impl OwnerHandle {
     pub fn fault(&self, id: &StoreId) -> Option<Fault> {
         match id {
             StoreId::Medulla => self.registry.medulla_store().fault(),
+            StoreId::Team => self.registry.team_store().and_then(|s| s.fault()),
             StoreId::Brain(fp) => match self.registry.warm(fp) {
                 Some(w) => w.store.fault(),
                 None => crate::brain::cell::quarantined(&self.config.brains_dir().join(fp)),
@@ -380,6 +383,29 @@ impl OwnerHandle {
             reply,
         })
         .await
+    }
+
+    /// Share a store with the team: its writes queue for the team from now on.
+    pub async fn start_sharing(
+        &self,
+        id: &StoreId,
+        state: brains::store::ShareState,
+    ) -> Result<brains::store::share::Shared> {
+        self.ask(id, |r| BrainMsg::StartSharing(state, r)).await
+    }
+
+    /// The team's log holds these outbox entries.
+    pub async fn delivered(&self, id: &StoreId, ids: Vec<u64>) -> Result<()> {
+        self.ask(id, |r| BrainMsg::Delivered(ids, r)).await
+    }
+
+    /// Apply entries of the team's log to a mirror.
+    pub async fn apply_team(
+        &self,
+        id: &StoreId,
+        batch: Vec<brains::store::Incoming>,
+    ) -> Result<brains::store::Applied> {
+        self.ask(id, |r| BrainMsg::ApplyTeam(batch, r)).await
     }
 
     pub async fn purge(&self, id: &StoreId, slug: &str, actor: &str) -> Result<PurgeReport> {

@@ -96,6 +96,10 @@ pub enum Child {
     Medulla,
     Audit,
     Mailbox,
+    /// The team medulla's mirror.
+    Team,
+    /// The team's sync actor.
+    Sync,
 }
 
 pub struct OwnerState {
@@ -440,6 +444,46 @@ impl OwnerState {
         Ok(())
     }
 
+    /// The team medulla's mirror: opened like the medulla, written only by its actor.
+    async fn spawn_team_store(&mut self, me: &ActorRef<OwnerMsg>) -> Result<()> {
+        let team = open_and_spawn(
+            me.get_cell(),
+            self.config().team_dir().join("medulla"),
+            self.handle.opts.clone(),
+            None,
+        )
+        .await
+        .map_err(|f| OwnerError::Internal(format!("the team medulla's mirror could not be opened: {}", f.message)))?;
+        self.children.insert(team.0.get_id(), Child::Team);
+        *self.registry().team.write().expect("registry lock") = Some(team);
+        Ok(())
+    }
+
+    async fn spawn_sync(&mut self, me: &ActorRef<OwnerMsg>) -> Result<()> {
+        let (Some(team), Some(status)) = (
+            self.config().team.clone(),
+            self.registry().team_status.clone(),
+        ) else {
+            return Ok(());
+        };
+        let args = crate::team::sync::SyncArgs {
+            owner: self.handle.clone(),
+            team,
+            status,
+            wake: self.registry().team_wake.clone(),
+        };
+        let (sync, _) = Actor::spawn_linked(None, crate::team::sync::SyncActor, args, me.get_cell())
+            .await
+            .map_err(|e| OwnerError::Unreachable {
+                actor: "team sync".into(),
+                detail: e.to_string(),
+            })?;
+        self.children.insert(sync.get_id(), Child::Sync);
+        self.registry().kick_sync_with(&sync);
+        *self.registry().sync.write().expect("registry lock") = Some(sync);
+        Ok(())
+    }
+
     /// Reopen the medulla after its actor failed, beside the supervisor: the failed
     /// actor ran no `post_stop`, so its store is released first, then opened again.
     fn restart_medulla(&mut self, me: &ActorRef<OwnerMsg>) {
@@ -527,6 +571,15 @@ impl Actor for OwnerActor {
             medulla.clone(),
             args.config.brains_dir(),
             args.config.medulla_dir(),
+            args.config.team_dir().join("medulla"),
+            args.config.team.as_ref().map(|t| {
+                Arc::new(crate::team::status::TeamStatus::new(
+                    crate::team::db::without_password(&t.url),
+                    crate::team::db::Target::parse(&t.url)
+                        .map(|t| t.member)
+                        .unwrap_or_default(),
+                ))
+            }),
             args.opts.clock.clone(),
         ));
         let handle = OwnerHandle {
@@ -553,6 +606,10 @@ impl Actor for OwnerActor {
         };
         state.spawn_mailbox(&me).await?;
         state.spawn_audit(&me).await?;
+        if state.config().team.is_some() {
+            state.spawn_team_store(&me).await?;
+            state.spawn_sync(&me).await?;
+        }
         state.rescan();
         // The idle sweep: a tick a quarter of the idle time (bounded to [1 s, 60 s]).
         let every =
@@ -685,6 +742,15 @@ impl Actor for OwnerActor {
         tracing::error!(?child, why, "child actor down; restarting it");
         let restarted = match &child {
             Child::Audit => st.spawn_audit(&me).await,
+            Child::Sync => st.spawn_sync(&me).await,
+            Child::Team => {
+                // Its store is released, then opened again by a new actor.
+                let old = st.registry().team.write().expect("registry lock").take();
+                if let Some((_, shared)) = old {
+                    crate::brain::close(shared).await;
+                }
+                st.spawn_team_store(&me).await
+            }
             Child::Mailbox => st.spawn_mailbox(&me).await,
             Child::Medulla => {
                 st.restart_medulla(&me);

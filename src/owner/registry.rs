@@ -68,6 +68,15 @@ pub struct Registry {
     /// `true` before it opens the file again.
     pub(super) closing: RwLock<HashMap<Fingerprint, watch::Receiver<bool>>>,
     pub(super) medulla: RwLock<(ActorRef<BrainMsg>, Shared)>,
+    /// The team medulla's mirror, when a team is joined.
+    pub(super) team: RwLock<Option<(ActorRef<BrainMsg>, Shared)>>,
+    /// The sync actor, when a team is joined.
+    pub(super) sync: RwLock<Option<ActorRef<crate::team::sync::SyncMsg>>>,
+    /// The team as answers show it, when a team is joined.
+    pub team_status: Option<Arc<crate::team::status::TeamStatus>>,
+    /// Coalesces the sync actor's wake-ups.
+    pub team_wake: Arc<std::sync::atomic::AtomicBool>,
+    team_dir: PathBuf,
     counters: RwLock<HashMap<StoreId, Arc<BrainCounters>>>,
     pub(super) audit: RwLock<Option<ActorRef<AuditMsg>>>,
     pub(super) mailbox: RwLock<Option<ActorRef<MailboxMsg>>>,
@@ -84,11 +93,18 @@ impl Registry {
         medulla: (ActorRef<BrainMsg>, Shared),
         brains_dir: PathBuf,
         medulla_dir: PathBuf,
+        team_dir: PathBuf,
+        team_status: Option<Arc<crate::team::status::TeamStatus>>,
         clock: Arc<dyn brains::Clock>,
     ) -> Registry {
         Registry {
             brains_dir,
             medulla_dir,
+            team_dir,
+            team: RwLock::new(None),
+            sync: RwLock::new(None),
+            team_status,
+            team_wake: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             clock,
             manifests: RwLock::new(HashMap::new()),
             warm: RwLock::new(HashMap::new()),
@@ -194,6 +210,42 @@ impl Registry {
         self.medulla.read().expect("registry lock").1.clone()
     }
 
+    /// The team medulla's writer, when a team is joined.
+    pub fn team(&self) -> Option<ActorRef<BrainMsg>> {
+        self.team
+            .read()
+            .expect("registry lock")
+            .as_ref()
+            .map(|t| t.0.clone())
+    }
+
+    /// The team medulla's store, for readers, when a team is joined.
+    pub fn team_store(&self) -> Option<Shared> {
+        self.team
+            .read()
+            .expect("registry lock")
+            .as_ref()
+            .map(|t| t.1.clone())
+    }
+
+    /// Ask the sync actor for a pass soon (after a local write to a shared store).
+    pub fn kick_sync(&self) {
+        if let Some(s) = self.sync.read().expect("registry lock").as_ref() {
+            crate::team::sync::kick(s, &self.team_wake);
+        }
+    }
+
+    /// The first pass of a new sync actor.
+    pub(super) fn kick_sync_with(&self, s: &ActorRef<crate::team::sync::SyncMsg>) {
+        self.team_wake
+            .store(false, std::sync::atomic::Ordering::Release);
+        crate::team::sync::kick(s, &self.team_wake);
+    }
+
+    pub fn sync(&self) -> Option<ActorRef<crate::team::sync::SyncMsg>> {
+        self.sync.read().expect("registry lock").clone()
+    }
+
     pub fn audit(&self) -> Option<ActorRef<AuditMsg>> {
         self.audit.read().expect("registry lock").clone()
     }
@@ -209,6 +261,7 @@ impl Registry {
         }
         let dir = match id {
             StoreId::Medulla => self.medulla_dir.clone(),
+            StoreId::Team => self.team_dir.clone(),
             StoreId::Brain(fp) => self.brains_dir.join(fp.as_str()),
         };
         self.counters

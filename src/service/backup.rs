@@ -316,6 +316,7 @@ async fn copy_store(svc: &Service, id: &StoreId, partial: &Path, rel: &str) -> R
     Ok(StoreEntry {
         store: match id {
             StoreId::Medulla => "medulla".into(),
+            StoreId::Team => "team".into(),
             StoreId::Brain(fp) => fp.to_string(),
         },
         root: None,
