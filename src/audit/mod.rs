@@ -84,6 +84,8 @@ pub enum AuditMsg {
         reply: RpcReplyPort<Result<u64>>,
     },
     Promote {
+        /// The medulla, or the team medulla.
+        to: StoreId,
         agent: String,
         brain: Manifest,
         slug: String,
@@ -91,10 +93,12 @@ pub enum AuditMsg {
         reply: RpcReplyPort<Result<Promoted>>,
     },
     DoctrineBirth {
+        to: StoreId,
         input: MemorizeInput,
         reply: RpcReplyPort<Result<(MemorizeOutcome, u64)>>,
     },
     Learn {
+        to: StoreId,
         agent: String,
         slug: String,
         verdict: Verdict,
@@ -104,6 +108,7 @@ pub enum AuditMsg {
     /// Take a medulla claim out of recall with a reason (the same rules as a demotion:
     /// the project witness is never touched). Replies with the medulla's live count.
     Retire {
+        to: StoreId,
         agent: String,
         slug: String,
         reason: String,
@@ -145,16 +150,17 @@ impl Actor for AuditActor {
         let s = st.stores.as_ref();
         match msg {
             AuditMsg::Promote {
+                to,
                 agent,
                 brain,
                 slug,
                 reason,
                 reply,
             } => {
-                let _ = reply.send(promote(s, &agent, &brain, &slug, &reason).await);
+                let _ = reply.send(promote(s, &to, &agent, &brain, &slug, &reason).await);
             }
-            AuditMsg::DoctrineBirth { input, reply } => {
-                let _ = reply.send(doctrine_birth(s, input).await);
+            AuditMsg::DoctrineBirth { to, input, reply } => {
+                let _ = reply.send(doctrine_birth(s, &to, input).await);
             }
             AuditMsg::Import {
                 input,
@@ -180,21 +186,23 @@ impl Actor for AuditActor {
                 let _ = reply.send(kv(s, key, value, actor).await);
             }
             AuditMsg::Learn {
+                to,
                 agent,
                 slug,
                 verdict,
                 note,
                 reply,
             } => {
-                let _ = reply.send(learn(s, &agent, &slug, verdict, note).await);
+                let _ = reply.send(learn(s, &to, &agent, &slug, verdict, note).await);
             }
             AuditMsg::Retire {
+                to,
                 agent,
                 slug,
                 reason,
                 reply,
             } => {
-                let _ = reply.send(retire(s, &agent, &slug, &reason).await);
+                let _ = reply.send(retire(s, &to, &agent, &slug, &reason).await);
             }
             AuditMsg::Purge { agent, slug, reply } => {
                 let r = ask(s, &M, |r| BrainMsg::Purge {
@@ -330,11 +338,24 @@ async fn clear_marker(s: &dyn Stores, slug: &str, actor: &str) -> Result<()> {
 }
 
 async fn medulla_live(s: &dyn Stores) -> Result<u64> {
-    Ok(read(s, &M, |st| st.stats()).await?.live_claims)
+    live(s, &M).await
+}
+
+async fn live(s: &dyn Stores, to: &StoreId) -> Result<u64> {
+    Ok(read(s, to, |st| st.stats()).await?.live_claims)
+}
+
+/// The witness's stamp prefix for a target: `medulla` or `team`.
+fn tier_name(to: &StoreId) -> &'static str {
+    match to {
+        StoreId::Team => "team",
+        _ => "medulla",
+    }
 }
 
 async fn promote(
     s: &dyn Stores,
+    to: &StoreId,
     agent: &str,
     brain: &Manifest,
     slug: &str,
@@ -380,7 +401,7 @@ async fn promote(
     hygiene_floor(&input)?;
     // Two origins racing for one label: the first lands, the second bounces unless it
     // is strictly stronger. Serialised here, so there is never a torn medulla.
-    if let Some(live) = read(s, &M, get(&witness.slug)).await? {
+    if let Some(live) = read(s, to, get(&witness.slug)).await? {
         let other_origin = live.origin_claim.as_deref() != Some(origin_claim.as_str());
         if other_origin
             && witness.strength == live.strength
@@ -395,10 +416,12 @@ async fn promote(
             });
         }
     }
-    let outcome = ask(s, &M, |r| BrainMsg::Memorize(Box::new(input), r)).await?;
-    clear_marker(s, &witness.slug, agent).await?;
+    let outcome = ask(s, to, |r| BrainMsg::Memorize(Box::new(input), r)).await?;
+    if *to == M {
+        clear_marker(s, &witness.slug, agent).await?;
+    }
     let copy = outcome.claim().clone();
-    let stamp = format!("medulla@{}@{}", copy.slug, copy.created);
+    let stamp = format!("{}@{}@{}", tier_name(to), copy.slug, copy.created);
     let witness = if witness.promoted_to.as_deref() == Some(stamp.as_str()) {
         witness
     } else {
@@ -415,37 +438,47 @@ async fn promote(
         witness,
         origin_claim,
         stamp,
-        medulla_live: medulla_live(s).await?,
+        medulla_live: live(s, to).await?,
     })
 }
 
 async fn doctrine_birth(
     s: &dyn Stores,
+    to: &StoreId,
     mut input: MemorizeInput,
 ) -> Result<(MemorizeOutcome, u64)> {
     hygiene_floor(&input)?;
-    input.origin_brain = Some("medulla".into());
+    input.origin_brain = Some(tier_name(to).into());
     input.act = Some(ActKind::DoctrineBirth);
-    let outcome = ask(s, &M, |r| BrainMsg::Memorize(Box::new(input), r)).await?;
-    Ok((outcome, medulla_live(s).await?))
+    let outcome = ask(s, to, |r| BrainMsg::Memorize(Box::new(input), r)).await?;
+    Ok((outcome, live(s, to).await?))
 }
 
-async fn retire(s: &dyn Stores, agent: &str, slug: &str, reason: &str) -> Result<(Claim, u64)> {
+async fn retire(
+    s: &dyn Stores,
+    to: &StoreId,
+    agent: &str,
+    slug: &str,
+    reason: &str,
+) -> Result<(Claim, u64)> {
     validate_agent_id(agent)?;
     floor::refuse([("reason", reason)], floor::FIX_SHARED)?;
-    let retired = ask(s, &M, |r| BrainMsg::Retire {
+    let retired = ask(s, to, |r| BrainMsg::Retire {
         slug: slug.to_string(),
         actor: agent.to_string(),
         reason: reason.to_string(),
         reply: r,
     })
     .await?;
-    clear_marker(s, slug, agent).await?;
-    Ok((retired, medulla_live(s).await?))
+    if *to == M {
+        clear_marker(s, slug, agent).await?;
+    }
+    Ok((retired, live(s, to).await?))
 }
 
 async fn learn(
     s: &dyn Stores,
+    to: &StoreId,
     agent: &str,
     slug: &str,
     verdict: Verdict,
@@ -455,18 +488,20 @@ async fn learn(
     let done = if verdict == Verdict::Wrong {
         // Demotion: the medulla version goes to history; the project witness is not touched.
         let reason = note.unwrap_or_else(|| "judged wrong".into());
-        let demoted = ask(s, &M, |r| BrainMsg::Demote {
+        let demoted = ask(s, to, |r| BrainMsg::Demote {
             slug: slug.to_string(),
             actor: agent.to_string(),
             reason: reason.clone(),
             reply: r,
         })
         .await?;
-        clear_marker(s, slug, agent).await?;
+        if *to == M {
+            clear_marker(s, slug, agent).await?;
+        }
         MedullaLearn::Demoted(demoted)
     } else {
         MedullaLearn::Graded(
-            ask(s, &M, |r| BrainMsg::Learn {
+            ask(s, to, |r| BrainMsg::Learn {
                 slug: slug.to_string(),
                 verdict,
                 actor: agent.to_string(),
@@ -476,5 +511,5 @@ async fn learn(
             .await?,
         )
     };
-    Ok((done, medulla_live(s).await?))
+    Ok((done, live(s, to).await?))
 }

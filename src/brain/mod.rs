@@ -84,9 +84,10 @@ pub enum BrainMsg {
     },
     /// Share this store with the team (SPEC §13): every write from now on is queued,
     /// and every live claim now.
-    StartSharing(brains::store::ShareState, Reply<brains::store::share::Shared>),
-    /// Stop sharing: drop what was queued.
-    StopSharing(Reply<u64>),
+    StartSharing(
+        brains::store::ShareState,
+        Reply<brains::store::share::Shared>,
+    ),
     /// The team's log holds these outbox entries.
     Delivered(Vec<u64>, Reply<()>),
     /// Apply entries of the team's log, with their cursor.
@@ -421,7 +422,6 @@ impl Actor for BrainActor {
             BrainMsg::StartSharing(state, reply) => {
                 send(reply, st.run(&me, move |s| s.start_sharing(state)).await?)
             }
-            BrainMsg::StopSharing(reply) => send(reply, st.run(&me, |s| s.stop_sharing()).await?),
             BrainMsg::Delivered(ids, reply) => {
                 send(reply, st.run(&me, move |s| s.delivered(&ids)).await?)
             }

@@ -111,7 +111,8 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         | Command::Connect(_)
         | Command::Disconnect(_)
         | Command::Sync(_)
-        | Command::Restore(_) => {
+        | Command::Restore(_)
+        | Command::Team(_) => {
             unreachable!("not a client command")
         }
         Command::Stop { .. } => super::owner::stop(c, opts),

@@ -29,6 +29,7 @@ mod prime;
 mod print;
 mod restore;
 mod sync;
+mod team;
 mod values;
 
 use clap::{Args, Parser, Subcommand};
@@ -257,6 +258,9 @@ $MEDULLA_HOME/replaced/<time>/, never deleted. Refused while an owner runs on th
 `medulla stop` first."
     )]
     Restore(restore::RestoreArgs),
+    /// A team on PostgreSQL: init, add-member (admin), join, share, status, leave, purge
+    #[command(subcommand)]
+    Team(team::TeamCmd),
     /// The embedding model's files: fetch them, or see where they are
     #[command(subcommand)]
     Model(model::ModelCmd),
@@ -404,7 +408,8 @@ impl Command {
             | C::Model(_)
             | C::Prime(_)
             | C::Sync(_)
-            | C::Restore(_) => return None,
+            | C::Restore(_)
+            | C::Team(_) => return None,
             C::Connect(a) => &a.c,
             C::Disconnect(a) => &a.c,
             C::Stop { c }
@@ -453,6 +458,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Connect(a) => connect::connect(a),
         Command::Disconnect(a) => connect::disconnect(a),
         Command::Restore(args) => restore::run(args),
+        Command::Team(cmd) => team::run(cmd),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

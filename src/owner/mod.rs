@@ -453,7 +453,12 @@ impl OwnerState {
             None,
         )
         .await
-        .map_err(|f| OwnerError::Internal(format!("the team medulla's mirror could not be opened: {}", f.message)))?;
+        .map_err(|f| {
+            OwnerError::Internal(format!(
+                "the team medulla's mirror could not be opened: {}",
+                f.message
+            ))
+        })?;
         self.children.insert(team.0.get_id(), Child::Team);
         *self.registry().team.write().expect("registry lock") = Some(team);
         Ok(())
@@ -472,12 +477,13 @@ impl OwnerState {
             status,
             wake: self.registry().team_wake.clone(),
         };
-        let (sync, _) = Actor::spawn_linked(None, crate::team::sync::SyncActor, args, me.get_cell())
-            .await
-            .map_err(|e| OwnerError::Unreachable {
-                actor: "team sync".into(),
-                detail: e.to_string(),
-            })?;
+        let (sync, _) =
+            Actor::spawn_linked(None, crate::team::sync::SyncActor, args, me.get_cell())
+                .await
+                .map_err(|e| OwnerError::Unreachable {
+                    actor: "team sync".into(),
+                    detail: e.to_string(),
+                })?;
         self.children.insert(sync.get_id(), Child::Sync);
         self.registry().kick_sync_with(&sync);
         *self.registry().sync.write().expect("registry lock") = Some(sync);

@@ -55,7 +55,7 @@ pub async fn mark(svc: &Service, routed: &Routed, input: &RouteInput, rows: &mut
         }
         let root = match r.tier {
             StoreTier::Project => routed_root.clone(),
-            StoreTier::Medulla => Some(r.origin_brain.clone()),
+            StoreTier::Medulla | StoreTier::Team => Some(r.origin_brain.clone()),
         };
         if let Some(root) = root {
             if !roots.contains(&root) {
@@ -80,7 +80,7 @@ pub async fn mark(svc: &Service, routed: &Routed, input: &RouteInput, rows: &mut
         for (i, r) in rows.iter().enumerate() {
             let r_root = match r.tier {
                 StoreTier::Project => routed_root.as_deref(),
-                StoreTier::Medulla => Some(r.origin_brain.as_str()),
+                StoreTier::Medulla | StoreTier::Team => Some(r.origin_brain.as_str()),
             };
             let live = r.state != Some(brains::ClaimState::Outdated);
             if r_root == Some(root.as_str()) && !r.anchors.is_empty() && live {

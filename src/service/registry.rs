@@ -30,6 +30,10 @@ pub struct Envelope<T> {
     pub reception: Option<Reception>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub served_brain: Option<String>,
+    /// When a team is joined: connected or offline (since when), and what waits to be
+    /// sent. Never says shared for what is only queued.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team: Option<crate::team::status::TeamNote>,
 }
 
 /// A verb as published. Built once per process (see [`specs`]); the schemas are shared,
@@ -117,7 +121,9 @@ async fn call<V: Verb>(cx: Cx<'_>, args: Arguments) -> Result<Value> {
         ))
     })?;
     let body = V::run(cx, args).await?;
+    let team = team_note(cx, V::EFFECT != Effect::Read).await;
     let envelope = Envelope {
+        team,
         retrieval: body.retrieval().unwrap_or(cx.svc.retrieval),
         reception: cx.routed.reception.clone().filter(|_| V::ROUTED),
         served_brain: cx
@@ -129,6 +135,32 @@ async fn call<V: Verb>(cx: Cx<'_>, args: Arguments) -> Result<Value> {
         body,
     };
     serde_json::to_value(&envelope).map_err(|e| OwnerError::Internal(e.to_string()))
+}
+
+/// The team part of an answer. After a write, what waits in the outboxes it may have
+/// queued into (the team medulla's, the routed brain's) is counted now, and the sync
+/// actor is asked for a pass.
+async fn team_note(cx: Cx<'_>, wrote: bool) -> Option<crate::team::status::TeamNote> {
+    let registry = &cx.svc.owner.registry;
+    let status = registry.team_status.as_ref()?;
+    let mut note = status.note();
+    if wrote {
+        registry.kick_sync();
+        let mut ids = vec![crate::store_id::StoreId::Team];
+        if let Some(b) = &cx.routed.brain {
+            if registry.is_warm(&b.fingerprint) {
+                ids.push(crate::store_id::StoreId::brain(&b.fingerprint));
+            }
+        }
+        let mut queued = 0;
+        for id in ids {
+            if let Ok((q, _)) = cx.svc.owner.read(&id, |s| s.outbox_len()).await {
+                queued += q;
+            }
+        }
+        note.queued = note.queued.max(queued);
+    }
+    Some(note)
 }
 
 macro_rules! registry {
@@ -183,6 +215,8 @@ registry! {
     verbs::purge::Purge,
     verbs::learn::Learn,
     verbs::retire::Retire,
+    verbs::team::TeamStatus,
+    verbs::team::TeamShare,
 }
 
 /// Route a call and run it: the one entry of MCP and REST.

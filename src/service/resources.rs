@@ -21,6 +21,8 @@ pub const NORTH_URI: &str = "medulla://north";
 const BRAIN_PREFIX: &str = "medulla://brain/";
 /// Where a medulla claim's URI starts.
 pub const MEDULLA_PREFIX: &str = "medulla://medulla/";
+/// A team medulla claim's URI prefix.
+pub const TEAM_PREFIX: &str = "medulla://team/";
 /// A claim of the served brain, by slug.
 pub const BRAIN_TEMPLATE: &str = "medulla://brain/{slug}";
 /// A claim of the medulla, by slug.
@@ -115,6 +117,8 @@ impl ResourceUri {
             (StoreTier::Project, rest)
         } else if let Some(rest) = uri.strip_prefix(MEDULLA_PREFIX) {
             (StoreTier::Medulla, rest)
+        } else if let Some(rest) = uri.strip_prefix(TEAM_PREFIX) {
+            (StoreTier::Team, rest)
         } else {
             return Err(unknown());
         };
@@ -138,6 +142,7 @@ pub fn claim_uri(tier: StoreTier, slug: &str) -> String {
     let prefix = match tier {
         StoreTier::Project => BRAIN_PREFIX,
         StoreTier::Medulla => MEDULLA_PREFIX,
+        StoreTier::Team => TEAM_PREFIX,
     };
     format!("{prefix}{}", percent_encode(slug))
 }
@@ -243,6 +248,7 @@ fn listed(c: &Claim, tier: StoreTier) -> Listed {
     let (name, whose) = match tier {
         StoreTier::Project => (format!("brain/{}", c.slug), "this brain"),
         StoreTier::Medulla => (format!("medulla/{}", c.slug), "the medulla"),
+        StoreTier::Team => (format!("team/{}", c.slug), "the team medulla"),
     };
     Listed {
         uri: claim_uri(tier, &c.slug),
@@ -356,6 +362,7 @@ impl Service {
                 (StoreId::brain(&b.fingerprint), b.root.clone())
             }
             StoreTier::Medulla => (StoreId::Medulla, "the medulla".to_string()),
+            StoreTier::Team => (StoreId::Team, "the team medulla".to_string()),
         };
         let claim =
             self.owner
@@ -372,6 +379,7 @@ impl Service {
                 provenance::mark_superseded(self, routed, input, &mut rows).await?;
                 drift::mark(self, routed, input, &mut rows).await;
             }
+            StoreTier::Team => drift::mark(self, routed, input, &mut rows).await,
         }
         Ok(rows.remove(0))
     }

@@ -14,6 +14,18 @@ use serde::{Deserialize, Serialize};
 pub enum StoreTier {
     Project,
     Medulla,
+    /// The team medulla (SPEC §13).
+    Team,
+}
+
+impl StoreTier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreTier::Project => "project",
+            StoreTier::Medulla => "medulla",
+            StoreTier::Team => "team",
+        }
+    }
 }
 
 /// The promotion chain of a medulla copy.
@@ -93,6 +105,13 @@ pub struct Row {
     /// Set on the most recent claims a beat lists when nothing matched its task.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_task: Option<bool>,
+    /// A shared store's row: the team member who wrote it, as the database stamped it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// Another member superseded the same version at the same time: the other version
+    /// and its member. Shown, never resolved silently.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<brains::claim::Conflict>,
 }
 
 /// Both identities of a promoted claim.
@@ -167,6 +186,8 @@ impl Row {
                 chain: chain_line(c),
             }),
             matched_task: None,
+            member: c.member.clone(),
+            conflict: c.conflict.clone(),
         }
     }
 

@@ -77,6 +77,10 @@ impl Watch {
                 tier: StoreTier::Medulla,
                 slug,
             } => (StoreId::Medulla, slug),
+            ResourceUri::Claim {
+                tier: StoreTier::Team,
+                slug,
+            } => (StoreId::Team, slug),
         };
         Ok(self
             .svc

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use brains::store::{Cursor, Entry, Incoming, Outgoing, SharedAct};
-use tokio_postgres::{Client, Connection, Socket};
 use tokio_postgres::tls::MakeTlsConnect;
+use tokio_postgres::{Client, Connection, Socket};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The TLS stream rustls gives a connection.
@@ -229,7 +229,10 @@ pub fn pgpass_lookup(file: &Path, host: &str, port: &str, db: &str, user: &str) 
             continue;
         }
         let ok = |pat: &str, v: &str| pat == "*" || pat == v;
-        if ok(&fields[0], host) && ok(&fields[1], port) && ok(&fields[2], db) && ok(&fields[3], user)
+        if ok(&fields[0], host)
+            && ok(&fields[1], port)
+            && ok(&fields[2], db)
+            && ok(&fields[3], user)
         {
             return Some(fields[4].clone());
         }
@@ -282,10 +285,13 @@ pub async fn connect(
 ) -> Result<(Client, Connection<Socket, TlsStream>), String> {
     let config = t.with_password(home);
     let tls = MakeRustlsConnect::new(super::tls::client_config(&t.verify_kind())?);
-    config
-        .connect(tls)
-        .await
-        .map_err(|e| format!("cannot reach the team database {}: {}", t.shown, describe(&e)))
+    config.connect(tls).await.map_err(|e| {
+        format!(
+            "cannot reach the team database {}: {}",
+            t.shown,
+            describe(&e)
+        )
+    })
 }
 
 impl Target {
@@ -394,7 +400,9 @@ pub async fn pull(
         };
         out.push(Incoming {
             cursor: Cursor {
-                xid: xid.parse().map_err(|_| format!("a log id {xid:?} is not a number"))?,
+                xid: xid
+                    .parse()
+                    .map_err(|_| format!("a log id {xid:?} is not a number"))?,
                 seq: r.get(1),
             },
             hash,

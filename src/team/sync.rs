@@ -284,7 +284,13 @@ impl SyncState {
             match self.owner.apply_team(id, batch).await {
                 Ok(done) => {
                     if done.applied > 0 || done.purged > 0 {
-                        tracing::debug!(store = key, applied = done.applied, conflicts = done.conflicts, purged = done.purged, "applied the team's log");
+                        tracing::debug!(
+                            store = key,
+                            applied = done.applied,
+                            conflicts = done.conflicts,
+                            purged = done.purged,
+                            "applied the team's log"
+                        );
                     }
                 }
                 Err(e) => {
@@ -325,7 +331,10 @@ impl SyncState {
                 .clone();
             if let Some(repo) = repo.filter(|r| keys.contains_key(&r.key)) {
                 tracing::info!(root = %m.root, key = %repo.key, "a clone of a shared repository: joining its shared brain");
-                if let Err(e) = self.share(m.fingerprint.clone(), m.root.clone(), repo).await {
+                if let Err(e) = self
+                    .share(m.fingerprint.clone(), m.root.clone(), repo)
+                    .await
+                {
                     tracing::warn!(root = %m.root, error = %e, "could not join the shared brain");
                 }
             }
@@ -421,7 +430,10 @@ async fn listen(
         }
         "the LISTEN connection closed".to_string()
     });
-    if let Err(e) = client.batch_execute(&format!("LISTEN {}", db::CHANNEL)).await {
+    if let Err(e) = client
+        .batch_execute(&format!("LISTEN {}", db::CHANNEL))
+        .await
+    {
         driver.abort();
         return db::describe(&e);
     }
@@ -445,7 +457,8 @@ impl Actor for SyncActor {
     ) -> Result<SyncState, ActorProcessingErr> {
         let target = Target::parse(&args.team.url);
         if let Err(e) = &target {
-            args.status.offline(args.owner.opts.clock.now_ms(), e.clone());
+            args.status
+                .offline(args.owner.opts.clock.now_ms(), e.clone());
         }
         let shares = shares::load(&args.owner.config.team_dir());
         let dirty = shares.iter().map(|s| (s.key.clone(), true)).collect();

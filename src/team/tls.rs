@@ -37,12 +37,14 @@ pub fn client_config(v: &Verify) -> Result<ClientConfig, String> {
             let mut roots = RootCertStore::empty();
             match root {
                 Some(file) => {
-                    let certs = CertificateDer::pem_file_iter(file).map_err(|e| {
-                        format!("cannot read sslrootcert {}: {e}", file.display())
-                    })?;
+                    let certs = CertificateDer::pem_file_iter(file)
+                        .map_err(|e| format!("cannot read sslrootcert {}: {e}", file.display()))?;
                     for c in certs {
                         let c = c.map_err(|e| {
-                            format!("sslrootcert {} holds a bad certificate: {e}", file.display())
+                            format!(
+                                "sslrootcert {} holds a bad certificate: {e}",
+                                file.display()
+                            )
                         })?;
                         roots
                             .add(c)
@@ -78,7 +80,12 @@ impl ServerCertVerifier for Unchecked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -87,7 +94,12 @@ impl ServerCertVerifier for Unchecked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

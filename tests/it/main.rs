@@ -17,8 +17,11 @@ mod live;
 mod mcp;
 mod near_duplicates;
 mod owner;
+#[path = "../../xtask/src/pg.rs"]
+mod pg;
 mod python;
 mod readme;
 mod recall;
 mod retire;
+mod team;
 mod transfer;

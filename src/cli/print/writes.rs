@@ -210,6 +210,7 @@ pub fn promote(e: Envelope<PromoteAnswer>) {
 fn from(tier: StoreTier) -> &'static str {
     match tier {
         StoreTier::Medulla => "the medulla",
+        StoreTier::Team => "the team medulla",
         StoreTier::Project => "this brain",
     }
 }

@@ -255,7 +255,25 @@ pub async fn compose(
         let ask = async {
             let res = svc.owner.recall(&StoreId::Medulla, q.clone()).await?;
             let count = svc.owner.stats(&StoreId::Medulla).await?.live_claims;
-            Ok::<_, OwnerError>((res, count))
+            let mut rows: Vec<Row> = res
+                .hits
+                .iter()
+                .map(|h| Row::of(&h.claim, StoreTier::Medulla, now, Some(h.score)))
+                .collect();
+            let mut count = count;
+            // The team medulla, when a team is joined: read from the local mirror.
+            if svc.owner.registry.team_store().is_some() {
+                let team = svc.owner.recall(&StoreId::Team, q.clone()).await?;
+                count += svc.owner.stats(&StoreId::Team).await?.live_claims;
+                rows.extend(
+                    team.hits
+                        .iter()
+                        .map(|h| Row::of(&h.claim, StoreTier::Team, now, Some(h.score))),
+                );
+                rows.sort_by(Row::by_score);
+                rows.truncate(q.limit);
+            }
+            Ok::<_, OwnerError>((rows, count))
         };
         tokio::time::timeout(budget, ask).await.map_err(|_| ())
     };
@@ -266,14 +284,7 @@ pub async fn compose(
         .map(|h| Row::of(&h.claim, StoreTier::Project, now, Some(h.score)))
         .collect();
     let (medulla, medulla_count, medulla_error) = match outcome {
-        Ok(Ok((res, count))) => (
-            res.hits
-                .iter()
-                .map(|h| Row::of(&h.claim, StoreTier::Medulla, now, Some(h.score)))
-                .collect(),
-            Some(count),
-            None,
-        ),
+        Ok(Ok((rows, count))) => (rows, Some(count), None),
         Ok(Err(e)) => (vec![], None, Some(ErrorBody::from(&e))),
         Err(_) => (
             vec![],

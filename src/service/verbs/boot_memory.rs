@@ -99,6 +99,7 @@ impl Verb for BootMemory {
     type Answer = BootMemoryAnswer;
 
     async fn run(cx: Cx<'_>, a: BootMemoryArgs) -> Result<BootMemoryAnswer> {
+        super::no_team_tier(a.tier, "boot_memory")?;
         let svc = cx.svc;
         let key = || -> Result<String> {
             a.key

@@ -75,6 +75,7 @@ impl Verb for Debrief {
     type Answer = DebriefAnswer;
 
     async fn run(cx: Cx<'_>, a: DebriefArgs) -> Result<DebriefAnswer> {
+        super::no_team_tier(a.tier, "debrief")?;
         let svc = cx.svc;
         if a.tier == Some(Tier::Medulla) {
             return Err(OwnerError::BadInput(

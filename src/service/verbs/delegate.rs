@@ -164,10 +164,7 @@ fn render_text(p: &Packet) -> String {
     let line = |s: &mut String, r: &Row, tag: &str| {
         s.push_str(&format!(
             "- [{}{tag}] {} ({}): {} ({}, by {}, {} days old{})\n",
-            match r.tier {
-                crate::service::rows::StoreTier::Project => "project",
-                crate::service::rows::StoreTier::Medulla => "medulla",
-            },
+            r.tier.as_str(),
             r.label,
             r.slug,
             r.text,

@@ -45,6 +45,7 @@ impl Verb for History {
     type Answer = HistoryAnswer;
 
     async fn run(cx: Cx<'_>, a: HistoryArgs) -> Result<HistoryAnswer> {
+        super::no_team_tier(a.tier, "history")?;
         check_query("slug", &a.slug)?;
         let svc = cx.svc;
         let slug = brains::slugify(&a.slug);

@@ -79,10 +79,11 @@ impl Verb for Learn {
         let actor = agent(a.agent_id, cx.input)?;
         let slug = brains::slugify(&a.slug);
         let now = svc.now();
-        if a.tier == Some(Tier::Medulla) {
+        if let Some((to, tier)) = a.tier.and_then(Tier::shared_store) {
             let (done, live) = svc
                 .owner
                 .audit(|reply| AuditMsg::Learn {
+                    to,
                     agent: actor.clone(),
                     slug,
                     verdict: a.verdict,
@@ -93,14 +94,14 @@ impl Verb for Learn {
             return Ok(match done {
                 MedullaLearn::Demoted(c) => LearnAnswer::Demoted(Demoted {
                     verdict: a.verdict,
-                    demoted: Row::of(&c, StoreTier::Medulla, now, None),
+                    demoted: Row::of(&c, tier, now, None),
                     witness_untouched: c.origin_claim.clone(),
                     etiquette: Etiquette::of(&actor),
                     medulla_cap: Cap::of(live),
                 }),
                 MedullaLearn::Graded(c) => LearnAnswer::Graded(Graded {
                     verdict: a.verdict,
-                    claim: Row::of(&c, StoreTier::Medulla, now, None),
+                    claim: Row::of(&c, tier, now, None),
                     etiquette: Some(Etiquette::of(&actor)),
                     medulla_cap: Some(Cap::of(live)),
                 }),

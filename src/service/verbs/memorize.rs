@@ -126,8 +126,8 @@ impl Verb for Memorize {
             evidence: a.evidence.unwrap_or_default(),
             ..Default::default()
         };
-        if a.tier == Some(Tier::Medulla) {
-            return doctrine_birth(svc, mi)
+        if let Some((to, _)) = a.tier.and_then(Tier::shared_store) {
+            return doctrine_birth(svc, to, mi)
                 .await
                 .map(|d| MemorizeAnswer::Doctrine(Box::new(d)));
         }
@@ -181,26 +181,36 @@ impl Verb for Memorize {
 }
 
 /// Doctrine birth: straight into the medulla through the audit actor.
-pub async fn doctrine_birth(svc: &Service, mut input: MemorizeInput) -> Result<DoctrineBirth> {
+pub async fn doctrine_birth(
+    svc: &Service,
+    to: StoreId,
+    mut input: MemorizeInput,
+) -> Result<DoctrineBirth> {
     input.validate()?;
     let agent = input.source_agent.clone();
+    let tier = if to == StoreId::Team {
+        svc.owner
+            .registry
+            .team()
+            .ok_or(crate::error::OwnerError::NoTeam)?;
+        StoreTier::Team
+    } else {
+        StoreTier::Medulla
+    };
     let (outcome, live) = svc
         .owner
-        .audit(|reply| AuditMsg::DoctrineBirth { input, reply })
+        .audit(|reply| AuditMsg::DoctrineBirth {
+            to: to.clone(),
+            input,
+            reply,
+        })
         .await?;
     let c = outcome.claim();
-    let similar = near(
-        svc,
-        &c.label,
-        &c.text,
-        &c.slug,
-        &[(StoreId::Medulla, StoreTier::Medulla)],
-    )
-    .await;
+    let similar = near(svc, &c.label, &c.text, &c.slug, &[(to, tier)]).await;
     Ok(DoctrineBirth {
         outcome: Outcome::from(&outcome),
         unchanged: outcome.unchanged(),
-        claim: Row::of(outcome.claim(), StoreTier::Medulla, svc.now(), None),
+        claim: Row::of(outcome.claim(), tier, svc.now(), None),
         etiquette: Etiquette::of(&agent),
         medulla_cap: Cap::of(live),
         similar,

@@ -21,6 +21,7 @@ pub mod purge;
 pub mod report;
 pub mod retire;
 pub mod seek;
+pub mod team;
 pub mod triage;
 
 use std::borrow::Cow;
@@ -47,6 +48,38 @@ pub enum Tier {
     /// The shared medulla.
     #[value(help = "The shared medulla (the founder's doctrine)")]
     Medulla,
+    /// The team medulla (a joined team's shared doctrine, SPEC §13).
+    #[value(help = "The team medulla (the team's doctrine, when a team is joined)")]
+    Team,
+}
+
+impl Tier {
+    /// The shared store a `medulla` or `team` tier names; `None` for a project.
+    pub fn shared_store(
+        self,
+    ) -> Option<(crate::store_id::StoreId, crate::service::rows::StoreTier)> {
+        match self {
+            Tier::Project => None,
+            Tier::Medulla => Some((
+                crate::store_id::StoreId::Medulla,
+                crate::service::rows::StoreTier::Medulla,
+            )),
+            Tier::Team => Some((
+                crate::store_id::StoreId::Team,
+                crate::service::rows::StoreTier::Team,
+            )),
+        }
+    }
+}
+
+/// Verbs that have no team tier say so, naming what does.
+pub fn no_team_tier(tier: Option<Tier>, verb: &str) -> crate::error::Result<()> {
+    if tier == Some(Tier::Team) {
+        return Err(crate::error::OwnerError::BadInput(format!(
+            "{verb} has no team tier: the team medulla is written by memorize --tier team, promote --to team, learn and retire --tier team"
+        )));
+    }
+    Ok(())
 }
 
 /// The agent id of the founder surface (the command line, the Hall) when it names none.

@@ -29,9 +29,24 @@ pub struct PromoteArgs {
         help = "The source brain's root or fingerprint [default: the working directory's brain]"
     )]
     pub brain: Option<String>,
+    /// Where to: the personal medulla (default) or the team medulla (`team`).
+    #[arg(long, value_enum, help = "Where to promote [default: the medulla]")]
+    pub to: Option<PromoteTo>,
     /// The promoter, `vendor:role`. Expected: `*:orchestrator` or `human:founder` (audited, not enforced).
     #[arg(long = "agent", value_name = "AGENT", default_value = super::FOUNDER_AGENT, help = "Who promotes (vendor:role)")]
     pub agent_id: Option<String>,
+}
+
+/// Where a promotion copies the claim.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PromoteTo {
+    /// The personal medulla (this machine's doctrine).
+    Medulla,
+    /// The team medulla (shared with the team through its database).
+    Team,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -87,9 +102,17 @@ impl Verb for Promote {
         svc.authorize_brain(cx.routed, cx.input, &brain, "promote a claim of")?;
         check_query("claim", &a.claim)?;
         let slug = brains::slugify(&a.claim);
+        let (to, tier) = match a.to {
+            Some(PromoteTo::Team) => {
+                svc.owner.registry.team().ok_or(OwnerError::NoTeam)?;
+                (crate::store_id::StoreId::Team, StoreTier::Team)
+            }
+            _ => (crate::store_id::StoreId::Medulla, StoreTier::Medulla),
+        };
         let done = svc
             .owner
             .audit(|reply| AuditMsg::Promote {
+                to,
                 agent: agent.clone(),
                 brain,
                 slug,
@@ -100,10 +123,10 @@ impl Verb for Promote {
         let now = svc.now();
         Ok(PromoteAnswer {
             outcome: Outcome::from(&done.outcome),
-            medulla_claim: Row::of(done.outcome.claim(), StoreTier::Medulla, now, None),
+            medulla_claim: Row::of(done.outcome.claim(), tier, now, None),
             witness: Row::of(&done.witness, StoreTier::Project, now, None),
             identities: Identities {
-                medulla: format!("medulla#{}", done.outcome.claim().slug),
+                medulla: format!("{}#{}", tier.as_str(), done.outcome.claim().slug),
                 witness: done.origin_claim,
                 promoted_to: done.stamp,
             },

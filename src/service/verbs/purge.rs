@@ -52,6 +52,7 @@ impl Verb for Purge {
     type Answer = PurgeAnswer;
 
     async fn run(cx: Cx<'_>, a: PurgeArgs) -> Result<PurgeAnswer> {
+        super::no_team_tier(a.tier, "purge")?;
         let svc = cx.svc;
         check_query("slug", &a.slug)?;
         let slug = brains::slugify(&a.slug);

@@ -70,10 +70,11 @@ impl Verb for Retire {
         let slug = brains::slugify(&a.slug);
         let actor = agent(a.agent_id, cx.input)?;
         let now = svc.now();
-        if a.tier == Some(Tier::Medulla) {
+        if let Some((to, tier)) = a.tier.and_then(Tier::shared_store) {
             let (retired, live) = svc
                 .owner
                 .audit(|reply| AuditMsg::Retire {
+                    to,
                     agent: actor.clone(),
                     slug,
                     reason: a.reason,
@@ -81,10 +82,10 @@ impl Verb for Retire {
                 })
                 .await?;
             return Ok(RetireAnswer {
-                tier: StoreTier::Medulla,
+                tier,
                 brain: None,
                 witness_untouched: retired.origin_claim.clone(),
-                retired: Row::of(&retired, StoreTier::Medulla, now, None),
+                retired: Row::of(&retired, tier, now, None),
                 etiquette: Some(Etiquette::of(&actor)),
                 medulla_cap: Some(Cap::of(live)),
             });

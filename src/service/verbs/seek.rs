@@ -34,6 +34,10 @@ pub enum SeekTier {
     #[serde(rename = "medulla")]
     #[value(help = "The medulla only")]
     Medulla,
+    /// The team medulla only (a joined team's mirror).
+    #[serde(rename = "team")]
+    #[value(help = "The team medulla only (when a team is joined)")]
+    Team,
     /// Every registered brain plus the medulla, grouped by origin: an explicit pull.
     #[serde(rename = "all-brains")]
     #[value(
@@ -242,9 +246,24 @@ impl Verb for Seek {
                     .await
                     .map(SeekAnswer::Flat);
             }
+            Some(SeekTier::Team) => {
+                svc.owner
+                    .registry
+                    .team()
+                    .ok_or(crate::error::OwnerError::NoTeam)?;
+                let (mut results, retrieval) =
+                    recall_rows(svc, &StoreId::Team, &q, StoreTier::Team).await?;
+                drift::mark(svc, cx.routed, cx.input, &mut results).await;
+                return Ok(SeekAnswer::Flat(Flat::new(
+                    "team",
+                    shown(results, a.detail),
+                    retrieval,
+                )));
+            }
             None => {}
         }
-        // The default beat: this brain plus the medulla, nothing else, asked at once.
+        // The default beat: this brain plus the medulla (and the team medulla, when a
+        // team is joined), nothing else, asked at once.
         let project = async {
             match brain {
                 Some(b) => {
@@ -255,11 +274,28 @@ impl Verb for Seek {
                 None => Ok(None),
             }
         };
-        let (medulla, project) = tokio::join!(
+        let team_joined = svc.owner.registry.team_store().is_some();
+        let team = async {
+            if team_joined {
+                recall_rows(svc, &StoreId::Team, &q, StoreTier::Team)
+                    .await
+                    .map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let (medulla, project, team) = tokio::join!(
             recall_rows(svc, &StoreId::Medulla, &q, StoreTier::Medulla),
-            project
+            project,
+            team
         );
         let (mut rows, mut retrieval) = medulla?;
+        if let Some((t, r)) = team? {
+            rows.extend(t);
+            if r == Retrieval::Lexical {
+                retrieval = r;
+            }
+        }
         mark_superseded(svc, cx.routed, cx.input, &mut rows).await?;
         if let Some((mut p, r)) = project? {
             merge_promoted(&mut p, &mut rows);
@@ -268,10 +304,11 @@ impl Verb for Seek {
                 retrieval = r;
             }
         }
-        let tier = if brain.is_some() {
-            "project+medulla"
-        } else {
-            "medulla"
+        let tier = match (brain.is_some(), team_joined) {
+            (true, false) => "project+medulla",
+            (false, false) => "medulla",
+            (true, true) => "project+medulla+team",
+            (false, true) => "medulla+team",
         };
         let mut rows = best(rows, limit);
         drift::mark(svc, cx.routed, cx.input, &mut rows).await;

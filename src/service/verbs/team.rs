@@ -1,0 +1,131 @@
+//! `team_status` and `team_share` (SPEC §13): what this owner's team link is doing, and
+//! sharing the routed brain with the team. Sharing sends a project's memory to everyone
+//! in the team's database: the founder's decision only.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::write_target;
+use crate::error::{OwnerError, Result};
+use crate::service::rows::{Row, StoreTier};
+use crate::service::verb::{Answer, Cx, Effect, Verb};
+use crate::store_id::StoreId;
+use crate::team::status::TeamView;
+
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct TeamStatusArgs {}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TeamStatusAnswer {
+    #[serde(flatten)]
+    pub view: TeamView,
+    /// Versions that another member superseded at the same time, in the team medulla
+    /// and this owner's shared brains: shown, never resolved silently.
+    pub conflicts: Vec<Row>,
+}
+
+impl Answer for TeamStatusAnswer {}
+
+pub struct TeamStatus;
+
+impl Verb for TeamStatus {
+    const NAME: &'static str = "team_status";
+    const DESCRIPTION: &'static str = "The team link (SPEC §13): connected or offline since when, what is queued, the log not yet applied, members, shared brains, and conflicts between members' versions.";
+    const EFFECT: Effect = Effect::Read;
+    const IDEMPOTENT: bool = true;
+    const ALSO: &'static [&'static str] = &["GET /api/team"];
+    const ROUTED: bool = false;
+    type Args = TeamStatusArgs;
+    type Answer = TeamStatusAnswer;
+
+    async fn run(cx: Cx<'_>, _a: TeamStatusArgs) -> Result<TeamStatusAnswer> {
+        let svc = cx.svc;
+        let status = svc
+            .owner
+            .registry
+            .team_status
+            .as_ref()
+            .ok_or(OwnerError::NoTeam)?;
+        let view = status.view();
+        let now = svc.now();
+        let mut conflicts = Vec::new();
+        let mut stores = vec![(StoreId::Team, StoreTier::Team)];
+        stores.extend(
+            view.shared
+                .iter()
+                .map(|s| (StoreId::brain(&s.fingerprint), StoreTier::Project)),
+        );
+        for (id, tier) in stores {
+            if let Ok(cs) = svc.owner.live_claims(&id).await {
+                for c in cs.iter().filter(|c| c.conflict.is_some()) {
+                    conflicts.push(Row::of(c, tier, now, None));
+                }
+            }
+        }
+        Ok(TeamStatusAnswer { view, conflicts })
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct TeamShareArgs {}
+
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TeamShareAnswer {
+    /// The brain shared.
+    pub root: String,
+    /// Its team identity: `repo:<root commit>`.
+    pub key: String,
+    /// The normalized remote URL.
+    pub label: String,
+    /// Live claims queued for the team now.
+    pub queued: u64,
+    /// Live claims the hygiene floor kept on this machine.
+    pub refused: u64,
+}
+
+impl Answer for TeamShareAnswer {}
+
+pub struct TeamShare;
+
+impl Verb for TeamShare {
+    const NAME: &'static str = "team_share";
+    const DESCRIPTION: &'static str = "Share this project's brain with the team (SPEC §13): identified by its repository's root commit, so every clone converges on it; every live claim and every later write is queued for the team after the hygiene floor. The founder's only.";
+    const EFFECT: Effect = Effect::Write;
+    const ALSO: &'static [&'static str] = &["POST /api/team/share"];
+    type Args = TeamShareArgs;
+    type Answer = TeamShareAnswer;
+
+    async fn run(cx: Cx<'_>, _a: TeamShareArgs) -> Result<TeamShareAnswer> {
+        let svc = cx.svc;
+        svc.founder_only(cx.input, "sharing a brain with the team")?;
+        let sync = svc.owner.registry.sync().ok_or(OwnerError::NoTeam)?;
+        let brain = write_target(cx.routed)?.clone();
+        let root = std::path::PathBuf::from(&brain.root);
+        let repo = tokio::task::spawn_blocking(move || crate::team::repo::identify(&root))
+            .await
+            .map_err(|e| OwnerError::Internal(e.to_string()))?
+            .map_err(OwnerError::BadInput)?;
+        svc.owner.warm_brain(&brain.fingerprint).await?;
+        let r = repo.clone();
+        let done =
+            crate::call::call_actor(&sync, "team sync", svc.owner.config.call_timeout, |reply| {
+                crate::team::sync::SyncMsg::Share {
+                    fp: brain.fingerprint.clone(),
+                    root: brain.root.clone(),
+                    repo: r,
+                    reply,
+                }
+            })
+            .await?
+            .map_err(OwnerError::Team)?;
+        Ok(TeamShareAnswer {
+            root: brain.root,
+            key: repo.key,
+            label: repo.label,
+            queued: done.queued,
+            refused: done.refused,
+        })
+    }
+}

@@ -1,0 +1,347 @@
+//! A team on a real PostgreSQL 15 (SPEC §13): owners joined through `medulla team join`,
+//! the schema from `medulla team init`, members from `medulla team add-member`.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::{header, Owner, OwnerOptions, BIN};
+use crate::pg::Postgres;
+
+const DB: &str = "team";
+
+fn medulla(home: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env("MEDULLA_HOME", home)
+        .env_remove("MEDULLA_URL")
+        .env_remove("PGPASSWORD")
+        .output()
+        .expect("run medulla");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// The password a `postgres://user:pw@host` URL carries.
+fn password_in(url: &str) -> &str {
+    let auth = url.split_once("://").unwrap().1.rsplit_once('@').unwrap().0;
+    auth.split_once(':').unwrap().1
+}
+
+/// `team add-member` prints the join URL with the member's password once.
+fn add_member(pg: &Postgres, scratch: &Path, name: &str) -> String {
+    let (ok, out) = medulla(
+        scratch,
+        &["team", "add-member", name, "--url", &pg.admin_url(DB)],
+    );
+    assert!(ok, "{out}");
+    out.split('\'')
+        .find(|w| w.starts_with("postgres://"))
+        .unwrap_or_else(|| panic!("no join URL in {out}"))
+        .to_string()
+}
+
+/// A member's owner: joined through the command line, polling fast for the test.
+fn member_owner(url: &str) -> Owner {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out) = medulla(home.path(), &["team", "join", url]);
+    assert!(ok, "{out}");
+    let cfg = home.path().join("config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(
+        !text.contains(password_in(url)),
+        "the password never lands in config.toml"
+    );
+    std::fs::write(&cfg, format!("{text}poll_ms = 200\n")).unwrap();
+    Owner::start_in(home, tempfile::tempdir().unwrap(), OwnerOptions::default())
+}
+
+/// Poll `f` until it returns `Some`, or fail after `secs`.
+fn eventually<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let until = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn team_rows(v: &Value) -> Vec<Value> {
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["tier"] == "team")
+        .cloned()
+        .collect()
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+#[test]
+fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private() {
+    let mut pg = Postgres::start();
+    pg.create_db(DB);
+    let scratch = tempfile::tempdir().unwrap();
+    let (ok, out) = medulla(scratch.path(), &["team", "init", &pg.admin_url(DB)]);
+    assert!(ok, "{out}");
+    // Idempotent.
+    let (ok, out) = medulla(scratch.path(), &["team", "init", &pg.admin_url(DB)]);
+    assert!(ok, "{out}");
+    let alice_url = add_member(&pg, scratch.path(), "alice");
+    let bob_url = add_member(&pg, scratch.path(), "bob");
+    let a = member_owner(&alice_url);
+    let b = member_owner(&bob_url);
+    let pa = a.project("app");
+    let pb = b.project("app");
+    let ab = a.brain("app");
+    let bb = b.brain("app");
+
+    // 1. Doctrine born in the team medulla on A reaches B's default beat, labelled.
+    let w = ab.ok(
+        "memorize",
+        json!({ "label": "release", "text": "we deploy with make release, never by hand", "tier": "team" }),
+    );
+    assert_eq!(w["team"]["status"], "connected", "{w}");
+    let row = eventually(15, "the team doctrine on B", || {
+        let v = bb.seek("how do we deploy release");
+        team_rows(&v).into_iter().next()
+    });
+    assert_eq!(row["member"], "alice", "{row}");
+    assert_eq!(row["text"], "we deploy with make release, never by hand");
+
+    // 2. A promotion from a project brain to the team, attributed by the database.
+    ab.memorize(
+        "flaky test",
+        "the flaky test is the timezone of the CI runner",
+    );
+    let (s, p) = a.founder_call(
+        "promote",
+        json!({ "claim": "flaky-test", "reason": "seen on every clone", "to": "team" }),
+        &ab.headers(),
+    );
+    assert_eq!(s, 200, "{p}");
+    assert!(
+        p["identities"]["promoted_to"]
+            .as_str()
+            .unwrap()
+            .starts_with("team@flaky-test@"),
+        "{p}"
+    );
+    eventually(15, "the promotion on B", || {
+        team_rows(&bb.seek("flaky timezone"))
+            .into_iter()
+            .find(|r| r["slug"] == "flaky-test" && r["member"] == "alice")
+    });
+
+    // 3. Nothing private leaves: an unshared brain's text, the personal medulla, a
+    // flagged secret.
+    a.project("private");
+    a.brain("private")
+        .memorize("private note", "zebra-quartz-unshared-7731 lives only here");
+    let (s, _) = a.founder_call(
+        "memorize",
+        json!({ "label": "mine", "text": "okapi-personal-medulla-4410", "tier": "medulla" }),
+        &ab.headers(),
+    );
+    assert_eq!(s, 200);
+    let (s, refused) = ab.call(
+        "memorize",
+        json!({ "label": "token", "text": "ghp_Q7xK3m2P9lW4zB6nR8tY1uI5oA0sD3fG7hJk", "tier": "team" }),
+    );
+    assert_eq!(
+        s, 422,
+        "the floor refuses a secret bound for the team: {refused}"
+    );
+
+    // 4. A forged member is refused by the database itself.
+    let forged = pg.try_psql_as(
+        DB,
+        "bob",
+        password_in(&bob_url),
+        "INSERT INTO medulla.acts (store, hash, member, body) VALUES ('team', repeat('f', 64), 'alice', '{}')",
+    );
+    assert!(forged.is_err(), "bob wrote as alice: {forged:?}");
+    let update = pg.try_psql_as(
+        DB,
+        "bob",
+        password_in(&bob_url),
+        "UPDATE medulla.acts SET body = NULL",
+    );
+    assert!(
+        update.is_err(),
+        "members may not rewrite the log: {update:?}"
+    );
+
+    // 5. A shared brain converges across two clones at different paths.
+    git(&pa, &["init", "-q"]);
+    std::fs::write(pa.join("README"), "x").unwrap();
+    git(&pa, &["add", "."]);
+    git(&pa, &["commit", "-qm", "root"]);
+    let clone = b.projects.path().join("elsewhere");
+    let out = Command::new("git")
+        .args(["clone", "-q"])
+        .arg(&pa)
+        .arg(&clone)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    std::fs::remove_dir_all(&pb).ok();
+    let clone = std::fs::canonicalize(&clone).unwrap();
+    ab.memorize("build cache", "the build cache lives in target-shared");
+    let (s, shared) = a.founder_call("team_share", json!({}), &ab.headers());
+    assert_eq!(s, 200, "{shared}");
+    assert!(
+        shared["key"].as_str().unwrap().starts_with("repo:"),
+        "{shared}"
+    );
+    b.bootstrap(&clone);
+    let root = clone.to_string_lossy().into_owned();
+    let bc = [
+        (header::CALLER_ROOT, root.as_str()),
+        (header::AGENT, "claude:maker"),
+    ];
+    eventually(30, "the shared brain on B's clone", || {
+        let (_, v) = b.call(
+            "seek",
+            json!({ "query": "build cache", "tier": "project" }),
+            &bc,
+        );
+        v["results"]
+            .as_array()?
+            .iter()
+            .find(|r| r["slug"] == "build-cache" && r["member"] == "alice")
+            .cloned()
+    });
+
+    // 6. The database stopped mid-traffic: writes queue, answers say offline, and on
+    // restart every act arrives exactly once.
+    pg.stop();
+    let mut queued = Value::Null;
+    for i in 0..5 {
+        queued = ab.ok(
+            "memorize",
+            json!({ "label": format!("offline {i}"), "text": format!("written while the database was down {i}"), "tier": "team" }),
+        );
+    }
+    assert!(queued["team"]["queued"].as_u64().unwrap() >= 1, "{queued}");
+    eventually(15, "A to say offline", || {
+        let v = ab.seek("anything");
+        (v["team"]["status"] == "offline" && v["team"]["since"].is_i64()).then_some(())
+    });
+    pg.start_again();
+    for i in 0..5 {
+        eventually(30, "the offline writes on B", || {
+            team_rows(&bb.seek(&format!("written while the database was down {i}")))
+                .into_iter()
+                .find(|r| r["label"] == format!("offline {i}"))
+        });
+    }
+    let once = pg.psql(
+        DB,
+        "SELECT count(*) FROM medulla.acts WHERE body->'claim'->>'label' LIKE 'offline %'",
+    );
+    assert_eq!(once.trim(), "5", "each act once");
+
+    // 7. A transaction that commits late is never skipped by a mirror that read past it.
+    let bob_pw = password_in(&bob_url).to_string();
+    let slow_sql = "BEGIN; \
+        INSERT INTO medulla.acts (store, hash, body) \
+          SELECT 'team', repeat('a', 64), jsonb_set(jsonb_set(jsonb_set(jsonb_set(body, \
+            '{claim,label}', '\"late act\"'), '{claim,slug}', '\"late-act\"'), \
+            '{claim,text}', '\"committed after a later act\"'), '{origin}', '\"slow\"') \
+          FROM medulla.acts WHERE body->'claim'->>'label' = 'offline 0'; \
+        SELECT pg_sleep(3); COMMIT;";
+    std::thread::scope(|s| {
+        let slow = s.spawn(|| pg.try_psql_as(DB, "bob", &bob_pw, slow_sql));
+        std::thread::sleep(Duration::from_millis(500));
+        ab.ok(
+            "memorize",
+            json!({ "label": "quick act", "text": "committed before the slow one", "tier": "team" }),
+        );
+        eventually(15, "the quick act on B", || {
+            team_rows(&bb.seek("committed before the slow one"))
+                .into_iter()
+                .find(|r| r["label"] == "quick act")
+        });
+        slow.join()
+            .unwrap()
+            .expect("the slow transaction committed");
+    });
+    eventually(15, "the late act on B", || {
+        team_rows(&bb.seek("committed after a later act"))
+            .into_iter()
+            .find(|r| r["label"] == "late act" && r["member"] == "bob")
+    });
+
+    // 8. Nothing private in any table: scan the whole database.
+    let dump = pg.dump(DB);
+    for secret in [
+        "zebra-quartz-unshared-7731",
+        "okapi-personal-medulla-4410",
+        "ghp_Q7xK3m2P9lW4zB6nR8tY1uI5oA0sD3fG7hJk",
+    ] {
+        assert!(!dump.contains(secret), "{secret} reached the database");
+    }
+    assert!(dump.contains("make release"), "the dump is the real one");
+
+    // 9. An admin's purge leaves a tombstone that erases every mirror's copy.
+    let (ok, out) = medulla(
+        scratch.path(),
+        &[
+            "team",
+            "purge",
+            "--url",
+            &pg.admin_url(DB),
+            "--store",
+            "team",
+            "--slug",
+            "release",
+        ],
+    );
+    assert!(ok, "{out}");
+    for (who, o) in [("A", &ab), ("B", &bb)] {
+        eventually(15, "the purge on every mirror", || {
+            let (_, h) = o.call("seek", json!({ "query": "make release", "tier": "team" }));
+            let gone = h["results"]
+                .as_array()
+                .is_some_and(|r| r.iter().all(|r| r["slug"] != "release"));
+            gone.then_some(())
+        });
+        let _ = who;
+    }
+    assert!(
+        !pg.dump(DB).contains("never by hand"),
+        "the content left the log"
+    );
+
+    // `team status` from the command line.
+    let (ok, out) = medulla(
+        a.home.path(),
+        &["team", "status", "--json", "--url", &a.url],
+    );
+    assert!(ok, "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["status"], "connected", "{v}");
+    assert_eq!(v["members"], json!(["alice", "bob"]), "{v}");
+}
