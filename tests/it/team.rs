@@ -263,6 +263,56 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     );
     assert_eq!(once.trim(), "5", "each act once");
 
+    // 6b. Two members supersede the same version while apart: both versions land, the
+    // later in the log is live on both mirrors, and each names the other.
+    ab.ok(
+        "memorize",
+        json!({ "label": "ci runner", "text": "the CI runner image is bookworm", "tier": "team" }),
+    );
+    eventually(15, "the base version on B", || {
+        team_rows(&bb.seek("CI runner image"))
+            .into_iter()
+            .find(|r| r["slug"] == "ci-runner")
+    });
+    pg.stop();
+    ab.ok(
+        "memorize",
+        json!({ "label": "ci runner", "text": "the CI runner image is trixie, says alice", "tier": "team" }),
+    );
+    bb.ok(
+        "memorize",
+        json!({ "label": "ci runner", "text": "the CI runner image is alpine, says bob", "tier": "team" }),
+    );
+    pg.start_again();
+    let live = |o: &crate::common::Brain<'_>| -> Option<Value> {
+        let (_, v) = o.call("seek", json!({ "query": "CI runner image", "tier": "team" }));
+        v["results"]
+            .as_array()?
+            .iter()
+            .find(|r| r["slug"] == "ci-runner" && r["conflict"].is_object())
+            .cloned()
+    };
+    let (on_a, on_b) = eventually(30, "the conflict on both mirrors", || {
+        let (x, y) = (live(&ab)?, live(&bb)?);
+        (x["text"] == y["text"]).then_some((x, y))
+    });
+    let winner = on_a["member"].as_str().unwrap().to_string();
+    let other = if winner == "alice" { "bob" } else { "alice" };
+    assert_eq!(on_a["conflict"]["member"], other, "{on_a}");
+    assert_eq!(on_b["conflict"], on_a["conflict"], "{on_b}");
+    for o in [&a, &b] {
+        let (s, st) = o.founder_call("team_status", json!({}), &[]);
+        assert_eq!(s, 200, "{st}");
+        assert!(
+            st["conflicts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["slug"] == "ci-runner"),
+            "{st}"
+        );
+    }
+
     // 7. A transaction that commits late is never skipped by a mirror that read past it.
     let bob_pw = password_in(&bob_url).to_string();
     let slow_sql = "BEGIN; \
