@@ -250,6 +250,25 @@ async fn fill(
             error: e.to_string(),
         }),
     }
+    // A joined team's mirror: its outbox holds what is queued and not yet sent.
+    if svc.owner.registry.team_store().is_some() {
+        match copy_store(svc, &StoreId::Team, partial, "team/medulla").await {
+            Ok(entry) => {
+                stores.push(entry);
+                let (home, partial) = (home.clone(), partial.to_path_buf());
+                files = blocking(move || {
+                    carry(&home, &partial, "team/shares.json", false, &mut files)?;
+                    Ok(files)
+                })
+                .await?;
+            }
+            Err(e) => failed.push(FailedStore {
+                store: "team".into(),
+                root: None,
+                error: e.to_string(),
+            }),
+        }
+    }
     progress.tick(1, Some(total), "stores");
     for (i, entry) in roster.into_iter().enumerate() {
         let fp = entry.fingerprint();

@@ -142,6 +142,10 @@ pub struct Doctor {
     /// With `deep`: the integrity check of every store, one row each.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deep: Option<Vec<super::health::DeepCheck>>,
+    /// When a team is joined: the link (connected or offline since when, queued, lag,
+    /// members, shared brains) and the conflicts between members' versions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team: Option<super::verbs::team::TeamStatusAnswer>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -223,6 +227,9 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         .map(|r| (StoreId::brain(&r.fingerprint), r.root.clone()))
         .collect();
     stores.push((StoreId::Medulla, StoreId::Medulla.to_string()));
+    if svc.owner.registry.team_store().is_some() {
+        stores.push((StoreId::Team, StoreId::Team.to_string()));
+    }
     for p in super::health::faults(svc, &stores) {
         broken.push(Broken {
             brain: p.store,
@@ -359,6 +366,7 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         evidence_drift,
         near_duplicates,
         deep,
+        team: super::verbs::team::report(svc).await?,
     })
 }
 

@@ -285,7 +285,10 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     );
     pg.start_again();
     let live = |o: &crate::common::Brain<'_>| -> Option<Value> {
-        let (_, v) = o.call("seek", json!({ "query": "CI runner image", "tier": "team" }));
+        let (_, v) = o.call(
+            "seek",
+            json!({ "query": "CI runner image", "tier": "team" }),
+        );
         v["results"]
             .as_array()?
             .iter()
@@ -310,6 +313,16 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
                 .iter()
                 .any(|r| r["slug"] == "ci-runner"),
             "{st}"
+        );
+        let (s, doc) = o.get("/api/doctor");
+        assert_eq!(s, 200, "{doc}");
+        assert!(
+            doc["team"]["conflicts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["slug"] == "ci-runner"),
+            "doctor shows the conflict: {doc}"
         );
     }
 
@@ -385,6 +398,18 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
         "the content left the log"
     );
 
+    // A backup holds the team mirror (its outbox is what is queued and not yet sent).
+    let (s, bk) = a.founder_call("backup", json!({}), &[]);
+    assert_eq!(s, 200, "{bk}");
+    assert!(
+        bk["manifest"]["stores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["store"] == "team"),
+        "{bk}"
+    );
+
     // `team status` from the command line.
     let (ok, out) = medulla(
         a.home.path(),
@@ -394,4 +419,146 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["status"], "connected", "{v}");
     assert_eq!(v["members"], json!(["alice", "bob"]), "{v}");
+}
+
+/// A test CA and a server certificate for `localhost` it signed, readable by the
+/// server: (CA certificate, server certificate, server key).
+fn certificates(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let p = |n: &str| dir.join(n);
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .expect("openssl (the tests need it to make a server certificate)");
+        assert!(out.status.success(), "openssl {args:?}: {out:?}");
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=medulla-test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ]);
+    std::fs::write(p("san.ext"), "subjectAltName=DNS:localhost\n").unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext",
+        "-out",
+        "server.crt",
+    ]);
+    let (ca, crt, key) = (p("ca.crt"), p("server.crt"), p("server.key"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(&crt, std::fs::Permissions::from_mode(0o644)).unwrap();
+        // As root the server runs as `postgres`, which must own its key.
+        let uid = Command::new("id").arg("-u").output().unwrap();
+        if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+            let out = Command::new("chown")
+                .arg("postgres:")
+                .arg(&key)
+                .arg(&crt)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+        }
+    }
+    (ca, crt, key)
+}
+
+#[test]
+fn the_team_link_is_encrypted_when_the_url_asks_and_a_certificate_is_checked_for_verify_full() {
+    let pg = Postgres::start();
+    pg.create_db(DB);
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, crt, key) = certificates(certs.path());
+    pg.psql(
+        "postgres",
+        &format!(
+            "ALTER SYSTEM SET ssl_cert_file = '{}'; ALTER SYSTEM SET ssl_key_file = '{}'; \
+             ALTER SYSTEM SET ssl = on; SELECT pg_reload_conf();",
+            crt.display(),
+            key.display()
+        ),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let scratch = tempfile::tempdir().unwrap();
+    let admin = pg.admin_url(DB).replace("127.0.0.1", "localhost");
+    // verify-full against the web's roots: a self-signed server is refused.
+    let (ok, out) = medulla(
+        scratch.path(),
+        &["team", "init", &format!("{admin}?sslmode=verify-full")],
+    );
+    assert!(!ok, "a self-signed certificate passed verify-full: {out}");
+    assert!(out.to_lowercase().contains("certificate"), "{out}");
+    // verify-full against its own root: accepted.
+    let (ok, out) = medulla(
+        scratch.path(),
+        &[
+            "team",
+            "init",
+            &format!("{admin}?sslmode=verify-full&sslrootcert={}", ca.display()),
+        ],
+    );
+    assert!(ok, "{out}");
+    // A member on `sslmode=require`: the owner's connections are encrypted.
+    let carol = add_member(&pg, scratch.path(), "carol");
+    let c = member_owner(&format!("{carol}?sslmode=require"));
+    let w = c.brain("x");
+    c.project("x");
+    let v = w.ok(
+        "memorize",
+        json!({ "label": "tls", "text": "over tls", "tier": "team" }),
+    );
+    assert!(v["team"].is_object(), "{v}");
+    let encrypted = eventually(15, "carol's encrypted connections", || {
+        let n = pg.psql(
+            DB,
+            "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+             WHERE a.usename = 'carol' AND s.ssl",
+        );
+        let n: u32 = n.trim().parse().unwrap();
+        (n >= 2).then_some(n)
+    });
+    assert!(encrypted >= 2, "the client and the LISTEN connection");
+    let plain = pg.psql(
+        DB,
+        "SELECT count(*) FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) \
+         WHERE a.usename = 'carol' AND NOT s.ssl",
+    );
+    assert_eq!(plain.trim(), "0");
 }

@@ -24,7 +24,9 @@ use redb::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::tables::{ACTS, CLAIMS, HISTORY, KV, META, VECTORS, VEC_KEYS};
+use super::tables::{
+    ACTS, CLAIMS, HISTORY, KV, META, TEAM_OUTBOX, TEAM_PENDING, TEAM_SEEN, VECTORS, VEC_KEYS,
+};
 use super::{Store, DB_FILE};
 use crate::error::StoreError;
 
@@ -84,8 +86,18 @@ impl Store {
 
 /// The tables a copy holds; a source with any other table is refused rather than
 /// copied without it.
-const TABLES: [&str; 7] = [
-    "claims", "history", "acts", "kv", "vec_keys", "vectors", "meta",
+const TABLES: [&str; 10] = [
+    "claims",
+    "history",
+    "acts",
+    "kv",
+    "vec_keys",
+    "vectors",
+    "meta",
+    // A shared store's outbox, echoes awaited and acts seen (only when shared).
+    "team_outbox",
+    "team_pending",
+    "team_seen",
 ];
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -160,6 +172,16 @@ impl BackupSource {
             },
         };
         copy_table(&rx, &tx, META)?;
+        let has = |name: &str| tables.iter().any(|t| t == name);
+        if has("team_outbox") {
+            copy_table(&rx, &tx, TEAM_OUTBOX)?;
+        }
+        if has("team_pending") {
+            copy_table(&rx, &tx, TEAM_PENDING)?;
+        }
+        if has("team_seen") {
+            copy_table(&rx, &tx, TEAM_SEEN)?;
+        }
         tx.commit()?;
         drop(rx);
         drop(db);

@@ -285,6 +285,41 @@ pub fn doctor(d: Doctor) {
         );
         out!("    {}", fit(&line, width().saturating_sub(4)));
     }
+    if let Some(t) = &d.team {
+        let v = &t.view;
+        let state = if v.status == "connected" {
+            paint(GREEN, "connected")
+        } else {
+            paint(RED, v.status.as_str())
+        };
+        out!(
+            "  team {} as {}: {state}{}",
+            v.url,
+            v.member,
+            v.error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default()
+        );
+        out!(
+            "    {} queued, {} kept here by the floor, {} of the log not yet applied",
+            v.queued,
+            v.refused,
+            v.lag
+        );
+        for r in &t.conflicts {
+            if let Some(c) = &r.conflict {
+                out!(
+                    "    {} {} by {}: {} by {} was superseded at the same time",
+                    paint(YELLOW, "conflict:"),
+                    r.slug,
+                    r.member.as_deref().unwrap_or("?"),
+                    c.with,
+                    c.member
+                );
+            }
+        }
+    }
     for n in &d.near_duplicates {
         for c in &n.clusters {
             let slugs: Vec<&str> = c.iter().map(|m| m.slug.as_str()).collect();

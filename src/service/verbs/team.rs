@@ -40,13 +40,16 @@ impl Verb for TeamStatus {
     type Answer = TeamStatusAnswer;
 
     async fn run(cx: Cx<'_>, _a: TeamStatusArgs) -> Result<TeamStatusAnswer> {
-        let svc = cx.svc;
-        let status = svc
-            .owner
-            .registry
-            .team_status
-            .as_ref()
-            .ok_or(OwnerError::NoTeam)?;
+        report(cx.svc).await?.ok_or(OwnerError::NoTeam)
+    }
+}
+
+/// The team's status with its conflicts, when a team is joined (`team_status`, doctor).
+pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAnswer>> {
+    {
+        let Some(status) = svc.owner.registry.team_status.as_ref() else {
+            return Ok(None);
+        };
         let view = status.view();
         let now = svc.now();
         let mut conflicts = Vec::new();
@@ -63,7 +66,7 @@ impl Verb for TeamStatus {
                 }
             }
         }
-        Ok(TeamStatusAnswer { view, conflicts })
+        Ok(Some(TeamStatusAnswer { view, conflicts }))
     }
 }
 
