@@ -68,6 +68,7 @@ mod layering {
         ("service", 8),
         ("owner", 7),
         ("audit", 6),
+        ("team", 6),
         ("mailbox", 6),
         ("brain", 5),
         ("floor", 4),

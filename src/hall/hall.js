@@ -558,6 +558,9 @@ function claimItem(r, ctx) {
       h('h3', { class: 'label', text: r.label }),
       h('code', { class: 'slug', text: r.slug }),
       medulla ? badge('medulla', 'promoted') : null,
+      r.tier === 'team' ? badge('team', 'promoted', 'the team medulla') : null,
+      r.member ? badge(`by ${r.member}`, '', 'the team member who wrote it (the database says so)') : null,
+      r.conflict ? badge('conflict', 'flag', `${r.conflict.member} superseded the same version at the same time: ${r.conflict.with}`) : null,
       r.strength ? badge(r.strength, `strength-${r.strength}`, 'strength') : null,
       badge(`trust ${trust}`, '', tc ? `graded correct ${tc.correct}, partial ${tc.partial}, wrong ${tc.wrong}` : 'trust'),
       typeof r.version === 'number' ? badge(`v${r.version}`, '', 'version') : null,
@@ -580,6 +583,7 @@ function claimItem(r, ctx) {
     ws ? witnessLine(ws) : null,
     r.evidence_changed?.length ? evidenceLine(r.evidence_changed) : null,
     r.outdated_reason ? h('p', { class: 'warnline', text: `outdated: ${r.outdated_reason}` }) : null,
+    r.conflict ? h('p', { class: 'warnline conflict', text: `conflict: ${r.conflict.member} wrote ${r.conflict.with} over the same version at the same time; this one is ${r.state === 'outdated' ? 'kept in history' : 'live (later in the team\'s log)'}. Read both, then write the version that holds.` }) : null,
     h('div', { class: 'actions' }, actions),
     hist,
   ]);
@@ -1051,6 +1055,7 @@ async function viewDoctor(root) {
             ? h('ul', {}, d.evidence_drift.map((x) => h('li', { class: x.drifted ? 'warn' : '' },
               h('code', { text: x.brain }), `: ${plural(x.drifted, 'claim')} of ${fmtNum(x.anchored)} anchored changed since written`)))
             : h('p', { class: 'muted', text: 'No claim carries anchored evidence yet.' }))),
+      d.team ? teamPanel(d.team) : null,
       h('section', { class: 'panel', id: 'backup' }, h('h2', { text: 'Backup' }),
         h('p', { class: 'muted', text: 'A consistent copy of every store, the spool and the config, written while serving into $MEDULLA_HOME/backups/. Restore one with `medulla restore` (the owner stopped).' }),
         h('button', { type: 'button', class: 'act-backup', text: 'Back up now', onclick: () => backupDialog() })),
@@ -1059,6 +1064,33 @@ async function viewDoctor(root) {
   await load(body, draw);
   focusTitle(root);
   listen(body, () => load(body, draw));
+}
+
+/** The team link (SPEC §13): status, queue, members, shared brains, conflicts, and the team medulla's claims. */
+function teamPanel(t) {
+  const ctx = { brain: null, open: new Set(), flags: new Map() };
+  const claims = h('div', {});
+  load(claims, async () => {
+    const c = await get('/api/claims', { brain: 'team', limit: 200 });
+    return [h('h3', { text: `Team medulla (${fmtNum(c.total)})` }),
+      c.claims.length ? claimList(c.claims, ctx) : h('p', { class: 'empty', text: 'The team medulla holds no claim yet.' })];
+  });
+  const ok = t.status === 'connected';
+  return h('section', { class: 'panel', id: 'team' }, h('h2', { text: 'Team' }),
+    h('dl', { class: 'kv' },
+      h('dt', { text: 'database' }), h('dd', {}, h('code', { text: t.url }), ' as ', h('code', { text: t.member })),
+      h('dt', { text: 'link' }), h('dd', { class: ok ? 'good' : 'error', 'data-stat': 'team-status', text: ok ? 'connected' : `${t.status}${t.since ? ` since ${fmtDate(t.since)}` : ''}${t.error ? `: ${t.error}` : ''}` }),
+      h('dt', { text: 'queued here' }), h('dd', { 'data-stat': 'team-queued', text: fmtNum(t.queued) }),
+      h('dt', { text: 'kept here by the floor' }), h('dd', { text: fmtNum(t.refused) }),
+      h('dt', { text: 'log not yet applied' }), h('dd', { text: fmtNum(t.lag) }),
+      h('dt', { text: 'members' }), h('dd', { text: (t.members || []).join(', ') || 'none yet' }),
+      h('dt', { text: 'shared brains' }), h('dd', {}, (t.shared || []).length
+        ? h('ul', {}, t.shared.map((s) => h('li', {}, h('code', { text: s.root }), ' as ', h('code', { text: s.label || s.key }))))
+        : 'none (run `medulla team share` in a repository)')),
+    (t.conflicts || []).length
+      ? [h('h3', { text: `Conflicts (${t.conflicts.length})` }), claimList(t.conflicts, ctx)]
+      : h('p', { class: 'good', text: 'No conflicting versions between members.' }),
+    claims);
 }
 
 /** A stacked bar per ISO week, one colour per kind, drawn as inline SVG; a table too. */

@@ -385,29 +385,6 @@ impl OwnerHandle {
         .await
     }
 
-    /// Share a store with the team: its writes queue for the team from now on.
-    pub async fn start_sharing(
-        &self,
-        id: &StoreId,
-        state: brains::store::ShareState,
-    ) -> Result<brains::store::share::Shared> {
-        self.ask(id, |r| BrainMsg::StartSharing(state, r)).await
-    }
-
-    /// The team's log holds these outbox entries.
-    pub async fn delivered(&self, id: &StoreId, ids: Vec<u64>) -> Result<()> {
-        self.ask(id, |r| BrainMsg::Delivered(ids, r)).await
-    }
-
-    /// Apply entries of the team's log to a mirror.
-    pub async fn apply_team(
-        &self,
-        id: &StoreId,
-        batch: Vec<brains::store::Incoming>,
-    ) -> Result<brains::store::Applied> {
-        self.ask(id, |r| BrainMsg::ApplyTeam(batch, r)).await
-    }
-
     pub async fn purge(&self, id: &StoreId, slug: &str, actor: &str) -> Result<PurgeReport> {
         self.ask(id, |reply| BrainMsg::Purge {
             slug: slug.to_string(),

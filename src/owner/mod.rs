@@ -471,8 +471,21 @@ impl OwnerState {
         ) else {
             return Ok(());
         };
+        let (r1, r2) = (self.handle.registry.clone(), self.handle.registry.clone());
+        let owner = crate::team::sync::OwnerView {
+            stores: Arc::new(self.handle.clone()),
+            is_warm: Arc::new(move |fp| r1.is_warm(fp)),
+            brains: Arc::new(move || {
+                r2.all_manifests()
+                    .into_iter()
+                    .map(|m| (m.fingerprint, m.root))
+                    .collect()
+            }),
+            home: self.config().home.clone(),
+            clock: self.handle.opts.clock.clone(),
+        };
         let args = crate::team::sync::SyncArgs {
-            owner: self.handle.clone(),
+            owner,
             team,
             status,
             wake: self.registry().team_wake.clone(),

@@ -239,6 +239,8 @@ impl Service {
         let routed = self.route(input)?;
         let (fp, served, tier) = if brain == "medulla" {
             (None, StoreId::Medulla.to_string(), StoreTier::Medulla)
+        } else if brain == "team" && self.owner.registry.team_store().is_some() {
+            (None, StoreId::Team.to_string(), StoreTier::Team)
         } else {
             let m = route::find_brain(&self.owner.registry, brain).ok_or_else(|| {
                 OwnerError::UnknownBrain {
@@ -248,7 +250,11 @@ impl Service {
             self.authorize_brain(&routed, input, &m, "read the claims of")?;
             (Some(m.fingerprint), m.root, StoreTier::Project)
         };
-        let store = fp.as_ref().map_or(StoreId::Medulla, StoreId::brain);
+        let store = match (&fp, tier) {
+            (Some(fp), _) => StoreId::brain(fp),
+            (None, StoreTier::Team) => StoreId::Team,
+            (None, _) => StoreId::Medulla,
+        };
         let mut claims = self.owner.live_claims(&store).await?;
         claims.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.slug.cmp(&b.slug)));
         let total = claims.len();
@@ -257,6 +263,8 @@ impl Service {
         let mut rows = Row::all(&page, tier, self.now());
         if tier == StoreTier::Medulla {
             provenance::mark_superseded(self, &routed, input, &mut rows).await?;
+            drift::mark(self, &routed, input, &mut rows).await;
+        } else if tier == StoreTier::Team {
             drift::mark(self, &routed, input, &mut rows).await;
         } else {
             // Authorized above: the caller is routed to this brain, or is the founder.

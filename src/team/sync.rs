@@ -26,8 +26,9 @@ use super::repo::Repo;
 use super::shares::{self, Share};
 use super::status::TeamStatus;
 use super::TEAM_KEY;
+use crate::brain::stores::{ask, read, Stores};
+use crate::brain::BrainMsg;
 use crate::config::TeamConfig;
-use crate::owner::OwnerHandle;
 use crate::store_id::{Fingerprint, StoreId};
 
 /// Most outbox entries sent, and log entries read, per store and round.
@@ -52,8 +53,34 @@ pub enum SyncMsg {
     },
 }
 
+/// What the sync actor sees of the owner: the stores (through the narrow [`Stores`]
+/// handle, as the audit actor does), which brains are warm, and the brains on disk.
+#[derive(Clone)]
+pub struct OwnerView {
+    pub stores: Arc<dyn Stores>,
+    pub is_warm: Arc<dyn Fn(&Fingerprint) -> bool + Send + Sync>,
+    /// Every brain on disk: (fingerprint, root).
+    pub brains: Arc<dyn Fn() -> Vec<(Fingerprint, String)> + Send + Sync>,
+    pub home: std::path::PathBuf,
+    pub clock: Arc<dyn brains::Clock>,
+}
+
+impl OwnerView {
+    fn team_dir(&self) -> std::path::PathBuf {
+        self.home.join("team")
+    }
+
+    async fn read<T, F>(&self, id: &StoreId, f: F) -> crate::error::Result<T>
+    where
+        T: Send + 'static,
+        F: Fn(&brains::Store) -> Result<T, brains::StoreError> + Clone + Send + 'static,
+    {
+        read(self.stores.as_ref(), id, f).await
+    }
+}
+
 pub struct SyncArgs {
-    pub owner: OwnerHandle,
+    pub owner: OwnerView,
     pub team: TeamConfig,
     pub status: Arc<TeamStatus>,
     /// Set while a pass is asked for and not yet begun: wake-ups coalesce.
@@ -61,7 +88,7 @@ pub struct SyncArgs {
 }
 
 pub struct SyncState {
-    owner: OwnerHandle,
+    owner: OwnerView,
     target: Result<Target, String>,
     status: Arc<TeamStatus>,
     wake: Arc<AtomicBool>,
@@ -91,7 +118,7 @@ pub fn kick(sync: &ActorRef<SyncMsg>, wake: &AtomicBool) {
 
 impl SyncState {
     fn now(&self) -> i64 {
-        self.owner.opts.clock.now_ms()
+        self.owner.clock.now_ms()
     }
 
     fn stores(&self) -> Vec<(String, StoreId)> {
@@ -127,7 +154,7 @@ impl SyncState {
 
     async fn connect(&mut self, me: &ActorRef<SyncMsg>) -> Result<(), String> {
         let target = self.target.clone()?;
-        let home = self.owner.config.home.clone();
+        let home = self.owner.home.clone();
         let client = db::connect_client(&target, &home).await?;
         if !db::schema_ready(&client).await? {
             return Err(format!(
@@ -198,7 +225,11 @@ impl SyncState {
         if self.member().is_empty() {
             return;
         }
-        match self.owner.start_sharing(&StoreId::Team, state).await {
+        match ask(self.owner.stores.as_ref(), &StoreId::Team, |r| {
+            BrainMsg::StartSharing(state, r)
+        })
+        .await
+        {
             Ok(_) => self.team_started = true,
             Err(e) => tracing::warn!(error = %e, "the team medulla's mirror is not ready"),
         }
@@ -218,7 +249,7 @@ impl SyncState {
     fn warm_or_dirty(&self, key: &str, id: &StoreId) -> bool {
         match id {
             StoreId::Brain(fp) => {
-                self.owner.registry.is_warm(fp) || self.dirty.get(key).copied().unwrap_or(true)
+                (self.owner.is_warm)(fp) || self.dirty.get(key).copied().unwrap_or(true)
             }
             _ => true,
         }
@@ -244,7 +275,11 @@ impl SyncState {
             db::push(client, key, &out).await?;
             let ids: Vec<u64> = out.iter().map(|o| o.id).collect();
             let n = ids.len();
-            if let Err(e) = self.owner.delivered(id, ids).await {
+            if let Err(e) = ask(self.owner.stores.as_ref(), id, |r| {
+                BrainMsg::Delivered(ids, r)
+            })
+            .await
+            {
                 // Sent but not marked: the next pass sends it again and the log skips it.
                 tracing::warn!(store = key, error = %e, "sent acts not yet marked delivered");
                 return Ok(());
@@ -281,7 +316,11 @@ impl SyncState {
             }
             let last = batch.last().map(|i| i.cursor).unwrap_or(cursor);
             let n = batch.len();
-            match self.owner.apply_team(id, batch).await {
+            match ask(self.owner.stores.as_ref(), id, |r| {
+                BrainMsg::ApplyTeam(batch, r)
+            })
+            .await
+            {
                 Ok(done) => {
                     if done.applied > 0 || done.purged > 0 {
                         tracing::debug!(
@@ -320,22 +359,19 @@ impl SyncState {
         });
         // A clone of a shared repository, wherever it lives, joins its shared brain.
         let keys: HashMap<String, String> = team_brains.into_iter().collect();
-        for m in self.owner.registry.all_manifests() {
-            if self.shares.iter().any(|s| s.fingerprint == m.fingerprint) {
+        for (fp, root) in (self.owner.brains)() {
+            if self.shares.iter().any(|s| s.fingerprint == fp) {
                 continue;
             }
             let repo = self
                 .repos
-                .entry(m.fingerprint.clone())
-                .or_insert_with(|| super::repo::identify(std::path::Path::new(&m.root)).ok())
+                .entry(fp.clone())
+                .or_insert_with(|| super::repo::identify(std::path::Path::new(&root)).ok())
                 .clone();
             if let Some(repo) = repo.filter(|r| keys.contains_key(&r.key)) {
-                tracing::info!(root = %m.root, key = %repo.key, "a clone of a shared repository: joining its shared brain");
-                if let Err(e) = self
-                    .share(m.fingerprint.clone(), m.root.clone(), repo)
-                    .await
-                {
-                    tracing::warn!(root = %m.root, error = %e, "could not join the shared brain");
+                tracing::info!(root = %root, key = %repo.key, "a clone of a shared repository: joining its shared brain");
+                if let Err(e) = self.share(fp, root.clone(), repo).await {
+                    tracing::warn!(root = %root, error = %e, "could not join the shared brain");
                 }
             }
         }
@@ -357,11 +393,11 @@ impl SyncState {
             key: repo.key.clone(),
             member: self.member(),
         };
-        let done = self
-            .owner
-            .start_sharing(&StoreId::brain(&fp), state)
-            .await
-            .map_err(|e| e.to_string())?;
+        let done = ask(self.owner.stores.as_ref(), &StoreId::brain(&fp), |r| {
+            BrainMsg::StartSharing(state, r)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
         if !self.shares.iter().any(|s| s.fingerprint == fp) {
             self.shares.push(Share {
                 fingerprint: fp,
@@ -369,7 +405,7 @@ impl SyncState {
                 key: repo.key.clone(),
                 label: repo.label,
             });
-            shares::save(&self.owner.config.team_dir(), &self.shares)
+            shares::save(&self.owner.team_dir(), &self.shares)
                 .map_err(|e| format!("cannot record the share: {e}"))?;
         }
         self.dirty.insert(repo.key, true);
@@ -384,7 +420,7 @@ impl SyncState {
         let mut refused = 0;
         for (key, id) in self.stores() {
             if let StoreId::Brain(fp) = &id {
-                if !self.owner.registry.is_warm(fp) {
+                if !(self.owner.is_warm)(fp) {
                     continue;
                 }
             }
@@ -457,10 +493,9 @@ impl Actor for SyncActor {
     ) -> Result<SyncState, ActorProcessingErr> {
         let target = Target::parse(&args.team.url);
         if let Err(e) = &target {
-            args.status
-                .offline(args.owner.opts.clock.now_ms(), e.clone());
+            args.status.offline(args.owner.clock.now_ms(), e.clone());
         }
-        let shares = shares::load(&args.owner.config.team_dir());
+        let shares = shares::load(&args.owner.team_dir());
         let dirty = shares.iter().map(|s| (s.key.clone(), true)).collect();
         // The poll behind the notifications.
         let (ticker, wake, every) = (me.clone(), args.wake.clone(), args.team.poll);

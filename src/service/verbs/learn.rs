@@ -69,7 +69,7 @@ pub struct Learn;
 
 impl Verb for Learn {
     const NAME: &'static str = "learn";
-    const DESCRIPTION: &'static str = "Grade a claim: verdict correct | partial | wrong adjusts its trust. On a medulla claim (tier medulla), wrong demotes it; the project witness is untouched.";
+    const DESCRIPTION: &'static str = "Grade a claim: verdict correct | partial | wrong adjusts its trust. On a medulla or team claim (tier medulla | team), wrong demotes it; the project witness is untouched.";
     const EFFECT: Effect = Effect::Destructive;
     type Args = LearnArgs;
     type Answer = LearnAnswer;

@@ -110,7 +110,7 @@ pub struct Memorize;
 
 impl Verb for Memorize {
     const NAME: &'static str = "memorize";
-    const DESCRIPTION: &'static str = "Write a claim into this project's brain. Same label at equal or greater strength supersedes (old version kept in history); weaker is refused; identical is a no-op. tier medulla is doctrine birth, through the audit actor.";
+    const DESCRIPTION: &'static str = "Write a claim into this project's brain. Same label at equal or greater strength supersedes (old version kept in history); weaker is refused; identical is a no-op. tier medulla (or team, when a team is joined) is doctrine birth, through the audit actor.";
     const EFFECT: Effect = Effect::Write;
     const IDEMPOTENT: bool = true;
     type Args = MemorizeArgs;

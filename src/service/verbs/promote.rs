@@ -75,7 +75,7 @@ pub struct Promote;
 
 impl Verb for Promote {
     const NAME: &'static str = "promote";
-    const DESCRIPTION: &'static str = "Copy a project claim into the medulla through the audit actor (hygiene floor, provenance chain, witness stamped promoted_to). Only for a caller routed to the claim's brain, or the founder. Expected of *:orchestrator and human:founder; others land flagged.";
+    const DESCRIPTION: &'static str = "Copy a project claim into the medulla (to: team for the team medulla) through the audit actor (hygiene floor, provenance chain, witness stamped promoted_to). Only for a caller routed to the claim's brain, or the founder. Expected of *:orchestrator and human:founder; others land flagged.";
     const EFFECT: Effect = Effect::Write;
     const IDEMPOTENT: bool = true;
     const ALSO: &'static [&'static str] = &["POST /api/promote"];

@@ -59,7 +59,7 @@ pub struct Retire;
 
 impl Verb for Retire {
     const NAME: &'static str = "retire";
-    const DESCRIPTION: &'static str = "Take a live claim out of recall without a replacement, with a one-line reason: the version goes to history as outdated (who and why kept), a recorded act. tier medulla goes through the audit actor; the project witness is untouched. The label may be memorized again later. Not erasure: purge erases.";
+    const DESCRIPTION: &'static str = "Take a live claim out of recall without a replacement, with a one-line reason: the version goes to history as outdated (who and why kept), a recorded act. tier medulla or team goes through the audit actor; the project witness is untouched. The label may be memorized again later. Not erasure: purge erases.";
     const EFFECT: Effect = Effect::Destructive;
     type Args = RetireArgs;
     type Answer = RetireAnswer;

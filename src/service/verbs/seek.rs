@@ -196,7 +196,7 @@ pub struct Seek;
 
 impl Verb for Seek {
     const NAME: &'static str = "seek";
-    const DESCRIPTION: &'static str = "Recall claims: by default this brain plus the medulla. tier: project | medulla | all-brains (explicit cross-project pull, grouped by origin). Rows carry tier, provenance, age and staleness.";
+    const DESCRIPTION: &'static str = "Recall claims: by default this brain plus the medulla (plus the team medulla when a team is joined). tier: project | medulla | team | all-brains (explicit cross-project pull, grouped by origin). Rows carry tier, provenance, age and staleness.";
     const EFFECT: Effect = Effect::Read;
     const IDEMPOTENT: bool = true;
     type Args = SeekArgs;
