@@ -55,7 +55,7 @@ fn chromium() -> PathBuf {
 
 /// Headless Chromium with a fresh profile, none of its background connections (this
 /// machine's network is closed), and a laptop-sized window.
-fn browser(profile: &Path) -> Browser {
+pub fn browser(profile: &Path) -> Browser {
     let args: Vec<&std::ffi::OsStr> = [
         "--disable-quic",
         "--no-first-run",
@@ -89,7 +89,7 @@ fn js(tab: &Tab, expr: &str) -> Value {
 }
 
 /// Wait (at most 20 s) until an expression is truthy in the page; its value.
-fn until(tab: &Tab, expr: &str, what: &str) -> Value {
+pub fn until(tab: &Tab, expr: &str, what: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(20);
     // An element comes back as a remote object without a value: make it `true`.
     let wrapped =
@@ -125,7 +125,7 @@ fn click(tab: &Tab, selector: &str) {
         .unwrap_or_else(|e| panic!("click {selector}: {e}"));
 }
 
-fn text_of(tab: &Tab, selector: &str) -> String {
+pub fn text_of(tab: &Tab, selector: &str) -> String {
     let sel = serde_json::to_string(selector).unwrap();
     js(
         tab,

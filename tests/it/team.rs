@@ -410,6 +410,37 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
         "{bk}"
     );
 
+    // The Hall shows the link and the conflict, in a real browser.
+    let profile = tempfile::tempdir().unwrap();
+    let browser = crate::hall::browser(profile.path());
+    let tab = browser.new_tab().unwrap();
+    let ticket: Value = a
+        .http
+        .post(format!("{}/api/hall/ticket", a.url))
+        .header(header::FOUNDER, a.founder_token())
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    tab.navigate_to(ticket["url"].as_str().unwrap()).unwrap();
+    crate::hall::until(
+        &tab,
+        "document.documentElement.dataset.drawn === 'roster'",
+        "the roster",
+    );
+    tab.evaluate("location.hash = '#/doctor'", false).unwrap();
+    crate::hall::until(
+        &tab,
+        "document.querySelector('#team [data-stat=team-status]')?.innerText === 'connected'",
+        "the team link in the doctor",
+    );
+    crate::hall::until(
+        &tab,
+        "document.querySelector('#team .claim[data-slug=ci-runner] .warnline.conflict')",
+        "the conflict on the Hall",
+    );
+    assert!(crate::hall::text_of(&tab, "#team").contains("alice, bob"));
+
     // `team status` from the command line.
     let (ok, out) = medulla(
         a.home.path(),
