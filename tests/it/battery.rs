@@ -448,31 +448,58 @@ fn run_case(path: &Path) -> Vec<String> {
             )
         })
         .collect();
-    let o = Owner::start_in(
-        tempfile::tempdir().unwrap(),
-        projects_dir,
-        OwnerOptions {
-            extra_args: owner_args,
-            env,
-            config_toml: case["owner_config"].as_str().map(str::to_string),
-            ..Default::default()
-        },
-    );
+    // A team case: a real PostgreSQL and one owner per member, all joined; projects
+    // live in the first member's scratch dir and every owner bootstraps them.
+    let members: Vec<String> = case["team"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect();
+    let mut pg = None;
+    let mut owners: Vec<(String, Owner)> = Vec::new();
+    if members.is_empty() {
+        owners.push((
+            String::new(),
+            Owner::start_in(
+                tempfile::tempdir().unwrap(),
+                projects_dir,
+                OwnerOptions {
+                    extra_args: owner_args,
+                    env,
+                    config_toml: case["owner_config"].as_str().map(str::to_string),
+                    ..Default::default()
+                },
+            ),
+        ));
+    } else {
+        let (db, urls) = crate::team::team_database(&members);
+        for (m, url) in members.iter().zip(urls) {
+            owners.push((m.clone(), crate::team::member_owner(&url)));
+        }
+        pg = Some(db);
+        drop(projects_dir);
+    }
+    let o = &owners[0].1;
     let token = o.founder_token();
     let home = std::fs::canonicalize(o.home.path()).unwrap();
     let case_dir = path.parent().unwrap().to_path_buf();
     let mut vars: HashMap<String, String> = HashMap::new();
     for p in case["projects"].as_array().into_iter().flatten() {
-        o.project(p.as_str().unwrap());
+        std::fs::create_dir_all(projects.join(p.as_str().unwrap())).unwrap();
     }
     for b in case["bootstrap"].as_array().into_iter().flatten() {
-        let root = o.project(b.as_str().unwrap());
-        o.bootstrap(&root);
+        let root = projects.join(b.as_str().unwrap());
+        std::fs::create_dir_all(&root).unwrap();
+        for (_, each) in &owners {
+            each.bootstrap(&root);
+        }
     }
     if case.get("matrix").is_some() {
-        return run_matrix(path, &case, &o, &projects);
+        return run_matrix(path, &case, o, &projects);
     }
     let mut sessions: HashMap<String, Mcp> = HashMap::new();
+    let _ = &token;
     let mut fails = Vec::new();
     let mut expanded = Vec::new();
     for step in case["steps"].as_array().expect("steps") {
@@ -502,6 +529,29 @@ fn run_case(path: &Path) -> Vec<String> {
             append(&home.join("field-reports.jsonl"), &format!("{line}\n"));
             continue;
         }
+        match step["db"].as_str() {
+            Some("stop") => {
+                pg.as_mut().expect("a team case").stop();
+                continue;
+            }
+            Some("start") => {
+                pg.as_mut().expect("a team case").start_again();
+                continue;
+            }
+            Some(other) => panic!("unknown db step {other}"),
+            None => {}
+        }
+        let o = match step["owner"].as_str() {
+            Some(name) => {
+                &owners
+                    .iter()
+                    .find(|(m, _)| m == name)
+                    .unwrap_or_else(|| panic!("no owner {name} in {}", path.display()))
+                    .1
+            }
+            None => &owners[0].1,
+        };
+        let token = o.founder_token();
         if let Some(file) = step["append_spool_file"].as_str() {
             let raw = std::fs::read_to_string(case_dir.join(file)).unwrap();
             let raw = raw
@@ -532,40 +582,66 @@ fn run_case(path: &Path) -> Vec<String> {
             let s = r.status().as_u16();
             (s, r.json().unwrap_or(Value::Null))
         };
-        let (status, body) = if let Some(path) = step["get"].as_str() {
-            rest(o.http.get(format!("{}{path}", o.url)))
-        } else if let Some(path) = step["post"].as_str() {
-            rest(
-                o.http
-                    .post(format!("{}{path}", o.url))
-                    .json(&step.get("body").cloned().unwrap_or(json!({}))),
-            )
-        } else if let Some(path) = step["file_lines"].as_str() {
-            // A file's lines as a JSON answer: {"lines": n, "text": "..."}.
-            let text = std::fs::read_to_string(path).unwrap_or_default();
-            (
-                200,
-                json!({ "lines": text.lines().filter(|l| !l.trim().is_empty()).count(), "text": text, "exists": Path::new(path).exists() }),
-            )
-        } else {
-            let tool = step["tool"].as_str().expect("a step has tool or get");
-            let args = step.get("args").cloned().unwrap_or(json!({}));
-            match step["via"].as_str().unwrap_or("rest") {
-                "rest" => o.call(tool, args, &h),
-                "mcp" => {
-                    let name = step["session"].as_str().unwrap_or("default").to_string();
-                    let m = sessions.entry(name).or_insert_with(|| {
-                        let mut m = o.mcp();
-                        m.initialize(&h);
-                        m
-                    });
-                    match m.tool(tool, args, &h) {
-                        Ok(v) => (200, v),
-                        Err(v) => (400, v),
-                    }
+        let deadline = std::time::Instant::now()
+            + std::time::Duration::from_secs(step["retry_secs"].as_u64().unwrap_or(0));
+        let (status, body) = loop {
+            let (status, body) = if let Some(user) = step["sql_as"].as_str() {
+                let db = pg.as_ref().expect("a team case");
+                let pw = crate::team::battery_password(user);
+                match db.try_psql_as("team", user, &pw, step["sql"].as_str().unwrap()) {
+                    Ok(out) => (200, json!({ "output": out.trim() })),
+                    Err(e) => (400, json!({ "error": { "code": "sql", "message": e } })),
                 }
-                other => panic!("unknown via {other}"),
+            } else if step["db_dump"].as_bool() == Some(true) {
+                (
+                    200,
+                    json!({ "dump": pg.as_ref().expect("a team case").dump("team") }),
+                )
+            } else if let Some(path) = step["get"].as_str() {
+                rest(o.http.get(format!("{}{path}", o.url)))
+            } else if let Some(path) = step["post"].as_str() {
+                rest(
+                    o.http
+                        .post(format!("{}{path}", o.url))
+                        .json(&step.get("body").cloned().unwrap_or(json!({}))),
+                )
+            } else if let Some(path) = step["file_lines"].as_str() {
+                // A file's lines as a JSON answer: {"lines": n, "text": "..."}.
+                let text = std::fs::read_to_string(path).unwrap_or_default();
+                (
+                    200,
+                    json!({ "lines": text.lines().filter(|l| !l.trim().is_empty()).count(), "text": text, "exists": Path::new(path).exists() }),
+                )
+            } else {
+                let tool = step["tool"].as_str().expect("a step has tool or get");
+                let args = step.get("args").cloned().unwrap_or(json!({}));
+                match step["via"].as_str().unwrap_or("rest") {
+                    "rest" => o.call(tool, args, &h),
+                    "mcp" => {
+                        let name = format!(
+                            "{}/{}",
+                            step["owner"].as_str().unwrap_or(""),
+                            step["session"].as_str().unwrap_or("default")
+                        );
+                        let m = sessions.entry(name).or_insert_with(|| {
+                            let mut m = o.mcp();
+                            m.initialize(&h);
+                            m
+                        });
+                        match m.tool(tool, args, &h) {
+                            Ok(v) => (200, v),
+                            Err(v) => (400, v),
+                        }
+                    }
+                    other => panic!("unknown via {other}"),
+                }
+            };
+            if check(&step["expect"], status, &body).is_empty()
+                || std::time::Instant::now() >= deadline
+            {
+                break (status, body);
             }
+            std::thread::sleep(std::time::Duration::from_millis(100));
         };
         for (name, ptr) in step["capture"].as_object().into_iter().flatten() {
             if let Some(v) = select(&body, ptr.as_str().unwrap()).first() {
@@ -607,6 +683,9 @@ fn battery_cases_hold() {
         "inv-02-recorded-acts",
         "inv-04-provenance-or-unknown",
         "inv-07-per-brain-numbers",
+        "inv-12-nothing-private-leaves",
+        "inv-13-no-act-lost-or-twice",
+        "inv-14-attribution-is-the-databases",
         "misdelivery",
     ] {
         assert!(

@@ -48,7 +48,7 @@ fn add_member(pg: &Postgres, scratch: &Path, name: &str) -> String {
 }
 
 /// A member's owner: joined through the command line, polling fast for the test.
-fn member_owner(url: &str) -> Owner {
+pub fn member_owner(url: &str) -> Owner {
     let home = tempfile::tempdir().unwrap();
     let (ok, out) = medulla(home.path(), &["team", "join", url]);
     assert!(ok, "{out}");
@@ -60,6 +60,31 @@ fn member_owner(url: &str) -> Owner {
     );
     std::fs::write(&cfg, format!("{text}poll_ms = 200\n")).unwrap();
     Owner::start_in(home, tempfile::tempdir().unwrap(), OwnerOptions::default())
+}
+
+/// The password the battery's team members get: known, so a case can act as them in SQL.
+pub fn battery_password(member: &str) -> String {
+    format!("pw{member}battery")
+}
+
+/// A team database for a battery case: initialized with `medulla team init`, one login
+/// role per member (with [`battery_password`]); the join URL of each.
+pub fn team_database(members: &[String]) -> (Postgres, Vec<String>) {
+    let pg = Postgres::start();
+    pg.create_db(DB);
+    let scratch = tempfile::tempdir().unwrap();
+    let (ok, out) = medulla(scratch.path(), &["team", "init", &pg.admin_url(DB)]);
+    assert!(ok, "{out}");
+    let urls = members
+        .iter()
+        .map(|m| {
+            add_member(&pg, scratch.path(), m);
+            let pw = battery_password(m);
+            pg.psql(DB, &format!("ALTER ROLE \"{m}\" PASSWORD '{pw}'"));
+            format!("postgres://{m}:{pw}@127.0.0.1:{}/{DB}", pg.port())
+        })
+        .collect();
+    (pg, urls)
 }
 
 /// Poll `f` until it returns `Some`, or fail after `secs`.
