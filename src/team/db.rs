@@ -344,9 +344,25 @@ pub async fn push(client: &mut Client, store: &str, out: &[Outgoing]) -> Result<
         .await
         .map_err(|e| describe(&e))?;
     for o in out {
-        tx.execute(&st, &[&store, &o.hash, &o.body])
+        let n = tx
+            .execute(&st, &[&store, &o.hash, &o.body])
             .await
             .map_err(|e| describe(&e))?;
+        if n == 0 {
+            // Already in the log (sent before a crash or a lost answer): read it back to
+            // be sure it is this act of this store, not a stranger under the same hash.
+            let row = tx
+                .query_one("SELECT store FROM medulla.acts WHERE hash = $1", &[&o.hash])
+                .await
+                .map_err(|e| describe(&e))?;
+            let there: String = row.get(0);
+            if there != store {
+                return Err(format!(
+                    "act {} is already in the team's log under store {there}, not {store}: this outbox entry is left queued; report it",
+                    o.hash
+                ));
+            }
+        }
     }
     tx.commit().await.map_err(|e| describe(&e))
 }

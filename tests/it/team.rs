@@ -179,6 +179,33 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
             .find(|r| r["slug"] == "flaky-test" && r["member"] == "alice")
     });
 
+    // 2b. `learn wrong` on a team claim, from another member, demotes it everywhere.
+    let (s, l) = b.founder_call(
+        "learn",
+        json!({ "slug": "flaky-test", "verdict": "wrong", "note": "it was the cache", "tier": "team" }),
+        &bb.headers(),
+    );
+    assert_eq!(s, 200, "{l}");
+    eventually(15, "the demotion on A", || {
+        let (_, v) = ab.call("seek", json!({ "query": "flaky timezone", "tier": "team" }));
+        v["results"]
+            .as_array()?
+            .iter()
+            .all(|r| r["slug"] != "flaky-test")
+            .then_some(())
+    });
+    // The demotion is a recorded act on A's mirror, attributed to bob.
+    let (s, acts) = a.founder_call("acts", json!({ "brain": "team" }), &[]);
+    assert_eq!(s, 200, "{acts}");
+    assert!(
+        acts["acts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["kind"] == "demote" && x["actor"] == "team:bob"),
+        "{acts}"
+    );
+
     // 3. Nothing private leaves: an unshared brain's text, the personal medulla, a
     // flagged secret.
     a.project("private");

@@ -65,7 +65,7 @@ pub struct Acts;
 
 impl Verb for Acts {
     const NAME: &'static str = "acts";
-    const DESCRIPTION: &'static str = "A store's act log, newest first, paged: every change of state with who, when and the content hashes before and after. Defaults to this brain; brain: medulla for the medulla's.";
+    const DESCRIPTION: &'static str = "A store's act log, newest first, paged: every change of state with who, when and the content hashes before and after. Defaults to this brain; brain: medulla (or team, when a team is joined) for theirs.";
     const EFFECT: Effect = Effect::Read;
     const IDEMPOTENT: bool = true;
     const ALSO: &'static [&'static str] = &["GET /api/acts"];
@@ -77,6 +77,9 @@ impl Verb for Acts {
         let limit = check_limit(a.limit, 50, 500)?;
         let (id, store) = match a.brain.as_deref() {
             Some("medulla") => (StoreId::Medulla, StoreId::Medulla.to_string()),
+            Some("team") if svc.owner.registry.team_store().is_some() => {
+                (StoreId::Team, StoreId::Team.to_string())
+            }
             Some(b) => {
                 let m =
                     find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
