@@ -24,7 +24,6 @@ use crate::brain::stores::{ask, read, Stores};
 use crate::brain::BrainMsg;
 use crate::error::{OwnerError, Result};
 use crate::floor;
-use crate::roster::Manifest;
 use crate::store_id::StoreId;
 
 /// True when the agent is expected to write the medulla.
@@ -87,7 +86,9 @@ pub enum AuditMsg {
         /// The medulla, or the team medulla.
         to: StoreId,
         agent: String,
-        brain: Manifest,
+        /// Where the witness lives: a project brain (its root), or the personal
+        /// medulla (`"medulla"`) when promoting to the team.
+        from: (StoreId, String),
         slug: String,
         reason: String,
         reply: RpcReplyPort<Result<Promoted>>,
@@ -152,12 +153,12 @@ impl Actor for AuditActor {
             AuditMsg::Promote {
                 to,
                 agent,
-                brain,
+                from,
                 slug,
                 reason,
                 reply,
             } => {
-                let _ = reply.send(promote(s, &to, &agent, &brain, &slug, &reason).await);
+                let _ = reply.send(promote(s, &to, &agent, &from, &slug, &reason).await);
             }
             AuditMsg::DoctrineBirth { to, input, reply } => {
                 let _ = reply.send(doctrine_birth(s, &to, input).await);
@@ -357,7 +358,7 @@ async fn promote(
     s: &dyn Stores,
     to: &StoreId,
     agent: &str,
-    brain: &Manifest,
+    from: &(StoreId, String),
     slug: &str,
     reason: &str,
 ) -> Result<Promoted> {
@@ -373,21 +374,26 @@ async fn promote(
             "the promotion reason must be one line".into(),
         ));
     }
-    let witness_store = StoreId::brain(&brain.fingerprint);
+    if from.0 == *to {
+        return Err(OwnerError::BadInput(
+            "a claim cannot be promoted into the store it lives in".into(),
+        ));
+    }
+    let (witness_store, root) = (from.0.clone(), from.1.as_str());
     let witness: Claim =
         read(s, &witness_store, get(slug))
             .await?
             .ok_or_else(|| StoreError::UnknownClaim {
                 slug: slug.to_string(),
             })?;
-    let origin_claim = format!("{}#{}", brain.root, witness.slug);
+    let origin_claim = format!("{root}#{}", witness.slug);
     let input = MemorizeInput {
         label: witness.label.clone(),
         text: witness.text.clone(),
         source_agent: witness.source_agent.clone(),
         strength: witness.strength,
         evidence: witness.evidence.clone(),
-        origin_brain: Some(brain.root.clone()),
+        origin_brain: Some(root.to_string()),
         origin_claim: Some(origin_claim.clone()),
         promoted_by: Some(agent.to_string()),
         promotion_reason: Some(reason.to_string()),

@@ -206,6 +206,34 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
         "{acts}"
     );
 
+    // 2c. The founder promotes a personal medulla claim to the team.
+    let (s, _) = a.founder_call(
+        "memorize",
+        json!({ "label": "review rule", "text": "every migration gets a second reviewer", "tier": "medulla" }),
+        &ab.headers(),
+    );
+    assert_eq!(s, 200);
+    let (s, p) = a.founder_call(
+        "promote",
+        json!({ "claim": "review-rule", "brain": "medulla", "reason": "the team agreed", "to": "team" }),
+        &[],
+    );
+    assert_eq!(s, 200, "{p}");
+    assert_eq!(p["witness"]["tier"], "medulla", "{p}");
+    eventually(15, "the medulla claim on B's team medulla", || {
+        team_rows(&bb.seek("second reviewer migration"))
+            .into_iter()
+            .find(|r| r["slug"] == "review-rule" && r["origin_brain"] == "medulla")
+    });
+    let (s, refused) = ab.call(
+        "promote",
+        json!({ "claim": "review-rule", "brain": "medulla", "reason": "x", "to": "team" }),
+    );
+    assert_eq!(
+        s, 403,
+        "only the founder promotes the personal medulla: {refused}"
+    );
+
     // 3. Nothing private leaves: an unshared brain's text, the personal medulla, a
     // flagged secret.
     a.project("private");

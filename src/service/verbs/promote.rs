@@ -12,6 +12,7 @@ use crate::service::check_query;
 use crate::service::route::find_brain;
 use crate::service::rows::{Row, StoreTier};
 use crate::service::verb::{Answer, Cx, Effect, Verb};
+use crate::store_id::StoreId;
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
@@ -22,7 +23,8 @@ pub struct PromoteArgs {
     /// Why this holds beyond its project, in one line.
     #[arg(long, help = "Why it holds beyond its project, in one line")]
     pub reason: String,
-    /// The source brain (root or fingerprint). Defaults to the routed brain.
+    /// The source brain (root or fingerprint), or `medulla` to promote a personal medulla
+    /// claim to the team (`to: team`, the founder only). Defaults to the routed brain.
     #[arg(
         long,
         value_name = "ROOT",
@@ -89,32 +91,52 @@ impl Verb for Promote {
             (None, true) => "human:founder".to_string(),
             (id, _) => agent(id, cx.input)?,
         };
-        let brain = match a.brain.as_deref() {
-            Some(b) => {
-                find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
-                    name: b.to_string(),
-                })?
-            }
-            None => write_target(cx.routed)?.clone(),
-        };
-        // Anyone else would be copying another project's private claim into the memory
-        // every brain reads.
-        svc.authorize_brain(cx.routed, cx.input, &brain, "promote a claim of")?;
-        check_query("claim", &a.claim)?;
-        let slug = brains::slugify(&a.claim);
         let (to, tier) = match a.to {
             Some(PromoteTo::Team) => {
                 svc.owner.registry.team().ok_or(OwnerError::NoTeam)?;
-                (crate::store_id::StoreId::Team, StoreTier::Team)
+                (StoreId::Team, StoreTier::Team)
             }
-            _ => (crate::store_id::StoreId::Medulla, StoreTier::Medulla),
+            _ => (StoreId::Medulla, StoreTier::Medulla),
         };
+        let (from, witness_tier) = match a.brain.as_deref() {
+            // The personal medulla's doctrine, to the team: the founder's call alone.
+            Some("medulla") => {
+                svc.founder_only(cx.input, "promoting a personal medulla claim to the team")?;
+                (
+                    (StoreId::Medulla, "medulla".to_string()),
+                    StoreTier::Medulla,
+                )
+            }
+            Some(b) => {
+                let brain =
+                    find_brain(&svc.owner.registry, b).ok_or_else(|| OwnerError::UnknownBrain {
+                        name: b.to_string(),
+                    })?;
+                // Anyone else would be copying another project's private claim into the
+                // memory every brain reads.
+                svc.authorize_brain(cx.routed, cx.input, &brain, "promote a claim of")?;
+                (
+                    (StoreId::brain(&brain.fingerprint), brain.root),
+                    StoreTier::Project,
+                )
+            }
+            None => {
+                let brain = write_target(cx.routed)?.clone();
+                svc.authorize_brain(cx.routed, cx.input, &brain, "promote a claim of")?;
+                (
+                    (StoreId::brain(&brain.fingerprint), brain.root),
+                    StoreTier::Project,
+                )
+            }
+        };
+        check_query("claim", &a.claim)?;
+        let slug = brains::slugify(&a.claim);
         let done = svc
             .owner
             .audit(|reply| AuditMsg::Promote {
                 to,
                 agent: agent.clone(),
-                brain,
+                from,
                 slug,
                 reason: a.reason,
                 reply,
@@ -124,7 +146,7 @@ impl Verb for Promote {
         Ok(PromoteAnswer {
             outcome: Outcome::from(&done.outcome),
             medulla_claim: Row::of(done.outcome.claim(), tier, now, None),
-            witness: Row::of(&done.witness, StoreTier::Project, now, None),
+            witness: Row::of(&done.witness, witness_tier, now, None),
             identities: Identities {
                 medulla: format!("{}#{}", tier.as_str(), done.outcome.claim().slug),
                 witness: done.origin_claim,
