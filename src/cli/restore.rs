@@ -34,7 +34,7 @@ pub struct RestoreArgs {
 }
 
 /// An owner serving `home`, as its `owner.json` says and its health confirms.
-fn running_owner(home: &std::path::Path) -> Option<String> {
+pub(super) fn running_owner(home: &std::path::Path) -> Option<String> {
     let text = std::fs::read_to_string(home.join("owner.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     let url = v["url"].as_str()?.to_string();

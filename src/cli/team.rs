@@ -42,7 +42,8 @@ pub enum TeamCmd {
         #[command(flatten)]
         c: ClientOpts,
     },
-    /// Stop syncing with the team (config.toml's [team] removed; mirrors stay on disk)
+    /// Stop syncing with the team (the owner stopped): shared stores stop queueing,
+    /// config.toml's [team] goes; the mirrors stay on disk
     Leave,
     /// Erase a claim from a shared store everywhere (admin): a content-free tombstone
     Purge {
@@ -278,7 +279,38 @@ fn write_private(file: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Leave the team: with the owner stopped, every shared store stops sharing (its
+/// outbox is dropped: nothing more is queued or sent), `[team]` and the pgpass go.
 fn leave(home: &Path) -> anyhow::Result<i32> {
+    if let Some(url) = super::restore::running_owner(home) {
+        bail!(
+            "an owner serves {} at {url}: stop it first (`medulla stop`), then leave",
+            home.display()
+        );
+    }
+    let team_dir = home.join("team");
+    let mut dirs = vec![team_dir.join("medulla")];
+    dirs.extend(
+        crate::team::shares::load(&team_dir)
+            .into_iter()
+            .map(|s| home.join("brains").join(s.fingerprint.as_str())),
+    );
+    for dir in dirs
+        .iter()
+        .filter(|d| d.join(brains::store::DB_FILE).exists())
+    {
+        let (mut store, _) = brains::Store::open(dir, brains::StoreOptions::default())
+            .with_context(|| format!("cannot open {}", dir.display()))?;
+        let dropped = store.stop_sharing()?;
+        store.close()?;
+        if dropped > 0 {
+            println!(
+                "{}: {dropped} act(s) that were never sent are dropped",
+                dir.display()
+            );
+        }
+    }
+    let _ = std::fs::remove_file(team_dir.join("shares.json"));
     let cfg = home.join("config.toml");
     let text = std::fs::read_to_string(&cfg).unwrap_or_default();
     let mut doc: toml_edit::DocumentMut = text

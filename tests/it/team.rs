@@ -530,6 +530,31 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["status"], "connected", "{v}");
     assert_eq!(v["members"], json!(["alice", "bob"]), "{v}");
+
+    // Leaving: refused while the owner runs; with it stopped, shared stores stop
+    // queueing and the owner starts without a team.
+    let (ok, out) = medulla(b.home.path(), &["team", "leave"]);
+    assert!(!ok && out.contains("stop it first"), "{out}");
+    let home_b = b.home.path().to_path_buf();
+    let (b, _) = b.restart_after(OwnerOptions::default(), || {
+        let (ok, out) = medulla(&home_b, &["team", "leave"]);
+        assert!(ok, "{out}");
+    });
+    let cfg = std::fs::read_to_string(b.home.path().join("config.toml")).unwrap();
+    assert!(!cfg.contains("[team]"), "{cfg}");
+    let (s, v) = b.call(
+        "memorize",
+        json!({ "label": "after leaving", "text": "stays on this machine" }),
+        &bc,
+    );
+    assert_eq!(s, 200, "{v}");
+    assert!(v.get("team").is_none(), "no team, no team note: {v}");
+    let (s, v) = b.call("seek", json!({ "query": "x", "tier": "team" }), &bc);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (409, Some("no_team")),
+        "{v}"
+    );
 }
 
 /// A test CA and a server certificate for `localhost` it signed, readable by the
