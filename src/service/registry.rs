@@ -159,6 +159,7 @@ async fn team_note(cx: Cx<'_>, wrote: bool) -> Option<crate::team::status::TeamN
             }
         }
         note.queued = note.queued.max(queued);
+        note.shared = note.shared && note.queued == 0;
     }
     Some(note)
 }

@@ -19,6 +19,9 @@ pub struct TeamNote {
     pub since: Option<i64>,
     /// Acts written here and not yet in the team's log.
     pub queued: u64,
+    /// True only when every act written here is in the team's log (nothing queued, and
+    /// the database reached): never said of what is only queued.
+    pub shared: bool,
 }
 
 /// `team status`: everything about the team this owner knows.
@@ -82,6 +85,7 @@ impl TeamStatus {
             },
             since: v.since,
             queued: v.queued,
+            shared: v.status == "connected" && v.queued == 0,
         }
     }
 

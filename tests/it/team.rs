@@ -325,6 +325,10 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
         );
     }
     assert!(queued["team"]["queued"].as_u64().unwrap() >= 1, "{queued}");
+    assert_eq!(
+        queued["team"]["shared"], false,
+        "never shared while queued: {queued}"
+    );
     eventually(15, "A to say offline", || {
         let v = ab.seek("anything");
         (v["team"]["status"] == "offline" && v["team"]["since"].is_i64()).then_some(())
@@ -337,6 +341,10 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
                 .find(|r| r["label"] == format!("offline {i}"))
         });
     }
+    eventually(15, "A to say everything is shared", || {
+        let v = ab.seek("anything");
+        (v["team"]["shared"] == true && v["team"]["queued"] == 0).then_some(())
+    });
     let once = pg.psql(
         DB,
         "SELECT count(*) FROM medulla.acts WHERE body->'claim'->>'label' LIKE 'offline %'",
