@@ -583,34 +583,71 @@ fn propagation(
 /// A reader pulls the log only up to the oldest transaction in flight on the whole
 /// server (`pg_snapshot_xmin(pg_current_snapshot())`): writes made while another
 /// database's transaction holds a transaction id for 2 s. How long after that
-/// transaction ended each reader saw the write.
+/// transaction committed (its commit timestamp) each reader saw the write.
 fn held_horizon(team: &Team, writer: &Running, readers: &[Running]) -> Result<()> {
     let (mut after, mut lat, mut held_for) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..3 {
-        let (s, wrote, began, ended) = std::thread::scope(|sc| {
+        let (s, out) = std::thread::scope(|sc| -> Result<(Series, String)> {
             let held = sc.spawn(|| {
-                let began = Instant::now();
                 team.pg.psql(
                     "postgres",
-                    "BEGIN; SELECT pg_current_xact_id(); SELECT pg_sleep(2); COMMIT;",
-                );
-                (began, Instant::now())
+                    "BEGIN; \
+                     SELECT 'held|' || pg_current_xact_id()::text || '|' \
+                       || (extract(epoch from now()) * 1000000)::bigint; \
+                     SELECT pg_sleep(2); COMMIT;",
+                )
             });
-            std::thread::sleep(Duration::from_millis(200));
-            let wrote = Instant::now();
+            // Write only once the transaction holds its id.
+            let until = Instant::now() + GIVE_UP;
+            while team
+                .pg
+                .psql(
+                    "postgres",
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = 'postgres' \
+                   AND backend_xid IS NOT NULL AND query LIKE '%pg_sleep%'",
+                )
+                .trim()
+                != "1"
+            {
+                if Instant::now() > until {
+                    bail!("the transaction that holds an id never began");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let s = series(writer, readers, &format!("horizon{i}"), 1, None);
-            let (began, ended) = held.join().expect("the held transaction's thread");
-            s.map(|s| (s, wrote, began, ended))
+            let out = held.join().expect("the held transaction's thread");
+            Ok((s?, out))
         })?;
-        held_for.push(ended - began);
-        for l in &s.lat {
-            let seen = wrote + s.writes[0] + *l;
-            after.push(seen.saturating_duration_since(ended));
-            lat.push(*l);
+        let line = out
+            .lines()
+            .find_map(|l| l.strip_prefix("held|"))
+            .with_context(|| format!("no transaction id in {out:?}"))?;
+        let (xid, began) = line.split_once('|').context("xid|began")?;
+        let began: i128 = began.trim().parse()?;
+        let committed: i128 = team
+            .pg
+            .psql(
+                "postgres",
+                &format!(
+                    "SELECT (extract(epoch from pg_xact_commit_timestamp('{xid}'::xid)) * 1000000)::bigint"
+                ),
+            )
+            .trim()
+            .parse()
+            .context("the held transaction's commit timestamp")?;
+        held_for.push(Duration::from_micros((committed - began).max(0) as u64));
+        let (_, wall, ds) = &s.per_sample[0];
+        if (*wall as i128) < began || (*wall as i128) > committed {
+            bail!("the write did not land inside the held transaction");
+        }
+        for d in ds {
+            let seen = *wall as i128 + d.as_micros() as i128;
+            after.push(Duration::from_micros((seen - committed).max(0) as u64));
+            lat.push(*d);
         }
     }
     println!(
-        "\nwhile another database's transaction on the same server holds a transaction id (psql `BEGIN; pg_current_xact_id(); pg_sleep(2); COMMIT`, {:.1}–{:.1} s with psql's start; each write 0.2 s after psql started; 3 writes × {} readers): readers saw the write p50 {:.0} ms / max {:.0} ms after the write, p50 {:.0} ms / max {:.0} ms after that transaction ended",
+        "\nwhile another database's transaction on the same server holds a transaction id (`BEGIN; pg_current_xact_id(); pg_sleep(2); COMMIT`, held {:.2}–{:.2} s by its commit timestamp; each write made once it held its id; 3 writes × {} readers): readers saw the write p50 {:.0} ms / max {:.0} ms after the write's answer, p50 {:.0} ms / max {:.0} ms after that transaction committed",
         held_for.iter().min().copied().unwrap_or_default().as_secs_f64(),
         held_for.iter().max().copied().unwrap_or_default().as_secs_f64(),
         readers.len(),
