@@ -29,8 +29,15 @@ impl Drop for Owner {
     }
 }
 
+/// `release/medulla` under `CARGO_TARGET_DIR` when set (relative to the workspace, as
+/// cargo reads it), else under the workspace's `target/`.
 pub(crate) fn binary() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/release/medulla")
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => workspace.join(d),
+        None => workspace.join("target"),
+    };
+    target.join("release/medulla")
 }
 
 /// The release binary, or an error that says how to build it.
@@ -38,7 +45,7 @@ pub(crate) fn require_binary() -> Result<PathBuf> {
     let b = binary();
     if !b.exists() {
         bail!(
-            "{} is missing: build it first with `cargo build --release`",
+            "{} is missing: build it first with `cargo build --release -p medulla`",
             b.display()
         );
     }

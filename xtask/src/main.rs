@@ -10,6 +10,10 @@
 //!   to a memorize.
 //! - `bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]`: what
 //!   evidence anchors cost recall (build `--release` first).
+//! - `bench --team [--owners 3] [--samples 200] [--catchup 10000] [--offline 1000]
+//!   [--writes 500] [--poll-ms MS]`: the team tier on a throwaway PostgreSQL: propagation
+//!   between owners, catch-up on join, local write overhead, offline delivery (build
+//!   `--release` first).
 //! - `bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8]
 //!   [--secs 5]`: an online backup's duration and the seek p99 while it runs, and the
 //!   restore (build `--release` first).
@@ -33,6 +37,7 @@ mod bench_backup;
 mod bench_hall;
 mod bench_http;
 mod bench_near;
+mod bench_team;
 mod eval;
 mod hygiene;
 mod mcp;
@@ -54,6 +59,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]
   bench --near [--sizes 1000,10000] [--ops 300]
   bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]
+  bench --team [--owners 3] [--samples 200] [--catchup 10000] [--offline 1000] [--writes 500] [--poll-ms MS]
   bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]
   bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
@@ -156,6 +162,9 @@ fn main() -> Result<()> {
         }
         "bench" if rest.first().map(String::as_str) == Some("--anchors") => {
             bench_anchors::run(&rest[1..])
+        }
+        "bench" if rest.first().map(String::as_str) == Some("--team") => {
+            bench_team::run(&rest[1..])
         }
         "soak" => soak::run(soak::SoakOpts {
             clients: flag_num(rest, "--clients", 16)?,
