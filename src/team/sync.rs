@@ -36,6 +36,8 @@ const BATCH: usize = 1000;
 /// The first and last wait before reconnecting.
 const FIRST_RETRY: Duration = Duration::from_millis(200);
 const LAST_RETRY: Duration = Duration::from_secs(2);
+/// How soon a pass that left entries behind the horizon looks again.
+const LAG_RETRY: Duration = Duration::from_millis(100);
 /// Members and the team's shared brains are re-read every this many passes.
 const REFRESH_EVERY: u64 = 10;
 
@@ -206,6 +208,15 @@ impl SyncState {
                 let now = self.now();
                 self.status.connected(now);
                 self.status.update(|v| v.lag = lag);
+                // Entries the horizon held back (a transaction still in flight): their
+                // notification is spent, so look again soon rather than at the poll.
+                if lag > 0 {
+                    let (me, wake) = (me.clone(), self.wake.clone());
+                    tokio::spawn(async move {
+                        tokio::time::sleep(LAG_RETRY).await;
+                        kick(&me, &wake);
+                    });
+                }
                 if self.passes % REFRESH_EVERY == 1 {
                     if let Err(e) = self.refresh_team().await {
                         self.disconnect(e);
