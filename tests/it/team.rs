@@ -565,9 +565,29 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     );
 }
 
+/// The `openssl` command, installed with apt-get when missing and running as root;
+/// otherwise the test fails naming the command that installs it.
+fn ensure_openssl() {
+    if Command::new("openssl").arg("version").output().is_ok() {
+        return;
+    }
+    let uid = Command::new("id").arg("-u").output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&uid.stdout).trim() == "0",
+        "the TLS test needs the openssl command: apt-get install -y openssl"
+    );
+    let out = Command::new("apt-get")
+        .args(["install", "-y", "openssl"])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .output()
+        .expect("apt-get");
+    assert!(out.status.success(), "apt-get install -y openssl: {out:?}");
+}
+
 /// A test CA and a server certificate for `localhost` it signed, readable by the
 /// server: (CA certificate, server certificate, server key).
 fn certificates(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    ensure_openssl();
     let p = |n: &str| dir.join(n);
     let run = |args: &[&str]| {
         let out = Command::new("openssl")
