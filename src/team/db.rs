@@ -332,20 +332,51 @@ pub fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// The sync actor's statements, prepared once per connection (each would otherwise cost
+/// a round trip of its own on every pass).
+pub struct Statements {
+    push: tokio_postgres::Statement,
+    pull: tokio_postgres::Statement,
+    lag: tokio_postgres::Statement,
+}
+
+impl Statements {
+    pub async fn prepare(client: &Client) -> Result<Statements, String> {
+        let p =
+            |sql: &'static str| async move { client.prepare(sql).await.map_err(|e| describe(&e)) };
+        Ok(Statements {
+            push: p(
+                "INSERT INTO medulla.acts (store, hash, body) VALUES ($1, $2, $3::text::jsonb) \
+                     ON CONFLICT (hash) DO NOTHING",
+            )
+            .await?,
+            pull: p(
+                "SELECT xid::text, seq, hash, member::text, kind, body::text FROM medulla.acts \
+                     WHERE store = $1 AND (xid, seq) > ($2::text::xid8, $3::int8) \
+                       AND xid < pg_snapshot_xmin(pg_current_snapshot()) \
+                     ORDER BY xid, seq LIMIT $4",
+            )
+            .await?,
+            lag: p("SELECT count(*) FROM medulla.acts WHERE store = $1 \
+                    AND (xid, seq) > ($2::text::xid8, $3::int8)")
+            .await?,
+        })
+    }
+}
+
 /// Send outbox entries in order, in one transaction; an act the log already holds
 /// (sent before a crash or a lost answer) is skipped by its hash.
-pub async fn push(client: &mut Client, store: &str, out: &[Outgoing]) -> Result<(), String> {
+pub async fn push(
+    client: &mut Client,
+    sts: &Statements,
+    store: &str,
+    out: &[Outgoing],
+) -> Result<(), String> {
     let tx = client.transaction().await.map_err(|e| describe(&e))?;
-    let st = tx
-        .prepare(
-            "INSERT INTO medulla.acts (store, hash, body) VALUES ($1, $2, $3::text::jsonb) \
-             ON CONFLICT (hash) DO NOTHING",
-        )
-        .await
-        .map_err(|e| describe(&e))?;
+    let st = &sts.push;
     for o in out {
         let n = tx
-            .execute(&st, &[&store, &o.hash, &o.body])
+            .execute(st, &[&store, &o.hash, &o.body])
             .await
             .map_err(|e| describe(&e))?;
         if n == 0 {
@@ -372,16 +403,14 @@ pub async fn push(client: &mut Client, store: &str, out: &[Outgoing]) -> Result<
 /// horizon, so it is read on a later pull and never skipped.
 pub async fn pull(
     client: &Client,
+    sts: &Statements,
     store: &str,
     cursor: Cursor,
     limit: i64,
 ) -> Result<Vec<Incoming>, String> {
     let rows = client
         .query(
-            "SELECT xid::text, seq, hash, member::text, kind, body::text FROM medulla.acts \
-             WHERE store = $1 AND (xid, seq) > ($2::text::xid8, $3::int8) \
-               AND xid < pg_snapshot_xmin(pg_current_snapshot()) \
-             ORDER BY xid, seq LIMIT $4",
+            &sts.pull,
             &[&store, &cursor.xid.to_string(), &cursor.seq, &limit],
         )
         .await
@@ -430,12 +459,14 @@ pub async fn pull(
 }
 
 /// Entries of one store past `cursor`, committed or not yet visible.
-pub async fn lag(client: &Client, store: &str, cursor: Cursor) -> Result<i64, String> {
+pub async fn lag(
+    client: &Client,
+    sts: &Statements,
+    store: &str,
+    cursor: Cursor,
+) -> Result<i64, String> {
     client
-        .query_one(
-            "SELECT count(*) FROM medulla.acts WHERE store = $1 AND (xid, seq) > ($2::text::xid8, $3::int8)",
-            &[&store, &cursor.xid.to_string(), &cursor.seq],
-        )
+        .query_one(&sts.lag, &[&store, &cursor.xid.to_string(), &cursor.seq])
         .await
         .map(|r| r.get(0))
         .map_err(|e| describe(&e))

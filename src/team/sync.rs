@@ -95,6 +95,8 @@ pub struct SyncState {
     status: Arc<TeamStatus>,
     wake: Arc<AtomicBool>,
     client: Option<Client>,
+    /// Prepared on `client` when it connects.
+    statements: Option<db::Statements>,
     listener: Option<tokio::task::JoinHandle<()>>,
     retry_at: Instant,
     backoff: Duration,
@@ -145,6 +147,7 @@ impl SyncState {
             tracing::warn!(error = %why, "the team database is unreachable: offline, reads serve the mirrors, writes queue");
         }
         self.client = None;
+        self.statements = None;
         if let Some(l) = self.listener.take() {
             l.abort();
         }
@@ -176,6 +179,7 @@ impl SyncState {
             Ok(Ok(())) => {}
             _ => return Err("the LISTEN connection did not come up".into()),
         }
+        self.statements = Some(db::Statements::prepare(&client).await?);
         self.client = Some(client);
         self.backoff = FIRST_RETRY;
         for k in self.dirty.values_mut() {
@@ -282,8 +286,10 @@ impl SyncState {
                 self.dirty.insert(key.to_string(), false);
                 return Ok(());
             }
-            let client = self.client.as_mut().ok_or("not connected")?;
-            db::push(client, key, &out).await?;
+            let (Some(client), Some(sts)) = (self.client.as_mut(), self.statements.as_ref()) else {
+                return Err("not connected".into());
+            };
+            db::push(client, sts, key, &out).await?;
             let ids: Vec<u64> = out.iter().map(|o| o.id).collect();
             let n = ids.len();
             if let Err(e) = ask(self.owner.stores.as_ref(), id, |r| {
@@ -319,11 +325,12 @@ impl SyncState {
         };
         let mut cursor = cursor;
         loop {
-            let client = self.client.as_ref().ok_or("not connected")?;
-            let batch = db::pull(client, key, cursor, BATCH as i64).await?;
+            let (Some(client), Some(sts)) = (self.client.as_ref(), self.statements.as_ref()) else {
+                return Err("not connected".into());
+            };
+            let batch = db::pull(client, sts, key, cursor, BATCH as i64).await?;
             if batch.is_empty() {
-                let client = self.client.as_ref().ok_or("not connected")?;
-                return Ok(db::lag(client, key, cursor).await?.max(0) as u64);
+                return Ok(db::lag(client, sts, key, cursor).await?.max(0) as u64);
             }
             let last = batch.last().map(|i| i.cursor).unwrap_or(cursor);
             let n = batch.len();
@@ -374,11 +381,18 @@ impl SyncState {
             if self.shares.iter().any(|s| s.fingerprint == fp) {
                 continue;
             }
-            let repo = self
-                .repos
-                .entry(fp.clone())
-                .or_insert_with(|| super::repo::identify(std::path::Path::new(&root)).ok())
-                .clone();
+            let repo = match self.repos.get(&fp) {
+                Some(r) => r.clone(),
+                None => {
+                    // `git` runs on the blocking pool, never on the actor's thread.
+                    let at = std::path::PathBuf::from(&root);
+                    let r = tokio::task::spawn_blocking(move || super::repo::identify(&at).ok())
+                        .await
+                        .unwrap_or(None);
+                    self.repos.insert(fp.clone(), r.clone());
+                    r
+                }
+            };
             if let Some(repo) = repo.filter(|r| keys.contains_key(&r.key)) {
                 tracing::info!(root = %root, key = %repo.key, "a clone of a shared repository: joining its shared brain");
                 if let Err(e) = self.share(fp, root.clone(), repo).await {
@@ -530,6 +544,7 @@ impl Actor for SyncActor {
             status: args.status,
             wake: args.wake,
             client: None,
+            statements: None,
             listener: None,
             retry_at: Instant::now(),
             backoff: FIRST_RETRY,
