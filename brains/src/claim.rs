@@ -49,6 +49,15 @@ pub struct Trust {
 }
 
 impl Trust {
+    /// Count one verdict.
+    pub fn record(&mut self, v: Verdict) {
+        match v {
+            Verdict::Correct => self.correct += 1,
+            Verdict::Partial => self.partial += 1,
+            Verdict::Wrong => self.wrong += 1,
+        }
+    }
+
     /// Laplace-smoothed score in `[0, 1]`; an ungraded claim scores 0.5.
     pub fn score(&self) -> f64 {
         let n = (self.correct + self.partial + self.wrong) as f64;
@@ -84,6 +93,14 @@ impl Verdict {
             ))),
         }
     }
+    /// The act note a verdict leaves: `wrong`, or `wrong: <note>`.
+    pub fn act_note(self, note: Option<&str>) -> String {
+        match note {
+            Some(n) => format!("{}: {n}", self.as_str()),
+            None => self.as_str().to_string(),
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Correct => "correct",

@@ -11,7 +11,6 @@ use super::tables::{CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
 use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{content_hash, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome};
 use crate::error::StoreError;
-use crate::recall::ClaimMeta;
 
 /// What memorizing one input would do.
 enum Plan {
@@ -282,25 +281,9 @@ impl Store {
         }
         tx.commit()?;
         for (i, p) in plans.iter().enumerate() {
-            self.lexical
-                .upsert(&p.claim.slug, &p.claim.label, &p.claim.text);
-            self.meta
-                .insert(p.claim.slug.clone(), ClaimMeta::of(&p.claim));
-            if let (Some(key), Some(vs)) = (keys[i].0, &vectors) {
-                if let Some(ok) = keys[i].1 {
-                    self.key_to_slug.remove(&ok);
-                    if let Some(ix) = self.vindex.as_mut() {
-                        ix.remove(ok)?;
-                    }
-                }
-                self.key_to_slug.insert(key, p.claim.slug.clone());
-                self.slug_to_key.insert(p.claim.slug.clone(), key);
-                if let Some(ix) = self.vindex.as_mut() {
-                    ix.add(key, &vs[i])?;
-                }
-                self.note_vector_write()?;
-            }
-            self.note_act()?;
+            let (new, old) = keys[i];
+            let vector = vectors.as_ref().map(|vs| vs[i].as_slice());
+            self.index_live(&p.claim, new.map(|k| (k, old)), vector)?;
         }
         Ok(())
     }

@@ -25,7 +25,6 @@ use super::tables::{
 use super::{embed_text, encode, sha, to_bytes, Store};
 use crate::claim::{ActKind, Claim, ClaimState, Conflict, Verdict};
 use crate::error::StoreError;
-use crate::recall::ClaimMeta;
 
 /// Which team store a local store mirrors, and as whom this owner writes to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -645,17 +644,10 @@ impl Store {
                         if c.version_id() != version {
                             continue;
                         }
-                        match verdict {
-                            Verdict::Correct => c.trust.correct += 1,
-                            Verdict::Partial => c.trust.partial += 1,
-                            Verdict::Wrong => c.trust.wrong += 1,
-                        }
+                        c.trust.record(verdict);
                         claims.insert(slug.as_str(), encode(&c).as_slice())?;
                         let h = c.content_hash.clone();
-                        let note = Some(match note {
-                            Some(n) => format!("{}: {n}", verdict.as_str()),
-                            None => verdict.as_str().to_string(),
-                        });
+                        let note = Some(verdict.act_note(note.as_deref()));
                         acts.push((ActKind::Learn, slug, actor, Some(h.clone()), Some(h), note));
                         changes.push(IndexChange::Upsert {
                             claim: Box::new(c),
@@ -722,37 +714,10 @@ impl Store {
         for ch in changes {
             match ch {
                 IndexChange::Upsert { claim, key, vector } => {
-                    self.lexical.upsert(&claim.slug, &claim.label, &claim.text);
-                    self.meta.insert(claim.slug.clone(), ClaimMeta::of(&claim));
-                    if let (Some((k, old)), Some(v)) = (key, vector) {
-                        if let Some(ok) = old {
-                            self.key_to_slug.remove(&ok);
-                            if let Some(ix) = self.vindex.as_mut() {
-                                ix.remove(ok)?;
-                            }
-                        }
-                        self.key_to_slug.insert(k, claim.slug.clone());
-                        self.slug_to_key.insert(claim.slug.clone(), k);
-                        if let Some(ix) = self.vindex.as_mut() {
-                            ix.add(k, &v)?;
-                        }
-                        self.note_vector_write()?;
-                    }
+                    self.index_live(&claim, key, vector.as_deref())?
                 }
-                IndexChange::Remove { slug, key } => {
-                    self.lexical.remove(&slug);
-                    self.meta.remove(&slug);
-                    if let Some(k) = key {
-                        self.key_to_slug.remove(&k);
-                        self.slug_to_key.remove(&slug);
-                        if let Some(ix) = self.vindex.as_mut() {
-                            ix.remove(k)?;
-                        }
-                        self.note_vector_write()?;
-                    }
-                }
+                IndexChange::Remove { slug, key } => self.index_gone(&slug, key)?,
             }
-            self.note_act()?;
         }
         Ok(())
     }

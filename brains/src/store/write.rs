@@ -57,24 +57,51 @@ impl Store {
             },
         )?;
         tx.commit()?;
-        self.lexical.upsert(&new.slug, &new.label, &new.text);
-        self.meta.insert(new.slug.clone(), ClaimMeta::of(new));
-        if let (Some(key), Some(v)) = (new_key, vector) {
-            if let Some(ok) = old_key {
+        self.index_live(new, new_key.map(|k| (k, old_key)), vector.as_deref())
+    }
+
+    /// After a commit: a live version in the in-memory indexes (the lexical index, the
+    /// claim metadata and, with a vector, the vector index under its new key, the key it
+    /// replaced let go), counted as an act.
+    pub(super) fn index_live(
+        &mut self,
+        c: &Claim,
+        key: Option<(u64, Option<u64>)>,
+        vector: Option<&[f32]>,
+    ) -> Result<(), StoreError> {
+        self.lexical.upsert(&c.slug, &c.label, &c.text);
+        self.meta.insert(c.slug.clone(), ClaimMeta::of(c));
+        if let (Some((key, old)), Some(v)) = (key, vector) {
+            if let Some(ok) = old {
                 self.key_to_slug.remove(&ok);
                 if let Some(ix) = self.vindex.as_mut() {
                     ix.remove(ok)?;
                 }
             }
-            self.key_to_slug.insert(key, new.slug.clone());
-            self.slug_to_key.insert(new.slug.clone(), key);
+            self.key_to_slug.insert(key, c.slug.clone());
+            self.slug_to_key.insert(c.slug.clone(), key);
             if let Some(ix) = self.vindex.as_mut() {
-                ix.add(key, &v)?;
+                ix.add(key, v)?;
             }
             self.note_vector_write()?;
         }
-        self.note_act()?;
-        Ok(())
+        self.note_act()
+    }
+
+    /// After a commit: a slug that left recall, out of the in-memory indexes (its vector
+    /// under `key` too), counted as an act.
+    pub(super) fn index_gone(&mut self, slug: &str, key: Option<u64>) -> Result<(), StoreError> {
+        self.lexical.remove(slug);
+        self.meta.remove(slug);
+        if let Some(k) = key {
+            self.key_to_slug.remove(&k);
+            self.slug_to_key.remove(slug);
+            if let Some(ix) = self.vindex.as_mut() {
+                ix.remove(k)?;
+            }
+            self.note_vector_write()?;
+        }
+        self.note_act()
     }
 
     /// Count a committed vector write; save the vector index file every
@@ -192,21 +219,14 @@ impl Store {
     ) -> Result<Claim, StoreError> {
         crate::claim::validate_agent_id(actor)?;
         let mut c = self.require_live(slug)?;
-        match verdict {
-            Verdict::Correct => c.trust.correct += 1,
-            Verdict::Partial => c.trust.partial += 1,
-            Verdict::Wrong => c.trust.wrong += 1,
-        }
+        c.trust.record(verdict);
         let shared = SharedOp::Learn {
             slug: slug.to_string(),
             version: c.version_id(),
             verdict,
             note: note.map(str::to_string),
         };
-        let note = Some(match note {
-            Some(n) => format!("{}: {n}", verdict.as_str()),
-            None => verdict.as_str().to_string(),
-        });
+        let note = Some(verdict.act_note(note));
         let act = self.new_act(
             ActKind::Learn,
             slug,
@@ -339,17 +359,7 @@ impl Store {
             },
         )?;
         tx.commit()?;
-        self.lexical.remove(slug);
-        self.meta.remove(slug);
-        if let Some(k) = key {
-            self.key_to_slug.remove(&k);
-            self.slug_to_key.remove(slug);
-            if let Some(ix) = self.vindex.as_mut() {
-                ix.remove(k)?;
-            }
-            self.note_vector_write()?;
-        }
-        self.note_act()?;
+        self.index_gone(slug, key)?;
         Ok(out)
     }
 
