@@ -14,7 +14,9 @@ pub fn path(home: &Path) -> PathBuf {
     home.join(FILE)
 }
 
-fn fresh() -> String {
+/// A fresh random secret: 64 hex digits (256 bits), alphanumeric, for tokens,
+/// tickets, sessions and generated passwords.
+pub fn random_secret() -> String {
     format!(
         "{}{}",
         uuid::Uuid::new_v4().simple(),
@@ -37,7 +39,7 @@ pub fn ensure(home: &Path) -> std::io::Result<String> {
         }
         return Ok(t);
     }
-    let token = fresh();
+    let token = random_secret();
     let tmp = home.join(format!(".{FILE}.{}", std::process::id()));
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);

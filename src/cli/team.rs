@@ -77,13 +77,6 @@ async fn admin(url: &str) -> anyhow::Result<tokio_postgres::Client> {
         .map_err(anyhow::Error::msg)
 }
 
-/// A random alphanumeric password.
-fn password() -> String {
-    let a = uuid::Uuid::new_v4().simple().to_string();
-    let b = uuid::Uuid::new_v4().simple().to_string();
-    format!("{a}{}", &b[..8])
-}
-
 pub fn run(cmd: TeamCmd) -> anyhow::Result<i32> {
     match cmd {
         TeamCmd::Init { url } => runtime()?.block_on(async {
@@ -100,7 +93,7 @@ pub fn run(cmd: TeamCmd) -> anyhow::Result<i32> {
         TeamCmd::AddMember { name, url } => runtime()?.block_on(async {
             db::check_member_name(&name).map_err(anyhow::Error::msg)?;
             let c = admin(&url).await?;
-            let pw = password();
+            let pw = crate::founder::random_secret();
             db::add_member(&c, &name, &pw)
                 .await
                 .map_err(anyhow::Error::msg)?;

@@ -23,18 +23,10 @@ pub struct HallAuth {
     sessions: Mutex<HashMap<String, Instant>>,
 }
 
-fn token() -> String {
-    format!(
-        "{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
-    )
-}
-
 impl HallAuth {
     /// A fresh one-time ticket (for the founder only: the caller checks).
     pub fn ticket(&self) -> String {
-        let t = token();
+        let t = crate::founder::random_secret();
         let mut tickets = self.tickets.lock().expect("hall lock");
         tickets.retain(|_, at| at.elapsed() < TICKET_TTL);
         tickets.insert(t.clone(), Instant::now());
@@ -47,7 +39,7 @@ impl HallAuth {
         if issued.elapsed() >= TICKET_TTL {
             return None;
         }
-        let s = token();
+        let s = crate::founder::random_secret();
         let mut sessions = self.sessions.lock().expect("hall lock");
         sessions.retain(|_, at| at.elapsed() < SESSION_TTL);
         sessions.insert(s.clone(), Instant::now());

@@ -7,16 +7,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{header, Owner, OwnerOptions, BIN};
+use crate::common::{header, Owner, OwnerOptions};
 use crate::pg::Postgres;
 
 const DB: &str = "team";
 
 fn medulla(home: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(BIN)
+    let out = crate::cli::medulla_cmd(home, home)
         .args(args)
-        .env("MEDULLA_HOME", home)
-        .env_remove("MEDULLA_URL")
         .env_remove("PGPASSWORD")
         .output()
         .expect("run medulla");
@@ -571,9 +569,8 @@ fn ensure_openssl() {
     if Command::new("openssl").arg("version").output().is_ok() {
         return;
     }
-    let uid = Command::new("id").arg("-u").output().unwrap();
     assert!(
-        String::from_utf8_lossy(&uid.stdout).trim() == "0",
+        crate::pg::is_root(),
         "the TLS test needs the openssl command: apt-get install -y openssl"
     );
     let out = Command::new("apt-get")
@@ -650,8 +647,7 @@ fn certificates(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::pat
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
         std::fs::set_permissions(&crt, std::fs::Permissions::from_mode(0o644)).unwrap();
         // As root the server runs as `postgres`, which must own its key.
-        let uid = Command::new("id").arg("-u").output().unwrap();
-        if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+        if crate::pg::is_root() {
             let out = Command::new("chown")
                 .arg("postgres:")
                 .arg(&key)

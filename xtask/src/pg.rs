@@ -323,7 +323,8 @@ fn run_psql(mut cmd: Command, db: &str, sql: &str) -> Result<String, String> {
     }
 }
 
-fn is_root() -> bool {
+/// Whether this process runs as root (the server tools then run as `postgres`).
+pub fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
