@@ -182,6 +182,17 @@ impl Target {
         })
     }
 
+    /// What a pgpass line is matched on: host (`localhost` for a socket), port, database.
+    fn pgpass_key(&self) -> (String, u16, String) {
+        let host = match self.config.get_hosts().first() {
+            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+            _ => "localhost".to_string(),
+        };
+        let port = self.config.get_ports().first().copied().unwrap_or(5432);
+        let db = self.config.get_dbname().unwrap_or(&self.member).to_string();
+        (host, port, db)
+    }
+
     /// The password: the URL's, `PGPASSWORD`, or the first pgpass line that matches
     /// (`PGPASSFILE`, then medulla's own `team/pgpass`, then `~/.pgpass`).
     fn with_password(&self, home: &Path) -> tokio_postgres::Config {
@@ -201,12 +212,8 @@ impl Target {
         if let Some(h) = std::env::var_os("HOME") {
             files.push(PathBuf::from(h).join(".pgpass"));
         }
-        let host = match c.get_hosts().first() {
-            Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
-            _ => "localhost".to_string(),
-        };
-        let port = c.get_ports().first().copied().unwrap_or(5432).to_string();
-        let db = c.get_dbname().unwrap_or(&self.member).to_string();
+        let (host, port, db) = self.pgpass_key();
+        let port = port.to_string();
         for f in files {
             if let Some(pw) = pgpass_lookup(&f, &host, &port, &db, &self.member) {
                 c.password(pw.as_bytes());
@@ -262,12 +269,7 @@ fn split_pgpass(line: &str) -> Vec<String> {
 pub fn pgpass_line(url: &str, password: &str) -> Result<String, String> {
     let t = Target::parse(url)?;
     let esc = |s: &str| s.replace('\\', "\\\\").replace(':', "\\:");
-    let host = match t.config.get_hosts().first() {
-        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
-        _ => "localhost".to_string(),
-    };
-    let port = t.config.get_ports().first().copied().unwrap_or(5432);
-    let db = t.config.get_dbname().unwrap_or(&t.member).to_string();
+    let (host, port, db) = t.pgpass_key();
     Ok(format!(
         "{}:{}:{}:{}:{}\n",
         esc(&host),

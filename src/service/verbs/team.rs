@@ -46,28 +46,26 @@ impl Verb for TeamStatus {
 
 /// The team's status with its conflicts, when a team is joined (`team_status`, doctor).
 pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAnswer>> {
-    {
-        let Some(status) = svc.owner.registry.team_status.as_ref() else {
-            return Ok(None);
-        };
-        let view = status.view();
-        let now = svc.now();
-        let mut conflicts = Vec::new();
-        let mut stores = vec![(StoreId::Team, StoreTier::Team)];
-        stores.extend(
-            view.shared
-                .iter()
-                .map(|s| (StoreId::brain(&s.fingerprint), StoreTier::Project)),
-        );
-        for (id, tier) in stores {
-            if let Ok(cs) = svc.owner.live_claims(&id).await {
-                for c in cs.iter().filter(|c| c.conflict.is_some()) {
-                    conflicts.push(Row::of(c, tier, now, None));
-                }
+    let Some(status) = svc.owner.registry.team_status.as_ref() else {
+        return Ok(None);
+    };
+    let view = status.view();
+    let now = svc.now();
+    let mut conflicts = Vec::new();
+    let mut stores = vec![(StoreId::Team, StoreTier::Team)];
+    stores.extend(
+        view.shared
+            .iter()
+            .map(|s| (StoreId::brain(&s.fingerprint), StoreTier::Project)),
+    );
+    for (id, tier) in stores {
+        if let Ok(cs) = svc.owner.live_claims(&id).await {
+            for c in cs.iter().filter(|c| c.conflict.is_some()) {
+                conflicts.push(Row::of(c, tier, now, None));
             }
         }
-        Ok(Some(TeamStatusAnswer { view, conflicts }))
     }
+    Ok(Some(TeamStatusAnswer { view, conflicts }))
 }
 
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema, clap::Args)]
