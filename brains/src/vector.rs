@@ -59,6 +59,14 @@ impl Contexts {
     }
 }
 
+/// Threads a bulk insert uses: every core the process may run on.
+fn build_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(SEARCH_CONTEXTS)
+}
+
 /// Room for `capacity` vectors and [`SEARCH_CONTEXTS`] concurrent searches.
 fn reserve(index: &Index, capacity: usize) -> Result<(), String> {
     index
@@ -155,6 +163,64 @@ impl VectorIndex {
             reserve(&self.index, grow).map_err(|e| err("reserve", e))?;
         }
         self.index.add(key, v).map_err(|e| err("add", e))
+    }
+
+    /// Add many vectors whose keys the index does not hold, on every core: a rebuild or
+    /// a repair on open. usearch inserts concurrently, each thread taking one of the
+    /// index's thread contexts.
+    pub fn add_parallel(&mut self, items: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
+        if let Some((_, v)) = items.iter().find(|(_, v)| v.len() != self.dims) {
+            return Err(err(
+                "add",
+                format!("vector has {} dimensions, expected {}", v.len(), self.dims),
+            ));
+        }
+        let need = self.index.size() + items.len() + 1;
+        if need >= self.index.capacity() {
+            reserve(&self.index, need.max(self.index.capacity() * 2).max(1024))
+                .map_err(|e| err("reserve", e))?;
+        }
+        let threads = build_threads().min(items.len().div_ceil(256)).max(1);
+        let index = &self.index;
+        let chunk = items.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = items
+                .chunks(chunk)
+                .map(|part| {
+                    s.spawn(move || -> Result<(), StoreError> {
+                        for (key, v) in part {
+                            index.add(*key, v).map_err(|e| err("add", e))?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join()
+                        .unwrap_or_else(|_| Err(err("add", "a build thread panicked")))
+                })
+                .collect::<Result<(), StoreError>>()
+        })
+    }
+
+    /// Remove every key below `below` that the index holds and `live` does not name: the
+    /// vectors a store let go after the file was last saved. Keys are never reused, so
+    /// the range is every key ever given out.
+    pub fn remove_stale(
+        &mut self,
+        below: u64,
+        live: &dyn Fn(u64) -> bool,
+    ) -> Result<u64, StoreError> {
+        let mut n = 0;
+        for key in 1..below {
+            if !live(key) && self.index.contains(key) {
+                self.index.remove(key).map_err(|e| err("remove", e))?;
+                n += 1;
+            }
+        }
+        Ok(n)
     }
 
     pub fn remove(&mut self, key: u64) -> Result<(), StoreError> {

@@ -105,6 +105,9 @@ pub struct OpenReport {
     pub claim_index_rebuilt: bool,
     /// Why, when it was rebuilt.
     pub claim_index_rebuild_reason: Option<String>,
+    /// Vectors added to or removed from a saved vector index that had fallen behind
+    /// (a crash since its last checkpoint), instead of rebuilding it.
+    pub index_repaired: u64,
     /// Acts replayed onto a snapshot taken before the last writes (after a crash).
     pub claim_index_caught_up: u64,
 }
@@ -112,10 +115,17 @@ pub struct OpenReport {
 /// The truth of a store, in its directory.
 pub const DB_FILE: &str = "store.redb";
 const SCHEMA_VERSION: &str = "1";
-/// Save the vector index file after this many vector writes, and the claim-index
-/// snapshot after this many acts (both are also saved on flush, close and drop). Never
-/// per write: the files are derived and redb is the truth.
+/// Checkpoints of the derived files: the vector index file is saved after this many
+/// vector writes, and the claim-index snapshot after this many acts, or after an eighth
+/// of the store's size when that is more (both are also saved on flush, close and drop).
+/// A checkpoint rewrites its file, so spacing them by the store's size keeps their cost
+/// per write constant as the store grows; what a crash leaves behind is caught up on open
+/// (the acts replayed onto the snapshot, the vectors added to the index), never rebuilt.
 const SAVE_EVERY: u32 = 256;
+/// The share of the store's size between two checkpoints (see [`SAVE_EVERY`]).
+const SAVE_SHARE: usize = 8;
+/// Vectors read from redb and inserted at a time when the index is rebuilt or repaired.
+const REBUILD_CHUNK: usize = 8192;
 const MAX_KV_KEY: usize = 256;
 /// Log re-embedding progress on open every this many claims.
 const EMBED_PROGRESS_EVERY: u64 = 1000;
@@ -265,13 +275,18 @@ impl Store {
     /// the failure is logged and never reported as a failed write.
     fn note_act(&mut self) -> Result<(), StoreError> {
         self.acts_unsaved += 1;
-        if self.acts_unsaved >= SAVE_EVERY {
+        if self.checkpoint_due(self.acts_unsaved, self.lexical.len()) {
             if let Err(e) = self.save_claim_index() {
                 tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the claim-index snapshot; it is caught up from the act log on open");
                 self.acts_unsaved = 0;
             }
         }
         Ok(())
+    }
+
+    /// Whether `unsaved` writes to a derived file of `size` entries call for a checkpoint.
+    fn checkpoint_due(&self, unsaved: u32, size: usize) -> bool {
+        unsaved as usize >= (SAVE_EVERY as usize).max(size / SAVE_SHARE)
     }
 
     /// Is the vector index in step with redb? `None` when it is (or when there is no model).

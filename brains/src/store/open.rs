@@ -9,7 +9,7 @@ use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use super::tables::{ACTS, CLAIMS, HISTORY, KV, META, VECTORS, VEC_KEYS};
 use super::{
     decode, embed_text, fault, from_bytes, snapshot, to_bytes, OpenReport, Store, StoreOptions,
-    DB_FILE, EMBED_PROGRESS_EVERY, SCHEMA_VERSION,
+    DB_FILE, EMBED_PROGRESS_EVERY, REBUILD_CHUNK, SCHEMA_VERSION,
 };
 use crate::claim::{Act, ActKind, Claim};
 use crate::error::StoreError;
@@ -327,36 +327,23 @@ impl Store {
             }
             tx.commit()?;
         }
-        let loaded = if model_changed || report.embedded_on_open > 0 {
-            Err(if model_changed {
-                "the model changed".to_string()
-            } else {
-                "claims gained vectors".to_string()
-            })
+        let loaded = if model_changed {
+            Err("the model changed".to_string())
         } else {
-            VectorIndex::load(&self.dir, dims).and_then(|ix| {
-                match self.index_out_of_step_keys(&ix) {
-                    Ok(None) => Ok(ix),
-                    Ok(Some(why)) => Err(why),
-                    Err(e) => Err(e.to_string()),
-                }
+            VectorIndex::load(&self.dir, dims).and_then(|ix| match self.repair_index(ix) {
+                Ok(r) => r,
+                Err(e) => Err(e.to_string()),
             })
         };
         match loaded {
-            Ok(ix) => self.vindex = Some(ix),
-            Err(why) => {
-                let mut ix = VectorIndex::empty(&self.dir, dims)?;
-                let rx = self.db.begin_read()?;
-                let vectors = rx.open_table(VECTORS)?;
-                self.progress(OpenPhase::RebuildingVectors, vectors.len()?);
-                for row in vectors.iter()? {
-                    let (k, v) = row?;
-                    ix.add(k.value(), &from_bytes(v.value()))?;
-                    if let Some(p) = &self.opts.progress {
-                        p.advance(1);
-                    }
-                }
+            Ok((ix, repaired)) => {
                 self.vindex = Some(ix);
+                report.index_repaired = repaired;
+                // The file is behind the index now: counted toward the next checkpoint.
+                self.unsaved = u32::try_from(repaired).unwrap_or(u32::MAX);
+            }
+            Err(why) => {
+                self.rebuild_index(dims)?;
                 self.save_derived("vector index", |s| match &s.vindex {
                     Some(ix) => ix.save(),
                     None => Ok(()),
@@ -370,22 +357,86 @@ impl Store {
         Ok(())
     }
 
-    /// [`Store::index_out_of_step`] on open, against the vector keys already in memory
-    /// (`vec_keys`, written in the same transactions as `vectors`) instead of reading
-    /// every vector back from redb.
-    fn index_out_of_step_keys(&self, ix: &VectorIndex) -> Result<Option<String>, StoreError> {
-        let n = self.db.begin_read()?.open_table(VECTORS)?.len()?;
-        if ix.size() as u64 != n || self.key_to_slug.len() as u64 != n {
-            return Ok(Some(format!(
+    /// Build the vector index afresh from every vector in redb, a chunk at a time, each
+    /// chunk inserted on every core.
+    fn rebuild_index(&mut self, dims: usize) -> Result<(), StoreError> {
+        let mut ix = VectorIndex::empty(&self.dir, dims)?;
+        let rx = self.db.begin_read()?;
+        let vectors = rx.open_table(VECTORS)?;
+        self.progress(OpenPhase::RebuildingVectors, vectors.len()?);
+        let mut chunk: Vec<(u64, Vec<f32>)> = Vec::with_capacity(REBUILD_CHUNK);
+        let mut rows = vectors.iter()?;
+        loop {
+            let row = rows.next().transpose()?;
+            if let Some((k, v)) = &row {
+                chunk.push((k.value(), from_bytes(v.value())));
+            }
+            if chunk.len() == REBUILD_CHUNK || (row.is_none() && !chunk.is_empty()) {
+                ix.add_parallel(&chunk)?;
+                if let Some(p) = &self.opts.progress {
+                    p.advance(chunk.len() as u64);
+                }
+                chunk.clear();
+            }
+            if row.is_none() {
+                break;
+            }
+        }
+        self.vindex = Some(ix);
+        Ok(())
+    }
+
+    /// Bring a saved index file that fell behind (a crash since its last checkpoint)
+    /// back in step with redb: add the vectors written since, remove the ones let go
+    /// since. `Ok(Err(why))` when it is better rebuilt. Keys are never reused and a
+    /// key's vector never changes, so a key the file holds that redb also holds is right.
+    fn repair_index(
+        &self,
+        mut ix: VectorIndex,
+    ) -> Result<Result<(VectorIndex, u64), String>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let vectors = rx.open_table(VECTORS)?;
+        let n = vectors.len()?;
+        if self.key_to_slug.len() as u64 != n {
+            return Ok(Err(format!(
+                "redb holds {n} vectors and {} vector keys",
+                self.key_to_slug.len()
+            )));
+        }
+        let mut missing: Vec<u64> = self
+            .key_to_slug
+            .keys()
+            .filter(|k| !ix.contains(**k))
+            .copied()
+            .collect();
+        if missing.len() as u64 > n / 2 {
+            return Ok(Err(format!(
+                "the index lacks {} of {n} vectors",
+                missing.len()
+            )));
+        }
+        missing.sort_unstable();
+        let mut repaired = missing.len() as u64;
+        for keys in missing.chunks(REBUILD_CHUNK) {
+            let mut chunk = Vec::with_capacity(keys.len());
+            for k in keys {
+                match vectors.get(*k)? {
+                    Some(v) => chunk.push((*k, from_bytes(v.value()))),
+                    None => return Ok(Err(format!("vector {k} is missing from redb"))),
+                }
+            }
+            ix.add_parallel(&chunk)?;
+        }
+        if ix.size() as u64 != n {
+            repaired += ix.remove_stale(self.next_key, &|k| self.key_to_slug.contains_key(&k))?;
+        }
+        if ix.size() as u64 != n {
+            return Ok(Err(format!(
                 "the index holds {} vectors, redb {n}",
                 ix.size()
             )));
         }
-        Ok(self
-            .key_to_slug
-            .keys()
-            .find(|k| !ix.contains(**k))
-            .map(|k| format!("vector {k} is missing from the index")))
+        Ok(Ok((ix, repaired)))
     }
 
     pub(super) fn index_out_of_step(&self, ix: &VectorIndex) -> Result<Option<String>, StoreError> {

@@ -5,7 +5,7 @@ use redb::ReadableTable;
 
 use super::share::SharedOp;
 use super::tables::{ACTS, CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
-use super::{encode, sha, to_bytes, PurgeReport, Store, SAVE_EVERY};
+use super::{encode, sha, to_bytes, PurgeReport, Store};
 use crate::claim::Claim;
 use crate::claim::{Act, ActKind, ClaimState, Verdict};
 use crate::error::StoreError;
@@ -105,11 +105,12 @@ impl Store {
     }
 
     /// Count a committed vector write; save the vector index file every
-    /// [`SAVE_EVERY`]. As with the snapshot, a failed save (a full disk) is logged, not
+    /// checkpoint ([`Store::checkpoint_due`]). As with the snapshot, a failed save (a full disk) is logged, not
     /// reported: the write is committed, and the index is rebuilt from redb on open.
     pub(super) fn note_vector_write(&mut self) -> Result<(), StoreError> {
-        self.unsaved += 1;
-        if self.unsaved >= SAVE_EVERY {
+        self.unsaved = self.unsaved.saturating_add(1);
+        let size = self.vindex.as_ref().map_or(0, |ix| ix.size());
+        if self.checkpoint_due(self.unsaved, size) {
             if let Err(e) = self.flush_index() {
                 tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the derived indexes; they are rebuilt or caught up from redb on open");
                 self.unsaved = 0;

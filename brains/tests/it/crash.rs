@@ -11,7 +11,7 @@ use brains::recall::RankMode;
 use brains::{FixedClock, RecallQuery, Store};
 
 #[test]
-fn every_acknowledged_claim_survives_sigkill_and_the_index_is_rebuilt() {
+fn every_acknowledged_claim_survives_sigkill_and_the_index_is_caught_up() {
     let d = tempfile::tempdir().unwrap();
     // The writer is a binary of this crate (`src/bin/crash_writer.rs`).
     let mut child = Command::new(env!("CARGO_BIN_EXE_crash_writer"))
@@ -47,8 +47,9 @@ fn every_acknowledged_claim_survives_sigkill_and_the_index_is_rebuilt() {
         );
     }
     assert!(
-        report.index_rebuilt,
-        "the unsaved index must have been found out of step: {report:?}"
+        !report.index_rebuilt && report.index_repaired >= 300 - 256,
+        "the index file, checkpointed every 256 vector writes at this size, is caught up \
+         by adding the vectors written since, not rebuilt: {report:?}"
     );
     assert!(
         !report.claim_index_rebuilt && report.claim_index_caught_up >= 300 - 256,
@@ -85,4 +86,53 @@ fn every_acknowledged_claim_survives_sigkill_and_the_index_is_rebuilt() {
             .take(12)
             .collect::<Vec<_>>()
     );
+}
+
+/// A checkpoint cut off mid-write (a crash while the derived files were being written)
+/// leaves a torn temporary file and, were the rename not atomic, a torn file: the store
+/// opens consistent either way, answering from what redb holds.
+#[test]
+fn a_checkpoint_torn_mid_write_recovers_to_a_consistent_index() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    {
+        let (mut s, _) = Store::open(d.path(), opts(&clock, true)).unwrap();
+        for i in 0..40 {
+            s.memorize(brains::MemorizeInput {
+                label: format!("claim {i}"),
+                text: format!("durable text {i} about kettles"),
+                source_agent: "claude:maker".into(),
+                origin_brain: Some("/p".into()),
+                ..Default::default()
+            })
+            .unwrap();
+        }
+        s.close().unwrap();
+    }
+    for (name, tmp) in [
+        ("vectors.usearch", "vectors.usearch.tmp"),
+        ("claims.snapshot", ".claims.snapshot.tmp"),
+    ] {
+        let whole = std::fs::read(d.path().join(name)).unwrap();
+        // The temporary file of a checkpoint cut off halfway, beside the last whole one.
+        std::fs::write(d.path().join(tmp), &whole[..whole.len() / 2]).unwrap();
+        // And the file itself torn, as a non-atomic rename would leave it.
+        std::fs::write(d.path().join(name), &whole[..whole.len() / 2]).unwrap();
+    }
+    let (s, report) = Store::open(d.path(), opts(&clock, true)).unwrap();
+    assert!(
+        report.index_rebuilt && report.claim_index_rebuilt,
+        "torn derived files are rebuilt from redb: {report:?}"
+    );
+    assert_eq!(s.check_index().unwrap(), None);
+    assert_eq!(s.stats().unwrap().vectors, 40);
+    let hits = s
+        .recall(&RecallQuery {
+            text: "durable text 17 kettles".into(),
+            limit: 5,
+            mode: RankMode::Lexical,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits.hits[0].claim.slug, "claim-17");
 }

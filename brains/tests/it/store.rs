@@ -467,7 +467,7 @@ fn a_store_reopens_with_everything_and_refuses_a_second_holder() {
 }
 
 #[test]
-fn the_vector_index_is_rebuilt_when_missing_corrupt_or_stale() {
+fn the_vector_index_is_rebuilt_when_missing_or_corrupt_and_repaired_when_behind() {
     let d = tempfile::tempdir().unwrap();
     let clock = Arc::new(FixedClock::new(T0));
     let idx = d.path().join("vectors.usearch");
@@ -501,18 +501,46 @@ fn the_vector_index_is_rebuilt_when_missing_corrupt_or_stale() {
     );
     s.close().unwrap();
 
-    std::fs::write(&idx, stale).unwrap();
+    // A file saved before the last writes (a crash since its checkpoint) is repaired,
+    // not rebuilt: the vector written since is added.
+    std::fs::write(&idx, &stale).unwrap();
+    let (s, r) = Store::open(d.path(), opts(&clock, true)).unwrap();
+    assert!(!r.index_rebuilt && r.index_repaired == 1, "{r:?}");
+    assert_eq!(s.check_index().unwrap(), None);
+    assert_eq!(s.stats().unwrap().vectors, 2);
+    // Closing checkpoints the repaired index.
+    s.close().unwrap();
+    let both = std::fs::read(&idx).unwrap();
+
+    // A vector let go since the checkpoint (a supersession replaces it) is removed too.
+    let mut s = open(d.path(), &clock, true);
+    s.memorize(input("two", "second lamp, now a lantern"))
+        .unwrap();
+    s.close().unwrap();
+    std::fs::write(&idx, &both).unwrap();
+    let (s, r) = Store::open(d.path(), opts(&clock, true)).unwrap();
+    assert!(!r.index_rebuilt && r.index_repaired == 2, "{r:?}");
+    assert_eq!(s.check_index().unwrap(), None);
+    let hits = s.recall(&q("lantern", 2)).unwrap().hits;
+    assert_eq!(hits[0].claim.slug, "two");
+    assert!(hits[0].claim.text.contains("lantern"));
+
+    // A file that lacks most of the store is rebuilt instead.
+    s.close().unwrap();
+    let mut s = open(d.path(), &clock, true);
+    for i in 0..6 {
+        s.memorize(input(&format!("more {i}"), &format!("lamp number {i}")))
+            .unwrap();
+    }
+    s.close().unwrap();
+    std::fs::write(&idx, &stale).unwrap();
     let (s, r) = Store::open(d.path(), opts(&clock, true)).unwrap();
     assert!(
-        r.index_rebuilt
-            && r.index_rebuild_reason
-                .as_deref()
-                .unwrap()
-                .contains("holds 1"),
+        r.index_rebuilt && r.index_rebuild_reason.as_deref().unwrap().contains("lacks"),
         "{r:?}"
     );
     assert_eq!(s.check_index().unwrap(), None);
-    assert_eq!(s.stats().unwrap().vectors, 2);
+    assert_eq!(s.stats().unwrap().vectors, 8);
 }
 
 #[test]
