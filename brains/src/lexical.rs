@@ -110,11 +110,19 @@ pub struct LexHit {
 }
 
 /// BM25 over a set of documents keyed by slug.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct LexicalIndex {
     terms: HashMap<String, u32>,
-    /// term id → (doc id, term frequency)
+    /// term id → (doc id, term frequency), sorted by doc id: a query walks its lists
+    /// together, a document at a time (see [`LexicalIndex::search_prepared`]).
     postings: Vec<Vec<(u32, u32)>>,
+    /// term id → (the largest frequency, the shortest document) among its postings:
+    /// what bounds the term's BM25 in any document. Widened on insert, never narrowed
+    /// on remove (a bound may be loose, never low); exact again after a load.
+    bounds: Vec<(u32, u32)>,
+    /// Held by more than this many documents (or [`COMMON_SHARE`] of them), a term is
+    /// common: see [`LexicalIndex::search_prepared`].
+    common_min_df: usize,
     docs: Vec<Option<Doc>>,
     by_slug: HashMap<String, u32>,
     free: Vec<u32>,
@@ -122,9 +130,83 @@ pub struct LexicalIndex {
     live: u32,
 }
 
+impl Default for LexicalIndex {
+    fn default() -> Self {
+        LexicalIndex {
+            terms: HashMap::new(),
+            postings: Vec::new(),
+            bounds: Vec::new(),
+            common_min_df: COMMON_MIN_DF,
+            docs: Vec::new(),
+            by_slug: HashMap::new(),
+            free: Vec::new(),
+            total_len: 0,
+            live: 0,
+        }
+    }
+}
+
+/// The best `k` of a search so far: a few dozen entries, the worst one tracked.
+struct TopK<'a> {
+    k: usize,
+    entries: Vec<(u32, f64)>,
+    /// Index of the worst entry once `entries` is full.
+    worst: usize,
+    slug: &'a dyn Fn(u32) -> &'a str,
+}
+
+impl TopK<'_> {
+    /// Whether (`a`, its score) ranks below (`b`, its score): lower score, or the same
+    /// score and a later slug.
+    fn below(&self, a: (u32, f64), b: (u32, f64)) -> bool {
+        a.1 < b.1 || (a.1 == b.1 && (self.slug)(a.0) > (self.slug)(b.0))
+    }
+
+    /// The score a document must reach to be considered: `-inf` until `k` are held.
+    fn threshold(&self) -> f64 {
+        if self.entries.len() < self.k {
+            f64::NEG_INFINITY
+        } else {
+            self.entries[self.worst].1
+        }
+    }
+
+    fn offer(&mut self, doc: u32, score: f64) {
+        if self.entries.len() < self.k {
+            self.entries.push((doc, score));
+            if self.entries.len() == self.k {
+                self.find_worst();
+            }
+        } else if self.below(self.entries[self.worst], (doc, score)) {
+            self.entries[self.worst] = (doc, score);
+            self.find_worst();
+        }
+    }
+
+    fn find_worst(&mut self) {
+        let mut w = 0;
+        for i in 1..self.entries.len() {
+            if self.below(self.entries[i], self.entries[w]) {
+                w = i;
+            }
+        }
+        self.worst = w;
+    }
+}
+
 impl LexicalIndex {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An index whose common-term threshold is `min_df` documents instead of
+    /// [`COMMON_MIN_DF`]: tests reach the common-term path with small corpora.
+    #[doc(hidden)]
+    pub fn with_common_min_df(min_df: usize) -> Self {
+        LexicalIndex {
+            common_min_df: min_df,
+            ..Self::default()
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -146,6 +228,7 @@ impl LexicalIndex {
                 let id = *self.terms.entry(t).or_insert(next);
                 if id as usize == self.postings.len() {
                     self.postings.push(Vec::new());
+                    self.bounds.push((0, u32::MAX));
                 }
                 *tf.entry(id).or_default() += weight;
                 len += weight;
@@ -155,7 +238,12 @@ impl LexicalIndex {
         let mut terms: Vec<(u32, u32)> = tf.into_iter().collect();
         terms.sort_unstable();
         for (term, f) in &terms {
-            self.postings[*term as usize].push((doc_id, *f));
+            let list = &mut self.postings[*term as usize];
+            // New ids are the largest: an append. A reused id goes in its place.
+            let at = list.partition_point(|(d, _)| *d < doc_id);
+            list.insert(at, (doc_id, *f));
+            let b = &mut self.bounds[*term as usize];
+            *b = (b.0.max(*f), b.1.min(len));
         }
         let doc = Doc {
             slug: slug.to_string(),
@@ -258,8 +346,54 @@ impl LexicalIndex {
         Some(self.hit(q, doc, s))
     }
 
-    /// The best `k` documents for a prepared query, best first; `keep` filters
-    /// candidates (scope, filters) before they compete for a place.
+    /// Split a query's terms: a common term (held by many claims) does not nominate
+    /// candidates when the query has a selective one; its share is added to the
+    /// candidates the selective terms found. The cost of a query then follows its
+    /// selective terms, not the size of the store. Returns (walked, probed).
+    fn split(&self, q: &LexQuery) -> (Vec<Weighted>, Vec<Weighted>) {
+        let common = self
+            .common_min_df
+            .max((self.live as f64 * COMMON_SHARE) as usize);
+        let (selective, frequent): (Vec<Weighted>, Vec<Weighted>) = q
+            .terms
+            .iter()
+            .partition(|(t, _)| self.postings[*t as usize].len() <= common);
+        if selective.is_empty() {
+            (frequent, vec![])
+        } else {
+            (selective, frequent)
+        }
+    }
+
+    /// The most a term can add to any document's score.
+    fn upper_bound(&self, term: u32, idf: f64) -> f64 {
+        let (tf, len) = self.bounds[term as usize];
+        // Widened by a hair: the bound must never fall below a score computed with the
+        // same formula through another rounding.
+        self.bm25(tf, len.min(u32::MAX - 1), idf) * (1.0 + 1e-9) + 1e-12
+    }
+
+    /// A document's score for the walked then probed terms, summed in that order: the
+    /// same floating-point sum whichever path found the document.
+    fn full_score(&self, doc: &Doc, walk: &[Weighted], probe: &[Weighted]) -> f64 {
+        let mut s = 0.0;
+        for (term, idf) in walk.iter().chain(probe) {
+            if let Ok(i) = doc.terms.binary_search_by_key(term, |p| p.0) {
+                s += self.bm25(doc.terms[i].1, doc.len, *idf);
+            }
+        }
+        s
+    }
+
+    /// The best `k` documents for a prepared query, best first (ties by slug); `keep`
+    /// filters candidates (scope, filters) before they compete for a place.
+    ///
+    /// Dynamic pruning (MaxScore): the walked lists are read together, a document at a
+    /// time in id order. Once `k` candidates are held, the terms whose bounds together
+    /// (with every probed term's) cannot lift a document to the `k`-th score stop
+    /// nominating; a document found only by the others is dropped as soon as its known
+    /// share plus the bounds of what is left falls below that score. The answer is
+    /// exactly [`LexicalIndex::search_exhaustive`]'s (pinned by a property test).
     pub fn search_prepared(
         &self,
         q: &LexQuery,
@@ -269,20 +403,118 @@ impl LexicalIndex {
         if self.live == 0 || k == 0 || q.terms.is_empty() {
             return vec![];
         }
-        // A common term (held by many claims) does not nominate candidates when the
-        // query has a selective one: its long postings list is not walked, its share is
-        // added to the candidates the selective terms found. The cost of a query then
-        // follows its selective terms, not the size of the store.
-        let common = COMMON_MIN_DF.max((self.live as f64 * COMMON_SHARE) as usize);
-        let (selective, frequent): (Vec<Weighted>, Vec<Weighted>) = q
-            .terms
-            .iter()
-            .partition(|(t, _)| self.postings[*t as usize].len() <= common);
-        let (walk, probe) = if selective.is_empty() {
-            (frequent, vec![])
-        } else {
-            (selective, frequent)
+        let (walk, probe) = self.split(q);
+        let slug = |d: u32| {
+            self.docs[d as usize]
+                .as_ref()
+                .map(|doc| doc.slug.as_str())
+                .unwrap_or("")
         };
+        // Walked terms by bound, smallest first; `below[i]`: the probed terms' bounds
+        // plus those of the first `i` walked terms in that order.
+        let mut order: Vec<(usize, f64)> = walk
+            .iter()
+            .enumerate()
+            .map(|(i, (t, idf))| (i, self.upper_bound(*t, *idf)))
+            .collect();
+        order.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let mut below = Vec::with_capacity(order.len() + 1);
+        below.push(
+            probe
+                .iter()
+                .map(|(t, idf)| self.upper_bound(*t, *idf))
+                .sum::<f64>(),
+        );
+        for (_, ub) in &order {
+            below.push(below[below.len() - 1] + ub);
+        }
+        let lists: Vec<&[(u32, u32)]> = order
+            .iter()
+            .map(|(i, _)| self.postings[walk[*i].0 as usize].as_slice())
+            .collect();
+        let idfs: Vec<f64> = order.iter().map(|(i, _)| walk[*i].1).collect();
+        let mut pos = vec![0usize; lists.len()];
+        let mut top = TopK {
+            k,
+            entries: Vec::with_capacity(k),
+            worst: 0,
+            slug: &slug,
+        };
+        // Terms before `first` no longer nominate (their bounds cannot reach the k-th).
+        let mut first = 0;
+        loop {
+            let mut doc = u32::MAX;
+            for i in first..lists.len() {
+                if let Some((d, _)) = lists[i].get(pos[i]) {
+                    doc = doc.min(*d);
+                }
+            }
+            if doc == u32::MAX {
+                break;
+            }
+            let Some(d) = self.docs[doc as usize].as_ref() else {
+                for i in first..lists.len() {
+                    if lists[i].get(pos[i]).is_some_and(|p| p.0 == doc) {
+                        pos[i] += 1;
+                    }
+                }
+                continue;
+            };
+            let mut known = 0.0;
+            for i in first..lists.len() {
+                if let Some((_, f)) = lists[i].get(pos[i]).filter(|p| p.0 == doc) {
+                    known += self.bm25(*f, d.len, idfs[i]);
+                    pos[i] += 1;
+                }
+            }
+            let theta = top.threshold();
+            if known + below[first] < theta {
+                continue;
+            }
+            // The non-nominating terms, largest bound first, while they can still matter.
+            let mut dropped = false;
+            for i in (0..first).rev() {
+                if let Ok(j) = d.terms.binary_search_by_key(&walk[order[i].0].0, |p| p.0) {
+                    known += self.bm25(d.terms[j].1, d.len, idfs[i]);
+                }
+                if known + below[i] < theta {
+                    dropped = true;
+                    break;
+                }
+            }
+            if dropped || !keep(&d.slug) {
+                continue;
+            }
+            top.offer(doc, self.full_score(d, &walk, &probe));
+            let theta = top.threshold();
+            while first < lists.len() && below[first + 1] < theta {
+                first += 1;
+            }
+            if first == lists.len() {
+                break;
+            }
+        }
+        let mut cands = top.entries;
+        cands.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| slug(a.0).cmp(slug(b.0))));
+        cands
+            .into_iter()
+            .filter_map(|(d, s)| Some(self.hit(q, self.docs[d as usize].as_ref()?, s)))
+            .collect()
+    }
+
+    /// [`LexicalIndex::search_prepared`] without pruning: every posting of the walked
+    /// terms scored. The reference the pruned search must equal, exactly.
+    #[doc(hidden)]
+    pub fn search_exhaustive(
+        &self,
+        q: &LexQuery,
+        k: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Vec<LexHit> {
+        if self.live == 0 || k == 0 || q.terms.is_empty() {
+            return vec![];
+        }
+        let (walk, probe) = self.split(q);
         // Dense accumulators indexed by document id: no hashing in the inner loop.
         let mut scores = vec![0f64; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
@@ -522,9 +754,27 @@ impl LexicalIndex {
                 terms: doc_terms,
             }));
         }
+        // Postings are sorted by document id (renumbering in order keeps them so); a
+        // snapshot of an index that did not keep them sorted is sorted here.
+        for p in postings.iter_mut() {
+            if !p.is_sorted_by_key(|(d, _)| *d) {
+                p.sort_unstable_by_key(|(d, _)| *d);
+            }
+        }
+        let mut bounds = vec![(0u32, u32::MAX); postings.len()];
+        for (b, p) in bounds.iter_mut().zip(&postings) {
+            for (d, f) in p {
+                let len = docs[*d as usize]
+                    .as_ref()
+                    .map_or(u32::MAX, |doc: &Doc| doc.len);
+                *b = (b.0.max(*f), b.1.min(len));
+            }
+        }
         Some(LexicalIndex {
             terms,
             postings,
+            bounds,
+            common_min_df: COMMON_MIN_DF,
             docs,
             by_slug,
             free: Vec::new(),
@@ -584,6 +834,84 @@ mod tests {
         assert!(r[0].1 > r[1].1, "the common term still counts");
         // Alone, a common term still finds its claims.
         assert_eq!(ix.search("service", 5, &|_| true).len(), 5);
+    }
+
+    mod pruning {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        const VOCAB: &[&str] = &[
+            "cache", "deploy", "runner", "flake", "lamp", "queue", "token", "index", "merge",
+            "retry", "socket", "shard",
+        ];
+
+        /// Words drawn with a skew: the first few in most documents, the rest rare.
+        fn text(max: usize) -> impl Strategy<Value = String> {
+            proptest::collection::vec(
+                prop_oneof![6 => 0usize..3, 3 => 3usize..7, 1 => 7usize..VOCAB.len()],
+                0..max,
+            )
+            .prop_map(|ix| {
+                ix.into_iter()
+                    .map(|i| VOCAB[i])
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+        }
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Upsert(u8, String, String),
+            Remove(u8),
+        }
+
+        fn ops() -> impl Strategy<Value = Vec<Op>> {
+            proptest::collection::vec(
+                prop_oneof![
+                    8 => (0u8..80, text(3), text(12)).prop_map(|(d, l, t)| Op::Upsert(d, l, t)),
+                    1 => (0u8..80).prop_map(Op::Remove),
+                ],
+                1..220,
+            )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+            /// The pruned search returns exactly the unpruned top-k (the same documents,
+            /// scores and order), through replacements, removals, reused ids, filters,
+            /// every common-term threshold, and a snapshot round trip.
+            #[test]
+            fn pruning_returns_exactly_the_unpruned_top_k(
+                ops in ops(),
+                min_df in prop_oneof![Just(1usize), Just(4), Just(15), Just(1000)],
+                queries in proptest::collection::vec((text(6), 1usize..15, 0u8..3), 1..8),
+            ) {
+                let mut ix = LexicalIndex::with_common_min_df(min_df);
+                for op in &ops {
+                    match op {
+                        Op::Upsert(d, l, t) => ix.upsert(&format!("d{d}"), l, t),
+                        Op::Remove(d) => ix.remove(&format!("d{d}")),
+                    }
+                }
+                let mut bytes = Vec::new();
+                ix.write_snapshot(&mut bytes);
+                let mut loaded = LexicalIndex::read_snapshot(&mut bytes::Reader::new(&bytes)).unwrap();
+                loaded.common_min_df = min_df;
+                for (text, k, filter) in &queries {
+                    let keep = |slug: &str| match filter {
+                        0 => true,
+                        1 => !slug.ends_with('3'),
+                        _ => slug.len() % 2 == 0,
+                    };
+                    for index in [&ix, &loaded] {
+                        let q = index.prepare(text);
+                        let pruned = index.search_prepared(&q, *k, &keep);
+                        let exhaustive = index.search_exhaustive(&q, *k, &keep);
+                        prop_assert_eq!(&pruned, &exhaustive, "query {:?} k {}", text, k);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
