@@ -146,6 +146,9 @@ struct Row {
     batch_rate: f64,
     rebuild_ms: Option<f64>,
     reembed_ms: Option<f64>,
+    /// Resident memory of a fresh process holding the store open after recalls and
+    /// memorizes (MB): what that brain costs the owner when warm.
+    rss_mb: f64,
 }
 
 /// The same model under another id: opening a store with it re-embeds every claim, as
@@ -248,6 +251,7 @@ fn bench_size(
     std::hint::black_box(store.recall(&first)?);
     let open_recall_ms = t.elapsed().as_secs_f64() * 1000.0;
     store.close()?;
+    let rss_mb = warm_rss(dir.path(), hybrid)?;
     let rebuild_ms = if hybrid {
         std::fs::remove_file(dir.path().join("vectors.usearch")).context("index file")?;
         let t = Instant::now();
@@ -270,11 +274,11 @@ fn bench_size(
             let t = Instant::now();
             let (store, report) = Store::open(dir.path(), renamed)?;
             let ms = t.elapsed().as_secs_f64() * 1000.0;
-            if report.embedded_on_open as usize != size + ops + batched {
+            let expected = size + ops + batched + RSS_MEMORIZES;
+            if report.embedded_on_open as usize != expected {
                 bail!(
-                    "a model change re-embedded {} claims, not {}",
-                    report.embedded_on_open,
-                    size + ops + batched
+                    "a model change re-embedded {} claims, not {expected}",
+                    report.embedded_on_open
                 );
             }
             store.close()?;
@@ -287,14 +291,84 @@ fn bench_size(
         mode: if hybrid { "hybrid" } else { "lexical" },
         fill_s,
         mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
-        rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.95)),
+        rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.99)),
         open_ms,
         open_recall_ms,
         single_rate,
         batch_rate,
         rebuild_ms,
         reembed_ms,
+        rss_mb,
     })
+}
+
+/// What the warm-memory child does to the store: recalls, and memorizes among them.
+const RSS_RECALLS: usize = 200;
+const RSS_MEMORIZES: usize = 50;
+
+/// Open the store in `dir` in a fresh process (`xtask bench-rss`), warm it with recalls
+/// and memorizes, and return its resident memory in MB.
+fn warm_rss(dir: &std::path::Path, hybrid: bool) -> Result<f64> {
+    let out = std::process::Command::new(std::env::current_exe()?)
+        .arg("bench-rss")
+        .arg(dir)
+        .arg(if hybrid { "hybrid" } else { "lexical" })
+        .output()?;
+    if !out.status.success() {
+        bail!("bench-rss failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let kb: f64 = text
+        .trim()
+        .parse()
+        .with_context(|| format!("bench-rss printed {text:?}"))?;
+    Ok(kb / 1024.0)
+}
+
+/// `xtask bench-rss DIR hybrid|lexical`: the child of [`warm_rss`]. Prints VmRSS in kB.
+pub fn rss_child(args: &[String]) -> Result<()> {
+    let [dir, mode] = args else {
+        bail!("usage: xtask bench-rss DIR hybrid|lexical");
+    };
+    let embedder = if mode == "hybrid" {
+        medulla::model::load_default()?
+    } else {
+        None
+    };
+    let hybrid = embedder.is_some();
+    let (mut store, _) = Store::open(
+        std::path::Path::new(dir),
+        StoreOptions {
+            embedder,
+            ..Default::default()
+        },
+    )?;
+    let mut g = Gen(0xBEEF);
+    for i in 0..RSS_RECALLS {
+        let q = RecallQuery {
+            text: format!("{} {}", g.words(2), g.rare(2)),
+            limit: 10,
+            mode: if hybrid {
+                RankMode::Auto
+            } else {
+                RankMode::Lexical
+            },
+            ..Default::default()
+        };
+        std::hint::black_box(store.recall(&q)?);
+        if i % (RSS_RECALLS / RSS_MEMORIZES) == 0 {
+            store.memorize(input(&mut g, 10_000_000 + i))?;
+        }
+    }
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .context("no VmRSS in /proc/self/status")?;
+    println!("{kb}");
+    drop(store);
+    Ok(())
 }
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -361,8 +435,8 @@ pub fn run(args: &[String]) -> Result<()> {
             pct(&mut samples, 0.95)
         );
     }
-    println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p95 (ms) | open (ms) | open + first recall (ms) | memorize one by one / memorize_many of {BATCH} (claims/s) | open, index rebuilt (ms) | open, model changed: re-embed all (ms) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| claims | mode | fill (s) | memorize p50 / p95 (ms) | recall p50 / p99 (ms) | open (ms) | open + first recall (ms) | memorize one by one / memorize_many of {BATCH} (claims/s) | open, index rebuilt (ms) | open, model changed: re-embed all (ms) | RSS warm (MB) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for &size in &sizes {
         let mut modes: Vec<Option<Arc<dyn Embedder>>> = vec![];
         if lexical {
@@ -374,7 +448,7 @@ pub fn run(args: &[String]) -> Result<()> {
         for e in modes {
             let r = bench_size(size, e, ops, batch_fill)?;
             println!(
-                "| {} | {} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {:.1} | {:.0} / {:.0} | {} | {} |",
+                "| {} | {} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {:.1} | {:.0} / {:.0} | {} | {} | {:.0} |",
                 r.size,
                 r.mode,
                 r.fill_s,
@@ -391,7 +465,8 @@ pub fn run(args: &[String]) -> Result<()> {
                     .unwrap_or_else(|| "–".into()),
                 r.reembed_ms
                     .map(|m| format!("{m:.0}"))
-                    .unwrap_or_else(|| "–".into())
+                    .unwrap_or_else(|| "–".into()),
+                r.rss_mb
             );
         }
     }

@@ -179,6 +179,8 @@ fn main() -> Result<()> {
                 .cloned(),
         }),
         "bench" => bench::run(rest),
+        // The child process `bench` measures a warm store's memory in (not a tool).
+        "bench-rss" => bench::rss_child(rest),
         "hygiene" => hygiene::run(rest),
         "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),
         "ci" => {

@@ -11,6 +11,10 @@ use super::tables::{CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
 use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{content_hash, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome};
 use crate::error::StoreError;
+use crate::recall::ClaimMeta;
+
+/// A batch at least this large has its vectors inserted on every core.
+const PARALLEL_INDEX_BATCH: usize = 32;
 
 /// What memorizing one input would do.
 enum Plan {
@@ -280,10 +284,57 @@ impl Store {
             }
         }
         tx.commit()?;
+        match &vectors {
+            Some(vs) if plans.len() >= PARALLEL_INDEX_BATCH && self.vindex.is_some() => {
+                self.index_live_batch(plans, &keys, vs)
+            }
+            _ => {
+                for (i, p) in plans.iter().enumerate() {
+                    let (new, old) = keys[i];
+                    let vector = vectors.as_ref().map(|vs| vs[i].as_slice());
+                    self.index_live(&p.claim, new.map(|k| (k, old)), vector)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// After a large batch's commit: what [`Store::index_live`] does per version, with
+    /// the vectors inserted on every core. A key written and replaced within the batch
+    /// never enters the index.
+    fn index_live_batch(
+        &mut self,
+        plans: &[Planned],
+        keys: &[(Option<u64>, Option<u64>)],
+        vectors: &[Vec<f32>],
+    ) -> Result<(), StoreError> {
+        let replaced: std::collections::HashSet<u64> =
+            keys.iter().filter_map(|(_, old)| *old).collect();
+        let mut adds: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plans.len());
         for (i, p) in plans.iter().enumerate() {
-            let (new, old) = keys[i];
-            let vector = vectors.as_ref().map(|vs| vs[i].as_slice());
-            self.index_live(&p.claim, new.map(|k| (k, old)), vector)?;
+            self.lexical
+                .upsert(&p.claim.slug, &p.claim.label, &p.claim.text);
+            self.meta
+                .insert(p.claim.slug.clone(), ClaimMeta::of(&p.claim));
+            let (Some(key), old) = keys[i] else { continue };
+            if let Some(ok) = old {
+                self.key_to_slug.remove(&ok);
+                if let Some(ix) = self.vindex.as_mut() {
+                    ix.remove(ok)?;
+                }
+            }
+            self.key_to_slug.insert(key, p.claim.slug.clone());
+            self.slug_to_key.insert(p.claim.slug.clone(), key);
+            if !replaced.contains(&key) {
+                adds.push((key, vectors[i].clone()));
+            }
+        }
+        if let Some(ix) = self.vindex.as_mut() {
+            ix.add_parallel(&adds)?;
+        }
+        self.note_vector_writes(plans.len())?;
+        for _ in 0..plans.len() {
+            self.note_act()?;
         }
         Ok(())
     }

@@ -114,6 +114,10 @@ pub struct OpenReport {
 
 /// The truth of a store, in its directory.
 pub const DB_FILE: &str = "store.redb";
+/// redb's page cache per store. Its default (1 GiB) lets one large brain's reads and
+/// writes fill a gigabyte of the owner's memory; recall reads a few records a query
+/// and writes touch a few pages, and the operating system caches the file besides.
+const DB_CACHE_BYTES: usize = 32 * 1024 * 1024;
 const SCHEMA_VERSION: &str = "1";
 /// Checkpoints of the derived files: the vector index file is saved after this many
 /// vector writes, and the claim-index snapshot after this many acts, or after an eighth

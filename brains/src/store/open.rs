@@ -9,7 +9,7 @@ use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use super::tables::{ACTS, CLAIMS, HISTORY, KV, META, VECTORS, VEC_KEYS};
 use super::{
     decode, embed_text, fault, from_bytes, snapshot, to_bytes, OpenReport, Store, StoreOptions,
-    DB_FILE, EMBED_PROGRESS_EVERY, REBUILD_CHUNK, SCHEMA_VERSION,
+    DB_CACHE_BYTES, DB_FILE, EMBED_PROGRESS_EVERY, REBUILD_CHUNK, SCHEMA_VERSION,
 };
 use crate::claim::{Act, ActKind, Claim};
 use crate::error::StoreError;
@@ -26,7 +26,10 @@ impl Store {
             detail: e.to_string(),
         })?;
         let path = dir.join(DB_FILE);
-        let db = Database::create(&path).map_err(|e| fault::open_error(&path, e))?;
+        let db = Database::builder()
+            .set_cache_size(DB_CACHE_BYTES)
+            .create(&path)
+            .map_err(|e| fault::open_error(&path, e))?;
         // Create every table, so readers never meet a missing one. A store that has its
         // schema stamp has them all (they were created in one transaction): opening it
         // writes nothing.

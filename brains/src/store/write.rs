@@ -108,7 +108,14 @@ impl Store {
     /// checkpoint ([`Store::checkpoint_due`]). As with the snapshot, a failed save (a full disk) is logged, not
     /// reported: the write is committed, and the index is rebuilt from redb on open.
     pub(super) fn note_vector_write(&mut self) -> Result<(), StoreError> {
-        self.unsaved = self.unsaved.saturating_add(1);
+        self.note_vector_writes(1)
+    }
+
+    /// [`Store::note_vector_write`] for `n` writes at once.
+    pub(super) fn note_vector_writes(&mut self, n: usize) -> Result<(), StoreError> {
+        self.unsaved = self
+            .unsaved
+            .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
         let size = self.vindex.as_ref().map_or(0, |ix| ix.size());
         if self.checkpoint_due(self.unsaved, size) {
             if let Err(e) = self.flush_index() {
