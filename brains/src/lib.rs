@@ -7,7 +7,10 @@
 //! - [`clock`]: injected time; the engine never reads the wall clock directly.
 //! - [`store`]: [`Store`], the redb database plus the derived indexes: memorize and
 //!   supersession, history, the act log, key-value, recall.
-//! - [`lexical`]: the in-memory BM25 index, rebuilt from redb on open.
+//! - [`index`]: the claim index: every live claim's terms (BM25), the metadata scope
+//!   and filters read, and its vector key; a flat base segment plus a small delta,
+//!   saved in a snapshot, rebuilt from redb when that is missing or stale.
+//! - [`lexical`]: the tokenizer and BM25's parameters.
 //! - [`vector`]: the usearch index, derived state reconciled against redb on open.
 //! - [`recall`]: hybrid ranking (lexical + vector fused) and the read-time aging overlay.
 //! - [`embed`]: the [`Embedder`] trait and the static (model2vec) model, loaded from a
@@ -24,6 +27,7 @@ pub mod clock;
 pub mod embed;
 pub mod error;
 pub mod hygiene;
+pub mod index;
 pub mod legacy;
 pub mod lexical;
 pub mod progress;

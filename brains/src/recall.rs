@@ -5,6 +5,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::claim::{Claim, Strength};
+use crate::index::MetaRef;
 
 /// Default staleness threshold: 30 days.
 pub const DEFAULT_STALE_AFTER_MS: i64 = 30 * 24 * 3600 * 1000;
@@ -100,7 +101,7 @@ impl RecallFilter {
         self == &RecallFilter::default()
     }
 
-    pub fn admits(&self, m: &ClaimMeta) -> bool {
+    pub fn admits(&self, m: &MetaRef<'_>) -> bool {
         if let Some(a) = self
             .source_agent
             .as_deref()
@@ -124,13 +125,13 @@ impl RecallFilter {
             return false;
         }
         match self.evidence_prefix.as_deref().filter(|p| !p.is_empty()) {
-            Some(p) => m.evidence.iter().any(|e| e.starts_with(p)),
+            Some(p) => m.evidence().any(|e| e.starts_with(p)),
             None => true,
         }
     }
 }
 
-/// What the store keeps in memory per live claim to apply scope and filters.
+/// A claim's metadata, owned: what scope and filters read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClaimMeta {
     /// Lowercased label (scope matches label prefixes case-insensitively).
@@ -143,6 +144,11 @@ pub struct ClaimMeta {
 }
 
 impl ClaimMeta {
+    /// Borrowed, as the claim index hands metadata out.
+    pub fn as_ref(&self) -> MetaRef<'_> {
+        MetaRef::from(self)
+    }
+
     pub fn of(c: &Claim) -> ClaimMeta {
         ClaimMeta {
             label: c.label.to_lowercase(),

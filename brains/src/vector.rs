@@ -1,5 +1,6 @@
-//! The vector index: usearch (cosine, f32), derived from the vectors kept in redb.
-//! It is never the truth: a missing, unreadable or out-of-step file is rebuilt.
+//! The vector index: usearch (cosine, vectors held as f16), derived from the f32 vectors
+//! kept in redb. It is never the truth: a missing, unreadable or out-of-step file is
+//! rebuilt.
 
 use std::path::{Path, PathBuf};
 
@@ -23,11 +24,19 @@ fn err(what: &str, e: impl std::fmt::Display) -> StoreError {
 pub const SEARCH_CONTEXTS: usize = 16;
 
 /// A usearch index with the bookkeeping the store needs.
+///
+/// A saved index opens as a view of its file (memory-mapped by usearch: milliseconds,
+/// whatever its size, and only the pages a search touches are read); the first change
+/// loads it into memory, where it can grow. A dormant brain's first answer therefore
+/// never waits for its whole vector file to be read.
 pub struct VectorIndex {
     index: Index,
     dims: usize,
+    precision: Precision,
     path: PathBuf,
     contexts: Contexts,
+    /// The index is a read-only view of `path`.
+    viewed: bool,
 }
 
 /// A counting semaphore over the index's search contexts.
@@ -83,13 +92,38 @@ impl std::fmt::Debug for VectorIndex {
     }
 }
 
-fn options(dims: usize) -> IndexOptions {
+/// How the index holds a vector (redb always keeps the f32 vector: this is derived).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// Half precision (the default): half the memory and the file of a large brain, and
+    /// every distance faster; a cosine moves by ~1e-3, below what the ranking can tell
+    /// apart (`cargo xtask eval --f32` measures both side by side: docs/BENCHMARKS.md).
+    #[default]
+    F16,
+    /// Full precision: the reference the default is measured against.
+    F32,
+}
+
+impl Precision {
+    fn scalar(self) -> ScalarKind {
+        match self {
+            Precision::F16 => ScalarKind::F16,
+            Precision::F32 => ScalarKind::F32,
+        }
+    }
+}
+/// Candidates kept while inserting (usearch's default is 128). Half of it builds a
+/// 100 000-vector index twice as fast, with the same neighbours found for a query
+/// (`cargo xtask bench` reports the index's recall against an exact search).
+const EXPANSION_ADD: usize = 64;
+
+fn options(dims: usize, precision: Precision) -> IndexOptions {
     IndexOptions {
         dimensions: dims,
         metric: MetricKind::Cos,
-        quantization: ScalarKind::F32,
+        quantization: precision.scalar(),
         connectivity: 0,
-        expansion_add: 0,
+        expansion_add: EXPANSION_ADD,
         expansion_search: 0,
         multi: false,
     }
@@ -97,19 +131,21 @@ fn options(dims: usize) -> IndexOptions {
 
 impl VectorIndex {
     /// An empty index for vectors of `dims` dimensions, saved at `dir/vectors.usearch`.
-    pub fn empty(dir: &Path, dims: usize) -> Result<Self, StoreError> {
-        let index = Index::new(&options(dims)).map_err(|e| err("create", e))?;
+    pub fn empty(dir: &Path, dims: usize, precision: Precision) -> Result<Self, StoreError> {
+        let index = Index::new(&options(dims, precision)).map_err(|e| err("create", e))?;
         reserve(&index, 1024).map_err(|e| err("reserve", e))?;
         Ok(Self {
             index,
             dims,
+            precision,
             path: dir.join(INDEX_FILE),
             contexts: Contexts::default(),
+            viewed: false,
         })
     }
 
-    /// Load the saved file; `Err` says why it cannot be used.
-    pub fn load(dir: &Path, dims: usize) -> Result<Self, String> {
+    /// Open the saved file as a view; `Err` says why it cannot be used.
+    pub fn load(dir: &Path, dims: usize, precision: Precision) -> Result<Self, String> {
         let path = dir.join(INDEX_FILE);
         if !path.exists() {
             return Err("the index file is missing".into());
@@ -122,18 +158,47 @@ impl VectorIndex {
                 meta.dimensions
             ));
         }
-        let index = Index::new(&options(dims)).map_err(|e| e.to_string())?;
+        if meta.quantization != precision.scalar() {
+            return Err(format!(
+                "the index holds its vectors as {:?}, the store keeps them as {precision:?}",
+                meta.quantization
+            ));
+        }
+        let index = Index::new(&options(dims, precision)).map_err(|e| e.to_string())?;
+        // The search contexts reserved before the view are kept by it.
+        reserve(&index, 1024).map_err(|e| format!("cannot make room in the index: {e}"))?;
         index
-            .load(&path.to_string_lossy())
+            .view(&path.to_string_lossy())
             .map_err(|e| format!("the index file is unreadable: {e}"))?;
-        reserve(&index, (index.size() + 1).max(1024))
-            .map_err(|e| format!("cannot make room in the index: {e}"))?;
         Ok(Self {
             index,
             dims,
+            precision,
             path,
             contexts: Contexts::default(),
+            viewed: true,
         })
+    }
+
+    /// Whether the index is still a read-only view of its file.
+    pub fn is_viewed(&self) -> bool {
+        self.viewed
+    }
+
+    /// Before a change: a viewed index is loaded into memory from its file.
+    fn own(&mut self) -> Result<(), StoreError> {
+        if !self.viewed {
+            return Ok(());
+        }
+        let index =
+            Index::new(&options(self.dims, self.precision)).map_err(|e| err("create", e))?;
+        index
+            .load(&self.path.to_string_lossy())
+            .map_err(|e| err("load", e))?;
+        reserve(&index, (index.size() + 1).max(1024)).map_err(|e| err("reserve", e))?;
+        self.index = index;
+        self.viewed = false;
+        Ok(())
     }
 
     pub fn dims(&self) -> usize {
@@ -149,6 +214,7 @@ impl VectorIndex {
     }
 
     pub fn add(&mut self, key: u64, v: &[f32]) -> Result<(), StoreError> {
+        self.own()?;
         if v.len() != self.dims {
             return Err(err(
                 "add",
@@ -169,6 +235,10 @@ impl VectorIndex {
     /// a repair on open. usearch inserts concurrently, each thread taking one of the
     /// index's thread contexts.
     pub fn add_parallel(&mut self, items: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.own()?;
         if let Some((_, v)) = items.iter().find(|(_, v)| v.len() != self.dims) {
             return Err(err(
                 "add",
@@ -195,13 +265,10 @@ impl VectorIndex {
                     })
                 })
                 .collect();
-            workers
-                .into_iter()
-                .map(|w| {
-                    w.join()
-                        .unwrap_or_else(|_| Err(err("add", "a build thread panicked")))
-                })
-                .collect::<Result<(), StoreError>>()
+            workers.into_iter().try_for_each(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(err("add", "a build thread panicked")))
+            })
         })
     }
 
@@ -213,8 +280,15 @@ impl VectorIndex {
         below: u64,
         live: &dyn Fn(u64) -> bool,
     ) -> Result<u64, StoreError> {
+        let stale: Vec<u64> = (1..below)
+            .filter(|k| !live(*k) && self.index.contains(*k))
+            .collect();
+        if stale.is_empty() {
+            return Ok(0);
+        }
+        self.own()?;
         let mut n = 0;
-        for key in 1..below {
+        for key in stale {
             if !live(key) && self.index.contains(key) {
                 self.index.remove(key).map_err(|e| err("remove", e))?;
                 n += 1;
@@ -225,6 +299,7 @@ impl VectorIndex {
 
     pub fn remove(&mut self, key: u64) -> Result<(), StoreError> {
         if self.index.contains(key) {
+            self.own()?;
             self.index.remove(key).map_err(|e| err("remove", e))?;
         }
         Ok(())
@@ -290,8 +365,11 @@ impl VectorIndex {
         Some(buf)
     }
 
-    /// Write the file atomically: a temp file, then a rename.
+    /// Write the file atomically: a temp file, then a rename. A view is its file already.
     pub fn save(&self) -> Result<(), StoreError> {
+        if self.viewed {
+            return Ok(());
+        }
         let tmp = self.path.with_extension("usearch.tmp");
         if let Err(e) = self.index.save(&tmp.to_string_lossy()) {
             // Leave no half-written file taking the room a full disk lacks.

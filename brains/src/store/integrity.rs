@@ -19,7 +19,7 @@ pub struct Integrity {
     pub repaired: bool,
     /// Records decoded: live claims, history versions and acts.
     pub records: u64,
-    /// Why the claim index (lexical index and claim metadata) differs from redb's live
+    /// Why the claim index (terms, metadata and vector keys) differs from redb's live
     /// claims; `None` when in step.
     pub claim_index: Option<String>,
     /// Why the vector index differs from redb's vectors; `None` when in step or when
@@ -71,16 +71,15 @@ impl Store {
         .map_err(|e| e.at_store(&path))?;
         report.records = checked.0;
         let live = checked.1;
-        report.claim_index = if live.len() != self.meta.len() || live.len() != self.lexical.len() {
+        report.claim_index = if live.len() != self.index.len() {
             Some(format!(
-                "redb holds {} live claims, the claim index {} (metadata {})",
+                "redb holds {} live claims, the claim index {}",
                 live.len(),
-                self.lexical.len(),
-                self.meta.len()
+                self.index.len()
             ))
         } else {
             live.iter()
-                .find(|s| !self.meta.contains_key(s.as_str()))
+                .find(|s| !self.index.contains(s.as_str()))
                 .map(|s| format!("live claim {s:?} is missing from the claim index"))
         };
         report.vector_index = self.check_index().map_err(|e| e.at_store(&path))?;

@@ -11,7 +11,6 @@ use super::tables::{CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
 use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{content_hash, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome};
 use crate::error::StoreError;
-use crate::recall::ClaimMeta;
 
 /// A batch at least this large has its vectors inserted on every core.
 const PARALLEL_INDEX_BATCH: usize = 32;
@@ -230,8 +229,8 @@ impl Store {
             let old_key = p.live.as_ref().and_then(|_| {
                 batch_keys
                     .get(p.claim.slug.as_str())
-                    .or_else(|| self.slug_to_key.get(&p.claim.slug))
                     .copied()
+                    .or_else(|| self.index.key_of(&p.claim.slug))
             });
             if let Some(k) = new_key {
                 batch_keys.insert(&p.claim.slug, k);
@@ -301,7 +300,7 @@ impl Store {
 
     /// After a large batch's commit: what [`Store::index_live`] does per version, with
     /// the vectors inserted on every core. A key written and replaced within the batch
-    /// never enters the index.
+    /// never enters the vector index.
     fn index_live_batch(
         &mut self,
         plans: &[Planned],
@@ -312,21 +311,14 @@ impl Store {
             keys.iter().filter_map(|(_, old)| *old).collect();
         let mut adds: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plans.len());
         for (i, p) in plans.iter().enumerate() {
-            self.lexical
-                .upsert(&p.claim.slug, &p.claim.label, &p.claim.text);
-            self.meta
-                .insert(p.claim.slug.clone(), ClaimMeta::of(&p.claim));
-            let (Some(key), old) = keys[i] else { continue };
-            if let Some(ok) = old {
-                self.key_to_slug.remove(&ok);
-                if let Some(ix) = self.vindex.as_mut() {
-                    ix.remove(ok)?;
-                }
+            let (new, old) = keys[i];
+            if let (Some(ok), Some(ix)) = (old, self.vindex.as_mut()) {
+                ix.remove(ok)?;
             }
-            self.key_to_slug.insert(key, p.claim.slug.clone());
-            self.slug_to_key.insert(p.claim.slug.clone(), key);
-            if !replaced.contains(&key) {
-                adds.push((key, vectors[i].clone()));
+            let key = new.or_else(|| self.index.key_of(&p.claim.slug));
+            self.index.upsert_claim(&p.claim, key);
+            if let Some(k) = new.filter(|k| !replaced.contains(k)) {
+                adds.push((k, vectors[i].clone()));
             }
         }
         if let Some(ix) = self.vindex.as_mut() {

@@ -7,7 +7,6 @@
 //! listings), `query` (recall), `kv` (boot memory), `acts` (the act log), `backup` (a
 //! consistent copy from one read transaction), `tables` (the redb table definitions).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,10 +18,10 @@ use crate::claim::Claim;
 use crate::clock::{Clock, SystemClock};
 use crate::embed::Embedder;
 use crate::error::StoreError;
-use crate::lexical::LexicalIndex;
+use crate::index::ClaimIndex;
 use crate::progress::OpenProgress;
-use crate::recall::{Aging, ClaimMeta, Retrieval};
-use crate::vector::VectorIndex;
+use crate::recall::{Aging, Retrieval};
+use crate::vector::{Precision, VectorIndex};
 use tables::{ACTS, CLAIMS, HISTORY, KV, VECTORS};
 
 mod acts;
@@ -54,6 +53,8 @@ pub struct StoreOptions {
     pub aging: Aging,
     /// Where an open reports how far it has come (a rebuild or re-embed can be long).
     pub progress: Option<Arc<OpenProgress>>,
+    /// How the vector index holds vectors; an index file of another precision is rebuilt.
+    pub precision: Precision,
 }
 
 impl Default for StoreOptions {
@@ -63,6 +64,7 @@ impl Default for StoreOptions {
             clock: Arc::new(SystemClock),
             aging: Aging::default(),
             progress: None,
+            precision: Precision::default(),
         }
     }
 }
@@ -140,12 +142,9 @@ pub struct Store {
     dir: PathBuf,
     opts: StoreOptions,
     db: Database,
-    lexical: LexicalIndex,
-    /// slug → what scope and filters look at.
-    meta: HashMap<String, ClaimMeta>,
+    /// Every live claim's terms, metadata and vector key (see [`crate::index`]).
+    index: ClaimIndex,
     vindex: Option<VectorIndex>,
-    key_to_slug: HashMap<u64, String>,
-    slug_to_key: HashMap<String, u64>,
     next_key: u64,
     next_act: u64,
     /// Vector writes since the vector index file was saved.
@@ -164,7 +163,7 @@ impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
             .field("dir", &self.dir)
-            .field("live", &self.lexical.len())
+            .field("live", &self.index.len())
             .finish()
     }
 }
@@ -245,17 +244,17 @@ impl Store {
         Ok(())
     }
 
-    /// Write the claim-index snapshot (see [`snapshot`]) at the current act sequence.
+    /// Write the claim-index snapshot (see [`snapshot`]) at the current act sequence,
+    /// the claim index compacted into one segment first.
     fn save_claim_index(&mut self) -> Result<(), StoreError> {
         let stamp = snapshot::Stamp {
             next_act: self.next_act,
+            next_key: self.next_key,
             created: self.created.clone(),
-            live: self.lexical.len() as u64,
+            live: self.index.len() as u64,
         };
-        snapshot::save(
-            &self.dir,
-            &snapshot::encode(&stamp, &self.lexical, &self.meta),
-        )?;
+        let bytes = snapshot::encode(&stamp, &mut self.index);
+        snapshot::save(&self.dir, &bytes)?;
         self.acts_unsaved = 0;
         Ok(())
     }
@@ -279,7 +278,7 @@ impl Store {
     /// the failure is logged and never reported as a failed write.
     fn note_act(&mut self) -> Result<(), StoreError> {
         self.acts_unsaved += 1;
-        if self.checkpoint_due(self.acts_unsaved, self.lexical.len()) {
+        if self.checkpoint_due(self.acts_unsaved, self.index.len()) {
             if let Err(e) = self.save_claim_index() {
                 tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the claim-index snapshot; it is caught up from the act log on open");
                 self.acts_unsaved = 0;

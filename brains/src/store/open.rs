@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::index::{ClaimIndex, Prepared};
+
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
 use super::tables::{ACTS, CLAIMS, HISTORY, KV, META, VECTORS, VEC_KEYS};
@@ -13,9 +15,7 @@ use super::{
 };
 use crate::claim::{Act, ActKind, Claim};
 use crate::error::StoreError;
-use crate::lexical::LexicalIndex;
 use crate::progress::OpenPhase;
-use crate::recall::ClaimMeta;
 use crate::vector::VectorIndex;
 
 impl Store {
@@ -60,11 +60,8 @@ impl Store {
             dir: dir.to_path_buf(),
             opts,
             db,
-            lexical: LexicalIndex::new(),
-            meta: HashMap::new(),
+            index: ClaimIndex::new(),
             vindex: None,
-            key_to_slug: HashMap::new(),
-            slug_to_key: HashMap::new(),
             next_key: 1,
             next_act: 1,
             unsaved: 0,
@@ -76,20 +73,6 @@ impl Store {
         store.load_share()?;
         let live = {
             let rx = store.db.begin_read()?;
-            // Even lexical-only: demote and purge erase a claim's vector by its key.
-            let vk = rx.open_table(VEC_KEYS)?;
-            let n = vk.len()? as usize;
-            store.key_to_slug.reserve(n);
-            store.slug_to_key.reserve(n);
-            for row in vk.iter()? {
-                let (slug, key) = row?;
-                store
-                    .key_to_slug
-                    .insert(key.value(), slug.value().to_string());
-                store
-                    .slug_to_key
-                    .insert(slug.value().to_string(), key.value());
-            }
             let meta = rx.open_table(META)?;
             let num = |k: &str| -> Result<Option<u64>, StoreError> {
                 Ok(meta.get(k)?.and_then(|v| v.value().parse().ok()))
@@ -108,8 +91,10 @@ impl Store {
         Ok((store, report))
     }
 
-    /// Load the lexical index and the claim metadata from the snapshot when it is this
-    /// store's and current; catch it up when it is behind; else rebuild it from redb.
+    /// Load the claim index from the snapshot when it is this store's and current;
+    /// catch it up when it is behind; else rebuild it from redb. Vector keys come with
+    /// the snapshot; when keys were given out since it was taken (an act, or claims
+    /// embedded on open), they are read again from redb.
     fn load_claim_index(&mut self, live: u64, report: &mut OpenReport) -> Result<(), StoreError> {
         let why = match snapshot::load(&self.dir) {
             Err(why) => why,
@@ -122,14 +107,21 @@ impl Store {
             ),
             Ok(snap) => {
                 let from = snap.stamp.next_act;
-                self.lexical = snap.lexical;
-                self.meta = snap.meta;
-                if from == self.next_act && self.lexical.len() as u64 == live {
+                let keys_current = snap.stamp.next_key == self.next_key;
+                self.index = snap.index;
+                if from == self.next_act && self.index.len() as u64 == live {
+                    if !keys_current {
+                        self.reload_keys()?;
+                        self.save_derived("claim-index snapshot", |s| s.save_claim_index());
+                    }
                     return Ok(());
                 }
                 match self.catch_up(from, live)? {
                     Ok(n) => {
                         report.claim_index_caught_up = n;
+                        if !keys_current {
+                            self.reload_keys()?;
+                        }
                         self.save_derived("claim-index snapshot", |s| s.save_claim_index());
                         return Ok(());
                     }
@@ -145,9 +137,28 @@ impl Store {
         Ok(())
     }
 
+    /// Every live claim's vector key as redb holds it.
+    fn read_keys(&self) -> Result<HashMap<String, u64>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let vk = rx.open_table(VEC_KEYS)?;
+        let mut keys = HashMap::with_capacity(vk.len()? as usize);
+        for row in vk.iter()? {
+            let (slug, key) = row?;
+            keys.insert(slug.value().to_string(), key.value());
+        }
+        Ok(keys)
+    }
+
+    fn reload_keys(&mut self) -> Result<(), StoreError> {
+        let keys = self.read_keys()?;
+        self.index.assign_keys(&keys);
+        Ok(())
+    }
+
     /// Replay the acts from `from` on: each names the slug it changed, whose live
     /// version (or its absence) is read back from redb. `Err` says why it cannot be
     /// caught up: a purge (its act names no slug), or a count that does not match.
+    /// Vector keys are the caller's to bring in step.
     fn catch_up(&mut self, from: u64, live: u64) -> Result<Result<u64, String>, StoreError> {
         let rx = self.db.begin_read()?;
         let acts = rx.open_table(ACTS)?;
@@ -165,20 +176,17 @@ impl Store {
             match claims.get(act.subject.as_str())? {
                 Some(v) => {
                     let c = decode(v.value())?;
-                    self.lexical.upsert(&c.slug, &c.label, &c.text);
-                    self.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
+                    let key = self.index.key_of(&c.slug);
+                    self.index.upsert_claim(&c, key);
                 }
-                None => {
-                    self.lexical.remove(&act.subject);
-                    self.meta.remove(&act.subject);
-                }
+                None => self.index.remove(&act.subject),
             }
             n += 1;
         }
-        if self.lexical.len() as u64 != live || self.meta.len() as u64 != live {
+        if self.index.len() as u64 != live {
             return Ok(Err(format!(
                 "the caught-up claim index holds {} claims, redb {live}",
-                self.lexical.len()
+                self.index.len()
             )));
         }
         Ok(Ok(n))
@@ -190,17 +198,55 @@ impl Store {
         }
     }
 
-    /// Rebuild the lexical index and the claim metadata from every live claim in redb.
+    /// Rebuild the claim index from every live claim in redb and its vector key,
+    /// tokenized on every core.
     fn rebuild_claim_index(&mut self) -> Result<(), StoreError> {
-        self.lexical = LexicalIndex::new();
-        self.meta = HashMap::new();
+        let keys = self.read_keys()?;
         let rx = self.db.begin_read()?;
-        for row in rx.open_table(CLAIMS)?.iter()? {
-            let (_, v) = row?;
-            let c = decode(v.value())?;
-            self.lexical.upsert(&c.slug, &c.label, &c.text);
-            self.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
+        let table = rx.open_table(CLAIMS)?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut prepared: Vec<Prepared> = Vec::with_capacity(table.len()? as usize);
+        let mut rows = table.iter()?;
+        loop {
+            let mut raw: Vec<Vec<u8>> = Vec::with_capacity(REBUILD_CHUNK);
+            for row in rows.by_ref().take(REBUILD_CHUNK) {
+                raw.push(row?.1.value().to_vec());
+            }
+            if raw.is_empty() {
+                break;
+            }
+            let part = raw.len().div_ceil(threads);
+            let done: Vec<Result<Vec<Prepared>, StoreError>> = std::thread::scope(|s| {
+                let workers: Vec<_> = raw
+                    .chunks(part)
+                    .map(|chunk| {
+                        let keys = &keys;
+                        s.spawn(move || {
+                            chunk
+                                .iter()
+                                .map(|b| {
+                                    let c = decode(b)?;
+                                    let key = keys.get(&c.slug).copied();
+                                    Ok(Prepared::of(&c, key))
+                                })
+                                .collect()
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| {
+                        w.join().unwrap_or_else(|_| {
+                            Err(StoreError::Invalid("a rebuild thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            });
+            for part in done {
+                prepared.extend(part?);
+            }
         }
+        self.index = ClaimIndex::build(prepared);
         Ok(())
     }
 
@@ -229,8 +275,7 @@ impl Store {
                 tx.open_table(VEC_KEYS)?.retain(|_, _| false)?;
             }
             tx.commit()?;
-            self.key_to_slug.clear();
-            self.slug_to_key.clear();
+            self.index.assign_keys(&HashMap::new());
             report.index_rebuilt = true;
             report.index_rebuild_reason = Some(format!(
                 "the embedding model changed ({} → {})",
@@ -241,10 +286,10 @@ impl Store {
         // Claims without a vector: embed them now, in batches, one transaction each.
         // Only these claims are read from redb; the others' texts stay on disk.
         let mut missing: Vec<String> = self
-            .meta
-            .keys()
-            .filter(|s| !self.slug_to_key.contains_key(*s))
-            .cloned()
+            .index
+            .docs()
+            .filter(|d| self.index.key(*d).is_none())
+            .map(|d| self.index.slug(d).to_string())
             .collect();
         missing.sort_unstable();
         let started = std::time::Instant::now();
@@ -290,8 +335,7 @@ impl Store {
                     self.next_key += 1;
                     vk.insert(c.slug.as_str(), key)?;
                     vt.insert(key, to_bytes(v).as_slice())?;
-                    self.key_to_slug.insert(key, c.slug.clone());
-                    self.slug_to_key.insert(c.slug.clone(), key);
+                    self.index.set_key(&c.slug, Some(key));
                 }
                 let mut meta = tx.open_table(META)?;
                 meta.insert("next_key", self.next_key.to_string().as_str())?;
@@ -313,6 +357,8 @@ impl Store {
             }
         }
         if !missing.is_empty() {
+            // The snapshot's keys are behind now: save it with the new ones.
+            self.save_derived("claim-index snapshot", |s| s.save_claim_index());
             tracing::info!(
                 dir = %self.dir.display(),
                 model = embedder.id(),
@@ -333,9 +379,11 @@ impl Store {
         let loaded = if model_changed {
             Err("the model changed".to_string())
         } else {
-            VectorIndex::load(&self.dir, dims).and_then(|ix| match self.repair_index(ix) {
-                Ok(r) => r,
-                Err(e) => Err(e.to_string()),
+            VectorIndex::load(&self.dir, dims, self.opts.precision).and_then(|ix| {
+                match self.repair_index(ix) {
+                    Ok(r) => r,
+                    Err(e) => Err(e.to_string()),
+                }
             })
         };
         match loaded {
@@ -363,7 +411,7 @@ impl Store {
     /// Build the vector index afresh from every vector in redb, a chunk at a time, each
     /// chunk inserted on every core.
     fn rebuild_index(&mut self, dims: usize) -> Result<(), StoreError> {
-        let mut ix = VectorIndex::empty(&self.dir, dims)?;
+        let mut ix = VectorIndex::empty(&self.dir, dims, self.opts.precision)?;
         let rx = self.db.begin_read()?;
         let vectors = rx.open_table(VECTORS)?;
         self.progress(OpenPhase::RebuildingVectors, vectors.len()?);
@@ -400,18 +448,18 @@ impl Store {
         let rx = self.db.begin_read()?;
         let vectors = rx.open_table(VECTORS)?;
         let n = vectors.len()?;
-        if self.key_to_slug.len() as u64 != n {
+        let keys: Vec<u64> = self
+            .index
+            .docs()
+            .filter_map(|d| self.index.key(d))
+            .collect();
+        if keys.len() as u64 != n {
             return Ok(Err(format!(
-                "redb holds {n} vectors and {} vector keys",
-                self.key_to_slug.len()
+                "redb holds {n} vectors, the claim index {} vector keys",
+                keys.len()
             )));
         }
-        let mut missing: Vec<u64> = self
-            .key_to_slug
-            .keys()
-            .filter(|k| !ix.contains(**k))
-            .copied()
-            .collect();
+        let mut missing: Vec<u64> = keys.into_iter().filter(|k| !ix.contains(*k)).collect();
         if missing.len() as u64 > n / 2 {
             return Ok(Err(format!(
                 "the index lacks {} of {n} vectors",
@@ -431,7 +479,7 @@ impl Store {
             ix.add_parallel(&chunk)?;
         }
         if ix.size() as u64 != n {
-            repaired += ix.remove_stale(self.next_key, &|k| self.key_to_slug.contains_key(&k))?;
+            repaired += ix.remove_stale(self.next_key, &|k| self.index.doc_of_key(k).is_some())?;
         }
         if ix.size() as u64 != n {
             return Ok(Err(format!(

@@ -8,25 +8,61 @@ use redb::ReadableDatabase;
 use super::tables::CLAIMS;
 use super::{decode, Store};
 use crate::error::StoreError;
+use crate::index::{ClaimIndex, DocId};
 use crate::recall::{Fusion, Hit, RankMode, RecallQuery, RecallResult, Retrieval};
 
-impl Store {
-    fn in_scope(&self, scope: &Option<String>, slug: &str) -> bool {
-        match scope.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-            None => true,
-            Some(p) => {
-                let p = p.to_lowercase();
-                slug.starts_with(&p) || self.meta.get(slug).is_some_and(|m| m.label.starts_with(&p))
-            }
+/// Scope and filters, prepared once per recall: the candidate predicate.
+struct Admit<'a> {
+    /// The scope, trimmed and lowercased; `None` admits every claim.
+    scope: Option<String>,
+    filter: &'a crate::recall::RecallFilter,
+}
+
+impl<'a> Admit<'a> {
+    fn new(q: &'a RecallQuery) -> Admit<'a> {
+        Admit {
+            scope: q
+                .scope
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_lowercase),
+            filter: &q.filter,
         }
     }
 
-    /// Scope and filters: the candidate predicate of a recall.
-    fn admits(&self, q: &RecallQuery, slug: &str) -> bool {
-        self.in_scope(&q.scope, slug)
-            && (q.filter.is_empty() || self.meta.get(slug).is_some_and(|m| q.filter.admits(m)))
+    fn is_open(&self) -> bool {
+        self.scope.is_none() && self.filter.is_empty()
     }
 
+    fn admits(&self, index: &ClaimIndex, d: DocId) -> bool {
+        if self.is_open() {
+            return true;
+        }
+        let Some(m) = index.meta(d) else {
+            return false;
+        };
+        if let Some(p) = &self.scope {
+            if !index.slug(d).starts_with(p.as_str()) && !m.label.starts_with(p.as_str()) {
+                return false;
+            }
+        }
+        self.filter.is_empty() || self.filter.admits(&m)
+    }
+
+    /// [`Admit::admits`] of a claim read whole from redb.
+    fn admits_claim(&self, c: &crate::claim::Claim) -> bool {
+        let m = crate::recall::ClaimMeta::of(c);
+        if let Some(p) = &self.scope {
+            if !c.slug.starts_with(p.as_str()) && !m.label.starts_with(p.as_str()) {
+                return false;
+            }
+        }
+        self.filter.is_empty() || self.filter.admits(&m.as_ref())
+    }
+}
+
+impl Store {
     /// The query's vector: the caller's when it fits this store's model, else embedded
     /// here. `None` without a model or when the text has no known token.
     fn query_vector(&self, q: &RecallQuery) -> Result<Option<Arc<[f32]>>, StoreError> {
@@ -47,10 +83,10 @@ impl Store {
         let limit = q.limit.max(1);
         let now = self.now_ms();
         if q.text.trim().is_empty() {
-            let mut all = self.live_claims()?;
-            all.retain(|c| self.admits(q, &c.slug));
-            all.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.slug.cmp(&b.slug)));
-            all.truncate(limit);
+            let admit = Admit::new(q);
+            let all = self.recent_where(limit, &|d| admit.admits(&self.index, d), &|c| {
+                admit.admits_claim(c)
+            })?;
             let hits = all
                 .into_iter()
                 .map(|c| Hit {
@@ -72,30 +108,29 @@ impl Store {
         }
         let fusion = Fusion::DEFAULT;
         let depth = (limit * 4).max(50);
-        let keep = |slug: &str| self.admits(q, slug);
-        let lq = self.lexical.prepare(&q.text);
+        let admit = Admit::new(q);
+        let keep = |d: DocId| admit.admits(&self.index, d);
+        let lq = self.index.prepare(&q.text);
         let lexical = if q.mode == RankMode::Vector {
             vec![]
         } else {
-            self.lexical.search_prepared(&lq, depth, &keep)
+            self.index.search(&lq, depth, &keep)
         };
         let qv = match (q.mode, &self.vindex) {
             (RankMode::Lexical, _) | (_, None) => None,
             (_, Some(_)) => self.query_vector(q)?,
         };
-        let mut vector: Vec<(String, f64)> = vec![];
+        let mut vector: Vec<(DocId, f64)> = vec![];
         if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
-            let keep_key = |k: u64| self.key_to_slug.get(&k).is_some_and(|s| keep(s));
-            let unfiltered =
-                q.scope.as_deref().is_none_or(|s| s.trim().is_empty()) && q.filter.is_empty();
-            let found = if unfiltered {
+            let found = if admit.is_open() {
                 ix.search_all(qv, depth)?
             } else {
+                let keep_key = |k: u64| self.index.doc_of_key(k).is_some_and(keep);
                 ix.search(qv, depth, &keep_key)?
             };
             vector = found
                 .into_iter()
-                .filter_map(|(k, sim)| self.key_to_slug.get(&k).map(|s| (s.clone(), sim as f64)))
+                .filter_map(|(k, sim)| self.index.doc_of_key(k).map(|d| (d, sim as f64)))
                 .collect();
         }
         let hybrid = qv.is_some();
@@ -106,10 +141,10 @@ impl Store {
             lex_rank: Option<usize>,
             vec_rank: Option<usize>,
         }
-        let mut cands: HashMap<String, Cand> = HashMap::new();
+        let mut cands: HashMap<DocId, Cand> = HashMap::with_capacity(lexical.len() + vector.len());
         for (i, h) in lexical.iter().enumerate() {
             cands.insert(
-                h.slug.clone(),
+                h.doc,
                 Cand {
                     lex: h.norm,
                     cos: None,
@@ -118,12 +153,12 @@ impl Store {
                 },
             );
         }
-        for (i, (slug, sim)) in vector.iter().enumerate() {
-            let c = cands.entry(slug.clone()).or_insert_with(|| Cand {
+        for (i, (d, sim)) in vector.iter().enumerate() {
+            let c = cands.entry(*d).or_insert_with(|| Cand {
                 lex: if q.mode == RankMode::Vector {
                     0.0
                 } else {
-                    self.lexical.score(&lq, slug).map(|h| h.norm).unwrap_or(0.0)
+                    self.index.score(&lq, *d).map(|h| h.norm).unwrap_or(0.0)
                 },
                 cos: None,
                 lex_rank: None,
@@ -133,11 +168,11 @@ impl Store {
             c.vec_rank = Some(i + 1);
         }
         if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
-            for (slug, c) in cands.iter_mut().filter(|(_, c)| c.cos.is_none()) {
+            for (d, c) in cands.iter_mut().filter(|(_, c)| c.cos.is_none()) {
                 c.cos = self
-                    .slug_to_key
-                    .get(slug)
-                    .and_then(|k| ix.similarity(*k, qv))
+                    .index
+                    .key(*d)
+                    .and_then(|k| ix.similarity(k, qv))
                     .map(f64::from)
                     .or(Some(0.0));
             }
@@ -148,29 +183,29 @@ impl Store {
             m => m,
         };
         let floor = fusion.floor(mode, hybrid);
-        let scored: Vec<(String, Cand, f64)> = cands
+        let scored: Vec<(DocId, Cand, f64)> = cands
             .into_iter()
-            .map(|(slug, c)| {
+            .map(|(d, c)| {
                 let score = fusion.score(mode, c.lex, c.cos);
-                (slug, c, score)
+                (d, c, score)
             })
             .collect();
         let best = scored.iter().map(|r| r.2).fold(0.0, f64::max);
-        let mut ranked: Vec<(String, Cand, f64, bool)> = scored
+        let mut ranked: Vec<(&str, Cand, f64, bool)> = scored
             .into_iter()
-            .map(|(slug, c, score)| {
+            .map(|(d, c, score)| {
                 let matched = floor.passes(score, best);
-                (slug, c, score, matched)
+                (self.index.slug(d), c, score, matched)
             })
             .filter(|r| r.3 || !q.matched_only)
             .collect();
-        ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+        ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(b.0)));
         ranked.truncate(limit);
         let rx = self.db.begin_read()?;
         let claims = rx.open_table(CLAIMS)?;
         let mut hits = Vec::with_capacity(ranked.len());
         for (slug, c, score, matched) in ranked {
-            let Some(v) = claims.get(slug.as_str())? else {
+            let Some(v) = claims.get(slug)? else {
                 continue;
             };
             let claim = decode(v.value())?;

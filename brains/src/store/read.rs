@@ -6,6 +6,7 @@ use super::tables::{CLAIMS, HISTORY};
 use super::{decode, Store};
 use crate::claim::Claim;
 use crate::error::StoreError;
+use crate::index::DocId;
 
 impl Store {
     /// The live version of a slug.
@@ -53,13 +54,25 @@ impl Store {
     }
 
     /// The `n` most recent live claims, newest first. Chosen from the in-memory claim
-    /// metadata (no claim is decoded but the `n`); a slug the metadata names that redb
-    /// no longer holds live falls back to a full scan, so the answer is always redb's.
+    /// index (no claim is decoded but the `n`); a slug the index names that redb no
+    /// longer holds live falls back to a full scan, so the answer is always redb's.
     pub fn recent(&self, n: usize) -> Result<Vec<Claim>, StoreError> {
-        let mut order: Vec<(i64, &str)> = self
-            .meta
-            .iter()
-            .map(|(slug, m)| (m.created, slug.as_str()))
+        self.recent_where(n, &|_| true, &|_| true)
+    }
+
+    /// [`Store::recent`] among the claims `admit` lets through (`admit_claim` says the
+    /// same of a claim read whole, for the full scan).
+    pub(super) fn recent_where(
+        &self,
+        n: usize,
+        admit: &dyn Fn(DocId) -> bool,
+        admit_claim: &dyn Fn(&Claim) -> bool,
+    ) -> Result<Vec<Claim>, StoreError> {
+        let ix = &self.index;
+        let mut order: Vec<(i64, &str)> = ix
+            .docs()
+            .filter(|d| admit(*d))
+            .filter_map(|d| Some((ix.meta(d)?.created, ix.slug(d))))
             .collect();
         let newest_first =
             |a: &(i64, &str), b: &(i64, &str)| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1));
@@ -75,17 +88,23 @@ impl Store {
         for (_, slug) in order {
             match t.get(slug)? {
                 Some(v) => out.push(decode(v.value())?),
-                None => return self.recent_by_scan(n),
+                None => return self.recent_by_scan(n, admit_claim),
             }
         }
-        if out.len() < n && (t.len()? as usize) > out.len() {
-            return self.recent_by_scan(n);
+        let all_admitted = ix.docs().all(admit);
+        if out.len() < n && all_admitted && (t.len()? as usize) > out.len() {
+            return self.recent_by_scan(n, admit_claim);
         }
         Ok(out)
     }
 
-    fn recent_by_scan(&self, n: usize) -> Result<Vec<Claim>, StoreError> {
+    fn recent_by_scan(
+        &self,
+        n: usize,
+        admit: &dyn Fn(&Claim) -> bool,
+    ) -> Result<Vec<Claim>, StoreError> {
         let mut all = self.live_claims()?;
+        all.retain(|c| admit(c));
         all.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.slug.cmp(&b.slug)));
         all.truncate(n);
         Ok(all)

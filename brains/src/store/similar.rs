@@ -84,20 +84,21 @@ impl Store {
         exclude: Option<&str>,
     ) -> Result<Vec<SimilarHit>, StoreError> {
         let whole = format!("{label} {text}");
-        let keep = |slug: &str| Some(slug) != exclude;
-        let mut cands: Vec<(String, Option<f64>)> = self
-            .lexical
-            .search(&whole, CANDIDATES, &keep)
+        let ix_claims = &self.index;
+        let excluded = exclude.and_then(|s| ix_claims.doc(s));
+        let keep = |d: crate::index::DocId| Some(d) != excluded;
+        let mut cands: Vec<(crate::index::DocId, Option<f64>)> = ix_claims
+            .search(&ix_claims.prepare(&whole), CANDIDATES, &keep)
             .into_iter()
-            .map(|(slug, _)| (slug, None))
+            .map(|h| (h.doc, None))
             .collect();
         // The claim's own vector, as a stored claim's is made: the one just written when
         // it is in the index (no second embedding on the write path), else embedded now.
         let qv: Option<Vec<f32>> = match (&self.opts.embedder, &self.vindex) {
             (Some(e), Some(ix)) => {
-                let stored = exclude
-                    .and_then(|s| self.slug_to_key.get(s))
-                    .and_then(|k| ix.vector(*k));
+                let stored = excluded
+                    .and_then(|d| ix_claims.key(d))
+                    .and_then(|k| ix.vector(k));
                 match stored {
                     Some(v) => Some(v),
                     None => e
@@ -110,22 +111,21 @@ impl Store {
         };
         if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
             for (key, sim) in ix.search_all(qv, CANDIDATES + 1)? {
-                let Some(slug) = self.key_to_slug.get(&key) else {
+                let Some(d) = ix_claims.doc_of_key(key) else {
                     continue;
                 };
-                if !keep(slug) {
+                if !keep(d) {
                     continue;
                 }
-                match cands.iter_mut().find(|(s, _)| s == slug) {
+                match cands.iter_mut().find(|(c, _)| *c == d) {
                     Some(c) => c.1 = Some(f64::from(sim)),
-                    None => cands.push((slug.clone(), Some(f64::from(sim)))),
+                    None => cands.push((d, Some(f64::from(sim)))),
                 }
             }
-            for (slug, cos) in cands.iter_mut().filter(|(_, c)| c.is_none()) {
-                *cos = self
-                    .slug_to_key
-                    .get(slug.as_str())
-                    .and_then(|k| ix.similarity(*k, qv))
+            for (d, cos) in cands.iter_mut().filter(|(_, c)| c.is_none()) {
+                *cos = ix_claims
+                    .key(*d)
+                    .and_then(|k| ix.similarity(k, qv))
                     .map(f64::from)
                     .or(Some(0.0));
             }
@@ -133,8 +133,8 @@ impl Store {
         let rx = self.db.begin_read()?;
         let claims = rx.open_table(super::tables::CLAIMS)?;
         let mut out = Vec::with_capacity(cands.len());
-        for (slug, cosine) in cands {
-            let Some(v) = claims.get(slug.as_str())? else {
+        for (d, cosine) in cands {
+            let Some(v) = claims.get(ix_claims.slug(d))? else {
                 continue;
             };
             let claim = super::decode(v.value())?;
@@ -165,7 +165,7 @@ impl Store {
     /// Group near-duplicate live claims (see [`Store::similar`]) into clusters.
     pub fn near_duplicate_clusters(&self, max: usize) -> Result<Clusters, StoreError> {
         let recent = self.recent(max)?;
-        let capped = self.meta.len() > max;
+        let capped = self.index.len() > max;
         let mut parent: std::collections::HashMap<String, String> = Default::default();
         fn root(p: &mut std::collections::HashMap<String, String>, x: &str) -> String {
             let mut cur = x.to_string();

@@ -9,7 +9,6 @@ use super::{encode, sha, to_bytes, PurgeReport, Store};
 use crate::claim::Claim;
 use crate::claim::{Act, ActKind, ClaimState, Verdict};
 use crate::error::StoreError;
-use crate::recall::ClaimMeta;
 
 impl Store {
     /// Write a new live version (with its vector) and, when there was one, move the old
@@ -25,7 +24,7 @@ impl Store {
         if new_key.is_some() {
             self.next_key += 1;
         }
-        let old_key = old.and_then(|_| self.slug_to_key.get(&new.slug).copied());
+        let old_key = old.and_then(|_| self.index.key_of(&new.slug));
         let tx = self.db.begin_write()?;
         {
             let mut claims = tx.open_table(CLAIMS)?;
@@ -60,30 +59,33 @@ impl Store {
         self.index_live(new, new_key.map(|k| (k, old_key)), vector.as_deref())
     }
 
-    /// After a commit: a live version in the in-memory indexes (the lexical index, the
-    /// claim metadata and, with a vector, the vector index under its new key, the key it
-    /// replaced let go), counted as an act.
+    /// After a commit: a live version in the in-memory indexes (the claim index and,
+    /// with a vector, the vector index under its new key, the key it replaced let go),
+    /// counted as an act. Without a new key the version keeps the vector its slug had
+    /// (same content, same vector).
     pub(super) fn index_live(
         &mut self,
         c: &Claim,
         key: Option<(u64, Option<u64>)>,
         vector: Option<&[f32]>,
     ) -> Result<(), StoreError> {
-        self.lexical.upsert(&c.slug, &c.label, &c.text);
-        self.meta.insert(c.slug.clone(), ClaimMeta::of(c));
-        if let (Some((key, old)), Some(v)) = (key, vector) {
-            if let Some(ok) = old {
-                self.key_to_slug.remove(&ok);
-                if let Some(ix) = self.vindex.as_mut() {
-                    ix.remove(ok)?;
+        match (key, vector) {
+            (Some((key, old)), Some(v)) => {
+                if let Some(ok) = old {
+                    if let Some(ix) = self.vindex.as_mut() {
+                        ix.remove(ok)?;
+                    }
                 }
+                self.index.upsert_claim(c, Some(key));
+                if let Some(ix) = self.vindex.as_mut() {
+                    ix.add(key, v)?;
+                }
+                self.note_vector_write()?;
             }
-            self.key_to_slug.insert(key, c.slug.clone());
-            self.slug_to_key.insert(c.slug.clone(), key);
-            if let Some(ix) = self.vindex.as_mut() {
-                ix.add(key, v)?;
+            _ => {
+                let kept = self.index.key_of(&c.slug);
+                self.index.upsert_claim(c, kept);
             }
-            self.note_vector_write()?;
         }
         self.note_act()
     }
@@ -91,11 +93,8 @@ impl Store {
     /// After a commit: a slug that left recall, out of the in-memory indexes (its vector
     /// under `key` too), counted as an act.
     pub(super) fn index_gone(&mut self, slug: &str, key: Option<u64>) -> Result<(), StoreError> {
-        self.lexical.remove(slug);
-        self.meta.remove(slug);
+        self.index.remove(slug);
         if let Some(k) = key {
-            self.key_to_slug.remove(&k);
-            self.slug_to_key.remove(slug);
             if let Some(ix) = self.vindex.as_mut() {
                 ix.remove(k)?;
             }
@@ -140,7 +139,7 @@ impl Store {
             });
         }
         let subject = format!("purged:{}", &sha(slug)[..12]);
-        let key = self.slug_to_key.get(slug).copied();
+        let key = self.index.key_of(slug);
         let act = self.new_act(
             ActKind::Purge,
             &subject,
@@ -183,14 +182,11 @@ impl Store {
         }
         self.act(&tx, act)?;
         tx.commit()?;
-        self.lexical.remove(slug);
-        self.meta.remove(slug);
+        self.index.remove(slug);
         // A purge is never caught up (its act names no slug): snapshot it now. Should
         // that fail (a full disk), the next open rebuilds the index from redb.
         self.save_derived("claim-index snapshot", |s| s.save_claim_index());
         if let Some(k) = key {
-            self.key_to_slug.remove(&k);
-            self.slug_to_key.remove(slug);
             if let Some(ix) = self.vindex.as_mut() {
                 ix.remove(k)?;
             }
@@ -248,7 +244,7 @@ impl Store {
         self.act(&tx, act)?;
         self.queue_shared(&tx, shared)?;
         tx.commit()?;
-        self.meta.insert(c.slug.clone(), ClaimMeta::of(&c));
+        self.index.set_trust(&c.slug, c.trust.score());
         self.note_act()?;
         Ok(c)
     }
@@ -336,7 +332,7 @@ impl Store {
         out.outdated_reason = Some(format!("{how}: {}", reason.trim()));
         out.outdated_at = Some(now);
         out.outdated_by = Some(actor.to_string());
-        let key = self.slug_to_key.get(slug).copied();
+        let key = self.index.key_of(slug);
         let act = self.new_act(
             kind,
             slug,

@@ -11,3 +11,4 @@ mod legacy;
 mod share;
 mod snapshot;
 mod store;
+mod vector;

@@ -23,9 +23,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
+use brains::vector::Precision;
 use brains::{Embedder, MemorizeInput, RankMode, RecallQuery, Store, StoreOptions};
 
-const USAGE: &str = "usage: cargo xtask eval [--conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE]";
+const USAGE: &str = "usage: cargo xtask eval [--conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f32]";
+
+/// How the stores of this run hold their vectors: the default (half precision), or
+/// full precision with `--f32` to measure the default against.
+static PRECISION: std::sync::OnceLock<Precision> = std::sync::OnceLock::new();
 
 /// The conversations tuning may look at. The other seven are held out.
 pub const DEV_SPLIT: [&str; 3] = ["conv-26", "conv-30", "conv-41"];
@@ -44,6 +49,7 @@ pub(super) fn open_store(
 ) -> Result<Store> {
     let opts = StoreOptions {
         embedder: embedder.clone(),
+        precision: PRECISION.get().copied().unwrap_or_default(),
         ..Default::default()
     };
     let (mut store, _) = Store::open(dir, opts)?;
@@ -95,6 +101,9 @@ fn parse(args: &[String]) -> Result<Args> {
             "--dump" => a.dump = Some(it.next().context("--dump takes a file")?.into()),
             "--no-synthetic" => a.synthetic = false,
             "--synthetic-only" => a.locomo = false,
+            "--f32" => {
+                let _ = PRECISION.set(Precision::F32);
+            }
             other => bail!("unknown argument {other:?}: {USAGE}"),
         }
     }
@@ -109,7 +118,12 @@ pub fn run(args: &[String]) -> Result<()> {
     let args = parse(args)?;
     let embedder: Option<Arc<dyn Embedder>> = medulla::model::load_default()?;
     match &embedder {
-        Some(e) => println!("model: {} ({} dimensions)", e.id(), e.dims()),
+        Some(e) => println!(
+            "model: {} ({} dimensions), vectors held as {:?}",
+            e.id(),
+            e.dims(),
+            PRECISION.get().copied().unwrap_or_default()
+        ),
         None => eprintln!(
             "no embedding model: run `cargo xtask fetch-model`; dense and fused rows need it"
         ),

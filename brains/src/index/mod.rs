@@ -1,0 +1,530 @@
+//! The claim index: what a store keeps in memory about each live claim, to find it by
+//! its words and to apply scope and filters without reading redb. Per claim: its slug,
+//! its terms (BM25, `search.rs`), the metadata scope and filters read, and its vector
+//! key. Derived state: redb is the truth, and the index is saved in the store's
+//! claim-index snapshot and rebuilt from redb when that is missing or stale.
+//!
+//! Two levels, as full-text engines keep them: an immutable **base segment** in flat
+//! arrays (`segment.rs`), which opens by reading one file, and a small mutable **delta**
+//! (`delta.rs`) for what was written since, with the base's claims that left marked
+//! dead. A checkpoint folds the delta into a new base ([`ClaimIndex::compact`]), spaced
+//! by the store's size so its cost per write stays constant. Every statistic BM25 reads
+//! (live claims, total length, each term's document frequency) is kept exact across
+//! both levels, so a claim scores the same whichever level holds it.
+
+mod delta;
+mod search;
+mod segment;
+
+use std::collections::HashMap;
+
+use crate::claim::{Claim, Strength};
+use crate::lexical::{tokenize, LABEL_WEIGHT};
+use crate::recall::ClaimMeta;
+use delta::{Delta, DeltaDoc};
+use segment::{DocIn, MetaIn, Segment};
+
+pub(crate) use segment::{put_u32, put_u64, Reader};
+
+/// A live claim's place in the index: stable until the next compaction.
+pub type DocId = u32;
+
+/// Held by more than max(`COMMON_MIN_DF`, `COMMON_SHARE` of the store's claims), a
+/// query term is common: it adds to the candidates the other terms find instead of
+/// nominating its own (see `search.rs`).
+const COMMON_MIN_DF: usize = 500;
+const COMMON_SHARE: f64 = 0.02;
+
+/// A claim's metadata as the index holds it, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct MetaRef<'a> {
+    /// Lowercased label.
+    pub label: &'a str,
+    pub source_agent: &'a str,
+    pub strength: Strength,
+    pub trust: f64,
+    pub created: i64,
+    evidence: Evidence<'a>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Evidence<'a> {
+    Base(&'a Segment, u32),
+    Delta(&'a [String]),
+}
+
+impl<'a> From<&'a ClaimMeta> for MetaRef<'a> {
+    fn from(m: &'a ClaimMeta) -> MetaRef<'a> {
+        MetaRef {
+            label: &m.label,
+            source_agent: &m.source_agent,
+            strength: m.strength,
+            trust: m.trust,
+            created: m.created,
+            evidence: Evidence::Delta(&m.evidence),
+        }
+    }
+}
+
+impl<'a> MetaRef<'a> {
+    pub fn evidence(&self) -> Box<dyn Iterator<Item = &'a str> + 'a> {
+        match self.evidence {
+            Evidence::Base(seg, d) => Box::new(seg.evidence(d)),
+            Evidence::Delta(ev) => Box::new(ev.iter().map(String::as_str)),
+        }
+    }
+}
+
+/// The claim index of one store.
+#[derive(Debug, Clone)]
+pub struct ClaimIndex {
+    base: Segment,
+    /// Base documents that left (one bit each).
+    dead: Vec<u64>,
+    /// Base term id → dead base documents holding it.
+    dead_df: HashMap<u32, u32>,
+    dead_docs: u32,
+    dead_len: u64,
+    /// Vector keys given to base documents after the base was built: key → document.
+    moved_keys: HashMap<u64, u32>,
+    delta: Delta,
+    common_min_df: usize,
+}
+
+impl Default for ClaimIndex {
+    fn default() -> Self {
+        ClaimIndex {
+            base: Segment::build(Vec::new()),
+            dead: Vec::new(),
+            dead_df: HashMap::new(),
+            dead_docs: 0,
+            dead_len: 0,
+            moved_keys: HashMap::new(),
+            delta: Delta::default(),
+            common_min_df: COMMON_MIN_DF,
+        }
+    }
+}
+
+/// A claim made ready for [`ClaimIndex::build`]: tokenized, its metadata taken, so the
+/// claim itself can be let go (a rebuild reads claims one at a time).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    slug: String,
+    meta: ClaimMeta,
+    key: Option<u64>,
+    terms: Vec<(String, u32)>,
+    len: u32,
+}
+
+impl Prepared {
+    pub fn of(c: &Claim, key: Option<u64>) -> Prepared {
+        let (terms, len) = terms_of(&c.label, &c.text);
+        Prepared {
+            slug: c.slug.clone(),
+            meta: ClaimMeta::of(c),
+            key,
+            terms,
+            len,
+        }
+    }
+}
+
+/// The terms of a claim with their frequencies (label terms weighted), and its length.
+fn terms_of(label: &str, text: &str) -> (Vec<(String, u32)>, u32) {
+    let mut tf: HashMap<String, u32> = HashMap::new();
+    let mut len = 0u32;
+    for (tokens, weight) in [(tokenize(label), LABEL_WEIGHT), (tokenize(text), 1)] {
+        for t in tokens {
+            *tf.entry(t).or_default() += weight;
+            len += weight;
+        }
+    }
+    let mut v: Vec<(String, u32)> = tf.into_iter().collect();
+    v.sort_unstable();
+    (v, len)
+}
+
+impl ClaimIndex {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// An index whose common-term threshold is `min_df` documents instead of the
+    /// default: tests reach the common-term path with small corpora.
+    #[doc(hidden)]
+    pub fn with_common_min_df(min_df: usize) -> Self {
+        ClaimIndex {
+            common_min_df: min_df,
+            ..Self::default()
+        }
+    }
+
+    /// Build an index at once (a rebuild from redb): straight into a base segment,
+    /// with no delta.
+    pub fn build(claims: Vec<Prepared>) -> ClaimIndex {
+        let docs = claims
+            .iter()
+            .map(|p| DocIn {
+                slug: &p.slug,
+                meta: MetaIn::of(&p.meta),
+                key: p.key.unwrap_or(0),
+                len: p.len,
+                terms: p.terms.iter().map(|(t, f)| (t.as_str(), *f)).collect(),
+            })
+            .collect();
+        ClaimIndex {
+            base: Segment::build(docs),
+            ..ClaimIndex::default()
+        }
+    }
+
+    /// Give every live claim the vector key `keys` names, and none to the others: the
+    /// keys redb holds, read whole (after a crash, or embedding on open).
+    pub fn assign_keys(&mut self, keys: &HashMap<String, u64>) {
+        let key_of = |s: &str| keys.get(s).copied().unwrap_or(0);
+        self.base.assign_keys(key_of);
+        self.moved_keys.clear();
+        self.delta.by_key.clear();
+        for (i, doc) in self.delta.docs.iter_mut().enumerate() {
+            doc.key = if doc.live { key_of(&doc.slug) } else { 0 };
+            if doc.key != 0 {
+                self.delta.by_key.insert(doc.key, i as u32);
+            }
+        }
+    }
+
+    fn base_len(&self) -> u32 {
+        self.base.len()
+    }
+
+    /// Live claims.
+    pub fn len(&self) -> usize {
+        (self.base_len() - self.dead_docs + self.delta.live) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Claims written since the base was built (live or not): what the next compaction folds in.
+    pub fn delta_len(&self) -> usize {
+        self.delta.docs.len()
+    }
+
+    fn is_dead(&self, d: u32) -> bool {
+        self.dead
+            .get(d as usize / 64)
+            .is_some_and(|w| w & (1 << (d % 64)) != 0)
+    }
+
+    fn is_live(&self, d: DocId) -> bool {
+        if d < self.base_len() {
+            !self.is_dead(d)
+        } else {
+            self.delta
+                .doc(d - self.base_len())
+                .is_some_and(|doc| doc.live)
+        }
+    }
+
+    /// The live claim of a slug.
+    pub fn doc(&self, slug: &str) -> Option<DocId> {
+        if let Some(i) = self.delta.by_slug.get(slug) {
+            return Some(self.base_len() + i);
+        }
+        self.base.doc_of(slug).filter(|d| !self.is_dead(*d))
+    }
+
+    pub fn contains(&self, slug: &str) -> bool {
+        self.doc(slug).is_some()
+    }
+
+    pub fn slug(&self, d: DocId) -> &str {
+        if d < self.base_len() {
+            self.base.slug(d)
+        } else {
+            self.delta
+                .doc(d - self.base_len())
+                .map(|doc| doc.slug.as_str())
+                .unwrap_or("")
+        }
+    }
+
+    pub fn meta(&self, d: DocId) -> Option<MetaRef<'_>> {
+        if d < self.base_len() {
+            let b = &self.base;
+            return Some(MetaRef {
+                label: b.label(d),
+                source_agent: b.source_agent(d),
+                strength: b.strength(d),
+                trust: b.trust(d),
+                created: b.created(d),
+                evidence: Evidence::Base(b, d),
+            });
+        }
+        self.delta
+            .doc(d - self.base_len())
+            .map(|doc| MetaRef::from(&doc.meta))
+    }
+
+    /// The vector key of a live claim, if it has a vector.
+    pub fn key(&self, d: DocId) -> Option<u64> {
+        let k = if d < self.base_len() {
+            self.base.key(d)
+        } else {
+            self.delta.doc(d - self.base_len()).map_or(0, |doc| doc.key)
+        };
+        (k != 0).then_some(k)
+    }
+
+    pub fn key_of(&self, slug: &str) -> Option<u64> {
+        self.key(self.doc(slug)?)
+    }
+
+    /// The live claim a vector key belongs to.
+    pub fn doc_of_key(&self, key: u64) -> Option<DocId> {
+        if key == 0 {
+            return None;
+        }
+        if let Some(i) = self.delta.by_key.get(&key) {
+            return Some(self.base_len() + i);
+        }
+        let d = self
+            .moved_keys
+            .get(&key)
+            .copied()
+            .or_else(|| self.base.doc_of_key(key))?;
+        (!self.is_dead(d) && self.base.key(d) == key).then_some(d)
+    }
+
+    /// Every live claim, base first.
+    pub fn docs(&self) -> impl Iterator<Item = DocId> + '_ {
+        let b = self.base_len();
+        (0..b).filter(|d| !self.is_dead(*d)).chain(
+            self.delta
+                .docs
+                .iter()
+                .enumerate()
+                .filter(|(_, doc)| doc.live)
+                .map(move |(i, _)| b + i as u32),
+        )
+    }
+
+    /// Add or replace a slug's claim. `key` is its vector key (`None`: no vector).
+    pub fn upsert(
+        &mut self,
+        slug: &str,
+        label: &str,
+        text: &str,
+        meta: ClaimMeta,
+        key: Option<u64>,
+    ) {
+        self.remove(slug);
+        let (terms, len) = terms_of(label, text);
+        let base_terms = self.base.term_count();
+        let mut ids: Vec<(u32, u32)> = terms
+            .iter()
+            .map(|(t, f)| {
+                let id = self.delta.term_id(base_terms, self.base.term_id(t), t);
+                (id, *f)
+            })
+            .collect();
+        ids.sort_unstable();
+        let id = self.base_len() + self.delta.docs.len() as u32;
+        self.delta.push(
+            id,
+            DeltaDoc {
+                slug: slug.to_string(),
+                meta,
+                len,
+                terms: ids,
+                key: key.unwrap_or(0),
+                live: true,
+            },
+        );
+    }
+
+    /// Add or replace a claim with its vector key.
+    pub fn upsert_claim(&mut self, c: &Claim, key: Option<u64>) {
+        self.upsert(&c.slug, &c.label, &c.text, ClaimMeta::of(c), key);
+    }
+
+    /// Take a slug's claim out.
+    pub fn remove(&mut self, slug: &str) {
+        let Some(d) = self.doc(slug) else {
+            return;
+        };
+        let b = self.base_len();
+        if d >= b {
+            self.delta.kill(d - b, d);
+            return;
+        }
+        let w = d as usize / 64;
+        if self.dead.len() <= w {
+            self.dead.resize(w + 1, 0);
+        }
+        self.dead[w] |= 1 << (d % 64);
+        self.dead_docs += 1;
+        self.dead_len += u64::from(self.base.doc_len(d));
+        for (t, _) in self.base.doc_terms(d) {
+            *self.dead_df.entry(t).or_default() += 1;
+        }
+        let k = self.base.key(d);
+        if k != 0 && self.moved_keys.get(&k) == Some(&d) {
+            self.moved_keys.remove(&k);
+        }
+    }
+
+    /// A live claim's trust grade changed (a verdict).
+    pub fn set_trust(&mut self, slug: &str, trust: f64) {
+        let Some(d) = self.doc(slug) else {
+            return;
+        };
+        let b = self.base_len();
+        if d < b {
+            self.base.set_trust(d, trust);
+        } else if let Some(doc) = self.delta.docs.get_mut((d - b) as usize) {
+            doc.meta.trust = trust;
+        }
+    }
+
+    /// Give a live claim a vector key, or take it away (`None`).
+    pub fn set_key(&mut self, slug: &str, key: Option<u64>) {
+        let Some(d) = self.doc(slug) else {
+            return;
+        };
+        let new = key.unwrap_or(0);
+        let b = self.base_len();
+        if d < b {
+            let old = self.base.key(d);
+            if old != 0 && self.moved_keys.get(&old) == Some(&d) {
+                self.moved_keys.remove(&old);
+            }
+            self.base.set_key(d, new);
+            if new != 0 && self.base.doc_of_key(new) != Some(d) {
+                self.moved_keys.insert(new, d);
+            }
+        } else if let Some(doc) = self.delta.docs.get_mut((d - b) as usize) {
+            if doc.key != 0 && self.delta.by_key.get(&doc.key) == Some(&(d - b)) {
+                self.delta.by_key.remove(&doc.key);
+            }
+            doc.key = new;
+            if new != 0 {
+                self.delta.by_key.insert(new, d - b);
+            }
+        }
+    }
+
+    /// Fold the delta and the dead into a new base: ids change, answers do not.
+    pub fn compact(&mut self) {
+        if self.delta.docs.is_empty() && self.dead_docs == 0 {
+            return;
+        }
+        let base_terms = self.base.term_count();
+        let term = |t: u32| -> &str {
+            if t < base_terms {
+                self.base.term(t)
+            } else {
+                self.delta.term(base_terms, t)
+            }
+        };
+        let mut docs: Vec<DocIn<'_>> = Vec::with_capacity(self.len());
+        for d in 0..self.base_len() {
+            if self.is_dead(d) {
+                continue;
+            }
+            let b = &self.base;
+            docs.push(DocIn {
+                slug: b.slug(d),
+                meta: MetaIn {
+                    label: b.label(d),
+                    source_agent: b.source_agent(d),
+                    strength: b.strength(d),
+                    trust: b.trust(d),
+                    created: b.created(d),
+                    evidence: b.evidence(d).collect(),
+                },
+                key: b.key(d),
+                len: b.doc_len(d),
+                terms: b.doc_terms(d).map(|(t, f)| (term(t), f)).collect(),
+            });
+        }
+        for doc in self.delta.docs.iter().filter(|d| d.live) {
+            docs.push(DocIn {
+                slug: &doc.slug,
+                meta: MetaIn::of(&doc.meta),
+                key: doc.key,
+                len: doc.len,
+                terms: doc.terms.iter().map(|(t, f)| (term(*t), *f)).collect(),
+            });
+        }
+        let base = Segment::build(docs);
+        *self = ClaimIndex {
+            base,
+            common_min_df: self.common_min_df,
+            ..ClaimIndex::default()
+        };
+    }
+
+    /// Append the index to `out`, compacted first (a snapshot holds one segment).
+    pub(crate) fn write(&mut self, out: &mut Vec<u8>) {
+        self.compact();
+        self.base.write(out);
+    }
+
+    /// Read what [`ClaimIndex::write`] wrote; `None` when it does not read whole and
+    /// consistent.
+    pub(crate) fn read(r: &mut Reader<'_>) -> Option<ClaimIndex> {
+        Some(ClaimIndex {
+            base: Segment::read(r)?,
+            ..ClaimIndex::default()
+        })
+    }
+
+    /// The document frequency of a term over live claims.
+    fn df(&self, t: u32) -> u32 {
+        let base = if t < self.base.term_count() {
+            self.base.df(t) - self.dead_df.get(&t).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        base + self.delta.postings(t).len() as u32
+    }
+
+    fn total_len(&self) -> u64 {
+        self.base.total_len() - self.dead_len + self.delta.total_len
+    }
+
+    fn doc_len(&self, d: DocId) -> u32 {
+        if d < self.base_len() {
+            self.base.doc_len(d)
+        } else {
+            self.delta.doc(d - self.base_len()).map_or(1, |doc| doc.len)
+        }
+    }
+
+    /// The frequency of term `t` in claim `d` (0 when it does not hold it).
+    fn tf(&self, d: DocId, t: u32) -> u32 {
+        if d < self.base_len() {
+            return self.base.tf(d, t);
+        }
+        let Some(doc) = self.delta.doc(d - self.base_len()) else {
+            return 0;
+        };
+        match doc.terms.binary_search_by_key(&t, |p| p.0) {
+            Ok(i) => doc.terms[i].1,
+            Err(_) => 0,
+        }
+    }
+
+    /// A term's id, in the base or the delta.
+    fn term_id(&self, t: &str) -> Option<u32> {
+        self.base
+            .term_id(t)
+            .or_else(|| self.delta.new_terms.get(t).copied())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,674 @@
+//! The base segment of the claim index: every claim it was built from in flat arrays,
+//! sorted by slug, with its terms' postings sorted by document. Built once (on a
+//! checkpoint or a rebuild), never changed afterwards but for a claim's trust grade
+//! and vector key (fixed-size fields written in place); what changes later goes to the
+//! delta (`delta.rs`) and, for a claim that left, to the dead set (`mod.rs`).
+//!
+//! Flat arrays make the snapshot cheap to open: loading it is reading the file and
+//! copying each array out of it, with no per-claim allocation, hashing or tokenizing;
+//! every offset is checked once, so a lookup can never run out of bounds.
+
+use std::ops::Range;
+
+use crate::claim::Strength;
+use crate::recall::ClaimMeta;
+
+/// Strings laid end to end: string `i` is `bytes[off[i]..off[i + 1]]`.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Strs {
+    off: Vec<u32>,
+    bytes: String,
+}
+
+impl Strs {
+    fn with_capacity(n: usize) -> Strs {
+        let mut off = Vec::with_capacity(n + 1);
+        off.push(0);
+        Strs {
+            off,
+            bytes: String::new(),
+        }
+    }
+
+    fn push(&mut self, s: &str) {
+        self.bytes.push_str(s);
+        self.off.push(self.bytes.len() as u32);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.off.len().saturating_sub(1)
+    }
+
+    pub(crate) fn get(&self, i: usize) -> &str {
+        let (Some(a), Some(b)) = (self.off.get(i), self.off.get(i + 1)) else {
+            return "";
+        };
+        self.bytes.get(*a as usize..*b as usize).unwrap_or("")
+    }
+
+    /// Offsets start at 0, never decrease, end at the length, and fall on characters.
+    fn valid(&self) -> bool {
+        self.off.first() == Some(&0)
+            && self.off.last().map(|l| *l as usize) == Some(self.bytes.len())
+            && self.off.windows(2).all(|w| w[0] <= w[1])
+            && self
+                .off
+                .iter()
+                .all(|o| self.bytes.is_char_boundary(*o as usize))
+    }
+
+    /// Binary search in strings sorted ascending.
+    fn find(&self, s: &str) -> Option<usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.get(mid).cmp(s) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+}
+
+/// One claim handed to the segment builder: its slug, metadata, vector key (0 = none)
+/// and terms (term text, frequency with the label's weight), with its length.
+#[derive(Debug, Clone)]
+pub(crate) struct DocIn<'a> {
+    pub slug: &'a str,
+    pub meta: MetaIn<'a>,
+    pub key: u64,
+    pub len: u32,
+    pub terms: Vec<(&'a str, u32)>,
+}
+
+/// The metadata of a claim handed to the builder, borrowed.
+#[derive(Debug, Clone)]
+pub(crate) struct MetaIn<'a> {
+    pub label: &'a str,
+    pub source_agent: &'a str,
+    pub strength: Strength,
+    pub trust: f64,
+    pub created: i64,
+    pub evidence: Vec<&'a str>,
+}
+
+impl<'a> MetaIn<'a> {
+    pub(crate) fn of(m: &'a ClaimMeta) -> MetaIn<'a> {
+        MetaIn {
+            label: &m.label,
+            source_agent: &m.source_agent,
+            strength: m.strength,
+            trust: m.trust,
+            created: m.created,
+            evidence: m.evidence.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
+fn strength_code(s: Strength) -> u8 {
+    match s {
+        Strength::Hint => 0,
+        Strength::Observed => 1,
+        Strength::Verified => 2,
+    }
+}
+
+fn strength_of(c: u8) -> Option<Strength> {
+    match c {
+        0 => Some(Strength::Hint),
+        1 => Some(Strength::Observed),
+        2 => Some(Strength::Verified),
+        _ => None,
+    }
+}
+
+/// The immutable base of the claim index.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Segment {
+    // Documents, by id; ids follow slug order.
+    slugs: Strs,
+    labels: Strs,
+    doc_len: Vec<u32>,
+    strength: Vec<u8>,
+    trust: Vec<f64>,
+    created: Vec<i64>,
+    /// Index into `agents`.
+    agent: Vec<u32>,
+    agents: Strs,
+    /// Document `d`'s evidence is `evidence[ev_off[d]..ev_off[d + 1]]`.
+    ev_off: Vec<u32>,
+    evidence: Strs,
+    /// 0 = the claim has no vector.
+    key: Vec<u64>,
+    /// (key, document) of the documents with a key at build time, by key: a vector's
+    /// document by binary search. Keys set later are the caller's to track.
+    by_key: Vec<(u64, u32)>,
+    /// Document `d`'s terms are `fwd_term[fwd_off[d]..fwd_off[d + 1]]`, by term id, with
+    /// their frequencies in `fwd_tf`.
+    fwd_off: Vec<u32>,
+    fwd_term: Vec<u32>,
+    fwd_tf: Vec<u16>,
+    // Terms, by id; ids follow term order.
+    terms: Strs,
+    /// Term `t`'s postings are `post_doc[post_off[t]..post_off[t + 1]]`, by document.
+    post_off: Vec<u32>,
+    post_doc: Vec<u32>,
+    post_tf: Vec<u16>,
+    /// Per term: the largest frequency and the shortest document among its postings.
+    bound_tf: Vec<u16>,
+    bound_len: Vec<u32>,
+    total_len: u64,
+}
+
+fn tf16(f: u32) -> u16 {
+    u16::try_from(f).unwrap_or(u16::MAX)
+}
+
+impl Segment {
+    /// Build a segment from claims in any order.
+    pub(crate) fn build(mut docs: Vec<DocIn<'_>>) -> Segment {
+        docs.sort_unstable_by(|a, b| a.slug.cmp(b.slug));
+        docs.dedup_by(|b, a| a.slug == b.slug);
+        let n = docs.len();
+        // The dictionary: every term any document holds, sorted.
+        let mut vocab: Vec<&str> = docs
+            .iter()
+            .flat_map(|d| d.terms.iter().map(|(t, _)| *t))
+            .collect();
+        vocab.sort_unstable();
+        vocab.dedup();
+        let mut terms = Strs::with_capacity(vocab.len());
+        for t in &vocab {
+            terms.push(t);
+        }
+        let id_of = |t: &str| vocab.binary_search(&t).map(|i| i as u32).unwrap_or(0);
+        let mut seg = Segment {
+            slugs: Strs::with_capacity(n),
+            labels: Strs::with_capacity(n),
+            agents: Strs::with_capacity(4),
+            evidence: Strs::with_capacity(n),
+            terms,
+            ..Segment::default()
+        };
+        seg.ev_off.push(0);
+        seg.fwd_off.push(0);
+        let mut agent_ids: std::collections::HashMap<&str, u32> = Default::default();
+        let mut df = vec![0u32; vocab.len()];
+        for d in &docs {
+            seg.slugs.push(d.slug);
+            seg.labels.push(d.meta.label);
+            seg.doc_len.push(d.len);
+            seg.strength.push(strength_code(d.meta.strength));
+            seg.trust.push(d.meta.trust);
+            seg.created.push(d.meta.created);
+            let next = agent_ids.len() as u32;
+            let a = *agent_ids.entry(d.meta.source_agent).or_insert_with(|| {
+                seg.agents.push(d.meta.source_agent);
+                next
+            });
+            seg.agent.push(a);
+            for e in &d.meta.evidence {
+                seg.evidence.push(e);
+            }
+            seg.ev_off.push(seg.evidence.len() as u32);
+            seg.key.push(d.key);
+            let mut ids: Vec<(u32, u16)> =
+                d.terms.iter().map(|(t, f)| (id_of(t), tf16(*f))).collect();
+            ids.sort_unstable();
+            ids.dedup_by_key(|p| p.0);
+            for (t, f) in ids {
+                seg.fwd_term.push(t);
+                seg.fwd_tf.push(f);
+                df[t as usize] += 1;
+            }
+            seg.fwd_off.push(seg.fwd_term.len() as u32);
+            seg.total_len += u64::from(d.len);
+        }
+        // Postings by counting: documents are visited in id order, so each list is sorted.
+        seg.post_off = Vec::with_capacity(vocab.len() + 1);
+        seg.post_off.push(0);
+        for f in &df {
+            let last = *seg.post_off.last().unwrap_or(&0);
+            seg.post_off.push(last + f);
+        }
+        let total = seg.fwd_term.len();
+        seg.post_doc = vec![0; total];
+        seg.post_tf = vec![0; total];
+        seg.bound_tf = vec![0; vocab.len()];
+        seg.bound_len = vec![u32::MAX; vocab.len()];
+        let mut fill: Vec<u32> = seg.post_off[..vocab.len()].to_vec();
+        for d in 0..n {
+            let len = seg.doc_len[d];
+            for i in seg.fwd_off[d] as usize..seg.fwd_off[d + 1] as usize {
+                let t = seg.fwd_term[i] as usize;
+                let at = fill[t] as usize;
+                seg.post_doc[at] = d as u32;
+                seg.post_tf[at] = seg.fwd_tf[i];
+                fill[t] += 1;
+                seg.bound_tf[t] = seg.bound_tf[t].max(seg.fwd_tf[i]);
+                seg.bound_len[t] = seg.bound_len[t].min(len);
+            }
+        }
+        seg.index_keys();
+        seg
+    }
+
+    fn index_keys(&mut self) {
+        let mut by_key: Vec<(u64, u32)> = (0..self.key.len() as u32)
+            .map(|d| (self.key[d as usize], d))
+            .filter(|(k, _)| *k != 0)
+            .collect();
+        by_key.sort_unstable();
+        self.by_key = by_key;
+    }
+
+    /// Give every document the key `key_of` names (0 = none), and index them afresh.
+    pub(crate) fn assign_keys(&mut self, key_of: impl Fn(&str) -> u64) {
+        for d in 0..self.len() {
+            self.key[d as usize] = key_of(self.slugs.get(d as usize));
+        }
+        self.index_keys();
+    }
+
+    pub(crate) fn len(&self) -> u32 {
+        self.doc_len.len() as u32
+    }
+
+    pub(crate) fn total_len(&self) -> u64 {
+        self.total_len
+    }
+
+    pub(crate) fn slug(&self, d: u32) -> &str {
+        self.slugs.get(d as usize)
+    }
+
+    pub(crate) fn doc_of(&self, slug: &str) -> Option<u32> {
+        self.slugs.find(slug).map(|d| d as u32)
+    }
+
+    pub(crate) fn doc_len(&self, d: u32) -> u32 {
+        self.doc_len.get(d as usize).copied().unwrap_or(1)
+    }
+
+    pub(crate) fn label(&self, d: u32) -> &str {
+        self.labels.get(d as usize)
+    }
+
+    pub(crate) fn source_agent(&self, d: u32) -> &str {
+        self.agents
+            .get(self.agent.get(d as usize).copied().unwrap_or(0) as usize)
+    }
+
+    pub(crate) fn strength(&self, d: u32) -> Strength {
+        self.strength
+            .get(d as usize)
+            .and_then(|c| strength_of(*c))
+            .unwrap_or(Strength::Hint)
+    }
+
+    pub(crate) fn trust(&self, d: u32) -> f64 {
+        self.trust.get(d as usize).copied().unwrap_or(0.5)
+    }
+
+    pub(crate) fn set_trust(&mut self, d: u32, trust: f64) {
+        if let Some(t) = self.trust.get_mut(d as usize) {
+            *t = trust;
+        }
+    }
+
+    pub(crate) fn created(&self, d: u32) -> i64 {
+        self.created.get(d as usize).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn evidence(&self, d: u32) -> impl Iterator<Item = &str> {
+        let r = match (self.ev_off.get(d as usize), self.ev_off.get(d as usize + 1)) {
+            (Some(a), Some(b)) => *a as usize..*b as usize,
+            _ => 0..0,
+        };
+        r.map(|i| self.evidence.get(i))
+    }
+
+    pub(crate) fn key(&self, d: u32) -> u64 {
+        self.key.get(d as usize).copied().unwrap_or(0)
+    }
+
+    /// Set a document's vector key in place. The key index keeps its build-time order:
+    /// the caller records a key set later in its own map.
+    pub(crate) fn set_key(&mut self, d: u32, key: u64) {
+        if let Some(k) = self.key.get_mut(d as usize) {
+            *k = key;
+        }
+    }
+
+    /// The document whose key was `key` when the keys were last indexed (it may have
+    /// been given another since: the caller checks [`Segment::key`]).
+    pub(crate) fn doc_of_key(&self, key: u64) -> Option<u32> {
+        let i = self.by_key.binary_search_by_key(&key, |p| p.0).ok()?;
+        self.by_key.get(i).map(|p| p.1)
+    }
+
+    pub(crate) fn term_count(&self) -> u32 {
+        self.terms.len() as u32
+    }
+
+    pub(crate) fn term_id(&self, t: &str) -> Option<u32> {
+        self.terms.find(t).map(|i| i as u32)
+    }
+
+    pub(crate) fn term(&self, t: u32) -> &str {
+        self.terms.get(t as usize)
+    }
+
+    fn post_range(&self, t: u32) -> Range<usize> {
+        match (
+            self.post_off.get(t as usize),
+            self.post_off.get(t as usize + 1),
+        ) {
+            (Some(a), Some(b)) => *a as usize..*b as usize,
+            _ => 0..0,
+        }
+    }
+
+    /// Term `t`'s postings: documents ascending, with their frequencies.
+    pub(crate) fn postings(&self, t: u32) -> (&[u32], &[u16]) {
+        let r = self.post_range(t);
+        (&self.post_doc[r.clone()], &self.post_tf[r])
+    }
+
+    pub(crate) fn df(&self, t: u32) -> u32 {
+        self.post_range(t).len() as u32
+    }
+
+    /// (largest frequency, shortest document) over the term's postings.
+    pub(crate) fn bound(&self, t: u32) -> (u32, u32) {
+        (
+            u32::from(self.bound_tf.get(t as usize).copied().unwrap_or(0)),
+            self.bound_len.get(t as usize).copied().unwrap_or(u32::MAX),
+        )
+    }
+
+    fn fwd_range(&self, d: u32) -> Range<usize> {
+        match (
+            self.fwd_off.get(d as usize),
+            self.fwd_off.get(d as usize + 1),
+        ) {
+            (Some(a), Some(b)) => *a as usize..*b as usize,
+            _ => 0..0,
+        }
+    }
+
+    /// Document `d`'s terms by id, with their frequencies.
+    pub(crate) fn doc_terms(&self, d: u32) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.fwd_range(d)
+            .map(|i| (self.fwd_term[i], u32::from(self.fwd_tf[i])))
+    }
+
+    /// The frequency of term `t` in document `d` (0 when it does not hold it).
+    pub(crate) fn tf(&self, d: u32, t: u32) -> u32 {
+        let r = self.fwd_range(d);
+        let terms = &self.fwd_term[r.clone()];
+        match terms.binary_search(&t) {
+            Ok(i) => u32::from(self.fwd_tf[r.start + i]),
+            Err(_) => 0,
+        }
+    }
+}
+
+/// The byte encoding: each array as a length and its little-endian elements.
+mod bytes {
+    use super::{Segment, Strs};
+
+    pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn put_len(out: &mut Vec<u8>, n: usize) {
+        put_u64(out, n as u64);
+    }
+
+    pub(super) fn put_u32s(out: &mut Vec<u8>, v: &[u32]) {
+        put_len(out, v.len());
+        out.reserve(v.len() * 4);
+        for x in v {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+
+    fn put_u16s(out: &mut Vec<u8>, v: &[u16]) {
+        put_len(out, v.len());
+        out.reserve(v.len() * 2);
+        for x in v {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+
+    fn put_u64s(out: &mut Vec<u8>, v: impl ExactSizeIterator<Item = u64>) {
+        put_len(out, v.len());
+        out.reserve(v.len() * 8);
+        for x in v {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+
+    fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+        put_len(out, b.len());
+        out.extend_from_slice(b);
+    }
+
+    fn put_strs(out: &mut Vec<u8>, s: &Strs) {
+        put_u32s(out, &s.off);
+        put_bytes(out, s.bytes.as_bytes());
+    }
+
+    pub(super) fn write(seg: &Segment, out: &mut Vec<u8>) {
+        put_strs(out, &seg.slugs);
+        put_strs(out, &seg.labels);
+        put_u32s(out, &seg.doc_len);
+        put_bytes(out, &seg.strength);
+        put_u64s(out, seg.trust.iter().map(|t| t.to_bits()));
+        put_u64s(out, seg.created.iter().map(|c| *c as u64));
+        put_u32s(out, &seg.agent);
+        put_strs(out, &seg.agents);
+        put_u32s(out, &seg.ev_off);
+        put_strs(out, &seg.evidence);
+        put_u64s(out, seg.key.iter().copied());
+        put_u32s(out, &seg.fwd_off);
+        put_u32s(out, &seg.fwd_term);
+        put_u16s(out, &seg.fwd_tf);
+        put_strs(out, &seg.terms);
+        put_u32s(out, &seg.post_off);
+        put_u32s(out, &seg.post_doc);
+        put_u16s(out, &seg.post_tf);
+        put_u64(out, seg.total_len);
+    }
+
+    /// Reads what `write` wrote; `None` once the bytes run out.
+    pub(crate) struct Reader<'a> {
+        b: &'a [u8],
+    }
+
+    impl<'a> Reader<'a> {
+        pub(crate) fn new(b: &'a [u8]) -> Self {
+            Self { b }
+        }
+
+        pub(crate) fn is_empty(&self) -> bool {
+            self.b.is_empty()
+        }
+
+        fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+            if self.b.len() < n {
+                return None;
+            }
+            let (head, rest) = self.b.split_at(n);
+            self.b = rest;
+            Some(head)
+        }
+
+        pub(crate) fn u32(&mut self) -> Option<u32> {
+            Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+        }
+
+        pub(crate) fn u64(&mut self) -> Option<u64> {
+            Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+        }
+
+        fn len(&mut self, width: usize) -> Option<usize> {
+            let n = usize::try_from(self.u64()?).ok()?;
+            // Never allocate for more elements than the bytes left can hold.
+            (n.checked_mul(width)? <= self.b.len()).then_some(n)
+        }
+
+        pub(crate) fn u32s(&mut self) -> Option<Vec<u32>> {
+            let n = self.len(4)?;
+            let raw = self.take(n * 4)?;
+            Some(
+                raw.chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            )
+        }
+
+        fn u16s(&mut self) -> Option<Vec<u16>> {
+            let n = self.len(2)?;
+            let raw = self.take(n * 2)?;
+            Some(
+                raw.chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect(),
+            )
+        }
+
+        fn u64s(&mut self) -> Option<Vec<u64>> {
+            let n = self.len(8)?;
+            let raw = self.take(n * 8)?;
+            Some(
+                raw.chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                    .collect(),
+            )
+        }
+
+        fn bytes(&mut self) -> Option<&'a [u8]> {
+            let n = self.len(1)?;
+            self.take(n)
+        }
+
+        pub(crate) fn str(&mut self) -> Option<&'a str> {
+            std::str::from_utf8(self.bytes()?).ok()
+        }
+
+        fn strs(&mut self) -> Option<Strs> {
+            let off = self.u32s()?;
+            let bytes = self.str()?.to_string();
+            let s = Strs { off, bytes };
+            s.valid().then_some(s)
+        }
+
+        pub(super) fn segment(&mut self) -> Option<Segment> {
+            Some(Segment {
+                slugs: self.strs()?,
+                labels: self.strs()?,
+                doc_len: self.u32s()?,
+                strength: self.bytes()?.to_vec(),
+                trust: self.u64s()?.into_iter().map(f64::from_bits).collect(),
+                created: self.u64s()?.into_iter().map(|c| c as i64).collect(),
+                agent: self.u32s()?,
+                agents: self.strs()?,
+                ev_off: self.u32s()?,
+                evidence: self.strs()?,
+                key: self.u64s()?,
+                by_key: Vec::new(),
+                fwd_off: self.u32s()?,
+                fwd_term: self.u32s()?,
+                fwd_tf: self.u16s()?,
+                terms: self.strs()?,
+                post_off: self.u32s()?,
+                post_doc: self.u32s()?,
+                post_tf: self.u16s()?,
+                bound_tf: Vec::new(),
+                bound_len: Vec::new(),
+                total_len: self.u64()?,
+            })
+        }
+    }
+}
+
+pub(crate) use bytes::{put_u32, put_u64, Reader};
+
+impl Segment {
+    /// Append the segment's bytes to `out`.
+    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+        bytes::write(self, out);
+    }
+
+    /// Read what [`Segment::write`] wrote; `None` unless it reads whole and consistent:
+    /// every array of the right length, every offset in range and in order, every
+    /// document and term id in range, slugs and terms strictly ascending, postings by
+    /// document. A segment that passes can be read without a lookup failing.
+    pub(crate) fn read(r: &mut Reader<'_>) -> Option<Segment> {
+        let mut seg = r.segment()?;
+        let n = seg.slugs.len();
+        let t = seg.terms.len();
+        let sized = seg.labels.len() == n
+            && seg.doc_len.len() == n
+            && seg.strength.len() == n
+            && seg.trust.len() == n
+            && seg.created.len() == n
+            && seg.agent.len() == n
+            && seg.ev_off.len() == n + 1
+            && seg.key.len() == n
+            && seg.fwd_off.len() == n + 1
+            && seg.fwd_tf.len() == seg.fwd_term.len()
+            && seg.post_off.len() == t + 1
+            && seg.post_doc.len() == seg.post_tf.len()
+            && seg.post_doc.len() == seg.fwd_term.len();
+        if !sized {
+            return None;
+        }
+        let offsets = |off: &[u32], end: usize| {
+            off.first() == Some(&0)
+                && off.last().map(|l| *l as usize) == Some(end)
+                && off.windows(2).all(|w| w[0] <= w[1])
+        };
+        let ascending = |s: &Strs| (1..s.len()).all(|i| s.get(i - 1) < s.get(i));
+        let ok = offsets(&seg.ev_off, seg.evidence.len())
+            && offsets(&seg.fwd_off, seg.fwd_term.len())
+            && offsets(&seg.post_off, seg.post_doc.len())
+            && seg.agent.iter().all(|a| (*a as usize) < seg.agents.len())
+            && seg.strength.iter().all(|c| strength_of(*c).is_some())
+            && ascending(&seg.slugs)
+            && ascending(&seg.terms)
+            && (0..n).all(|d| {
+                let r = seg.fwd_range(d as u32);
+                let ts = &seg.fwd_term[r];
+                ts.iter().all(|x| (*x as usize) < t) && ts.windows(2).all(|w| w[0] < w[1])
+            })
+            && (0..t).all(|x| {
+                let (docs, _) = seg.postings(x as u32);
+                docs.iter().all(|d| (*d as usize) < n) && docs.windows(2).all(|w| w[0] < w[1])
+            })
+            && seg.total_len == seg.doc_len.iter().map(|l| u64::from(*l)).sum::<u64>();
+        if !ok {
+            return None;
+        }
+        seg.bound_tf = vec![0; t];
+        seg.bound_len = vec![u32::MAX; t];
+        for x in 0..t {
+            let r = seg.post_range(x as u32);
+            for i in r {
+                let len = seg.doc_len[seg.post_doc[i] as usize];
+                seg.bound_tf[x] = seg.bound_tf[x].max(seg.post_tf[i]);
+                seg.bound_len[x] = seg.bound_len[x].min(len);
+            }
+        }
+        seg.index_keys();
+        Some(seg)
+    }
+}

@@ -1,0 +1,124 @@
+//! The vector index holds vectors in half precision (issue 24: half the memory of a large
+//! brain). Regression guard: a half-precision index answers the nearest claims an exact
+//! search over the full-precision vectors finds, as well as a full-precision index does,
+//! with cosines that differ from the exact ones by less than the ranking can tell apart.
+
+use std::sync::Arc;
+
+use brains::recall::RankMode;
+use brains::vector::Precision;
+use brains::{Embedder, FixedClock, RecallQuery, Store, StoreOptions};
+
+use crate::common::{input, BagOfWords, T0};
+
+const WORDS: &[&str] = &[
+    "cache", "deploy", "runner", "flake", "queue", "token", "index", "merge", "retry", "socket",
+    "shard", "schema", "router", "session", "vector", "latency", "timeout", "backoff", "worker",
+    "config", "release", "branch", "commit", "review", "fixture", "stream", "buffer", "parser",
+    "grammar", "linker", "crate", "module", "trait", "actor", "mailbox", "spool", "letter",
+    "journal", "snapshot", "kernel",
+];
+
+fn text(seed: &mut u64, n: usize) -> String {
+    (0..n)
+        .map(|_| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            WORDS[(*seed % WORDS.len() as u64) as usize]
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum()
+}
+
+#[test]
+fn a_half_precision_index_finds_what_an_exact_search_finds() {
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut seed = 0x5EED_u64;
+    let claims: Vec<(String, String)> = (0..1500)
+        .map(|i| (format!("fact {i}"), text(&mut seed, 6)))
+        .collect();
+    let queries: Vec<String> = (0..40).map(|_| text(&mut seed, 3)).collect();
+    let e = BagOfWords;
+    let stored: Vec<Vec<f32>> = claims
+        .iter()
+        .map(|(l, t)| e.embed(&[format!("{l}\n{t}").as_str()]).unwrap().remove(0))
+        .collect();
+    let mut found = vec![];
+    for precision in [Precision::F16, Precision::F32] {
+        let d = tempfile::tempdir().unwrap();
+        let (mut s, _) = Store::open(
+            d.path(),
+            StoreOptions {
+                embedder: Some(Arc::new(BagOfWords) as Arc<dyn Embedder>),
+                clock: clock.clone(),
+                precision,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for r in s
+            .memorize_many(claims.iter().map(|(l, t)| input(l, t)).collect())
+            .unwrap()
+        {
+            r.unwrap();
+        }
+        let mut agree = 0usize;
+        let mut worst_cos = 0f64;
+        for q in &queries {
+            let qv = e.embed(&[q.as_str()]).unwrap().remove(0);
+            let mut exact: Vec<(f64, usize)> = stored
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (cosine(v, &qv), i))
+                .collect();
+            exact.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            // The exact top 10, widened to every claim tied with the tenth.
+            let tenth = exact[9].0;
+            let truth: std::collections::HashSet<String> = exact
+                .iter()
+                .take_while(|(c, _)| *c >= tenth - 1e-9)
+                .map(|(_, i)| brains::slugify(&claims[*i].0))
+                .collect();
+            let hits = s
+                .recall(&RecallQuery {
+                    text: q.clone(),
+                    limit: 10,
+                    mode: RankMode::Vector,
+                    matched_only: false,
+                    ..Default::default()
+                })
+                .unwrap()
+                .hits;
+            assert_eq!(hits.len(), 10);
+            for h in &hits {
+                let i: usize = h.claim.label["fact ".len()..].parse().unwrap();
+                let exact_cos = cosine(&stored[i], &qv);
+                worst_cos = worst_cos.max((h.vector.unwrap() - exact_cos).abs());
+                agree += usize::from(truth.contains(&h.claim.slug));
+            }
+        }
+        let recall = agree as f64 / (10 * queries.len()) as f64;
+        assert!(
+            worst_cos < 2e-3,
+            "{precision:?}: a cosine is {worst_cos} off the exact one"
+        );
+        found.push((precision, recall));
+    }
+    let (f16, f32) = (found[0].1, found[1].1);
+    assert!(
+        f16 >= 0.95,
+        "half precision finds {f16} of the exact top 10"
+    );
+    assert!(
+        (f16 - f32).abs() <= 0.02,
+        "half precision ({f16}) answers as full precision does ({f32})"
+    );
+}
