@@ -98,7 +98,7 @@ impl Gen {
     }
     /// Words of a 20k-word vocabulary with a Zipf-like skew (rank ~ 1/u), the shape of
     /// real text: a few frequent terms, a long tail of rare ones.
-    fn rare(&mut self, n: usize) -> String {
+    pub(crate) fn rare(&mut self, n: usize) -> String {
         (0..n)
             .map(|_| {
                 let u = (self.next() % 1_000_000) as f64 / 1_000_000.0 + 1e-6;

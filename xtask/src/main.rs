@@ -20,6 +20,8 @@
 //! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
 //!   one memory workload against medulla (HTTP, bridge) and other MCP memory servers
 //!   (installed under `target/peers/` with npm and pip).
+//! - `bench-lexical [--sizes 100000,1000000] [--ops 300]` (build with `--features
+//!   tantivy-compare`): the lexical index against tantivy on `bench`'s corpus (issue 24).
 //! - `soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model]
 //!   [--seek-tier project|medulla]`: concurrent MCP sessions against one release owner;
 //!   exits non-zero on any error.
@@ -36,6 +38,8 @@ mod bench_anchors;
 mod bench_backup;
 mod bench_hall;
 mod bench_http;
+#[cfg(feature = "tantivy-compare")]
+mod bench_lexical;
 mod bench_near;
 mod bench_team;
 mod eval;
@@ -62,6 +66,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --team [--owners 3] [--samples 200] [--catchup 10000] [--offline 1000] [--writes 500] [--poll-ms MS]
   bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]
   bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]
+  bench-lexical [--sizes 100000,1000000] [--ops 300]   (needs --features tantivy-compare)
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]
   hygiene speed [--rounds 200]
@@ -181,6 +186,17 @@ fn main() -> Result<()> {
         "bench" => bench::run(rest),
         // The child process `bench` measures a warm store's memory in (not a tool).
         "bench-rss" => bench::rss_child(rest),
+        #[cfg(feature = "tantivy-compare")]
+        "bench-lexical" => bench_lexical::run(rest),
+        // The fresh process `bench-lexical` measures open time and memory in (not a tool).
+        #[cfg(feature = "tantivy-compare")]
+        "bench-lexical-child" => bench_lexical::child(rest),
+        #[cfg(not(feature = "tantivy-compare"))]
+        "bench-lexical" => bail!(
+            "bench-lexical compares against tantivy, which is built only on request: \
+             cargo run --release -p xtask --features tantivy-compare -- bench-lexical {}",
+            rest.join(" ")
+        ),
         "hygiene" => hygiene::run(rest),
         "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),
         "ci" => {
