@@ -18,8 +18,11 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use brains::lexical::{tokenize, LexicalIndex};
+use brains::index::ClaimIndex;
+use brains::lexical::tokenize;
+use brains::recall::ClaimMeta;
 use brains::recall::RankMode;
+use brains::Strength;
 use brains::{MemorizeInput, RecallQuery, Store, StoreOptions};
 use tantivy::collector::TopDocs;
 use tantivy::columnar::StrColumn;
@@ -312,13 +315,14 @@ pub fn child(args: &[String]) -> Result<()> {
             let size = num(size)?;
             let qs = queries(size, num(ops)?);
             let t = Instant::now();
-            let mut idx = LexicalIndex::new();
+            let mut idx = ClaimIndex::new();
             for (slug, c) in corpus(size) {
-                idx.upsert(&slug, &c.label, &c.text);
+                idx.upsert(&slug, &c.label, &c.text, meta(&c.label), None);
             }
+            idx.compact();
             let open_ms = t.elapsed().as_secs_f64() * 1000.0;
             for q in &qs {
-                std::hint::black_box(idx.search_prepared(&idx.prepare(q), K, &|_| true));
+                std::hint::black_box(idx.search(&idx.prepare(q), K, &|_| true));
             }
             (open_ms, open_ms)
         }
@@ -333,6 +337,18 @@ fn print_fresh(open_ms: f64, first_ms: f64) -> Result<()> {
     Ok(())
 }
 
+/// The metadata a bench claim carries in the claim index.
+fn meta(label: &str) -> ClaimMeta {
+    ClaimMeta {
+        label: label.to_lowercase(),
+        source_agent: "bench:maker".into(),
+        strength: Strength::Observed,
+        trust: 0.5,
+        created: 0,
+        evidence: vec![],
+    }
+}
+
 /// Top-50 latency (p50, p99 in ms) and each query's top-10 slugs with the 10th score.
 struct Answers {
     p50: f64,
@@ -340,14 +356,19 @@ struct Answers {
     top: Vec<Vec<String>>,
 }
 
-fn ours_answers(idx: &LexicalIndex, qs: &[String]) -> Answers {
+fn ours_answers(idx: &ClaimIndex, qs: &[String]) -> Answers {
     let mut lat = Vec::with_capacity(qs.len());
     let mut top = Vec::with_capacity(qs.len());
     for q in qs {
         let t = Instant::now();
-        let hits = idx.search_prepared(&idx.prepare(q), K, &|_| true);
+        let hits = idx.search(&idx.prepare(q), K, &|_| true);
         lat.push(t.elapsed());
-        top.push(hits.into_iter().take(AGREE_AT).map(|h| h.slug).collect());
+        top.push(
+            hits.into_iter()
+                .take(AGREE_AT)
+                .map(|h| idx.slug(h.doc).to_string())
+                .collect(),
+        );
     }
     Answers {
         p50: pct(&mut lat, 0.5),
@@ -376,7 +397,7 @@ fn overlap(a: &[Vec<String>], b: &[Vec<String>]) -> f64 {
 /// Overlap with ties forgiven: a slug of `b` agrees when it is in `a` or scores (by
 /// `idx`, our scoring) at least `a`'s last score. Same-score claims fill a top-10 in an
 /// order each engine picks for itself (ours by slug, tantivy by document address).
-fn overlap_ties(idx: &LexicalIndex, qs: &[String], a: &[Vec<String>], b: &[Vec<String>]) -> f64 {
+fn overlap_ties(idx: &ClaimIndex, qs: &[String], a: &[Vec<String>], b: &[Vec<String>]) -> f64 {
     let mut sum = 0.0;
     for ((q, x), y) in qs.iter().zip(a).zip(b) {
         let n = x.len().max(y.len());
@@ -385,7 +406,12 @@ fn overlap_ties(idx: &LexicalIndex, qs: &[String], a: &[Vec<String>], b: &[Vec<S
             continue;
         }
         let p = idx.prepare(q);
-        let score = |s: &str| idx.score(&p, s).map(|h| h.score).unwrap_or(0.0);
+        let score = |s: &str| {
+            idx.doc(s)
+                .and_then(|d| idx.score(&p, d))
+                .map(|h| h.score)
+                .unwrap_or(0.0)
+        };
         let last = x.last().map(|s| score(s)).unwrap_or(0.0);
         let agree = y
             .iter()
@@ -412,16 +438,18 @@ fn bench_size(size: usize, ops: usize) -> Result<SizeReport> {
     // split (plain BM25 over every query term).
     eprintln!("[{size}] our index: build");
     let t = Instant::now();
-    let mut ours = LexicalIndex::new();
+    let mut ours = ClaimIndex::new();
     for (slug, c) in corpus(size) {
-        ours.upsert(&slug, &c.label, &c.text);
+        ours.upsert(&slug, &c.label, &c.text, meta(&c.label), None);
     }
+    ours.compact();
     let ours_build = t.elapsed();
     let ours_ans = ours_answers(&ours, &qs);
-    let mut plain = LexicalIndex::with_common_min_df(usize::MAX);
+    let mut plain = ClaimIndex::with_common_min_df(usize::MAX);
     for (slug, c) in corpus(size) {
-        plain.upsert(&slug, &c.label, &c.text);
+        plain.upsert(&slug, &c.label, &c.text, meta(&c.label), None);
     }
+    plain.compact();
     let plain_ans = ours_answers(&plain, &qs);
     // Ours, read-your-writes: the upsert, then a query that finds the new claim.
     let mut cycle = Vec::with_capacity(WRITE_CYCLES);
@@ -431,10 +459,10 @@ fn bench_size(size: usize, ops: usize) -> Result<SizeReport> {
         c.text.push_str(&format!(" fresh{i}x"));
         let slug = format!("w{i}");
         let t = Instant::now();
-        ours.upsert(&slug, &c.label, &c.text);
-        let hits = ours.search_prepared(&ours.prepare(&format!("fresh{i}x")), 1, &|_| true);
+        ours.upsert(&slug, &c.label, &c.text, meta(&c.label), None);
+        let hits = ours.search(&ours.prepare(&format!("fresh{i}x")), 1, &|_| true);
         cycle.push(t.elapsed());
-        if hits.first().map(|h| h.slug.as_str()) != Some(slug.as_str()) {
+        if hits.first().map(|h| ours.slug(h.doc)) != Some(slug.as_str()) {
             bail!("our index did not find claim {slug} after its upsert");
         }
     }
