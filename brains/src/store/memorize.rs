@@ -12,7 +12,7 @@ use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{content_hash, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome};
 use crate::error::StoreError;
 
-/// A batch at least this large has its vectors inserted on every core.
+/// A batch at least this large has its vectors added to the index together.
 const PARALLEL_INDEX_BATCH: usize = 32;
 
 /// What memorizing one input would do.
@@ -298,9 +298,9 @@ impl Store {
         }
     }
 
-    /// After a large batch's commit: what [`Store::index_live`] does per version, with
-    /// the vectors inserted on every core. A key written and replaced within the batch
-    /// never enters the vector index.
+    /// After a large batch's commit: what [`Store::index_live`] does per version, the
+    /// vectors added together. A key written and replaced within the batch never enters
+    /// the vector index.
     fn index_live_batch(
         &mut self,
         plans: &[Planned],
@@ -322,7 +322,7 @@ impl Store {
             }
         }
         if let Some(ix) = self.vindex.as_mut() {
-            ix.add_parallel(&adds)?;
+            ix.add_many(&adds)?;
         }
         self.note_vector_writes(plans.len())?;
         for _ in 0..plans.len() {

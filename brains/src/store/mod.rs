@@ -231,9 +231,23 @@ impl Store {
         })
     }
 
-    /// Persist the vector index file now, and the claim-index snapshot when acts were
-    /// written since it was saved.
+    /// Persist the vector index file now, every fresh vector settled into it first, and
+    /// the claim-index snapshot when acts were written since it was saved.
     pub fn flush_index(&mut self) -> Result<(), StoreError> {
+        if let Some(ix) = &self.vindex {
+            ix.flush()?;
+        }
+        self.unsaved = 0;
+        if self.acts_unsaved > 0 {
+            self.save_claim_index()?;
+        }
+        Ok(())
+    }
+
+    /// A checkpoint of the derived files in the write path: the vector index's graph as
+    /// it stands (fresh vectors keep settling; what the file lacks is added from redb on
+    /// open) and the claim-index snapshot.
+    fn checkpoint_index(&mut self) -> Result<(), StoreError> {
         if let Some(ix) = &self.vindex {
             ix.save()?;
         }
@@ -290,6 +304,13 @@ impl Store {
     /// Whether `unsaved` writes to a derived file of `size` entries call for a checkpoint.
     fn checkpoint_due(&self, unsaved: u32, size: usize) -> bool {
         unsaved as usize >= (SAVE_EVERY as usize).max(size / SAVE_SHARE)
+    }
+
+    /// Vectors written and not yet settled into the vector index's graph (they are
+    /// found all the same, by an exact scan).
+    #[doc(hidden)]
+    pub fn vectors_unsettled(&self) -> usize {
+        self.vindex.as_ref().map_or(0, |ix| ix.fresh())
     }
 
     /// Is the vector index in step with redb? `None` when it is (or when there is no model).

@@ -1,0 +1,479 @@
+//! The vector index, derived from the f32 vectors kept in redb; never the truth: a
+//! missing, unreadable or out-of-step file is rebuilt or repaired.
+//!
+//! Two parts, searched together: the **graph** (`graph.rs`, usearch's HNSW over f16
+//! vectors, saved in `vectors.usearch`), and the **fresh** vectors (`fresh.rs`), written
+//! but not yet in the graph, searched exactly. A write only adds to the fresh set, so a
+//! memorize never waits for a graph insert and a claim is found by its vector as soon as
+//! its write returns; a settler thread moves fresh vectors into the graph in the
+//! background, one batch at a time, and exits when there are none left. Closing a store
+//! settles everything before the file is saved; a checkpoint saves the graph as it is,
+//! and what it lacks is added from redb on the next open.
+
+mod fresh;
+mod graph;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::error::StoreError;
+use fresh::Fresh;
+use graph::{Contexts, Graph};
+
+pub use graph::SEARCH_CONTEXTS;
+
+pub const INDEX_FILE: &str = "vectors.usearch";
+
+/// Vectors the settler moves into the graph at a time.
+const SETTLE_BATCH: usize = 256;
+/// Fresh vectors beyond this are settled by the writer itself before it returns: the
+/// scan a search adds stays bounded (~4 ms at 256 dimensions), whatever the write rate.
+const FRESH_MAX: usize = 131_072;
+
+fn err(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::VectorIndex {
+        what: what.to_string(),
+        detail: e.to_string(),
+    }
+}
+
+/// How the graph holds a vector (redb always keeps the f32 vector: this is derived).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// Half precision (the default): half the memory and the file of a large brain, and
+    /// every distance faster; a cosine moves by ~1e-3, below what the ranking can tell
+    /// apart (`cargo xtask eval --f32` measures both side by side: docs/BENCHMARKS.md).
+    #[default]
+    F16,
+    /// Full precision: the reference the default is measured against.
+    F32,
+}
+
+/// Threads a bulk insert uses: every core the process may run on.
+fn build_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(SEARCH_CONTEXTS)
+}
+
+fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What the store's thread and the settler share.
+struct Shared {
+    /// When both are held, `graph` is taken first.
+    graph: RwLock<Graph>,
+    fresh: RwLock<Fresh>,
+    contexts: Contexts,
+    /// Held while a batch moves from fresh to the graph: one mover at a time.
+    settling: Mutex<()>,
+    /// Whether a settler thread is running.
+    running: Mutex<bool>,
+    idle: Condvar,
+    stop: AtomicBool,
+}
+
+impl Shared {
+    /// Move up to `n` fresh vectors into the graph, inserted on `threads` threads.
+    /// Returns how many moved. A vector removed while it moved is taken out again.
+    fn settle(&self, n: usize, threads: usize) -> Result<usize, StoreError> {
+        let _one = self.settling.lock().unwrap_or_else(|p| p.into_inner());
+        let batch = write(&self.fresh).take_batch(n);
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
+        let added = self.insert(&batch, threads);
+        let gone = write(&self.fresh).settled(&keys);
+        if added.is_err() {
+            // Back to fresh as they were: nothing is lost, the next settle retries.
+            let mut f = write(&self.fresh);
+            f.forget_dropped(&gone);
+            for (k, v) in batch.iter().filter(|(k, _)| !gone.contains(k)) {
+                f.push(*k, v);
+            }
+            drop(f);
+            let mut g = write(&self.graph);
+            for k in &keys {
+                g.remove(*k)?;
+            }
+            return added.map(|_| 0);
+        }
+        if !gone.is_empty() {
+            let mut g = write(&self.graph);
+            for k in &gone {
+                g.remove(*k)?;
+            }
+        }
+        write(&self.fresh).forget_dropped(&gone);
+        Ok(batch.len())
+    }
+
+    /// Insert a batch into the graph on `threads` threads.
+    fn insert(&self, batch: &[(u64, Vec<f32>)], threads: usize) -> Result<(), StoreError> {
+        write(&self.graph).room(batch.len())?;
+        let g = read(&self.graph);
+        let part = batch.len().div_ceil(threads.max(1));
+        std::thread::scope(|s| {
+            let workers: Vec<_> = batch
+                .chunks(part)
+                .map(|chunk| {
+                    let (g, contexts) = (&g, &self.contexts);
+                    s.spawn(move || -> Result<(), StoreError> {
+                        for (key, v) in chunk {
+                            if !g.contains(*key) {
+                                contexts.with(|| g.add(*key, v))?;
+                            }
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            workers.into_iter().try_for_each(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(err("add", "a settling thread panicked")))
+            })
+        })
+    }
+
+    /// The settler: batches until nothing is fresh (or the index is dropped).
+    fn run(self: Arc<Self>) {
+        loop {
+            if self.stop.load(Ordering::Acquire) {
+                break;
+            }
+            match self.settle(SETTLE_BATCH, 1) {
+                Ok(0) => {
+                    let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+                    // Checked again under the flag: a write since spawns no second thread.
+                    if read(&self.fresh).is_empty() || self.stop.load(Ordering::Acquire) {
+                        *running = false;
+                        self.idle.notify_all();
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    // The fresh vectors stay searchable; the next write or close retries.
+                    tracing::warn!(error = %e, "could not settle fresh vectors into the vector index");
+                    break;
+                }
+            }
+        }
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        *running = false;
+        self.idle.notify_all();
+    }
+}
+
+/// A store's vector index: the graph and the fresh vectors.
+pub struct VectorIndex {
+    shared: Arc<Shared>,
+    dims: usize,
+}
+
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex")
+            .field("dims", &self.dims)
+            .field("graph", &read(&self.shared.graph).size())
+            .field("fresh", &read(&self.shared.fresh).len())
+            .finish()
+    }
+}
+
+impl VectorIndex {
+    fn of(graph: Graph, dims: usize) -> VectorIndex {
+        VectorIndex {
+            shared: Arc::new(Shared {
+                graph: RwLock::new(graph),
+                fresh: RwLock::new(Fresh::new(dims)),
+                contexts: Contexts::default(),
+                settling: Mutex::new(()),
+                running: Mutex::new(false),
+                idle: Condvar::new(),
+                stop: AtomicBool::new(false),
+            }),
+            dims,
+        }
+    }
+
+    /// An empty index for vectors of `dims` dimensions, saved at `dir/vectors.usearch`.
+    pub fn empty(dir: &Path, dims: usize, precision: Precision) -> Result<Self, StoreError> {
+        Ok(Self::of(Graph::empty(dir, dims, precision)?, dims))
+    }
+
+    /// Open the saved file (as a view until the first change); `Err` says why it cannot
+    /// be used.
+    pub fn load(dir: &Path, dims: usize, precision: Precision) -> Result<Self, String> {
+        Ok(Self::of(Graph::load(dir, dims, precision)?, dims))
+    }
+
+    /// Whether the graph is still a read-only view of its file.
+    pub fn is_viewed(&self) -> bool {
+        read(&self.shared.graph).is_viewed()
+    }
+
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// Vectors held, settled or fresh.
+    pub fn size(&self) -> usize {
+        let g = read(&self.shared.graph);
+        let f = read(&self.shared.fresh);
+        // A moving vector is in both for a moment: counted once. A dropped one the
+        // graph still holds is not counted.
+        let moving = f.keys().iter().filter(|k| g.contains(**k)).count();
+        let dropped = f.dropped().iter().filter(|k| g.contains(**k)).count();
+        g.size() + f.len() - moving - dropped
+    }
+
+    /// About how many vectors are held (a moving one may count twice): cheap, for
+    /// spacing checkpoints.
+    pub fn approx_size(&self) -> usize {
+        read(&self.shared.graph).size() + read(&self.shared.fresh).len()
+    }
+
+    /// Vectors written and not yet in the graph.
+    pub fn fresh(&self) -> usize {
+        read(&self.shared.fresh).len()
+    }
+
+    pub fn contains(&self, key: u64) -> bool {
+        // Locks nest graph first, then fresh, everywhere.
+        let g = read(&self.shared.graph);
+        let f = read(&self.shared.fresh);
+        !f.is_dropped(key) && (f.contains(key) || g.contains(key))
+    }
+
+    /// Add a vector: fresh at once, settled into the graph in the background.
+    pub fn add(&mut self, key: u64, v: &[f32]) -> Result<(), StoreError> {
+        self.add_many(&[(key, v.to_vec())])
+    }
+
+    /// Add vectors written together (a batch): fresh at once, settled in the background.
+    pub fn add_many(&mut self, items: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
+        if let Some((_, v)) = items.iter().find(|(_, v)| v.len() != self.dims) {
+            return Err(err(
+                "add",
+                format!("vector has {} dimensions, expected {}", v.len(), self.dims),
+            ));
+        }
+        if items.is_empty() {
+            return Ok(());
+        }
+        let over = {
+            let mut f = write(&self.shared.fresh);
+            for (k, v) in items {
+                f.push(*k, v);
+            }
+            f.len().saturating_sub(FRESH_MAX)
+        };
+        if over > 0 {
+            self.shared.settle(over, build_threads())?;
+        }
+        self.wake();
+        Ok(())
+    }
+
+    /// Start the settler unless it runs.
+    fn wake(&self) {
+        let mut running = self
+            .shared
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if *running || self.shared.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let shared = self.shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("vector-settler".into())
+            .spawn(move || shared.run());
+        match spawned {
+            Ok(_) => *running = true,
+            // No thread to be had: the vectors stay fresh (still found) until close.
+            Err(e) => tracing::warn!(error = %e, "could not start the vector settler"),
+        }
+    }
+
+    /// Add many vectors straight into the graph on every core: a rebuild or a repair on
+    /// open, before anything is searched.
+    pub fn add_parallel(&mut self, items: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
+        self.add_many(items)?;
+        self.settle_all()
+    }
+
+    /// Move every fresh vector into the graph now, on every core.
+    pub fn settle_all(&self) -> Result<(), StoreError> {
+        while self.shared.settle(usize::MAX, build_threads())? > 0 {}
+        Ok(())
+    }
+
+    /// Remove every key below `below` that the index holds and `live` does not name: the
+    /// vectors a store let go after the file was last saved. Keys are never reused, so
+    /// the range is every key ever given out.
+    pub fn remove_stale(
+        &mut self,
+        below: u64,
+        live: &dyn Fn(u64) -> bool,
+    ) -> Result<u64, StoreError> {
+        let stale: Vec<u64> = (1..below)
+            .filter(|k| !live(*k) && self.contains(*k))
+            .collect();
+        for k in &stale {
+            self.remove(*k)?;
+        }
+        Ok(stale.len() as u64)
+    }
+
+    pub fn remove(&mut self, key: u64) -> Result<(), StoreError> {
+        if write(&self.shared.fresh).remove(key) {
+            // Were it moving, the settler takes it out of the graph again.
+            return Ok(());
+        }
+        write(&self.shared.graph).remove(key)?;
+        Ok(())
+    }
+
+    /// Nearest keys by cosine similarity, best first: the graph's nearest and an exact
+    /// scan of the fresh vectors, merged.
+    pub fn search(
+        &self,
+        q: &[f32],
+        k: usize,
+        keep: &dyn Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
+        self.search_both(q, k, keep, |g| {
+            self.shared.contexts.with(|| g.filtered_search(q, k, keep))
+        })
+    }
+
+    /// [`VectorIndex::search`] with no predicate: usearch's plain search, which skips a
+    /// callback per visited node.
+    pub fn search_all(&self, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
+        self.search_both(q, k, &|_| true, |g| {
+            self.shared.contexts.with(|| g.search(q, k))
+        })
+    }
+
+    /// The fresh scan first, then the graph: a vector leaves the fresh set only once the
+    /// graph holds it whole, so whichever moment it moves, one of the two finds it. The
+    /// keys let go while moving are read before the graph is searched, so a removal that
+    /// returned before the search began is never seen.
+    fn search_both(
+        &self,
+        q: &[f32],
+        k: usize,
+        keep: &dyn Fn(u64) -> bool,
+        graph: impl FnOnce(&Graph) -> Result<Vec<(u64, f32)>, StoreError>,
+    ) -> Result<Vec<(u64, f32)>, StoreError> {
+        let (fresh, dropped) = {
+            let f = read(&self.shared.fresh);
+            let dropped: Vec<u64> = f.dropped().iter().copied().collect();
+            (f.scan(q, k, keep), dropped)
+        };
+        let mut settled = graph(&read(&self.shared.graph))?;
+        if !dropped.is_empty() {
+            settled.retain(|(key, _)| !dropped.contains(key));
+        }
+        Ok(merge(settled, fresh, k))
+    }
+
+    /// Cosine similarity of the stored vector of `key` to `q`; `None` when the key is
+    /// not held. Exact for a fresh vector; from the graph's copy once settled.
+    pub fn similarity(&self, key: u64, q: &[f32]) -> Option<f32> {
+        if q.len() != self.dims {
+            return None;
+        }
+        let f = read(&self.shared.fresh);
+        if f.is_dropped(key) {
+            return None;
+        }
+        if let Some(v) = f.get(key) {
+            return Some(fresh::cosine(v, q));
+        }
+        drop(f);
+        read(&self.shared.graph)
+            .get(key)
+            .map(|v| fresh::cosine(&v, q))
+    }
+
+    /// The stored vector of `key`, if the index holds it.
+    pub fn vector(&self, key: u64) -> Option<Vec<f32>> {
+        let f = read(&self.shared.fresh);
+        if f.is_dropped(key) {
+            return None;
+        }
+        if let Some(v) = f.get(key) {
+            return Some(v.to_vec());
+        }
+        drop(f);
+        read(&self.shared.graph).get(key)
+    }
+
+    /// Write the graph's file as it stands (fresh vectors not in it are added from redb
+    /// on the next open). Searches and the settler wait for the write.
+    pub fn save(&self) -> Result<(), StoreError> {
+        let _one = self
+            .shared
+            .settling
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let g = write(&self.shared.graph);
+        g.save()
+    }
+
+    /// Settle every fresh vector, then save: the file holds the whole index.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.settle_all()?;
+        self.save()
+    }
+}
+
+/// The best `k` of two lists, a key once (a moving vector may be in both).
+fn merge(mut a: Vec<(u64, f32)>, b: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
+    if b.is_empty() {
+        return a;
+    }
+    for (key, sim) in b {
+        match a.iter_mut().find(|p| p.0 == key) {
+            Some(p) => p.1 = p.1.max(sim),
+            None => a.push((key, sim)),
+        }
+    }
+    a.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+    a.truncate(k);
+    a
+}
+
+impl Drop for VectorIndex {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        let mut running = self
+            .shared
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        while *running {
+            running = self
+                .shared
+                .idle
+                .wait(running)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Cosine similarity; 0 when either vector is zero.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    fresh::cosine(a, b)
+}

@@ -1,0 +1,133 @@
+//! `cargo xtask bench --hnsw [--sizes 100000] [--queries 200]`: the vector index's
+//! settings measured on the bench corpus's real embeddings (the model `bench` uses), to
+//! choose the store's by measurement: for each precision, connectivity and insert
+//! expansion, the build rate on every core, the search latency of a recall's depth (50),
+//! the share of the exact top 10 found, and the memory the index takes.
+
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use crate::bench::{input, pct, Gen};
+
+/// (precision, connectivity (0 = usearch's 16), insert expansion (0 = usearch's 128)).
+const CONFIGS: &[(ScalarKind, usize, usize)] = &[
+    (ScalarKind::F32, 0, 0),
+    (ScalarKind::F16, 0, 0),
+    (ScalarKind::F16, 0, 64),
+    (ScalarKind::F16, 0, 32),
+    (ScalarKind::F16, 12, 48),
+    (ScalarKind::I8, 0, 64),
+];
+
+const DEPTH: usize = 50;
+
+pub fn run(args: &[String]) -> Result<()> {
+    let mut sizes = vec![100_000];
+    let mut queries = 200;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--sizes" => {
+                sizes = it
+                    .next()
+                    .context("--sizes takes a list like 10000,100000")?
+                    .split(',')
+                    .map(|s| s.trim().parse())
+                    .collect::<Result<_, _>>()?
+            }
+            "--queries" => queries = it.next().context("--queries takes a number")?.parse()?,
+            other => bail!("unknown argument {other:?}: usage: cargo xtask bench --hnsw [--sizes 100000] [--queries 200]"),
+        }
+    }
+    let Some(model) = medulla::model::load_default()? else {
+        bail!("no embedding model: run `cargo xtask fetch-model`");
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "usearch kernels: {}; {threads} build threads",
+        usearch::hardware_acceleration_available()
+    );
+    println!("| vectors | precision | connectivity | expansion (add) | build (vectors/s) | search k={DEPTH} p50 / p99 (ms) | exact top 10 found | index memory (MB) |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for &size in &sizes {
+        let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
+        let texts: Vec<String> = (0..size)
+            .map(|i| {
+                let c = input(&mut g, i);
+                format!("{}\n{}", c.label, c.text)
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(size);
+        for chunk in refs.chunks(4096) {
+            vecs.extend(model.embed(chunk)?);
+        }
+        let qtexts: Vec<String> = (0..queries)
+            .map(|_| format!("{} {}", g.words(2), g.rare(2)))
+            .collect();
+        let qrefs: Vec<&str> = qtexts.iter().map(String::as_str).collect();
+        let qs = model.embed(&qrefs)?;
+        // The exact top 10 of each query, by brute force over the f32 vectors.
+        let truth: Vec<Vec<u64>> = qs
+            .iter()
+            .map(|q| {
+                let mut all: Vec<(f32, u64)> = vecs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| (v.iter().zip(q).map(|(a, b)| a * b).sum(), i as u64 + 1))
+                    .collect();
+                all.select_nth_unstable_by(9, |a, b| b.0.total_cmp(&a.0));
+                all.truncate(10);
+                all.into_iter().map(|p| p.1).collect()
+            })
+            .collect();
+        for &(q, conn, exp) in CONFIGS {
+            let opts = IndexOptions {
+                dimensions: model.dims(),
+                metric: MetricKind::Cos,
+                quantization: q,
+                connectivity: conn,
+                expansion_add: exp,
+                expansion_search: 0,
+                multi: false,
+            };
+            let index = Index::new(&opts)?;
+            index.reserve_capacity_and_threads(size + 1, threads)?;
+            let t = Instant::now();
+            std::thread::scope(|s| {
+                let part = size.div_ceil(threads);
+                for (ti, chunk) in vecs.chunks(part).enumerate() {
+                    let index = &index;
+                    s.spawn(move || {
+                        for (j, v) in chunk.iter().enumerate() {
+                            index
+                                .add((ti * part + j) as u64 + 1, v)
+                                .expect("an add succeeds");
+                        }
+                    });
+                }
+            });
+            let rate = size as f64 / t.elapsed().as_secs_f64();
+            let mut lat = Vec::with_capacity(qs.len());
+            let mut found = 0usize;
+            for (q, truth) in qs.iter().zip(&truth) {
+                let t = Instant::now();
+                let m = index.search(q, DEPTH)?;
+                lat.push(t.elapsed());
+                found += m.keys.iter().take(10).filter(|k| truth.contains(k)).count();
+            }
+            println!(
+                "| {size} | {q:?} | {} | {} | {rate:.0} | {:.3} / {:.3} | {:.3} | {:.0} |",
+                if conn == 0 { 16 } else { conn },
+                if exp == 0 { 128 } else { exp },
+                pct(&mut lat, 0.5),
+                pct(&mut lat, 0.99),
+                found as f64 / (10 * qs.len()) as f64,
+                index.memory_usage() as f64 / 1e6
+            );
+        }
+    }
+    Ok(())
+}
