@@ -206,7 +206,7 @@ fn bench_size(
     // Writes leave their vectors to settle into the graph in the background: the figures
     // below are taken once it has (a recall meanwhile also scans the unsettled ones).
     let t = Instant::now();
-    store.flush_index()?;
+    store.settle_vectors()?;
     let settle_s = t.elapsed().as_secs_f64();
     let mut mem = Vec::with_capacity(ops);
     for i in 0..ops {
@@ -227,7 +227,7 @@ fn bench_size(
         }
     }
     let batch_rate = batched as f64 / t.elapsed().as_secs_f64();
-    store.flush_index()?;
+    store.settle_vectors()?;
     let mode = if hybrid {
         RankMode::Auto
     } else {

@@ -282,8 +282,11 @@ impl ClaimIndex {
                     c.pos += 1;
                 }
             }
+            // A claim is dropped only when it falls short by more than rounding: its
+            // share here is summed in another order than its full score, which may tie.
             let theta = top.threshold();
-            if known + below[first] < theta {
+            let short = |x: f64| x < theta - (theta.abs() * 1e-9 + 1e-12);
+            if short(known + below[first]) {
                 continue;
             }
             // The non-nominating terms, largest bound first, while they can still matter.
@@ -293,7 +296,7 @@ impl ClaimIndex {
                 if f > 0 {
                     known += Self::bm25(avg, f, len, idfs[i]);
                 }
-                if known + below[i] < theta {
+                if short(known + below[i]) {
                     dropped = true;
                     break;
                 }

@@ -130,6 +130,9 @@ const SCHEMA_VERSION: &str = "1";
 const SAVE_EVERY: u32 = 256;
 /// The share of the store's size between two checkpoints (see [`SAVE_EVERY`]).
 const SAVE_SHARE: usize = 8;
+/// Unsettled vectors a close settles before saving the vector index (more are left to
+/// the next open, which hands them to the settler again).
+const CLOSE_SETTLE_MAX: usize = 4096;
 /// Vectors read from redb and inserted at a time when the index is rebuilt or repaired.
 const REBUILD_CHUNK: usize = 8192;
 const MAX_KV_KEY: usize = 256;
@@ -231,23 +234,12 @@ impl Store {
         })
     }
 
-    /// Persist the vector index file now, every fresh vector settled into it first, and
-    /// the claim-index snapshot when acts were written since it was saved.
+    /// Persist the derived files now: the vector index's graph as it stands and the
+    /// claim-index snapshot when acts were written since it was saved. Vectors not yet
+    /// settled into the graph are not waited for: the next open finds them missing from
+    /// the file and hands them to the settler again (from redb), so closing a store
+    /// right after a large import is as quick as any other close.
     pub fn flush_index(&mut self) -> Result<(), StoreError> {
-        if let Some(ix) = &self.vindex {
-            ix.flush()?;
-        }
-        self.unsaved = 0;
-        if self.acts_unsaved > 0 {
-            self.save_claim_index()?;
-        }
-        Ok(())
-    }
-
-    /// A checkpoint of the derived files in the write path: the vector index's graph as
-    /// it stands (fresh vectors keep settling; what the file lacks is added from redb on
-    /// open) and the claim-index snapshot.
-    fn checkpoint_index(&mut self) -> Result<(), StoreError> {
         if let Some(ix) = &self.vindex {
             ix.save()?;
         }
@@ -256,6 +248,15 @@ impl Store {
             self.save_claim_index()?;
         }
         Ok(())
+    }
+
+    /// Settle every vector written so far into the vector index's graph, on every core,
+    /// and save it: what a benchmark or a test measures a settled store after.
+    pub fn settle_vectors(&mut self) -> Result<(), StoreError> {
+        if let Some(ix) = &self.vindex {
+            ix.settle_all()?;
+        }
+        self.flush_index()
     }
 
     /// Write the claim-index snapshot (see [`snapshot`]) at the current act sequence,
@@ -323,7 +324,21 @@ impl Store {
 
     /// Flush what changed since the last save, and close.
     pub fn close(mut self) -> Result<(), StoreError> {
-        if self.unsaved > 0 || self.acts_unsaved > 0 {
+        self.close_index()
+    }
+
+    /// On close: a few unsettled vectors are settled (a second at most) so the file is
+    /// whole; many are left to the next open. The derived files are saved when they
+    /// changed.
+    fn close_index(&mut self) -> Result<(), StoreError> {
+        let mut graph_dirty = false;
+        if let Some(ix) = &self.vindex {
+            if ix.fresh() <= CLOSE_SETTLE_MAX {
+                ix.settle_all()?;
+            }
+            graph_dirty = ix.is_dirty();
+        }
+        if graph_dirty || self.unsaved > 0 || self.acts_unsaved > 0 {
             self.flush_index()?;
         }
         Ok(())
@@ -332,10 +347,8 @@ impl Store {
 
 impl Drop for Store {
     fn drop(&mut self) {
-        if self.unsaved > 0 || self.acts_unsaved > 0 {
-            if let Err(e) = self.flush_index() {
-                tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the derived indexes on drop; they will be rebuilt or caught up on open");
-            }
+        if let Err(e) = self.close_index() {
+            tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the derived indexes on drop; they will be rebuilt or caught up on open");
         }
     }
 }

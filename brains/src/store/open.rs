@@ -459,13 +459,10 @@ impl Store {
                 keys.len()
             )));
         }
+        // However many are missing (a close right after a large import leaves most of
+        // them unsettled), they go to the fresh set: open stays quick, and the settler
+        // does what a rebuild would.
         let mut missing: Vec<u64> = keys.into_iter().filter(|k| !ix.contains(*k)).collect();
-        if missing.len() as u64 > n / 2 {
-            return Ok(Err(format!(
-                "the index lacks {} of {n} vectors",
-                missing.len()
-            )));
-        }
         missing.sort_unstable();
         let mut repaired = missing.len() as u64;
         for keys in missing.chunks(REBUILD_CHUNK) {
@@ -476,7 +473,8 @@ impl Store {
                     None => return Ok(Err(format!("vector {k} is missing from redb"))),
                 }
             }
-            ix.add_parallel(&chunk)?;
+            // Fresh, found at once; the settler puts them in the graph in the background.
+            ix.add_many(&chunk)?;
         }
         if ix.size() as u64 != n {
             repaired += ix.remove_stale(self.next_key, &|k| self.index.doc_of_key(k).is_some())?;

@@ -117,7 +117,7 @@ impl Store {
             .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
         let size = self.vindex.as_ref().map_or(0, |ix| ix.approx_size());
         if self.checkpoint_due(self.unsaved, size) {
-            if let Err(e) = self.checkpoint_index() {
+            if let Err(e) = self.flush_index() {
                 tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the derived indexes; they are rebuilt or caught up from redb on open");
                 self.unsaved = 0;
             }

@@ -6,9 +6,9 @@
 //! but not yet in the graph, searched exactly. A write only adds to the fresh set, so a
 //! memorize never waits for a graph insert and a claim is found by its vector as soon as
 //! its write returns; a settler thread moves fresh vectors into the graph in the
-//! background, one batch at a time, and exits when there are none left. Closing a store
-//! settles everything before the file is saved; a checkpoint saves the graph as it is,
-//! and what it lacks is added from redb on the next open.
+//! background, one batch at a time, and exits when there are none left. A checkpoint or
+//! a close saves the graph as it stands; what the file lacks is handed to the settler
+//! again, from redb, on the next open.
 
 mod fresh;
 mod graph;
@@ -78,6 +78,8 @@ struct Shared {
     running: Mutex<bool>,
     idle: Condvar,
     stop: AtomicBool,
+    /// The graph changed since its file was last written.
+    dirty: AtomicBool,
 }
 
 impl Shared {
@@ -90,6 +92,7 @@ impl Shared {
             return Ok(0);
         }
         let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
+        self.dirty.store(true, Ordering::Release);
         let added = self.insert(&batch, threads);
         let gone = write(&self.fresh).settled(&keys);
         if added.is_err() {
@@ -200,6 +203,7 @@ impl VectorIndex {
                 running: Mutex::new(false),
                 idle: Condvar::new(),
                 stop: AtomicBool::new(false),
+                dirty: AtomicBool::new(false),
             }),
             dims,
         }
@@ -340,8 +344,15 @@ impl VectorIndex {
             // Were it moving, the settler takes it out of the graph again.
             return Ok(());
         }
-        write(&self.shared.graph).remove(key)?;
+        if write(&self.shared.graph).remove(key)? {
+            self.shared.dirty.store(true, Ordering::Release);
+        }
         Ok(())
+    }
+
+    /// Whether the graph changed since its file was last written.
+    pub fn is_dirty(&self) -> bool {
+        self.shared.dirty.load(Ordering::Acquire)
     }
 
     /// Nearest keys by cosine similarity, best first: the graph's nearest and an exact
@@ -421,21 +432,20 @@ impl VectorIndex {
     }
 
     /// Write the graph's file as it stands (fresh vectors not in it are added from redb
-    /// on the next open). Searches and the settler wait for the write.
+    /// on the next open). The settler waits for the write; searches do not (a save only
+    /// reads the graph).
     pub fn save(&self) -> Result<(), StoreError> {
         let _one = self
             .shared
             .settling
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let g = write(&self.shared.graph);
-        g.save()
-    }
-
-    /// Settle every fresh vector, then save: the file holds the whole index.
-    pub fn flush(&self) -> Result<(), StoreError> {
-        self.settle_all()?;
-        self.save()
+        self.shared.dirty.store(false, Ordering::Release);
+        let saved = read(&self.shared.graph).save();
+        if saved.is_err() {
+            self.shared.dirty.store(true, Ordering::Release);
+        }
+        saved
     }
 }
 

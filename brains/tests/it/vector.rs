@@ -174,8 +174,8 @@ fn vectors_are_found_at_once_and_settle_in_the_background() {
         s.vectors_unsettled() > 0 || s.check_index().unwrap().is_none(),
         "either still settling or settled in step"
     );
-    s.flush_index().unwrap();
-    assert_eq!(s.vectors_unsettled(), 0, "closing settles every vector");
+    s.settle_vectors().unwrap();
+    assert_eq!(s.vectors_unsettled(), 0);
     assert_eq!(s.check_index().unwrap(), None);
     assert_eq!(s.stats().unwrap().vectors, 3000);
     drop(s);
