@@ -48,6 +48,14 @@ pub enum BrainMsg {
         reason: String,
         reply: Reply<Claim>,
     },
+    /// Several demotions in one turn (a bulk import's versions that stay outdated), in
+    /// order; the first that fails stops the rest.
+    DemoteMany {
+        slugs: Vec<String>,
+        actor: String,
+        reason: String,
+        reply: Reply<Vec<Claim>>,
+    },
     Reanchor {
         slug: String,
         anchors: Vec<brains::Anchor>,
@@ -372,6 +380,21 @@ impl Actor for BrainActor {
                 reply,
                 st.run(&me, move |s| s.demote(&slug, &actor, &reason))
                     .await?,
+            ),
+            BrainMsg::DemoteMany {
+                slugs,
+                actor,
+                reason,
+                reply,
+            } => send(
+                reply,
+                st.run(&me, move |s| {
+                    slugs
+                        .iter()
+                        .map(|slug| s.demote(slug, &actor, &reason))
+                        .collect()
+                })
+                .await?,
             ),
             BrainMsg::Reanchor {
                 slug,

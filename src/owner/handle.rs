@@ -253,6 +253,11 @@ impl OwnerHandle {
         self.read(id, move |s| s.history(&slug)).await
     }
 
+    /// [`OwnerHandle::history`] of many slugs, in order, from one read of the store.
+    pub async fn histories(&self, id: &StoreId, slugs: Vec<String>) -> Result<Vec<Vec<Claim>>> {
+        self.read(id, move |s| s.histories(&slugs)).await
+    }
+
     pub async fn live_claims(&self, id: &StoreId) -> Result<Vec<Claim>> {
         self.read(id, |s| s.live_claims()).await
     }
@@ -336,15 +341,17 @@ impl OwnerHandle {
         .await
     }
 
-    pub async fn demote(
+    /// Demote several slugs in one turn of the store's actor, in order; the first that
+    /// fails stops the rest.
+    pub async fn demote_many(
         &self,
         id: &StoreId,
-        slug: &str,
+        slugs: Vec<String>,
         actor: &str,
         reason: &str,
-    ) -> Result<Claim> {
-        self.ask(id, |reply| BrainMsg::Demote {
-            slug: slug.to_string(),
+    ) -> Result<Vec<Claim>> {
+        self.ask(id, |reply| BrainMsg::DemoteMany {
+            slugs,
             actor: actor.to_string(),
             reason: reason.to_string(),
             reply,

@@ -246,60 +246,87 @@ pub fn take(root: &Path, evidence: &[String], now: i64) -> (Vec<Anchor>, Vec<Una
     let mut anchors = Vec::new();
     let mut unanchored = Vec::new();
     for entry in evidence {
-        let Some((p, lines)) = parse_spec(entry) else {
-            continue;
-        };
-        let refuse = |why: String| Unanchored {
-            evidence: entry.clone(),
-            why,
-        };
-        let (real, rel) = match resolve(root, p) {
-            Ok(r) => r,
-            Err(why) => {
-                let escapes = why.contains("never read");
-                if escapes || looks_like_a_path(p) {
-                    unanchored.push(refuse(why));
-                }
-                continue;
-            }
-        };
-        let bytes = match read_bounded(&real) {
-            Ok(b) if b.len() as u64 > MAX_ANCHOR_BYTES => {
-                unanchored.push(refuse(format!(
-                    "larger than {} MiB: not hashed",
-                    MAX_ANCHOR_BYTES / (1024 * 1024)
-                )));
-                continue;
-            }
-            Ok(b) => b,
-            Err(e) => {
-                unanchored.push(refuse(format!("unreadable: {e}")));
-                continue;
-            }
-        };
-        let covered = match lines {
-            Some(r) => match line_range(&bytes, r) {
-                Some(c) => c,
-                None => {
-                    unanchored.push(refuse(format!(
-                        "lines {}-{} are past the end of the file",
-                        r.0, r.1
-                    )));
-                    continue;
-                }
-            },
-            None => &bytes[..],
-        };
-        anchors.push(Anchor {
-            evidence: entry.clone(),
-            path: rel,
-            lines,
-            sha256: sha256_hex(covered),
-            git_blob: git.then(|| git_blob_id(&bytes)),
-            at: now,
-        });
+        match take_one(root, git, entry, now) {
+            Some(Ok(a)) => anchors.push(a),
+            Some(Err(u)) => unanchored.push(u),
+            None => {}
+        }
     }
     (anchors, unanchored)
+}
+
+/// [`take`]'s anchors for many claims at once (a bulk import's batch): an entry several
+/// of them cite is resolved, read and hashed once.
+pub fn take_many(root: &Path, evidence: &[Vec<String>], now: i64) -> Vec<Vec<Anchor>> {
+    let git = root.join(".git").exists();
+    let mut taken: HashMap<&str, Option<Anchor>> = HashMap::new();
+    evidence
+        .iter()
+        .map(|entries| {
+            entries
+                .iter()
+                .filter_map(|e| {
+                    taken
+                        .entry(e)
+                        .or_insert_with(|| take_one(root, git, e, now).and_then(Result::ok))
+                        .clone()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One evidence entry: its anchor, why the file it names cannot be anchored, or `None`
+/// when it names no file (a commit, a ticket, prose).
+fn take_one(root: &Path, git: bool, entry: &str, now: i64) -> Option<Result<Anchor, Unanchored>> {
+    let (p, lines) = parse_spec(entry)?;
+    let refuse = |why: String| {
+        Some(Err(Unanchored {
+            evidence: entry.to_string(),
+            why,
+        }))
+    };
+    let (real, rel) = match resolve(root, p) {
+        Ok(r) => r,
+        Err(why) => {
+            let escapes = why.contains("never read");
+            return if escapes || looks_like_a_path(p) {
+                refuse(why)
+            } else {
+                None
+            };
+        }
+    };
+    let bytes = match read_bounded(&real) {
+        Ok(b) if b.len() as u64 > MAX_ANCHOR_BYTES => {
+            return refuse(format!(
+                "larger than {} MiB: not hashed",
+                MAX_ANCHOR_BYTES / (1024 * 1024)
+            ));
+        }
+        Ok(b) => b,
+        Err(e) => return refuse(format!("unreadable: {e}")),
+    };
+    let covered = match lines {
+        Some(r) => match line_range(&bytes, r) {
+            Some(c) => c,
+            None => {
+                return refuse(format!(
+                    "lines {}-{} are past the end of the file",
+                    r.0, r.1
+                ))
+            }
+        },
+        None => &bytes[..],
+    };
+    Some(Ok(Anchor {
+        evidence: entry.to_string(),
+        path: rel,
+        lines,
+        sha256: sha256_hex(covered),
+        git_blob: git.then(|| git_blob_id(&bytes)),
+        at: now,
+    }))
 }
 
 /// Whether two sets of anchors say the same of the same files (when they were taken
@@ -454,6 +481,29 @@ mod tests {
         assert_eq!(parse_spec("src/a.rs:40-10"), Some(("src/a.rs:40-10", None)));
         assert_eq!(parse_spec("see the pool"), None);
         assert_eq!(parse_spec("https://example.com/x"), None);
+    }
+
+    /// A bulk import anchors a batch at once, each cited file read once: the anchors of
+    /// every claim are exactly those `take` gives it alone.
+    #[test]
+    fn a_batch_is_anchored_as_each_claim_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "one\ntwo\nthree\n").unwrap();
+        std::fs::write(root.join("b.md"), "notes\n").unwrap();
+        let evidence: Vec<Vec<String>> = [
+            &["src/a.rs", "src/a.rs:2-3", "commit 1a2b3c"][..],
+            &["src/a.rs:2-3", "b.md", "src/missing.rs"],
+            &[],
+            &["../outside.rs", "src/a.rs:9-12", "b.md", "src/a.rs"],
+        ]
+        .iter()
+        .map(|e| e.iter().map(|s| s.to_string()).collect())
+        .collect();
+        let alone: Vec<Vec<Anchor>> = evidence.iter().map(|e| take(&root, e, 7).0).collect();
+        assert_eq!(alone.iter().map(Vec::len).sum::<usize>(), 6);
+        assert_eq!(take_many(&root, &evidence, 7), alone);
     }
 
     #[test]

@@ -237,3 +237,52 @@ fn triage_sends_each_claim_to_one_store_and_keeps_the_ambiguous_in_the_medulla()
         (400, Some("invalid_input"))
     );
 }
+
+/// A brain import demotes the versions that stay outdated in one turn of the brain's
+/// actor, after their batch is written (issue 24 batched what was one call each): every
+/// all-outdated slug ends in history, demoted by the importer, with none left live, and
+/// a second import finds them all.
+#[test]
+fn an_import_into_a_brain_keeps_every_all_outdated_claim_in_history() {
+    let o = Owner::start();
+    let root = o.project("retired");
+    o.bootstrap(&root);
+    let src = tempfile::tempdir().unwrap();
+    for i in 0..6 {
+        let state = if i % 2 == 0 { "outdated" } else { "authored" };
+        write(
+            src.path(),
+            &format!("rule-{i}.light.md"),
+            &format!("Node: Rule {i}\nState: {state}\nCreated: {}\nSource-Agent: codex:maker\n\nrule number {i} about kettles\n", 1_780_000_000_000i64 + i),
+        );
+    }
+    let args = json!({ "dir": src.path(), "brain": root });
+    let v = import(&o, args.clone());
+    assert_eq!(
+        (v["imported_live"].as_u64(), v["into_history"].as_u64()),
+        (Some(3), Some(3)),
+        "{v}"
+    );
+    let mut live: Vec<String> = o
+        .claims(&root.to_string_lossy())
+        .iter()
+        .filter_map(|c| c["slug"].as_str().map(str::to_string))
+        .collect();
+    live.sort();
+    assert_eq!(live, ["rule-1", "rule-3", "rule-5"]);
+    let cr = root.to_string_lossy().to_string();
+    for slug in ["rule-0", "rule-2", "rule-4"] {
+        let (_, h) = o.call(
+            "history",
+            json!({ "slug": slug }),
+            &[(header::CALLER_ROOT, &cr)],
+        );
+        let versions = h["versions"].as_array().unwrap();
+        assert_eq!(versions.len(), 1, "{h}");
+        assert_eq!(versions[0]["state"], "outdated", "{h}");
+        assert_eq!(versions[0]["outdated_by"], "human:founder", "{h}");
+    }
+    let again = import(&o, args);
+    assert_eq!(again["refused"], 6, "every version found again: {again}");
+    assert_eq!(again["count_conserved"], true);
+}

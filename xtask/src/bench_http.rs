@@ -59,15 +59,26 @@ fn start(home: &Path, model: bool) -> Result<Owner> {
 /// Start a release owner on 127.0.0.1:0 over `home`; its URL is the first stdout line.
 /// With `log`, the owner's stderr (at `warn`) goes to that file instead of ours.
 pub(crate) fn start_logged(home: &Path, model: bool, log: Option<&Path>) -> Result<Owner> {
-    let mut cmd = Command::new(require_binary()?);
+    start_with(&require_binary()?, home, model, log.map(|l| (l, "warn")))
+}
+
+/// [`start_logged`] with another build of `medulla` than the release binary, and the
+/// log's filter (`MEDULLA_LOG`) beside its file.
+pub(crate) fn start_with(
+    bin: &Path,
+    home: &Path,
+    model: bool,
+    log: Option<(&Path, &str)>,
+) -> Result<Owner> {
+    let mut cmd = Command::new(bin);
     cmd.args(["serve", "--listen", "127.0.0.1:0", "--home"])
         .arg(home)
-        .env("MEDULLA_LOG", if log.is_some() { "warn" } else { "error" })
+        .env("MEDULLA_LOG", log.map_or("error", |l| l.1))
         .env("NO_COLOR", "1");
     if !model {
         cmd.arg("--no-model");
     }
-    if let Some(path) = log {
+    if let Some((path, _)) = log {
         cmd.stderr(std::fs::File::create(path)?);
     }
     let mut child = cmd

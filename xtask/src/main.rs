@@ -17,6 +17,9 @@
 //! - `bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8]
 //!   [--secs 5]`: an online backup's duration and the seek p99 while it runs, and the
 //!   restore (build `--release` first).
+//! - `bench --import [--claims 100000] [--no-model] [--bin PATH]`: `medulla import` of
+//!   legacy files into a fresh brain, end to end, in files per second (build `--release`
+//!   first).
 //! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
 //!   one memory workload against medulla (HTTP, bridge) and other MCP memory servers
 //!   (installed under `target/peers/` with npm and pip).
@@ -41,6 +44,7 @@ mod bench_backup;
 mod bench_hall;
 mod bench_hnsw;
 mod bench_http;
+mod bench_import;
 #[cfg(feature = "tantivy-compare")]
 mod bench_lexical;
 mod bench_near;
@@ -71,6 +75,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --hnsw [--sizes 100000] [--queries 200]
   bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]
   bench-lexical [--sizes 100000,1000000] [--ops 300]   (needs --features tantivy-compare)
+  bench --import [--claims 100000] [--no-model] [--bin PATH]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]
   hygiene speed [--rounds 200]
@@ -172,6 +177,7 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("--backup") => {
             bench_backup::run(&rest[1..])
         }
+        "bench" if rest.first().map(String::as_str) == Some("--import") => bench_import::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--anchors") => {
             bench_anchors::run(&rest[1..])
         }

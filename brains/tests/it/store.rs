@@ -947,3 +947,31 @@ fn retire_keeps_history_and_a_label_written_again_continues_its_chain() {
     );
     assert_eq!(s.check_index().unwrap(), None);
 }
+
+/// A bulk import looks up thousands of slugs' versions from one read transaction
+/// (`histories`): for each slug it must answer exactly what `history` answers, whether
+/// the slug is live, superseded, demoted, unknown, a prefix of another, or asked twice.
+#[test]
+fn histories_answers_what_history_answers_slug_by_slug() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut s = open(d.path(), &clock, false);
+    s.memorize(input("a", "one")).unwrap();
+    s.memorize(input("a", "two")).unwrap();
+    s.memorize(input("a", "three")).unwrap();
+    s.memorize(input("a b", "a slug that extends another"))
+        .unwrap();
+    s.memorize(input("gone", "demoted")).unwrap();
+    s.demote("gone", "human:founder", "wrong").unwrap();
+    s.memorize(input("back", "first")).unwrap();
+    s.demote("back", "human:founder", "wrong").unwrap();
+    s.memorize(input("back", "second")).unwrap();
+    let slugs: Vec<String> = ["a-b", "nobody", "a", "gone", "back", "a", ""]
+        .map(String::from)
+        .into();
+    let one_by_one: Vec<Vec<brains::Claim>> = slugs.iter().map(|x| s.history(x).unwrap()).collect();
+    assert_eq!(one_by_one[2].len(), 3, "three versions of a");
+    assert_eq!(one_by_one[4].len(), 2, "back: one demoted, one live");
+    assert_eq!(s.histories(&slugs).unwrap(), one_by_one);
+    assert!(s.histories(&[]).unwrap().is_empty());
+}

@@ -1,0 +1,326 @@
+//! `cargo xtask bench --import [--claims 100000] [--no-model] [--bin PATH]`: bulk import
+//! end to end, as a user runs it. `--claims` legacy `.light.md` files (rendered by
+//! `brains::legacy::render`: a tenth of the slugs with an older version under
+//! `.history/`, a hundredth outdated in every file, a fifth citing evidence files inside
+//! the brain's root) go through the real `medulla import DIR --brain ROOT` command line
+//! into a freshly bootstrapped brain of a release owner (the model loaded unless
+//! `--no-model`). The figure is files per second over the command's wall time.
+//!
+//! Where the time goes, cheaply: a dry run first (reading, parsing, the hygiene floor and
+//! the duplicate look-ups, nothing written), then the import, then the same import again
+//! (every file a duplicate: the look-ups against a full store).
+//!
+//! `--bin` runs another build of `medulla` (e.g. a copy of an older one, to compare);
+//! by default the release binary under `CARGO_TARGET_DIR`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use brains::{Claim, ClaimState, Strength, Trust};
+use serde_json::{json, Value};
+
+use crate::bench_http::{require_binary, start_with};
+
+const USAGE: &str = "usage: cargo xtask bench --import [--claims 100000] [--no-model] [--bin PATH]";
+
+const WORDS: [&str; 24] = [
+    "cache",
+    "deploy",
+    "schema",
+    "router",
+    "timeout",
+    "flake",
+    "release",
+    "index",
+    "queue",
+    "migration",
+    "runner",
+    "token",
+    "parser",
+    "lockfile",
+    "fixture",
+    "retry",
+    "socket",
+    "backoff",
+    "snapshot",
+    "worker",
+    "bundle",
+    "linker",
+    "shard",
+    "replica",
+];
+
+/// Evidence files the claims cite, inside the brain's root.
+const EVIDENCE_FILES: usize = 50;
+
+/// The files a benchmark imports.
+struct Legacy {
+    files: usize,
+    /// Slugs that end live (the count gate's baseline).
+    live: usize,
+}
+
+fn word(i: usize) -> &'static str {
+    WORDS[i % WORDS.len()]
+}
+
+/// One version of claim `i`, `v` its version (0 the newest).
+fn claim(i: usize, v: usize, root: &str, state: ClaimState) -> Claim {
+    let created = 1_780_000_000_000i64 + (i as i64) * 1000 - (v as i64) * 86_400_000;
+    let label = format!("{} {} note {i}", word(i), word(i / 24));
+    let text = format!(
+        "When the {} {} runs under load the {} {} stalls after {} retries; observed {} times \
+         on runner {} (version {v}). The fix is to pin the {} before the {} step and keep the \
+         {} warm; see the {} notes for the {} case.",
+        word(i),
+        word(i / 7),
+        word(i / 3),
+        word(i / 11),
+        i % 9 + 2,
+        i % 31 + 1,
+        i % 97,
+        word(i / 5),
+        word(i / 13),
+        word(i / 17),
+        word(i / 19),
+        word(i / 23),
+    );
+    let evidence = if i.is_multiple_of(5) {
+        vec![
+            format!("src/mod{}.rs:1-8", i % EVIDENCE_FILES),
+            format!("commit {:07x}", i * 7919 % 0xfff_ffff),
+        ]
+    } else {
+        Vec::new()
+    };
+    Claim {
+        slug: brains::slugify(&label),
+        label,
+        text,
+        state,
+        created,
+        source_agent: "claude:maker".into(),
+        origin_brain: Some(root.to_string()),
+        strength: if i.is_multiple_of(4) {
+            Strength::Verified
+        } else {
+            Strength::Observed
+        },
+        supersedes: None,
+        trust: Trust::default(),
+        evidence,
+        content_hash: String::new(),
+        version: 1,
+        promoted_to: None,
+        origin_claim: None,
+        promoted_by: None,
+        promotion_reason: None,
+        origin_created: None,
+        origin_agent: None,
+        outdated_reason: None,
+        outdated_at: None,
+        outdated_by: None,
+        anchors: Vec::new(),
+        member: None,
+        conflict: None,
+    }
+}
+
+/// `n` legacy files under `dir`: each tenth slug with one older version in `.history/`,
+/// each hundredth outdated in its only file.
+fn write_legacy(dir: &Path, root: &str, n: usize) -> Result<Legacy> {
+    let hist = dir.join(".history");
+    std::fs::create_dir_all(&hist)?;
+    let (mut files, mut live, mut i) = (0, 0, 0);
+    while files < n {
+        let c = if i % 100 == 99 {
+            claim(i, 0, root, ClaimState::Outdated)
+        } else {
+            live += 1;
+            claim(i, 0, root, ClaimState::Authored)
+        };
+        std::fs::write(
+            dir.join(format!("{}.light.md", c.slug)),
+            brains::legacy::render(&c),
+        )?;
+        files += 1;
+        if i % 10 == 3 && files < n {
+            let old = claim(i, 1, root, ClaimState::Outdated);
+            std::fs::write(
+                hist.join(brains::legacy::history_file_name(&old.slug, old.created)),
+                brains::legacy::render(&old),
+            )?;
+            files += 1;
+        }
+        i += 1;
+    }
+    Ok(Legacy { files, live })
+}
+
+/// `medulla import DIR --brain ROOT [--dry-run] --json`: its answer and wall time.
+fn import(bin: &Path, home: &Path, root: &str, dir: &Path, dry: bool) -> Result<(Value, f64)> {
+    let mut cmd = Command::new(bin);
+    cmd.arg("import")
+        .arg(dir)
+        .args(["--brain", root, "--json"])
+        .current_dir(root)
+        .env("MEDULLA_HOME", home)
+        .env_remove("MEDULLA_URL")
+        .env_remove("MEDULLA_BRAIN")
+        .env("NO_COLOR", "1");
+    if dry {
+        cmd.arg("--dry-run");
+    }
+    let t = Instant::now();
+    let out = cmd.output().context("cannot run medulla import")?;
+    let secs = t.elapsed().as_secs_f64();
+    let v: Value = serde_json::from_slice(&out.stdout).with_context(|| {
+        format!(
+            "import answered no JSON: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    if v["count_conserved"] != json!(true) {
+        bail!("import did not conserve counts: {v}");
+    }
+    Ok((v, secs))
+}
+
+fn n(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or(0)
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    for (i, a) in args.iter().enumerate() {
+        let value = i > 0 && ["--claims", "--bin"].contains(&args[i - 1].as_str());
+        if !value && !["--import", "--claims", "--no-model", "--bin"].contains(&a.as_str()) {
+            bail!("unknown argument {a:?}: {USAGE}");
+        }
+    }
+    let claims = crate::flag_num(args, "--claims", 100_000)?.max(1);
+    let model = !args.iter().any(|a| a == "--no-model");
+    let bin = match args.iter().position(|a| a == "--bin") {
+        Some(i) => PathBuf::from(args.get(i + 1).context(USAGE)?),
+        None => require_binary()?,
+    };
+
+    let home = tempfile::tempdir()?;
+    let work = tempfile::tempdir()?;
+    let base = std::fs::canonicalize(work.path())?;
+    let root = base.join("project");
+    std::fs::create_dir_all(root.join("src"))?;
+    for k in 0..EVIDENCE_FILES {
+        let body: String = (0..40)
+            .map(|l| format!("// line {l} of module {k}: {}\n", word(k + l)))
+            .collect();
+        std::fs::write(root.join(format!("src/mod{k}.rs")), body)?;
+    }
+    let root = root.to_string_lossy().into_owned();
+    let legacy = base.join("legacy");
+    let t = Instant::now();
+    let made = write_legacy(&legacy, &root, claims)?;
+    eprintln!(
+        "wrote {} legacy files ({} slugs end live) in {:.1} s",
+        made.files,
+        made.live,
+        t.elapsed().as_secs_f64()
+    );
+
+    let log = base.join("owner.log");
+    let o = start_with(&bin, home.path(), model, Some((&log, LOG_FILTER)))?;
+    o.call("bootstrap", json!({ "root": root }), &root)?;
+    let (dry, dry_s) = import(&bin, home.path(), &root, &legacy, true)?;
+    let dry_phases = phases(&log);
+    eprintln!("dry run: {dry_s:.2} s");
+    if n(&dry, "imported_live") != made.live as u64 {
+        bail!(
+            "the dry run counts {} live, not {}",
+            n(&dry, "imported_live"),
+            made.live
+        );
+    }
+    let (real, real_s) = import(&bin, home.path(), &root, &legacy, false)?;
+    let real_phases = phases(&log);
+    eprintln!("import: {real_s:.2} s");
+    let written = n(&real, "imported_live") + n(&real, "into_history");
+    if n(&real, "imported_live") != made.live as u64
+        || written + n(&real, "refused") != made.files as u64
+        || n(&real, "refused") != 0
+    {
+        bail!(
+            "the import placed {} live, {} in history, refused {} (expected {} live of {} files): {}",
+            n(&real, "imported_live"),
+            n(&real, "into_history"),
+            n(&real, "refused"),
+            made.live,
+            made.files,
+            real["refusals"].as_array().map_or(0, |r| r.len())
+        );
+    }
+    let (again, again_s) = import(&bin, home.path(), &root, &legacy, false)?;
+    let again_phases = phases(&log);
+    eprintln!("again: {again_s:.2} s");
+    if n(&again, "refused") != made.files as u64 {
+        bail!(
+            "importing twice refused {} of {} files as duplicates",
+            n(&again, "refused"),
+            made.files
+        );
+    }
+
+    let rate = |s: f64| made.files as f64 / s;
+    println!(
+        "\n`medulla import DIR --brain ROOT` of {} legacy files into a fresh brain ({}), {}:\n",
+        made.files,
+        if model {
+            "hybrid: the model loaded"
+        } else {
+            "lexical-only"
+        },
+        bin.display()
+    );
+    println!(
+        "| run | wall (s) | files/s | owner: read | look-ups | anchors | writes | demotions |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    println!(
+        "| dry run (read, parse, hygiene, look-ups) | {dry_s:.2} | {:.0} | {dry_phases} |",
+        rate(dry_s)
+    );
+    println!(
+        "| **import** ({written} written: {} live, {} into history) | {real_s:.2} | **{:.0}** | {real_phases} |",
+        n(&real, "imported_live"),
+        n(&real, "into_history"),
+        rate(real_s)
+    );
+    println!(
+        "| import again (every file a duplicate) | {again_s:.2} | {:.0} | {again_phases} |",
+        rate(again_s)
+    );
+    println!("\nowner: the seconds the owner's log gives each phase of the verb (`import done`).");
+    Ok(())
+}
+
+/// The owner logs each import's phases at `info`; nothing else.
+const LOG_FILTER: &str = "warn,medulla::service::verbs::import=info";
+
+/// The phases of the newest `import done` line of the owner's log, in seconds, as table
+/// cells (dashes when the build logs none).
+fn phases(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let Some(line) = text.lines().rev().find(|l| l.contains("import done")) else {
+        return "– | – | – | – | –".into();
+    };
+    let field = |key: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|v| v.parse::<f64>().ok())
+            .map_or("–".to_string(), |ms| format!("{:.2}", ms / 1000.0))
+    };
+    ["read_ms", "lookup_ms", "anchor_ms", "write_ms", "demote_ms"]
+        .map(field)
+        .join(" | ")
+}
