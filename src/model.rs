@@ -364,6 +364,45 @@ mod tests {
         assert_eq!(again.id(), m.id(), "the id is derived from the files");
         assert_eq!(again.embed(&texts).unwrap(), v);
 
+        // The word cache's fast path gives the tokenizer's own vectors, bit for bit, on
+        // text of every shape a claim carries: punctuation, digits, case, control
+        // characters, tabs, brackets (`[MASK]` is an added token), a word past
+        // WordPiece's length limit, non-ASCII (which takes the tokenizer's pass).
+        let sm = brains::StaticModel::load(&dir).unwrap();
+        let mut seed = 0x1234_5678_9abc_def0_u64;
+        let alphabet: Vec<char> = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,;:'\"!?-_/()[]{}#@$%^&*+=<>|~`\t\n\r\u{1}\u{7f}"
+            .chars()
+            .collect();
+        let mut odd: Vec<String> = [
+            "Don't restart the [MASK] web-servers (v2.3.1)!",
+            "the\tcache\u{1}flake's\nfix",
+            "naïve café résumé: the ünïcode path",
+            &"x".repeat(140),
+            "",
+            "   ",
+            "K8S_INGRESS_TIMEOUT=30s; retry--backoff",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for _ in 0..400 {
+            let n = (seed % 60) as usize + 1;
+            let t: String = (0..n)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    alphabet[(seed % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            odd.push(t);
+        }
+        let refs: Vec<&str> = odd.iter().map(String::as_str).collect();
+        let batch = sm.embed(&refs).unwrap();
+        for (t, fast) in refs.iter().zip(&batch) {
+            assert_eq!(fast, &sm.embed_exact(t).unwrap(), "text {t:?}");
+        }
+
         // Regression (recall issue): on a brain of three claims, `seek "kubernetes
         // ingress"` returned all three. With the real model and the calibrated floor it
         // returns nothing, while a paraphrase still finds its claim.

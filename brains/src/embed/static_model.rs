@@ -14,6 +14,7 @@ use safetensors::{tensor::Dtype, SafeTensors};
 use sha2::{Digest, Sha256};
 use tokenizers::Tokenizer;
 
+use super::words::Words;
 use super::{EmbedError, Embedder};
 
 /// The files a static model directory holds.
@@ -37,6 +38,9 @@ pub struct StaticModel {
     unk: Option<u32>,
     normalize: bool,
     max_chars: usize,
+    /// The fast path to plain ASCII text's token ids, when the tokenizer is one it
+    /// reproduces exactly.
+    words: Option<Words>,
 }
 
 impl std::fmt::Debug for StaticModel {
@@ -189,6 +193,7 @@ impl StaticModel {
             unk,
             normalize,
             max_chars: MAX_TOKENS * median,
+            words: Words::for_spec(&spec),
         })
     }
 
@@ -197,18 +202,38 @@ impl StaticModel {
         self.rows
     }
 
+    /// A text's vector through the tokenizer's own pass only (no word cache): what the
+    /// fast path is checked against.
+    #[doc(hidden)]
+    pub fn embed_exact(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        self.embed_with(text, false)
+    }
+
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        self.embed_with(text, true)
+    }
+
+    fn embed_with(&self, text: &str, fast: bool) -> Result<Vec<f32>, EmbedError> {
         let text = match text.char_indices().nth(self.max_chars) {
             Some((i, _)) => &text[..i],
             None => text,
         };
-        let enc = self
-            .tokenizer
-            .encode_fast(text, false)
-            .map_err(|e| EmbedError::Model(format!("tokenizer: {e}")))?;
+        let fast_ids = match (&self.words, fast) {
+            (Some(w), true) => w.ids(text, &self.tokenizer)?,
+            _ => None,
+        };
+        let ids = match fast_ids {
+            Some(ids) => ids,
+            None => self
+                .tokenizer
+                .encode_fast(text, false)
+                .map_err(|e| EmbedError::Model(format!("tokenizer: {e}")))?
+                .get_ids()
+                .to_vec(),
+        };
         let mut sum = vec![0f32; self.dims];
         let mut n = 0usize;
-        for &id in enc.get_ids() {
+        for &id in &ids {
             if Some(id) == self.unk {
                 continue;
             }
@@ -247,6 +272,9 @@ impl StaticModel {
     }
 }
 
+/// Texts from which a batch is embedded on every core.
+const PARALLEL_BATCH: usize = 64;
+
 impl Embedder for StaticModel {
     fn id(&self) -> &str {
         &self.id
@@ -254,7 +282,34 @@ impl Embedder for StaticModel {
     fn dims(&self) -> usize {
         self.dims
     }
+    /// A batch large enough is split over every core (a bulk write, a re-embed): the
+    /// tokenizer is most of a static model's cost, and each text is its own work.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        texts.iter().map(|t| self.embed_one(t)).collect()
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if texts.len() < PARALLEL_BATCH || threads < 2 {
+            return texts.iter().map(|t| self.embed_one(t)).collect();
+        }
+        let part = texts.len().div_ceil(threads);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = texts
+                .chunks(part)
+                .map(|chunk| {
+                    s.spawn(move || {
+                        chunk
+                            .iter()
+                            .map(|t| self.embed_one(t))
+                            .collect::<Result<Vec<_>, _>>()
+                    })
+                })
+                .collect();
+            let mut out = Vec::with_capacity(texts.len());
+            for w in workers {
+                let part = w
+                    .join()
+                    .map_err(|_| EmbedError::Model("an embedding thread panicked".into()))??;
+                out.extend(part);
+            }
+            Ok(out)
+        })
     }
 }

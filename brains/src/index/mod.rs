@@ -94,7 +94,7 @@ pub struct ClaimIndex {
 impl Default for ClaimIndex {
     fn default() -> Self {
         ClaimIndex {
-            base: Segment::build(Vec::new()),
+            base: Segment::build(&[], Vec::new()),
             dead: Vec::new(),
             dead_df: HashMap::new(),
             dead_docs: 0,
@@ -162,7 +162,21 @@ impl ClaimIndex {
 
     /// Build an index at once (a rebuild from redb): straight into a base segment,
     /// with no delta.
-    pub fn build(claims: Vec<Prepared>) -> ClaimIndex {
+    pub fn build(mut claims: Vec<Prepared>) -> ClaimIndex {
+        claims.sort_unstable_by(|a, b| a.slug.cmp(&b.slug));
+        claims.dedup_by(|b, a| a.slug == b.slug);
+        let mut dict: Vec<&str> = claims
+            .iter()
+            .flat_map(|p| p.terms.iter().map(|(t, _)| t.as_str()))
+            .collect::<std::collections::HashSet<&str>>()
+            .into_iter()
+            .collect();
+        dict.sort_unstable();
+        let id: HashMap<&str, u32> = dict
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (*t, i as u32))
+            .collect();
         let docs = claims
             .iter()
             .map(|p| DocIn {
@@ -170,11 +184,15 @@ impl ClaimIndex {
                 meta: MetaIn::of(&p.meta),
                 key: p.key.unwrap_or(0),
                 len: p.len,
-                terms: p.terms.iter().map(|(t, f)| (t.as_str(), *f)).collect(),
+                terms: p
+                    .terms
+                    .iter()
+                    .map(|(t, f)| (id.get(t.as_str()).copied().unwrap_or(0), *f))
+                    .collect(),
             })
             .collect();
         ClaimIndex {
-            base: Segment::build(docs),
+            base: Segment::build(&dict, docs),
             ..ClaimIndex::default()
         }
     }
@@ -416,50 +434,120 @@ impl ClaimIndex {
         }
     }
 
-    /// Fold the delta and the dead into a new base: ids change, answers do not.
+    /// Fold the delta and the dead into a new base: ids change, answers do not. The
+    /// base is already in slug and term order, so the new base merges it with the
+    /// delta (sorted on its own) rather than sorting every claim and term again.
     pub fn compact(&mut self) {
         if self.delta.docs.is_empty() && self.dead_docs == 0 {
             return;
         }
+        let b = self.base_len();
         let base_terms = self.base.term_count();
-        let term = |t: u32| -> &str {
-            if t < base_terms {
-                self.base.term(t)
+        let live_delta: Vec<&DeltaDoc> = {
+            let mut v: Vec<&DeltaDoc> = self.delta.docs.iter().filter(|d| d.live).collect();
+            v.sort_unstable_by(|x, y| x.slug.cmp(&y.slug));
+            v
+        };
+        // The terms live claims hold, base and delta, merged in order into one dictionary.
+        let all_terms = base_terms as usize + self.delta.new_term_names.len();
+        let mut used = vec![false; all_terms];
+        for d in (0..b).filter(|d| !self.is_dead(*d)) {
+            for (t, _) in self.base.doc_terms(d) {
+                used[t as usize] = true;
+            }
+        }
+        for doc in &live_delta {
+            for (t, _) in &doc.terms {
+                used[*t as usize] = true;
+            }
+        }
+        let mut new_terms: Vec<u32> = (base_terms..all_terms as u32)
+            .filter(|t| used[*t as usize])
+            .collect();
+        new_terms.sort_unstable_by(|x, y| {
+            self.delta
+                .term(base_terms, *x)
+                .cmp(self.delta.term(base_terms, *y))
+        });
+        let mut dict: Vec<&str> = Vec::with_capacity(all_terms);
+        let mut remap = vec![0u32; all_terms];
+        let (mut i, mut j) = (0u32, 0usize);
+        loop {
+            while i < base_terms && !used[i as usize] {
+                i += 1;
+            }
+            let base_next = (i < base_terms).then(|| self.base.term(i));
+            let new_next = new_terms.get(j).map(|t| self.delta.term(base_terms, *t));
+            let take_base = match (base_next, new_next) {
+                (None, None) => break,
+                (Some(x), Some(y)) => x < y,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+            };
+            let id = dict.len() as u32;
+            if take_base {
+                dict.push(self.base.term(i));
+                remap[i as usize] = id;
+                i += 1;
             } else {
-                self.delta.term(base_terms, t)
+                let t = new_terms[j];
+                dict.push(self.delta.term(base_terms, t));
+                remap[t as usize] = id;
+                j += 1;
+            }
+        }
+        // Claims: the live base in slug order merged with the delta's.
+        let base_doc = |d: u32| {
+            let s = &self.base;
+            DocIn {
+                slug: s.slug(d),
+                meta: MetaIn {
+                    label: s.label(d),
+                    source_agent: s.source_agent(d),
+                    strength: s.strength(d),
+                    trust: s.trust(d),
+                    created: s.created(d),
+                    evidence: s.evidence(d).collect(),
+                },
+                key: s.key(d),
+                len: s.doc_len(d),
+                terms: s
+                    .doc_terms(d)
+                    .map(|(t, f)| (remap[t as usize], f))
+                    .collect(),
             }
         };
-        let mut docs: Vec<DocIn<'_>> = Vec::with_capacity(self.len());
-        for d in 0..self.base_len() {
-            if self.is_dead(d) {
-                continue;
-            }
-            let b = &self.base;
-            docs.push(DocIn {
-                slug: b.slug(d),
-                meta: MetaIn {
-                    label: b.label(d),
-                    source_agent: b.source_agent(d),
-                    strength: b.strength(d),
-                    trust: b.trust(d),
-                    created: b.created(d),
-                    evidence: b.evidence(d).collect(),
-                },
-                key: b.key(d),
-                len: b.doc_len(d),
-                terms: b.doc_terms(d).map(|(t, f)| (term(t), f)).collect(),
-            });
-        }
-        for doc in self.delta.docs.iter().filter(|d| d.live) {
-            docs.push(DocIn {
+        fn delta_doc<'a>(doc: &'a DeltaDoc, remap: &[u32]) -> DocIn<'a> {
+            DocIn {
                 slug: &doc.slug,
                 meta: MetaIn::of(&doc.meta),
                 key: doc.key,
                 len: doc.len,
-                terms: doc.terms.iter().map(|(t, f)| (term(*t), *f)).collect(),
-            });
+                terms: doc
+                    .terms
+                    .iter()
+                    .map(|(t, f)| (remap[*t as usize], *f))
+                    .collect(),
+            }
         }
-        let base = Segment::build(docs);
+        let mut docs: Vec<DocIn<'_>> = Vec::with_capacity(self.len());
+        let mut base_live = (0..b).filter(|d| !self.is_dead(*d)).peekable();
+        let mut delta_live = live_delta.iter().peekable();
+        loop {
+            let take_base = match (base_live.peek(), delta_live.peek()) {
+                (None, None) => break,
+                (Some(d), Some(doc)) => self.base.slug(*d) < doc.slug.as_str(),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+            };
+            if take_base {
+                let d = base_live.next().unwrap_or_default();
+                docs.push(base_doc(d));
+            } else if let Some(doc) = delta_live.next() {
+                docs.push(delta_doc(doc, &remap));
+            }
+        }
+        let base = Segment::build(&dict, docs);
         *self = ClaimIndex {
             base,
             common_min_df: self.common_min_df,

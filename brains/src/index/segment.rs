@@ -73,14 +73,15 @@ impl Strs {
 }
 
 /// One claim handed to the segment builder: its slug, metadata, vector key (0 = none)
-/// and terms (term text, frequency with the label's weight), with its length.
+/// and terms (id in the builder's dictionary, frequency with the label's weight), with
+/// its length.
 #[derive(Debug, Clone)]
 pub(crate) struct DocIn<'a> {
     pub slug: &'a str,
     pub meta: MetaIn<'a>,
     pub key: u64,
     pub len: u32,
-    pub terms: Vec<(&'a str, u32)>,
+    pub terms: Vec<(u32, u32)>,
 }
 
 /// The metadata of a claim handed to the builder, borrowed.
@@ -167,23 +168,17 @@ fn tf16(f: u32) -> u16 {
 }
 
 impl Segment {
-    /// Build a segment from claims in any order.
-    pub(crate) fn build(mut docs: Vec<DocIn<'_>>) -> Segment {
-        docs.sort_unstable_by(|a, b| a.slug.cmp(b.slug));
-        docs.dedup_by(|b, a| a.slug == b.slug);
+    /// Build a segment from claims sorted by slug (each slug once) whose terms are ids
+    /// into `dict`, the terms sorted and each once. No string is compared here: the
+    /// callers bring both in order (a rebuild sorts its vocabulary once; a compaction
+    /// merges the base's with the delta's).
+    pub(crate) fn build(dict: &[&str], docs: Vec<DocIn<'_>>) -> Segment {
+        debug_assert!(docs.windows(2).all(|w| w[0].slug < w[1].slug));
         let n = docs.len();
-        // The dictionary: every term any document holds, sorted.
-        let mut vocab: Vec<&str> = docs
-            .iter()
-            .flat_map(|d| d.terms.iter().map(|(t, _)| *t))
-            .collect();
-        vocab.sort_unstable();
-        vocab.dedup();
-        let mut terms = Strs::with_capacity(vocab.len());
-        for t in &vocab {
+        let mut terms = Strs::with_capacity(dict.len());
+        for t in dict {
             terms.push(t);
         }
-        let id_of = |t: &str| vocab.binary_search(&t).map(|i| i as u32).unwrap_or(0);
         let mut seg = Segment {
             slugs: Strs::with_capacity(n),
             labels: Strs::with_capacity(n),
@@ -195,6 +190,7 @@ impl Segment {
         seg.ev_off.push(0);
         seg.fwd_off.push(0);
         let mut agent_ids: std::collections::HashMap<&str, u32> = Default::default();
+        let vocab = dict;
         let mut df = vec![0u32; vocab.len()];
         for d in &docs {
             seg.slugs.push(d.slug);
@@ -214,8 +210,7 @@ impl Segment {
             }
             seg.ev_off.push(seg.evidence.len() as u32);
             seg.key.push(d.key);
-            let mut ids: Vec<(u32, u16)> =
-                d.terms.iter().map(|(t, f)| (id_of(t), tf16(*f))).collect();
+            let mut ids: Vec<(u32, u16)> = d.terms.iter().map(|(t, f)| (*t, tf16(*f))).collect();
             ids.sort_unstable();
             ids.dedup_by_key(|p| p.0);
             for (t, f) in ids {

@@ -11,9 +11,37 @@ use super::tables::{CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
 use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{content_hash, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome};
 use crate::error::StoreError;
+use redb::ReadableDatabase;
 
 /// A batch at least this large has its vectors added to the index together.
 const PARALLEL_INDEX_BATCH: usize = 32;
+
+/// The tables a batch's plan reads, from one read transaction.
+struct Seen {
+    claims: redb::ReadOnlyTable<&'static str, &'static [u8]>,
+    history: redb::ReadOnlyTable<(&'static str, u64), &'static [u8]>,
+}
+
+impl Seen {
+    fn live(&self, slug: &str) -> Result<Option<Claim>, StoreError> {
+        self.claims
+            .get(slug)?
+            .map(|v| super::decode(v.value()))
+            .transpose()
+    }
+
+    /// The newest version of `slug` in history (demoted or retired), if any.
+    fn newest_outdated(&self, slug: &str) -> Result<Option<Claim>, StoreError> {
+        match self
+            .history
+            .range((slug, 0u64)..=(slug, u64::MAX))?
+            .next_back()
+        {
+            Some(row) => Ok(Some(super::decode(row?.1.value())?)),
+            None => Ok(None),
+        }
+    }
+}
 
 /// What memorizing one input would do.
 enum Plan {
@@ -53,8 +81,14 @@ impl Store {
         let mut results: Vec<Result<usize, StoreError>> = Vec::with_capacity(inputs.len());
         let mut unchanged: Vec<(usize, Claim)> = Vec::new();
         let mut plans: Vec<Planned> = Vec::new();
+        // One read transaction for every look-up of the batch.
+        let rx = self.db.begin_read()?;
+        let seen = Seen {
+            claims: rx.open_table(CLAIMS)?,
+            history: rx.open_table(HISTORY)?,
+        };
         for (i, input) in inputs.into_iter().enumerate() {
-            match self.plan(input, &written)? {
+            match self.plan(input, &written, &seen)? {
                 Plan::Write(plan) => {
                     let plan = *plan;
                     written.insert(plan.claim.slug.clone(), plan.claim.clone());
@@ -68,6 +102,8 @@ impl Store {
                 Plan::Refused(e) => results.push(Err(e)),
             }
         }
+        drop(seen);
+        drop(rx);
         let vectors = self.embed_all(&plans)?;
         self.commit_plans(&plans, vectors)?;
         let mut unchanged = unchanged.into_iter();
@@ -90,6 +126,7 @@ impl Store {
         &self,
         mut input: MemorizeInput,
         written: &HashMap<String, Claim>,
+        seen: &Seen,
     ) -> Result<Plan, StoreError> {
         let slug = match input.validate() {
             Ok(slug) => slug,
@@ -98,7 +135,7 @@ impl Store {
         let hash = content_hash(&input.label, &input.text, input.strength, &input.evidence);
         let live = match written.get(&slug) {
             Some(c) => Some(c.clone()),
-            None => self.get(&slug)?,
+            None => seen.live(&slug)?,
         };
         // Labels are identities: a different label that happens to derive the same slug
         // is another claim, never a supersession of this one.
@@ -107,7 +144,7 @@ impl Store {
         // chain on, so history never reuses a version number.
         let previous = match &live {
             Some(l) => Some(l.clone()),
-            None => self.newest_outdated(&slug)?,
+            None => seen.newest_outdated(&slug)?,
         };
         let holder = previous.as_ref().map(|c| c.label.clone());
         if let Some(existing) = holder.filter(|h| !crate::claim::same_label(h, &input.label)) {
@@ -324,7 +361,6 @@ impl Store {
         if let Some(ix) = self.vindex.as_mut() {
             ix.add_many(&adds)?;
         }
-        self.note_vector_writes(plans.len())?;
         for _ in 0..plans.len() {
             self.note_act()?;
         }

@@ -121,12 +121,12 @@ pub const DB_FILE: &str = "store.redb";
 /// and writes touch a few pages, and the operating system caches the file besides.
 const DB_CACHE_BYTES: usize = 32 * 1024 * 1024;
 const SCHEMA_VERSION: &str = "1";
-/// Checkpoints of the derived files: the vector index file is saved after this many
-/// vector writes, and the claim-index snapshot after this many acts, or after an eighth
-/// of the store's size when that is more (both are also saved on flush, close and drop).
-/// A checkpoint rewrites its file, so spacing them by the store's size keeps their cost
-/// per write constant as the store grows; what a crash leaves behind is caught up on open
-/// (the acts replayed onto the snapshot, the vectors added to the index), never rebuilt.
+/// Checkpoints of the claim-index snapshot: after this many acts, or after an eighth of
+/// the store's size when that is more (also on flush, close and drop; the vector index's
+/// file is the settler's to checkpoint, on the same spacing). A checkpoint rewrites its
+/// file, so spacing them by the store's size keeps their cost per write constant as the
+/// store grows; what a crash leaves behind is caught up on open (the acts replayed onto
+/// the snapshot, the vectors added to the index), never rebuilt.
 const SAVE_EVERY: u32 = 256;
 /// The share of the store's size between two checkpoints (see [`SAVE_EVERY`]).
 const SAVE_SHARE: usize = 8;
@@ -150,8 +150,6 @@ pub struct Store {
     vindex: Option<VectorIndex>,
     next_key: u64,
     next_act: u64,
-    /// Vector writes since the vector index file was saved.
-    unsaved: u32,
     /// Acts since the claim-index snapshot was saved.
     acts_unsaved: u32,
     /// The store's creation stamp (meta `created`), which the snapshot carries.
@@ -243,7 +241,6 @@ impl Store {
         if let Some(ix) = &self.vindex {
             ix.save()?;
         }
-        self.unsaved = 0;
         if self.acts_unsaved > 0 {
             self.save_claim_index()?;
         }
@@ -302,7 +299,7 @@ impl Store {
         Ok(())
     }
 
-    /// Whether `unsaved` writes to a derived file of `size` entries call for a checkpoint.
+    /// Whether `unsaved` acts on a claim index of `size` claims call for a checkpoint.
     fn checkpoint_due(&self, unsaved: u32, size: usize) -> bool {
         unsaved as usize >= (SAVE_EVERY as usize).max(size / SAVE_SHARE)
     }
@@ -338,8 +335,11 @@ impl Store {
             }
             graph_dirty = ix.is_dirty();
         }
-        if graph_dirty || self.unsaved > 0 || self.acts_unsaved > 0 {
-            self.flush_index()?;
+        if let (true, Some(ix)) = (graph_dirty, &self.vindex) {
+            ix.save()?;
+        }
+        if self.acts_unsaved > 0 {
+            self.save_claim_index()?;
         }
         Ok(())
     }

@@ -64,7 +64,6 @@ impl Store {
             vindex: None,
             next_key: 1,
             next_act: 1,
-            unsaved: 0,
             acts_unsaved: 0,
             created: String::new(),
             share: None,
@@ -390,8 +389,6 @@ impl Store {
             Ok((ix, repaired)) => {
                 self.vindex = Some(ix);
                 report.index_repaired = repaired;
-                // The file is behind the index now: counted toward the next checkpoint.
-                self.unsaved = u32::try_from(repaired).unwrap_or(u32::MAX);
             }
             Err(why) => {
                 self.rebuild_index(dims)?;

@@ -31,17 +31,6 @@ impl Store {
         slugs.iter().map(|s| versions(&hist, &live, s)).collect()
     }
 
-    /// The newest version of a slug in history, if any.
-    pub(super) fn newest_outdated(&self, slug: &str) -> Result<Option<Claim>, StoreError> {
-        let rx = self.db.begin_read()?;
-        let hist = rx.open_table(HISTORY)?;
-        let last = hist.range((slug, 0u64)..=(slug, u64::MAX))?.next_back();
-        match last {
-            Some(row) => Ok(Some(decode(row?.1.value())?)),
-            None => Ok(None),
-        }
-    }
-
     pub fn live_claims(&self) -> Result<Vec<Claim>, StoreError> {
         let rx = self.db.begin_read()?;
         let mut out = Vec::new();

@@ -80,7 +80,6 @@ impl Store {
                 if let Some(ix) = self.vindex.as_mut() {
                     ix.add(key, v)?;
                 }
-                self.note_vector_write()?;
             }
             _ => {
                 let kept = self.index.key_of(&c.slug);
@@ -98,31 +97,8 @@ impl Store {
             if let Some(ix) = self.vindex.as_mut() {
                 ix.remove(k)?;
             }
-            self.note_vector_write()?;
         }
         self.note_act()
-    }
-
-    /// Count a committed vector write; save the vector index file every
-    /// checkpoint ([`Store::checkpoint_due`]). As with the snapshot, a failed save (a full disk) is logged, not
-    /// reported: the write is committed, and the index is rebuilt from redb on open.
-    pub(super) fn note_vector_write(&mut self) -> Result<(), StoreError> {
-        self.note_vector_writes(1)
-    }
-
-    /// [`Store::note_vector_write`] for `n` writes at once.
-    pub(super) fn note_vector_writes(&mut self, n: usize) -> Result<(), StoreError> {
-        self.unsaved = self
-            .unsaved
-            .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
-        let size = self.vindex.as_ref().map_or(0, |ix| ix.approx_size());
-        if self.checkpoint_due(self.unsaved, size) {
-            if let Err(e) = self.flush_index() {
-                tracing::warn!(dir = %self.dir.display(), error = %e, "could not save the derived indexes; they are rebuilt or caught up from redb on open");
-                self.unsaved = 0;
-            }
-        }
-        Ok(())
     }
 
     /// Erase a claim and every version of it: the live record, its history, its vector,

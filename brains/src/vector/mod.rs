@@ -14,7 +14,7 @@ mod fresh;
 mod graph;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::error::StoreError;
@@ -25,6 +25,8 @@ pub use graph::SEARCH_CONTEXTS;
 
 pub const INDEX_FILE: &str = "vectors.usearch";
 
+/// Vectors the graph grows by, at least, between two checkpoints of its file.
+const CHECKPOINT_EVERY: usize = 256;
 /// Vectors the settler moves into the graph at a time.
 const SETTLE_BATCH: usize = 256;
 /// Fresh vectors beyond this are settled by the writer itself before it returns: the
@@ -80,6 +82,8 @@ struct Shared {
     stop: AtomicBool,
     /// The graph changed since its file was last written.
     dirty: AtomicBool,
+    /// The graph's size when its file was last written.
+    saved_size: AtomicUsize,
 }
 
 impl Shared {
@@ -146,6 +150,29 @@ impl Shared {
         })
     }
 
+    /// Write the graph's file as it stands. The settler waits; searches do not (a save
+    /// only reads the graph).
+    fn save(&self) -> Result<(), StoreError> {
+        let _one = self.settling.lock().unwrap_or_else(|p| p.into_inner());
+        self.dirty.store(false, Ordering::Release);
+        let g = read(&self.graph);
+        let saved = g.save();
+        match &saved {
+            Ok(()) => self.saved_size.store(g.size(), Ordering::Release),
+            Err(_) => self.dirty.store(true, Ordering::Release),
+        }
+        saved
+    }
+
+    /// Whether the graph grew enough since its file was written to write it again:
+    /// by [`CHECKPOINT_EVERY`] vectors or an eighth of its size, whichever is more, so a
+    /// checkpoint's cost per vector stays constant as the index grows.
+    fn checkpoint_due(&self) -> bool {
+        let size = read(&self.graph).size();
+        let grown = size.saturating_sub(self.saved_size.load(Ordering::Acquire));
+        self.dirty.load(Ordering::Acquire) && grown >= CHECKPOINT_EVERY.max(size / 8)
+    }
+
     /// The settler: batches until nothing is fresh (or the index is dropped).
     fn run(self: Arc<Self>) {
         loop {
@@ -154,6 +181,12 @@ impl Shared {
             }
             match self.settle(SETTLE_BATCH, 1) {
                 Ok(0) => {
+                    // Settled: the file is checkpointed here, off the write path.
+                    if self.checkpoint_due() {
+                        if let Err(e) = self.save() {
+                            tracing::warn!(error = %e, "could not save the settled vector index; it is repaired from redb on open");
+                        }
+                    }
                     let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
                     // Checked again under the flag: a write since spawns no second thread.
                     if read(&self.fresh).is_empty() || self.stop.load(Ordering::Acquire) {
@@ -194,6 +227,7 @@ impl std::fmt::Debug for VectorIndex {
 
 impl VectorIndex {
     fn of(graph: Graph, dims: usize) -> VectorIndex {
+        let saved = if graph.is_viewed() { graph.size() } else { 0 };
         VectorIndex {
             shared: Arc::new(Shared {
                 graph: RwLock::new(graph),
@@ -204,6 +238,7 @@ impl VectorIndex {
                 idle: Condvar::new(),
                 stop: AtomicBool::new(false),
                 dirty: AtomicBool::new(false),
+                saved_size: AtomicUsize::new(saved),
             }),
             dims,
         }
@@ -432,20 +467,9 @@ impl VectorIndex {
     }
 
     /// Write the graph's file as it stands (fresh vectors not in it are added from redb
-    /// on the next open). The settler waits for the write; searches do not (a save only
-    /// reads the graph).
+    /// on the next open). The settler waits for the write; searches do not.
     pub fn save(&self) -> Result<(), StoreError> {
-        let _one = self
-            .shared
-            .settling
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        self.shared.dirty.store(false, Ordering::Release);
-        let saved = read(&self.shared.graph).save();
-        if saved.is_err() {
-            self.shared.dirty.store(true, Ordering::Release);
-        }
-        saved
+        self.shared.save()
     }
 }
 
