@@ -25,6 +25,41 @@ impl Cursor<'_> {
             None => self.delta.get(self.pos - self.docs.len()).copied(),
         }
     }
+
+    /// Move to the first posting at or after `target` (never back); the term's
+    /// frequency in `target` (0 when it does not hold it). Galloping: the cost follows
+    /// the distance moved, and the reads go forward through one list.
+    fn seek(&mut self, target: u32) -> u32 {
+        let base = self.docs.len();
+        if self.pos < base {
+            self.pos += gallop(&self.docs[self.pos..], |d| *d < target);
+        }
+        if self.pos >= base {
+            let at = self.pos - base;
+            self.pos += gallop(&self.delta[at..], |p| p.0 < target);
+        }
+        match self.get() {
+            Some((d, f)) if d == target => f,
+            _ => 0,
+        }
+    }
+}
+
+/// The number of leading items of `xs` for which `before` holds (`before` holds for a
+/// prefix): doubling steps, then a binary search in the last step.
+fn gallop<T>(xs: &[T], before: impl Fn(&T) -> bool) -> usize {
+    let mut lo = 0;
+    let mut step = 1;
+    while lo < xs.len() && before(&xs[lo]) {
+        let next = lo + step;
+        if next >= xs.len() || !before(&xs[next]) {
+            let end = next.min(xs.len());
+            return lo + 1 + xs[lo + 1..end].partition_point(&before);
+        }
+        lo = next;
+        step *= 2;
+    }
+    lo
 }
 
 /// The best `k` of a search so far: a few dozen entries, the worst one tracked.
@@ -245,7 +280,6 @@ impl ClaimIndex {
         }
         let mut lists: Vec<Cursor<'_>> =
             order.iter().map(|(i, _)| self.cursor(walk[*i].0)).collect();
-        let terms: Vec<u32> = order.iter().map(|(i, _)| walk[*i].0).collect();
         let idfs: Vec<f64> = order.iter().map(|(i, _)| walk[*i].1).collect();
         let base_len = self.base_len();
         let mut top = TopK {
@@ -292,7 +326,7 @@ impl ClaimIndex {
             // The non-nominating terms, largest bound first, while they can still matter.
             let mut dropped = false;
             for i in (0..first).rev() {
-                let f = self.tf(doc, terms[i]);
+                let f = lists[i].seek(doc);
                 if f > 0 {
                     known += Self::bm25(avg, f, len, idfs[i]);
                 }
@@ -375,5 +409,25 @@ impl ClaimIndex {
             .into_iter()
             .map(|h| (self.slug(h.doc).to_string(), h.score))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod gallop_tests {
+    use super::gallop;
+
+    #[test]
+    fn gallop_counts_the_prefix_for_every_split_point() {
+        for len in 0..70usize {
+            let xs: Vec<u32> = (0..len as u32).map(|i| i * 3).collect();
+            for target in 0..(len as u32 * 3 + 2) {
+                let want = xs.iter().take_while(|x| **x < target).count();
+                assert_eq!(
+                    gallop(&xs, |x| *x < target),
+                    want,
+                    "len {len} target {target}"
+                );
+            }
+        }
     }
 }
