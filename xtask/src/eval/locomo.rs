@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use brains::{Embedder, RankMode};
 use serde_json::{json, Value};
 
-use super::{open_store, query, Args, DEV_SPLIT, MODES};
+use super::{open_store, query, Args, Figures, DEV_SPLIT, MODES};
 
 fn data_path() -> PathBuf {
     if let Some(p) = std::env::var_os("MEDULLA_LOCOMO") {
@@ -136,20 +136,94 @@ impl Sums {
 /// Per ranking: floor off, floor on.
 type Table = [[Sums; 2]; 3];
 
-fn print_table(t: &Table, questions: usize) {
-    println!(
-        "| ranking | R@5 | R@10 | nDCG@10 | R@5 floor on | R@10 floor on | nDCG@10 floor on |"
-    );
-    println!("|---|---|---|---|---|---|---|");
-    for (m, (name, _)) in MODES.iter().enumerate() {
-        if t[m][0].n > 0 {
-            println!("| {name} | {} | {} |", t[m][0].cells(), t[m][1].cells());
-        }
-    }
-    println!("({questions} questions with a relevant claim)");
+/// One split's totals: the rankings' sums and the off-topic counts.
+pub(super) struct Split {
+    pub name: String,
+    conversations: Vec<String>,
+    totals: Table,
+    /// Off-topic (queries, answered with a matched row) for fused and lexical-only.
+    off: [(usize, usize); 2],
 }
 
-pub(super) fn locomo(args: &Args, embedder: &Option<Arc<dyn Embedder>>) -> Result<()> {
+impl Split {
+    /// The figures `--check` reads, named `locomo.<split>.<ranking>.<floor>.<metric>`.
+    fn record(&self, figures: &mut Figures) {
+        let key = self.name.replace(' ', "_");
+        for (m, (ranking, _)) in MODES.iter().enumerate() {
+            let ranking = ranking.split(' ').next().unwrap_or(ranking);
+            for (f, floor) in ["floor_off", "floor_on"].iter().enumerate() {
+                let s = &self.totals[m][f];
+                if s.n == 0 {
+                    continue;
+                }
+                let n = s.n as f64;
+                for (metric, v) in [("r5", s.r5), ("r10", s.r10), ("ndcg10", s.ndcg10)] {
+                    figures.insert(format!("locomo.{key}.{ranking}.{floor}.{metric}"), v / n);
+                }
+            }
+        }
+        for (k, ranking) in ["fused", "lexical"].iter().enumerate() {
+            let (n, a) = self.off[k];
+            if n > 0 {
+                figures.insert(
+                    format!("locomo.{key}.off_topic.{ranking}"),
+                    a as f64 / n as f64,
+                );
+            }
+        }
+    }
+}
+
+/// The splits side by side: one row per ranking and floor, three columns per split.
+fn print_splits(splits: &[Split]) {
+    let mut head = String::from("| ranking | floor |");
+    let mut rule = String::from("|---|---|");
+    for s in splits {
+        head.push_str(&format!(" {0} R@5 | {0} R@10 | {0} nDCG@10 |", s.name));
+        rule.push_str("---|---|---|");
+    }
+    println!("{head}");
+    println!("{rule}");
+    for (m, (name, _)) in MODES.iter().enumerate() {
+        for (f, floor) in ["off", "on"].iter().enumerate() {
+            if splits.iter().all(|s| s.totals[m][f].n == 0) {
+                continue;
+            }
+            let cells: Vec<String> = splits.iter().map(|s| s.totals[m][f].cells()).collect();
+            println!("| {name} | {floor} | {} |", cells.join(" | "));
+        }
+    }
+    for s in splits {
+        println!(
+            "{}: {} ({} questions with a relevant claim)",
+            s.name,
+            s.conversations.join(", "),
+            s.totals[0][0].n
+        );
+    }
+    println!();
+    println!("Off-topic abstention (every question of the split's other conversations asked of each store; the share answered with a matched row, lower is better):");
+    println!("| split | queries | fused | lexical-only |");
+    println!("|---|---|---|---|");
+    let pct = |(n, a): (usize, usize)| {
+        if n == 0 {
+            "–".to_string()
+        } else {
+            format!("{:.1} %", 100.0 * a as f64 / n as f64)
+        }
+    };
+    for s in splits {
+        println!(
+            "| {} | {} | {} | {} |",
+            s.name,
+            s.off[1].0.max(s.off[0].0),
+            pct(s.off[0]),
+            pct(s.off[1])
+        );
+    }
+}
+
+fn load_data() -> Result<Vec<Value>> {
     let path = data_path();
     let data: Value = serde_json::from_slice(&std::fs::read(&path).with_context(|| {
         format!(
@@ -157,25 +231,47 @@ pub(super) fn locomo(args: &Args, embedder: &Option<Arc<dyn Embedder>>) -> Resul
             path.display()
         )
     })?)?;
-    let all: Vec<&Value> = data
-        .as_array()
-        .context("locomo10.json is not a list")?
-        .iter()
-        .collect();
-    let mut conversations = args.conversations.clone();
-    if conversations == ["all"] {
-        conversations = all
-            .iter()
-            .filter_map(|c| c["sample_id"].as_str().map(str::to_string))
-            .collect();
+    match data {
+        Value::Array(all) => Ok(all),
+        _ => bail!("locomo10.json is not a list"),
     }
-    let held_out: Vec<&String> = conversations
+}
+
+/// The splits to measure: the dev split and the held-out conversations side by side, or
+/// the conversations `--conversations` names as one split.
+fn splits_of(args: &Args, all: &[Value]) -> Vec<(String, Vec<String>)> {
+    let every: Vec<String> = all
         .iter()
+        .filter_map(|c| c["sample_id"].as_str().map(str::to_string))
+        .collect();
+    let dev: Vec<String> = DEV_SPLIT.iter().map(|s| s.to_string()).collect();
+    match &args.conversations {
+        Some(list) if list == &["all"] => vec![("all".into(), every)],
+        Some(list) if list == &dev => vec![("dev".into(), dev)],
+        Some(list) => vec![("selected".into(), list.clone())],
+        None if args.dev_only => vec![("dev".into(), dev)],
+        None => {
+            let held: Vec<String> = every.into_iter().filter(|c| !dev.contains(c)).collect();
+            vec![("dev".into(), dev), ("held-out".into(), held)]
+        }
+    }
+}
+
+pub(super) fn locomo(
+    args: &Args,
+    embedder: &Option<Arc<dyn Embedder>>,
+    figures: &mut Figures,
+) -> Result<()> {
+    let all = load_data()?;
+    let plan = splits_of(args, &all);
+    let held_out: Vec<&String> = plan
+        .iter()
+        .flat_map(|(_, c)| c)
         .filter(|c| !DEV_SPLIT.contains(&c.as_str()))
         .collect();
     if !held_out.is_empty() {
         if args.dump.is_some() {
-            bail!("--dump is for the dev split only: held-out conversations are never tuned on");
+            bail!("--dump is for the dev split only (add --dev-only): held-out conversations are never tuned on");
         }
         eprintln!(
             "note: measuring on held-out conversations {held_out:?}; never tune on these numbers"
@@ -186,6 +282,26 @@ pub(super) fn locomo(args: &Args, embedder: &Option<Arc<dyn Embedder>>) -> Resul
         None => None,
     };
     let started = Instant::now();
+    let mut splits = Vec::new();
+    for (name, conversations) in plan {
+        let split = run_split(&all, name, conversations, embedder, &mut dump)?;
+        split.record(figures);
+        splits.push(split);
+    }
+    println!();
+    println!("LoCoMo (R@5 | R@10 | nDCG@10; floor on is what `seek` returns by default):");
+    print_splits(&splits);
+    println!("({:.1} s)", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+fn run_split(
+    all: &[Value],
+    name: String,
+    conversations: Vec<String>,
+    embedder: &Option<Arc<dyn Embedder>>,
+    dump: &mut Option<std::io::BufWriter<std::fs::File>>,
+) -> Result<Split> {
     let mut loaded = Vec::new();
     for id in &conversations {
         let conv = all
@@ -195,7 +311,6 @@ pub(super) fn locomo(args: &Args, embedder: &Option<Arc<dyn Embedder>>) -> Resul
         loaded.push((id.clone(), load_conversation(conv)));
     }
     let mut totals: Table = Default::default();
-    // Off-topic: (queries, answered with a matched row) for fused and lexical-only.
     let mut off = [(0usize, 0usize); 2];
     for (id, (claims, questions)) in &loaded {
         let dir = tempfile::tempdir()?;
@@ -293,24 +408,10 @@ pub(super) fn locomo(args: &Args, embedder: &Option<Arc<dyn Embedder>>) -> Resul
             }
         }
     }
-    println!();
-    println!("LoCoMo, conversations: {}", conversations.join(", "));
-    print_table(&totals, totals[0][0].n);
-    let share = |(n, a): (usize, usize)| a as f64 / n.max(1) as f64;
-    if off[0].0 > 0 {
-        println!(
-            "off-topic (questions of the other conversations): fused answers {:.1} % of {} with a matched row",
-            100.0 * share(off[0]),
-            off[0].0
-        );
-    }
-    if off[1].0 > 0 {
-        println!(
-            "off-topic, lexical-only (no model): {:.1} % of {} answered with a matched row",
-            100.0 * share(off[1]),
-            off[1].0
-        );
-    }
-    println!("({:.1} s)", started.elapsed().as_secs_f64());
-    Ok(())
+    Ok(Split {
+        name,
+        conversations,
+        totals,
+        off,
+    })
 }

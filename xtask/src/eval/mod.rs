@@ -11,6 +11,11 @@
 //!   the queries verbatim and half paraphrased, hit@5 per ranking.
 //!
 //! Tune on the dev split only (`DEV_SPLIT`); the other seven conversations are held out.
+//! A plain run measures both and prints them side by side (each split's off-topic set
+//! is its own conversations' questions asked across); `--dev-only` skips the held-out
+//! ones. `--check` then holds the dev split's figures to `xtask/eval-check.json` (within
+//! its tolerance) and fails naming every figure that fell; held-out figures are printed,
+//! never checked, so nothing is ever tuned against them.
 //!
 //! Layout: this file parses the flags and holds what both measures share (the
 //! rankings, opening a store, building a query); `locomo` runs LoCoMo and the
@@ -26,7 +31,13 @@ use anyhow::{bail, Context, Result};
 use brains::vector::Precision;
 use brains::{Embedder, MemorizeInput, RankMode, RecallQuery, Store, StoreOptions};
 
-const USAGE: &str = "usage: cargo xtask eval [--conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f32]";
+const USAGE: &str = "usage: cargo xtask eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f32]";
+
+/// The dev-split figures `--check` holds the ranking to (kept in the repository).
+const THRESHOLDS: &str = "eval-check.json";
+
+/// Every figure of a run by name (`locomo.dev.fused.floor_on.r10`, …), for `--check`.
+pub(super) type Figures = std::collections::BTreeMap<String, f64>;
 
 /// How the stores of this run hold their vectors: the default (half precision), or
 /// full precision with `--f32` to measure the default against.
@@ -76,7 +87,10 @@ pub(super) fn query(text: &str, limit: usize, mode: RankMode, matched_only: bool
 }
 
 struct Args {
-    conversations: Vec<String>,
+    /// `None`: the dev split and the held-out conversations side by side.
+    conversations: Option<Vec<String>>,
+    dev_only: bool,
+    check: bool,
     dump: Option<PathBuf>,
     synthetic: bool,
     locomo: bool,
@@ -84,7 +98,9 @@ struct Args {
 
 fn parse(args: &[String]) -> Result<Args> {
     let mut a = Args {
-        conversations: DEV_SPLIT.iter().map(|s| s.to_string()).collect(),
+        conversations: None,
+        dev_only: false,
+        check: false,
         dump: None,
         synthetic: true,
         locomo: true,
@@ -96,8 +112,10 @@ fn parse(args: &[String]) -> Result<Args> {
                 let list = it
                     .next()
                     .context("--conversations takes a comma-separated list (or `all`)")?;
-                a.conversations = list.split(',').map(|s| s.trim().to_string()).collect();
+                a.conversations = Some(list.split(',').map(|s| s.trim().to_string()).collect());
             }
+            "--dev-only" => a.dev_only = true,
+            "--check" => a.check = true,
             "--dump" => a.dump = Some(it.next().context("--dump takes a file")?.into()),
             "--no-synthetic" => a.synthetic = false,
             "--synthetic-only" => a.locomo = false,
@@ -106,6 +124,9 @@ fn parse(args: &[String]) -> Result<Args> {
             }
             other => bail!("unknown argument {other:?}: {USAGE}"),
         }
+    }
+    if a.check && (a.conversations.is_some() || !a.locomo || !a.synthetic) {
+        bail!("--check measures the default run (dev and held-out, LoCoMo and synthetic): drop the other flags");
     }
     Ok(a)
 }
@@ -128,11 +149,76 @@ pub fn run(args: &[String]) -> Result<()> {
             "no embedding model: run `cargo xtask fetch-model`; dense and fused rows need it"
         ),
     }
+    let mut figures = Figures::new();
     if args.locomo {
-        locomo::locomo(&args, &embedder)?;
+        locomo::locomo(&args, &embedder, &mut figures)?;
     }
     if args.synthetic {
-        synthetic::synthetic(&embedder)?;
+        synthetic::synthetic(&embedder, &mut figures)?;
     }
+    if args.check {
+        check(
+            &figures,
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join(THRESHOLDS),
+        )?;
+    }
+    Ok(())
+}
+
+/// The threshold file: figures that must reach at least, or stay at most, a value
+/// (within `tolerance`).
+#[derive(serde::Deserialize)]
+struct Thresholds {
+    tolerance: f64,
+    at_least: std::collections::BTreeMap<String, f64>,
+    at_most: std::collections::BTreeMap<String, f64>,
+}
+
+/// `--check`: every dev-split threshold met, or a failure naming each figure that fell.
+fn check(figures: &Figures, path: &Path) -> Result<()> {
+    let t: Thresholds = serde_json::from_slice(
+        &std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?,
+    )
+    .with_context(|| format!("{} is not a threshold file", path.display()))?;
+    let mut failed = Vec::new();
+    let rows = t
+        .at_least
+        .iter()
+        .map(|(k, v)| (k, *v, true))
+        .chain(t.at_most.iter().map(|(k, v)| (k, *v, false)));
+    println!();
+    println!(
+        "check against {} (tolerance {}):",
+        path.display(),
+        t.tolerance
+    );
+    for (name, bound, at_least) in rows {
+        let Some(got) = figures.get(name) else {
+            failed.push(format!(
+                "{name}: not measured (no model? run `cargo xtask fetch-model`)"
+            ));
+            continue;
+        };
+        let ok = if at_least {
+            *got >= bound - t.tolerance
+        } else {
+            *got <= bound + t.tolerance
+        };
+        let rel = if at_least { "≥" } else { "≤" };
+        println!(
+            "  {} {name} = {got:.3} ({rel} {bound:.3})",
+            if ok { "ok  " } else { "FELL" }
+        );
+        if !ok {
+            failed.push(format!("{name} = {got:.3}, threshold {rel} {bound:.3}"));
+        }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "retrieval quality regressed on the dev split:\n  {}",
+            failed.join("\n  ")
+        );
+    }
+    println!("every threshold met");
     Ok(())
 }

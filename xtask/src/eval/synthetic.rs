@@ -302,7 +302,10 @@ pub fn codebase_facts(n: usize, seed: u64) -> Vec<Fact> {
         .collect()
 }
 
-pub(super) fn synthetic(embedder: &Option<Arc<dyn Embedder>>) -> Result<()> {
+pub(super) fn synthetic(
+    embedder: &Option<Arc<dyn Embedder>>,
+    figures: &mut super::Figures,
+) -> Result<()> {
     println!();
     println!("Synthetic codebase facts (service × topic), hit@5:");
     println!("| facts | ranking | verbatim | paraphrased | all | verbatim floor on | paraphrased floor on | all floor on |");
@@ -333,6 +336,13 @@ pub(super) fn synthetic(embedder: &Option<Arc<dyn Embedder>>) -> Result<()> {
                 }
                 let r = |k: usize| hit[k] as f64 / asked[k].max(1) as f64;
                 let all = (hit[0] + hit[1]) as f64 / (asked[0] + asked[1]).max(1) as f64;
+                let key = format!(
+                    "synthetic.{n}.{}.{}",
+                    name.split(' ').next().unwrap_or(name),
+                    if floor { "floor_on" } else { "floor_off" }
+                );
+                figures.insert(format!("{key}.verbatim"), r(0));
+                figures.insert(format!("{key}.paraphrased"), r(1));
                 cells.push(format!("{:.2} | {:.2} | {all:.2}", r(0), r(1)));
             }
             println!("| {n} | {name} | {} | {} |", cells[0], cells[1]);
