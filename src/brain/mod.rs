@@ -48,8 +48,9 @@ pub enum BrainMsg {
         reason: String,
         reply: Reply<Claim>,
     },
-    /// Several demotions in one turn (a bulk import's versions that stay outdated), in
-    /// order; the first that fails stops the rest.
+    /// Several demotions in one turn and one durable transaction (a bulk import's
+    /// versions that stay outdated): every slug that is live is demoted; the reply is the
+    /// first refusal, if any.
     DemoteMany {
         slugs: Vec<String>,
         actor: String,
@@ -389,9 +390,8 @@ impl Actor for BrainActor {
             } => send(
                 reply,
                 st.run(&me, move |s| {
-                    slugs
-                        .iter()
-                        .map(|slug| s.demote(slug, &actor, &reason))
+                    s.demote_many(&slugs, &actor, &reason)?
+                        .into_iter()
                         .collect()
                 })
                 .await?,

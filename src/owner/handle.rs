@@ -341,8 +341,8 @@ impl OwnerHandle {
         .await
     }
 
-    /// Demote several slugs in one turn of the store's actor, in order; the first that
-    /// fails stops the rest.
+    /// Demote several slugs in one turn of the store's actor and one durable
+    /// transaction: every live one is demoted; the first refusal, if any, is the answer.
     pub async fn demote_many(
         &self,
         id: &StoreId,

@@ -290,6 +290,43 @@ impl Store {
         self.leave_recall(slug, actor, reason, ActKind::Retire, "retired")
     }
 
+    /// Demote the live version of each of `slugs`, every demotion its own recorded act,
+    /// all in one durable transaction (an import's outdated versions: one fsync, not one
+    /// per slug). Per slug: the demoted version, or why it could not be (not live, or
+    /// already demoted earlier in the list). `Err` only when the transaction failed, and
+    /// then nothing changed.
+    pub fn demote_many(
+        &mut self,
+        slugs: &[String],
+        actor: &str,
+        reason: &str,
+    ) -> Result<Vec<Result<Claim, StoreError>>, StoreError> {
+        crate::claim::validate_agent_id(actor)?;
+        let tx = self.db.begin_write()?;
+        let mut results = Vec::with_capacity(slugs.len());
+        let mut gone = Vec::new();
+        for slug in slugs {
+            // Read inside the transaction: a slug listed twice is no longer live.
+            let live = tx
+                .open_table(CLAIMS)?
+                .get(slug.as_str())?
+                .map(|v| super::decode(v.value()))
+                .transpose()?;
+            let Some(live) = live else {
+                results.push(Err(StoreError::UnknownClaim { slug: slug.clone() }));
+                continue;
+            };
+            let (out, key) = self.leave_in(&tx, live, actor, reason, ActKind::Demote, "demoted")?;
+            gone.push((out.slug.clone(), key));
+            results.push(Ok(out));
+        }
+        tx.commit()?;
+        for (slug, key) in gone {
+            self.index_gone(&slug, key)?;
+        }
+        Ok(results)
+    }
+
     /// Take the live version of `slug` out of recall with no replacement (a demotion or
     /// a retirement): history keeps it as `outdated`, `<how>: <reason>`, by `actor`.
     fn leave_recall(
@@ -302,6 +339,26 @@ impl Store {
     ) -> Result<Claim, StoreError> {
         crate::claim::validate_agent_id(actor)?;
         let live = self.require_live(slug)?;
+        let tx = self.db.begin_write()?;
+        let (out, key) = self.leave_in(&tx, live, actor, reason, kind, how)?;
+        tx.commit()?;
+        self.index_gone(slug, key)?;
+        Ok(out)
+    }
+
+    /// Within `tx`: move `live` to history as outdated, drop its vector, record the act
+    /// and queue the change for the team. Returns the outdated version and its vector key
+    /// (for the derived indexes, once `tx` commits).
+    fn leave_in(
+        &mut self,
+        tx: &redb::WriteTransaction,
+        live: Claim,
+        actor: &str,
+        reason: &str,
+        kind: ActKind,
+        how: &str,
+    ) -> Result<(Claim, Option<u64>), StoreError> {
+        let slug = live.slug.as_str();
         let now = self.now_ms();
         let mut out = live.clone();
         out.state = ClaimState::Outdated;
@@ -317,7 +374,6 @@ impl Store {
             None,
             Some(reason.trim().to_string()),
         );
-        let tx = self.db.begin_write()?;
         {
             tx.open_table(CLAIMS)?.remove(slug)?;
             tx.open_table(HISTORY)?
@@ -327,9 +383,9 @@ impl Store {
                 tx.open_table(VEC_KEYS)?.remove(slug)?;
             }
         }
-        self.act(&tx, act)?;
+        self.act(tx, act)?;
         self.queue_shared(
-            &tx,
+            tx,
             SharedOp::Leave {
                 slug: slug.to_string(),
                 version: live.version_id(),
@@ -338,9 +394,7 @@ impl Store {
                 by: actor.to_string(),
             },
         )?;
-        tx.commit()?;
-        self.index_gone(slug, key)?;
-        Ok(out)
+        Ok((out, key))
     }
 
     /// Stamp the witness of a promotion: a new live version carrying `promoted_to`, the

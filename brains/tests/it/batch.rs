@@ -138,3 +138,53 @@ fn an_empty_or_all_refused_batch_writes_nothing() {
     assert!(r.iter().all(Result::is_err));
     assert_eq!(s.stats().unwrap().acts, 0);
 }
+
+/// `demote_many` (one transaction) leaves the store exactly as the same demotions one by
+/// one: the same versions, acts, recall and statistics; a slug that is not live, or is
+/// listed twice, is refused without stopping the others; all of it survives a reopen.
+#[test]
+fn demoting_many_equals_demoting_one_by_one() {
+    for vectors in [false, true] {
+        let one = tempfile::tempdir().unwrap();
+        let many = tempfile::tempdir().unwrap();
+        let clock = Arc::new(FixedClock::new(T0));
+        let (mut a, _) = Store::open(one.path(), opts(&clock, vectors)).unwrap();
+        let (mut b, _) = Store::open(many.path(), opts(&clock, vectors)).unwrap();
+        for s in [&mut a, &mut b] {
+            for r in s.memorize_many(inputs()).unwrap() {
+                let _ = r;
+            }
+        }
+        clock.advance(10);
+        let slugs: Vec<String> = [
+            "cache-flake",
+            "no-such-claim",
+            "deploy-window",
+            "cache-flake",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let sequential: Vec<String> = slugs
+            .iter()
+            .map(|s| format!("{:?}", a.demote(s, "human:founder", "stale")))
+            .collect();
+        let batched: Vec<String> = b
+            .demote_many(&slugs, "human:founder", "stale")
+            .unwrap()
+            .into_iter()
+            .map(|r| format!("{r:?}"))
+            .collect();
+        assert_eq!(batched, sequential, "vectors: {vectors}");
+        assert!(batched[0].starts_with("Ok(") && batched[2].starts_with("Ok("));
+        assert!(batched[1].starts_with("Err(") && batched[3].starts_with("Err("));
+        assert_eq!(observe(&b), observe(&a), "vectors: {vectors}");
+        let acts = b.stats().unwrap().acts;
+        drop((a, b));
+        let (b, _) = Store::open(many.path(), opts(&clock, vectors)).unwrap();
+        assert_eq!(b.stats().unwrap().acts, acts);
+        assert_eq!(b.check_index().unwrap(), None);
+        assert!(b.get("cache-flake").unwrap().is_none());
+        assert!(b.get("deploy-window").unwrap().is_none());
+    }
+}
