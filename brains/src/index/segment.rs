@@ -483,27 +483,71 @@ mod bytes {
         put_u64(out, seg.total_len);
     }
 
-    /// Reads what `write` wrote; `None` once the bytes run out.
+    /// Bytes a large array is read and converted by: the copy from the file lands in a
+    /// small, cache-hot buffer, never in a second whole-file buffer.
+    const CHUNK: usize = 1 << 20;
+
+    /// Reads what `write` wrote, from a byte slice or streamed from a file; `None` once
+    /// the bytes run out. Everything read is also summed into a CRC-32, so a file's
+    /// checksum is checked in the same pass as it is parsed ([`Reader::crc`]).
     pub(crate) struct Reader<'a> {
-        b: &'a [u8],
+        src: Box<dyn std::io::Read + 'a>,
+        /// Bytes the source still holds.
+        left: usize,
+        crc: crc32fast::Hasher,
+        buf: Vec<u8>,
+        /// The source failed (not merely ran out).
+        failed: Option<std::io::Error>,
     }
 
     impl<'a> Reader<'a> {
+        #[cfg(test)]
         pub(crate) fn new(b: &'a [u8]) -> Self {
-            Self { b }
+            Self::streaming(b, b.len())
+        }
+
+        /// A reader of the `len` bytes `src` holds.
+        pub(crate) fn streaming(src: impl std::io::Read + 'a, len: usize) -> Self {
+            Self {
+                src: Box::new(src),
+                left: len,
+                crc: crc32fast::Hasher::new(),
+                buf: Vec::new(),
+                failed: None,
+            }
         }
 
         pub(crate) fn is_empty(&self) -> bool {
-            self.b.is_empty()
+            self.left == 0
         }
 
-        fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-            if self.b.len() < n {
+        /// The CRC-32 of every byte read so far, after reading what is left.
+        pub(crate) fn crc(mut self) -> Result<u32, std::io::Error> {
+            while self.left > 0 {
+                let n = self.left.min(CHUNK);
+                if self.take(n).is_none() {
+                    break;
+                }
+            }
+            match self.failed {
+                Some(e) => Err(e),
+                None => Ok(self.crc.finalize()),
+            }
+        }
+
+        /// The next `n` bytes (`n` at most [`CHUNK`] for arrays, which are read in parts).
+        fn take(&mut self, n: usize) -> Option<&[u8]> {
+            if self.left < n || self.failed.is_some() {
                 return None;
             }
-            let (head, rest) = self.b.split_at(n);
-            self.b = rest;
-            Some(head)
+            self.buf.resize(n, 0);
+            if let Err(e) = self.src.read_exact(&mut self.buf[..n]) {
+                self.failed = Some(e);
+                return None;
+            }
+            self.left -= n;
+            self.crc.update(&self.buf[..n]);
+            Some(&self.buf[..n])
         }
 
         pub(crate) fn u32(&mut self) -> Option<u32> {
@@ -517,51 +561,49 @@ mod bytes {
         fn len(&mut self, width: usize) -> Option<usize> {
             let n = usize::try_from(self.u64()?).ok()?;
             // Never allocate for more elements than the bytes left can hold.
-            (n.checked_mul(width)? <= self.b.len()).then_some(n)
+            (n.checked_mul(width)? <= self.left).then_some(n)
+        }
+
+        /// `n` little-endian values of `W` bytes each, read a chunk at a time.
+        fn array<T, const W: usize>(&mut self, conv: fn([u8; W]) -> T) -> Option<Vec<T>> {
+            let n = self.len(W)?;
+            let mut out = Vec::with_capacity(n);
+            let mut left = n;
+            while left > 0 {
+                let m = left.min(CHUNK / W);
+                let raw = self.take(m * W)?;
+                out.extend(
+                    raw.chunks_exact(W)
+                        .map(|c| conv(c.try_into().unwrap_or([0; W]))),
+                );
+                left -= m;
+            }
+            Some(out)
         }
 
         pub(crate) fn u32s(&mut self) -> Option<Vec<u32>> {
-            let n = self.len(4)?;
-            let raw = self.take(n * 4)?;
-            Some(
-                raw.chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
-            )
+            self.array(u32::from_le_bytes)
         }
 
         fn u16s(&mut self) -> Option<Vec<u16>> {
-            let n = self.len(2)?;
-            let raw = self.take(n * 2)?;
-            Some(
-                raw.chunks_exact(2)
-                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                    .collect(),
-            )
+            self.array(u16::from_le_bytes)
         }
 
         fn u64s(&mut self) -> Option<Vec<u64>> {
-            let n = self.len(8)?;
-            let raw = self.take(n * 8)?;
-            Some(
-                raw.chunks_exact(8)
-                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                    .collect(),
-            )
+            self.array(u64::from_le_bytes)
         }
 
-        fn bytes(&mut self) -> Option<&'a [u8]> {
-            let n = self.len(1)?;
-            self.take(n)
+        fn bytes(&mut self) -> Option<Vec<u8>> {
+            self.array(|[b]: [u8; 1]| b)
         }
 
-        pub(crate) fn str(&mut self) -> Option<&'a str> {
-            std::str::from_utf8(self.bytes()?).ok()
+        pub(crate) fn str(&mut self) -> Option<String> {
+            String::from_utf8(self.bytes()?).ok()
         }
 
         fn strs(&mut self) -> Option<Strs> {
             let off = self.u32s()?;
-            let bytes = self.str()?.to_string();
+            let bytes = self.str()?;
             let s = Strs { off, bytes };
             s.valid().then_some(s)
         }
@@ -571,7 +613,7 @@ mod bytes {
                 slugs: self.strs()?,
                 labels: self.strs()?,
                 doc_len: self.u32s()?,
-                strength: self.bytes()?.to_vec(),
+                strength: self.bytes()?,
                 trust: self.u64s()?.into_iter().map(f64::from_bits).collect(),
                 created: self.u64s()?.into_iter().map(|c| c as i64).collect(),
                 agent: self.u32s()?,

@@ -58,23 +58,29 @@ pub(super) fn encode(stamp: &Stamp, index: &mut ClaimIndex) -> Vec<u8> {
     out
 }
 
-/// Decode a snapshot; `Err` says why it cannot be used.
-pub(super) fn decode(b: &[u8]) -> Result<Snapshot, String> {
-    if b.len() < 12 || &b[..8] != MAGIC {
+/// Decode a snapshot from `src`, which holds `len` bytes; `Err` says why it cannot be
+/// used. The checksum is summed while the bytes are parsed and checked at the end:
+/// nothing parsed is used unless it holds.
+fn decode(mut src: impl std::io::Read, len: usize) -> Result<Snapshot, String> {
+    let mut head = [0u8; 12];
+    if len < 12 || src.read_exact(&mut head).is_err() || &head[..8] != MAGIC {
         return Err("the claim-index snapshot is not one of this version (bad magic)".into());
     }
-    let crc = u32::from_le_bytes([b[8], b[9], b[10], b[11]]);
-    if crc32fast::hash(&b[12..]) != crc {
-        return Err("the claim-index snapshot fails its checksum".into());
+    let crc = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
+    let mut r = Reader::streaming(src, len - 12);
+    let parsed = read(&mut r);
+    match r.crc() {
+        Err(e) => Err(format!("the claim-index snapshot is unreadable: {e}")),
+        Ok(sum) if sum != crc => Err("the claim-index snapshot fails its checksum".into()),
+        Ok(_) => parsed.ok_or_else(|| "the claim-index snapshot does not parse".into()),
     }
-    read(&mut Reader::new(&b[12..])).ok_or_else(|| "the claim-index snapshot does not parse".into())
 }
 
 fn read(r: &mut Reader<'_>) -> Option<Snapshot> {
     let stamp = Stamp {
         next_act: r.u64()?,
         next_key: r.u64()?,
-        created: r.str()?.to_string(),
+        created: r.str()?,
         live: r.u64()?,
     };
     let _reserved = r.u32()?;
@@ -83,17 +89,24 @@ fn read(r: &mut Reader<'_>) -> Option<Snapshot> {
     (r.is_empty() && stamp.live == index.len() as u64).then_some(Snapshot { stamp, index })
 }
 
-/// Read the snapshot in `dir`; `Err` says why there is none to use.
+/// Read the snapshot in `dir`; `Err` says why there is none to use. Streamed: the file
+/// is parsed as it is read, never held whole in memory beside the index it decodes to.
 pub(super) fn load(dir: &Path) -> Result<Snapshot, String> {
     let path = dir.join(SNAPSHOT_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err("there is no claim-index snapshot".into())
         }
         Err(e) => return Err(format!("the claim-index snapshot is unreadable: {e}")),
     };
-    decode(&bytes)
+    let len = file
+        .metadata()
+        .map_err(|e| format!("the claim-index snapshot is unreadable: {e}"))?
+        .len();
+    let len =
+        usize::try_from(len).map_err(|_| "the claim-index snapshot is too large".to_string())?;
+    decode(std::io::BufReader::with_capacity(1 << 16, file), len)
 }
 
 /// Write the snapshot atomically: a temporary file renamed over the old one. Not
