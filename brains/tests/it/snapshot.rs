@@ -150,7 +150,10 @@ fn a_corrupt_or_truncated_snapshot_is_rebuilt() {
         assert!(report.claim_index_rebuilt, "{what}: {report:?}");
         if what == "a flipped byte" {
             // Summed while parsing: a flip is told as a checksum failure, never trusted.
-            let why = report.claim_index_rebuild_reason.clone().unwrap_or_default();
+            let why = report
+                .claim_index_rebuild_reason
+                .clone()
+                .unwrap_or_default();
             assert!(why.contains("checksum"), "{what}: {why}");
         }
         assert_eq!(answers(&s), expected, "{what}");
