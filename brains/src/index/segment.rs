@@ -675,36 +675,53 @@ impl Segment {
                 && off.windows(2).all(|w| w[0] <= w[1])
         };
         let ascending = |s: &Strs| (1..s.len()).all(|i| s.get(i - 1) < s.get(i));
-        let ok = offsets(&seg.ev_off, seg.evidence.len())
+        if !(offsets(&seg.ev_off, seg.evidence.len())
             && offsets(&seg.fwd_off, seg.fwd_term.len())
-            && offsets(&seg.post_off, seg.post_doc.len())
-            && seg.agent.iter().all(|a| (*a as usize) < seg.agents.len())
-            && seg.strength.iter().all(|c| strength_of(*c).is_some())
-            && ascending(&seg.slugs)
-            && ascending(&seg.terms)
-            && (0..n).all(|d| {
-                let r = seg.fwd_range(d as u32);
-                let ts = &seg.fwd_term[r];
-                ts.iter().all(|x| (*x as usize) < t) && ts.windows(2).all(|w| w[0] < w[1])
-            })
-            && (0..t).all(|x| {
-                let (docs, _) = seg.postings(x as u32);
-                docs.iter().all(|d| (*d as usize) < n) && docs.windows(2).all(|w| w[0] < w[1])
-            })
-            && seg.total_len == seg.doc_len.iter().map(|l| u64::from(*l)).sum::<u64>();
-        if !ok {
+            && offsets(&seg.post_off, seg.post_doc.len()))
+        {
             return None;
         }
-        seg.bound_tf = vec![0; t];
-        seg.bound_len = vec![u32::MAX; t];
-        for x in 0..t {
-            let r = seg.post_range(x as u32);
-            for i in r {
-                let len = seg.doc_len[seg.post_doc[i] as usize];
-                seg.bound_tf[x] = seg.bound_tf[x].max(seg.post_tf[i]);
-                seg.bound_len[x] = seg.bound_len[x].min(len);
-            }
-        }
+        // Two halves of the checks on two cores: the postings (with each term's bounds,
+        // read in the same pass) beside everything else.
+        let seg_ref = &seg;
+        let (ok, bounds) = std::thread::scope(|sc| {
+            let postings = sc.spawn(move || {
+                let mut bound_tf = vec![0u16; t];
+                let mut bound_len = vec![u32::MAX; t];
+                for x in 0..t {
+                    let (docs, tfs) = seg_ref.postings(x as u32);
+                    if !(docs.iter().all(|d| (*d as usize) < n)
+                        && docs.windows(2).all(|w| w[0] < w[1]))
+                    {
+                        return None;
+                    }
+                    for (d, f) in docs.iter().zip(tfs) {
+                        bound_tf[x] = bound_tf[x].max(*f);
+                        bound_len[x] = bound_len[x].min(seg_ref.doc_len[*d as usize]);
+                    }
+                }
+                Some((bound_tf, bound_len))
+            });
+            let ok = seg_ref
+                .agent
+                .iter()
+                .all(|a| (*a as usize) < seg_ref.agents.len())
+                && seg_ref.strength.iter().all(|c| strength_of(*c).is_some())
+                && ascending(&seg_ref.slugs)
+                && ascending(&seg_ref.terms)
+                && (0..n).all(|d| {
+                    let r = seg_ref.fwd_range(d as u32);
+                    let ts = &seg_ref.fwd_term[r];
+                    ts.iter().all(|x| (*x as usize) < t) && ts.windows(2).all(|w| w[0] < w[1])
+                })
+                && seg_ref.total_len == seg_ref.doc_len.iter().map(|l| u64::from(*l)).sum::<u64>();
+            (ok, postings.join().ok().flatten())
+        });
+        let (Some((bound_tf, bound_len)), true) = (bounds, ok) else {
+            return None;
+        };
+        seg.bound_tf = bound_tf;
+        seg.bound_len = bound_len;
         seg.index_keys();
         Some(seg)
     }
