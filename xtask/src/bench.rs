@@ -178,14 +178,34 @@ fn bench_size(
     embedder: Option<Arc<dyn Embedder>>,
     ops: usize,
     batch_fill: bool,
+    keep: Option<&std::path::Path>,
 ) -> Result<Row> {
-    let dir = tempfile::tempdir()?;
+    let temp = tempfile::tempdir()?;
+    let kept = keep.map(|k| {
+        k.join(format!(
+            "{size}-{}",
+            if embedder.is_some() {
+                "hybrid"
+            } else {
+                "lexical"
+            }
+        ))
+    });
+    if let Some(k) = &kept {
+        if k.exists() {
+            bail!(
+                "{} exists: --keep fills a new store (remove it first)",
+                k.display()
+            );
+        }
+    }
+    let path = kept.as_deref().unwrap_or(temp.path());
     let hybrid = embedder.is_some();
     let opts = StoreOptions {
         embedder: embedder.clone(),
         ..Default::default()
     };
-    let (mut store, _) = Store::open(dir.path(), opts.clone())?;
+    let (mut store, _) = Store::open(path, opts.clone())?;
     let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
     let t = Instant::now();
     if batch_fill {
@@ -254,20 +274,39 @@ fn bench_size(
         ..Default::default()
     };
     let t = Instant::now();
-    let (store, _) = Store::open(dir.path(), opts.clone())?;
+    let (store, _) = Store::open(path, opts.clone())?;
     let open_ms = t.elapsed().as_secs_f64() * 1000.0;
     std::hint::black_box(store.recall(&first)?);
     let open_recall_ms = t.elapsed().as_secs_f64() * 1000.0;
     store.close()?;
-    let rss_mb = warm_rss(dir.path(), hybrid)?;
+    if let Some(k) = &kept {
+        // A kept store is for `bench --open`: the figures that would change it stop here.
+        println!("kept the store in {}", k.display());
+        return Ok(Row {
+            size,
+            mode: if hybrid { "hybrid" } else { "lexical" },
+            fill_s,
+            settle_s,
+            mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
+            rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.99)),
+            open_ms,
+            open_recall_ms,
+            single_rate,
+            batch_rate,
+            rebuild_ms: None,
+            reembed_ms: None,
+            rss_mb: f64::NAN,
+        });
+    }
+    let rss_mb = warm_rss(path, hybrid)?;
     // Every derived file gone: the claim index and (with a model) the vector index are
     // rebuilt from redb.
-    std::fs::remove_file(dir.path().join("claims.snapshot")).context("snapshot file")?;
+    std::fs::remove_file(path.join("claims.snapshot")).context("snapshot file")?;
     if hybrid {
-        std::fs::remove_file(dir.path().join("vectors.usearch")).context("index file")?;
+        std::fs::remove_file(path.join("vectors.usearch")).context("index file")?;
     }
     let t = Instant::now();
-    let (store, report) = Store::open(dir.path(), opts.clone())?;
+    let (store, report) = Store::open(path, opts.clone())?;
     let rebuild_ms = Some(t.elapsed().as_secs_f64() * 1000.0);
     if !report.claim_index_rebuilt || (hybrid && !report.index_rebuilt) {
         bail!("the derived files were deleted but the store did not report a rebuild");
@@ -280,7 +319,7 @@ fn bench_size(
                 ..opts
             };
             let t = Instant::now();
-            let (store, report) = Store::open(dir.path(), renamed)?;
+            let (store, report) = Store::open(path, renamed)?;
             let ms = t.elapsed().as_secs_f64() * 1000.0;
             let expected = size + ops + batched + RSS_MEMORIZES;
             if report.embedded_on_open as usize != expected {
@@ -386,6 +425,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut lexical = true;
     let mut hybrid = true;
     let mut batch_fill = false;
+    let mut keep: Option<std::path::PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -399,12 +439,13 @@ pub fn run(args: &[String]) -> Result<()> {
             }
             "--ops" => ops = it.next().context("--ops takes a number")?.parse()?,
             "--batch-fill" => batch_fill = true,
+            "--keep" => keep = Some(it.next().context("--keep takes a directory")?.into()),
             "--modes" => {
                 let m = it.next().context("--modes takes lexical, hybrid or lexical,hybrid")?;
                 lexical = m.split(',').any(|m| m.trim() == "lexical");
                 hybrid = m.split(',').any(|m| m.trim() == "hybrid");
             }
-            other => bail!("unknown argument {other:?}: usage: cargo xtask bench [--sizes 1000,10000,100000] [--ops 300] [--modes lexical,hybrid] [--batch-fill]"),
+            other => bail!("unknown argument {other:?}: usage: cargo xtask bench [--sizes 1000,10000,100000] [--ops 300] [--modes lexical,hybrid] [--batch-fill] [--keep DIR]"),
         }
     }
     let embedder: Option<Arc<dyn Embedder>> = medulla::model::load_default()?;
@@ -455,7 +496,7 @@ pub fn run(args: &[String]) -> Result<()> {
             modes.push(embedder.clone());
         }
         for e in modes {
-            let r = bench_size(size, e, ops, batch_fill)?;
+            let r = bench_size(size, e, ops, batch_fill, keep.as_deref())?;
             println!(
                 "| {} | {} | {:.1} | {:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.1} | {:.1} | {:.0} / {:.0} | {} | {} | {:.0} |",
                 r.size,
@@ -479,6 +520,73 @@ pub fn run(args: &[String]) -> Result<()> {
                 r.rss_mb
             );
         }
+    }
+    Ok(())
+}
+
+/// `bench --open DIR [--times 5] [--cold]`: open a store `bench --keep` left (or any
+/// store directory) again and again, and say where each open's time went. `--cold`
+/// drops the page cache before each open (needs root), as after a reboot.
+pub fn run_open(args: &[String]) -> Result<()> {
+    let mut dir: Option<std::path::PathBuf> = None;
+    let mut times = 5;
+    let mut cold = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--times" => times = it.next().context("--times takes a number")?.parse()?,
+            "--cold" => cold = true,
+            d if dir.is_none() && !d.starts_with("--") => dir = Some(d.into()),
+            other => bail!("unknown argument {other:?}: usage: cargo xtask bench --open DIR [--times 5] [--cold]"),
+        }
+    }
+    let dir = dir.context("usage: cargo xtask bench --open DIR [--times 5] [--cold]")?;
+    let hybrid = dir.join("vectors.usearch").exists();
+    let embedder = if hybrid {
+        Some(medulla::model::load_default()?.context("the store has vectors: fetch the model")?)
+    } else {
+        None
+    };
+    let mode = if hybrid {
+        RankMode::Auto
+    } else {
+        RankMode::Lexical
+    };
+    println!("| open | claim index (ms) | vectors (ms) | open (ms) | open + first recall (ms) | repaired | rebuilt |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut g = Gen(0x0BE4);
+    for i in 0..times {
+        if cold {
+            std::process::Command::new("sync").status()?;
+            std::fs::write("/proc/sys/vm/drop_caches", "3")
+                .context("--cold drops the page cache, which needs root")?;
+        }
+        let q = RecallQuery {
+            text: format!("{} {}", g.words(2), g.rare(2)),
+            limit: 10,
+            mode,
+            ..Default::default()
+        };
+        let t = Instant::now();
+        let (store, report) = Store::open(
+            &dir,
+            StoreOptions {
+                embedder: embedder.clone(),
+                ..Default::default()
+            },
+        )?;
+        let open_ms = t.elapsed().as_secs_f64() * 1000.0;
+        std::hint::black_box(store.recall(&q)?);
+        let first_ms = t.elapsed().as_secs_f64() * 1000.0;
+        println!(
+            "| {} | {:.1} | {:.1} | {open_ms:.1} | {first_ms:.1} | {} | {} |",
+            i + 1,
+            report.claim_index_us as f64 / 1000.0,
+            report.vectors_us as f64 / 1000.0,
+            report.index_repaired,
+            report.index_rebuilt || report.claim_index_rebuilt
+        );
+        store.close()?;
     }
     Ok(())
 }

@@ -112,6 +112,13 @@ pub struct OpenReport {
     pub index_repaired: u64,
     /// Acts replayed onto a snapshot taken before the last writes (after a crash).
     pub claim_index_caught_up: u64,
+    /// Live vector keys looked up in the saved index file one by one; 0 when the file's
+    /// stamp vouched that it holds exactly the live keys.
+    pub index_keys_checked: u64,
+    /// Where the open's time went, in microseconds: redb and the claim index (snapshot
+    /// read, caught up or rebuilt), then the vector side (viewed, repaired or rebuilt).
+    pub claim_index_us: u64,
+    pub vectors_us: u64,
 }
 
 /// The truth of a store, in its directory.

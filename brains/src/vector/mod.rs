@@ -21,7 +21,7 @@ use crate::error::StoreError;
 use fresh::Fresh;
 use graph::{Contexts, Graph};
 
-pub use graph::SEARCH_CONTEXTS;
+pub use graph::{key_hash, SEARCH_CONTEXTS, STAMP_FILE};
 
 pub const INDEX_FILE: &str = "vectors.usearch";
 
@@ -253,6 +253,24 @@ impl VectorIndex {
     /// be used.
     pub fn load(dir: &Path, dims: usize, precision: Precision) -> Result<Self, String> {
         Ok(Self::of(Graph::load(dir, dims, precision)?, dims))
+    }
+
+    /// Whether the graph holds exactly the `count` keys whose [`key_hash`]es sum to
+    /// `digest`, and nothing is fresh: what a matching stamp says of a file just opened.
+    pub fn holds_exactly(&self, digest: u64, count: usize) -> bool {
+        let g = read(&self.shared.graph);
+        g.digest() == Some(digest) && g.size() == count && read(&self.shared.fresh).is_empty()
+    }
+
+    /// The digest of the keys the graph holds, learnt by checking each (a repair).
+    /// A view whose every key was found live is stamped at once, so the next open of
+    /// the same file need not check again.
+    pub fn know_digest(&self, digest: u64) {
+        let mut g = write(&self.shared.graph);
+        g.know_digest(digest);
+        if g.is_viewed() && read(&self.shared.fresh).is_empty() {
+            g.write_stamp();
+        }
     }
 
     /// Whether the graph is still a read-only view of its file.

@@ -187,3 +187,86 @@ fn vectors_are_found_at_once_and_settle_in_the_background() {
     let hits = vector_query(&s, &format!("fact 10\n{} kettle10", texts[10]));
     assert_eq!(hits[0].claim.slug, "fact-10");
 }
+
+/// Issue 24: a large brain's open no longer asks the index file for every live key when
+/// the stamp written with the file vouches for exactly the live keys; a file the store
+/// moved past (here an older file put back with its own stamp and time) is still checked
+/// key by key and repaired.
+#[test]
+fn a_stamped_index_file_opens_unchecked_and_a_stale_one_is_still_repaired() {
+    let clock = Arc::new(FixedClock::new(T0));
+    let d = tempfile::tempdir().unwrap();
+    let opts = || crate::common::opts(&clock, true);
+    let mut seed = 0x5EED_u64;
+    let (mut s, _) = Store::open(d.path(), opts()).unwrap();
+    for i in 0..200 {
+        s.memorize(input(&format!("fact {i}"), &text(&mut seed, 6)))
+            .unwrap();
+    }
+    // Supersessions take the old versions' keys out of the graph.
+    for i in (0..200).step_by(10) {
+        s.memorize(input(&format!("fact {i}"), &text(&mut seed, 7)))
+            .unwrap();
+    }
+    s.close().unwrap();
+    let (s, report) = Store::open(d.path(), opts()).unwrap();
+    assert_eq!(
+        (
+            report.index_keys_checked,
+            report.index_repaired,
+            report.index_rebuilt
+        ),
+        (0, 0, false),
+        "the stamp vouched for the file: {report:?}"
+    );
+    assert_eq!(s.check_index().unwrap(), None);
+    s.close().unwrap();
+
+    let file = d.path().join("vectors.usearch");
+    let stamp = d.path().join(brains::vector::STAMP_FILE);
+    let old_file = std::fs::read(&file).unwrap();
+    let old_stamp = std::fs::read(&stamp).unwrap();
+    let old_mtime = std::fs::metadata(&file).unwrap().modified().unwrap();
+
+    let (mut s, _) = Store::open(d.path(), opts()).unwrap();
+    // Superseded: as many keys as before, thirty of them new.
+    let mut added = Vec::new();
+    for i in 0..30 {
+        added.push(text(&mut seed, 8));
+        s.memorize(input(&format!("fact {i}"), &added[i])).unwrap();
+    }
+    s.close().unwrap();
+    // The older file back, with its own stamp and time: the stamp matches its file and
+    // the count matches the store's, but not the store's live keys.
+    std::fs::write(&file, &old_file).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(old_mtime)
+        .unwrap();
+    std::fs::write(&stamp, &old_stamp).unwrap();
+    let (mut s, report) = Store::open(d.path(), opts()).unwrap();
+    assert!(
+        !report.index_rebuilt && report.index_repaired == 60 && report.index_keys_checked == 200,
+        "checked key by key and repaired: {report:?}"
+    );
+    s.settle_vectors().unwrap();
+    assert_eq!(s.check_index().unwrap(), None);
+    let hits = s
+        .recall(&RecallQuery {
+            // The very text it was embedded from: a cosine of 1.
+            text: format!("fact 17\n{}", added[17]),
+            limit: 3,
+            mode: RankMode::Vector,
+            matched_only: false,
+            ..Default::default()
+        })
+        .unwrap()
+        .hits;
+    assert_eq!(hits[0].claim.text, added[17]);
+    s.close().unwrap();
+    // Repaired and saved: stamped again, and trusted again.
+    let (_, report) = Store::open(d.path(), opts()).unwrap();
+    assert_eq!(report.index_keys_checked, 0, "{report:?}");
+}
