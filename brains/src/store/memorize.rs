@@ -15,6 +15,11 @@ use redb::ReadableDatabase;
 
 /// A batch at least this large has its vectors added to the index together.
 const PARALLEL_INDEX_BATCH: usize = 32;
+/// A batch of at least this many claims is a bulk write (an import): it holds the vector
+/// settler back for [`BULK_HOLD`], so the next batch has both cores, and the graph
+/// catches up once the batches stop coming.
+const BULK_BATCH: usize = 512;
+const BULK_HOLD: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The tables a batch's plan reads, from one read transaction.
 struct Seen {
@@ -320,6 +325,11 @@ impl Store {
             }
         }
         tx.commit()?;
+        if plans.len() >= BULK_BATCH {
+            if let Some(ix) = &self.vindex {
+                ix.hold_settling(BULK_HOLD);
+            }
+        }
         match &vectors {
             Some(vs) if plans.len() >= PARALLEL_INDEX_BATCH && self.vindex.is_some() => {
                 self.index_live_batch(plans, &keys, vs)

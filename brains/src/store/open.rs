@@ -497,6 +497,13 @@ impl Store {
             .iter()
             .fold(live, |d, k| d.wrapping_sub(key_hash(*k)));
         let mut repaired = missing.len() as u64;
+        // What the file holds that is no longer live goes first, while nothing is fresh.
+        if ix.size() + missing.len() != n as usize {
+            repaired += ix.remove_stale(self.next_key, &|k| self.index.doc_of_key(k).is_some())?;
+        }
+        // Checked key by key: the graph holds the live keys but the missing ones. Known
+        // before they are added, as the settler may start on them at once.
+        ix.know_digest(in_graph);
         for keys in missing.chunks(REBUILD_CHUNK) {
             let mut chunk = Vec::with_capacity(keys.len());
             for k in keys {
@@ -509,16 +516,11 @@ impl Store {
             ix.add_many(&chunk)?;
         }
         if ix.size() as u64 != n {
-            repaired += ix.remove_stale(self.next_key, &|k| self.index.doc_of_key(k).is_some())?;
-        }
-        if ix.size() as u64 != n {
             return Ok(Err(format!(
                 "the index holds {} vectors, redb {n}",
                 ix.size()
             )));
         }
-        // Checked key by key: the graph holds the live keys but the missing ones (fresh).
-        ix.know_digest(in_graph);
         Ok(Ok((ix, repaired, checked)))
     }
 

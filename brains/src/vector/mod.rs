@@ -16,6 +16,7 @@ mod graph;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Instant;
 
 use crate::error::StoreError;
 use fresh::Fresh;
@@ -84,6 +85,11 @@ struct Shared {
     dirty: AtomicBool,
     /// The graph's size when its file was last written.
     saved_size: AtomicUsize,
+    /// Before this moment the settler starts no batch: a bulk write in progress keeps
+    /// the cores (see [`VectorIndex::hold_settling`]).
+    held_until: Mutex<Option<Instant>>,
+    /// Wakes a settler waiting out a hold (a stop, or the hold moved).
+    resume: Condvar,
 }
 
 impl Shared {
@@ -173,10 +179,31 @@ impl Shared {
         self.dirty.load(Ordering::Acquire) && grown >= CHECKPOINT_EVERY.max(size / 8)
     }
 
+    /// Wait while settling is held; false when the index is being dropped.
+    fn wait_out_hold(&self) -> bool {
+        let mut held = self.held_until.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if self.stop.load(Ordering::Acquire) {
+                return false;
+            }
+            match *held {
+                Some(until) if until > Instant::now() => {
+                    let wait = until - Instant::now();
+                    held = self
+                        .resume
+                        .wait_timeout(held, wait)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+                _ => return true,
+            }
+        }
+    }
+
     /// The settler: batches until nothing is fresh (or the index is dropped).
     fn run(self: Arc<Self>) {
         loop {
-            if self.stop.load(Ordering::Acquire) {
+            if self.stop.load(Ordering::Acquire) || !self.wait_out_hold() {
                 break;
             }
             match self.settle(SETTLE_BATCH, 1) {
@@ -239,6 +266,8 @@ impl VectorIndex {
                 stop: AtomicBool::new(false),
                 dirty: AtomicBool::new(false),
                 saved_size: AtomicUsize::new(saved),
+                held_until: Mutex::new(None),
+                resume: Condvar::new(),
             }),
             dims,
         }
@@ -339,6 +368,20 @@ impl VectorIndex {
         }
         self.wake();
         Ok(())
+    }
+
+    /// Keep the settler from starting another batch for `d` from now: a bulk write
+    /// (an import's batches) has the cores to itself while it goes on, and the graph
+    /// catches up once the writes stop. Meanwhile the vectors stay fresh (found at once,
+    /// by an exact scan); past [`FRESH_MAX`] the writer still settles the excess itself,
+    /// and an explicit settle or a close ignores the hold.
+    pub fn hold_settling(&self, d: std::time::Duration) {
+        *self
+            .shared
+            .held_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + d);
+        self.shared.resume.notify_all();
     }
 
     /// Start the settler unless it runs.
@@ -510,6 +553,16 @@ fn merge(mut a: Vec<(u64, f32)>, b: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)
 impl Drop for VectorIndex {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
+        {
+            // Under the hold's lock: a settler between its stop check and its wait
+            // cannot miss this.
+            let _held = self
+                .shared
+                .held_until
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            self.shared.resume.notify_all();
+        }
         let mut running = self
             .shared
             .running

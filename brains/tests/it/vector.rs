@@ -270,3 +270,62 @@ fn a_stamped_index_file_opens_unchecked_and_a_stale_one_is_still_repaired() {
     let (_, report) = Store::open(d.path(), opts()).unwrap();
     assert_eq!(report.index_keys_checked, 0, "{report:?}");
 }
+
+/// Issue 24: an import's batches no longer share the cores with the settler (6 200 →
+/// 13 000 files/s). A bulk batch holds the settler back for a moment: its vectors stay
+/// fresh (found at once), and the graph takes them once the batches stop, with no
+/// further write to wake it.
+#[test]
+fn a_bulk_batch_holds_the_settler_and_the_graph_catches_up_after() {
+    let clock = Arc::new(FixedClock::new(T0));
+    let d = tempfile::tempdir().unwrap();
+    let (mut s, _) = Store::open(d.path(), crate::common::opts(&clock, true)).unwrap();
+    let mut seed = 0xB01D_u64;
+    let texts: Vec<String> = (0..600).map(|_| text(&mut seed, 6)).collect();
+    let batch = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| input(&format!("bulk {i}"), t))
+        .collect();
+    for r in s.memorize_many(batch).unwrap() {
+        r.unwrap();
+    }
+    assert_eq!(
+        s.vectors_unsettled(),
+        600,
+        "held: nothing settled while the bulk write may go on"
+    );
+    let hits = s
+        .recall(&RecallQuery {
+            text: format!("bulk 599\n{}", texts[599]),
+            limit: 1,
+            mode: RankMode::Vector,
+            matched_only: false,
+            ..Default::default()
+        })
+        .unwrap()
+        .hits;
+    assert_eq!(hits[0].claim.slug, "bulk-599", "found at once, fresh");
+    let started = std::time::Instant::now();
+    while s.vectors_unsettled() > 0 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the settler never caught up: {} unsettled",
+            s.vectors_unsettled()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(s.check_index().unwrap(), None);
+    // A small batch is not a bulk write: it does not hold the settler.
+    let small = (0..10)
+        .map(|i| input(&format!("small {i}"), &text(&mut seed, 6)))
+        .collect();
+    for r in s.memorize_many(small).unwrap() {
+        r.unwrap();
+    }
+    let started = std::time::Instant::now();
+    while s.vectors_unsettled() > 0 {
+        assert!(started.elapsed() < std::time::Duration::from_millis(900));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
