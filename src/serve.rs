@@ -106,7 +106,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         clock: clock.clone(),
         aging: cfg.aging,
         progress: None,
-        precision: Default::default(),
+        ..Default::default()
     };
     let listener = tokio::net::TcpListener::bind(cfg.listen)
         .await

@@ -55,6 +55,10 @@ pub struct StoreOptions {
     pub progress: Option<Arc<OpenProgress>>,
     /// How the vector index holds vectors; an index file of another precision is rebuilt.
     pub precision: Precision,
+    /// Live claims from which a hybrid recall searches its lexical and dense sides on
+    /// two cores at once (20 000 by default: below, the second thread's start costs
+    /// about what it saves). The answer is the same either way.
+    pub parallel_recall_min: usize,
 }
 
 impl Default for StoreOptions {
@@ -65,6 +69,7 @@ impl Default for StoreOptions {
             aging: Aging::default(),
             progress: None,
             precision: Precision::default(),
+            parallel_recall_min: 20_000,
         }
     }
 }

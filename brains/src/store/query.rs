@@ -77,6 +77,39 @@ impl Store {
         Ok(v.iter().any(|x| *x != 0.0).then_some(v))
     }
 
+    /// The query's vector (none in lexical mode, without a model, or for a query the
+    /// model has no words of) and the nearest admitted claims by it.
+    #[allow(clippy::type_complexity)]
+    fn dense(
+        &self,
+        q: &RecallQuery,
+        admit: &Admit,
+        depth: usize,
+    ) -> Result<(Option<Arc<[f32]>>, Vec<(DocId, f64)>), StoreError> {
+        let qv = match (q.mode, &self.vindex) {
+            (RankMode::Lexical, _) | (_, None) => None,
+            (_, Some(_)) => self.query_vector(q)?,
+        };
+        let (Some(ix), Some(v)) = (&self.vindex, &qv) else {
+            return Ok((qv, vec![]));
+        };
+        let found = if admit.is_open() {
+            ix.search_all(v, depth)?
+        } else {
+            let keep_key = |k: u64| {
+                self.index
+                    .doc_of_key(k)
+                    .is_some_and(|d| admit.admits(&self.index, d))
+            };
+            ix.search(v, depth, &keep_key)?
+        };
+        let vector = found
+            .into_iter()
+            .filter_map(|(k, sim)| self.index.doc_of_key(k).map(|d| (d, sim as f64)))
+            .collect();
+        Ok((qv, vector))
+    }
+
     /// Recall over live versions: lexical and dense evidence for every candidate of
     /// either list, fused, then the relevance floor (see [`Fusion`]).
     pub fn recall(&self, q: &RecallQuery) -> Result<RecallResult, StoreError> {
@@ -111,28 +144,31 @@ impl Store {
         let admit = Admit::new(q);
         let keep = |d: DocId| admit.admits(&self.index, d);
         let lq = self.index.prepare(&q.text);
-        let lexical = if q.mode == RankMode::Vector {
-            vec![]
-        } else {
-            self.index.search(&lq, depth, &keep)
-        };
-        let qv = match (q.mode, &self.vindex) {
-            (RankMode::Lexical, _) | (_, None) => None,
-            (_, Some(_)) => self.query_vector(q)?,
-        };
-        let mut vector: Vec<(DocId, f64)> = vec![];
-        if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
-            let found = if admit.is_open() {
-                ix.search_all(qv, depth)?
+        let lexical = || {
+            if q.mode == RankMode::Vector {
+                vec![]
             } else {
-                let keep_key = |k: u64| self.index.doc_of_key(k).is_some_and(keep);
-                ix.search(qv, depth, &keep_key)?
-            };
-            vector = found
-                .into_iter()
-                .filter_map(|(k, sim)| self.index.doc_of_key(k).map(|d| (d, sim as f64)))
-                .collect();
-        }
+                self.index.search(&lq, depth, &keep)
+            }
+        };
+        // In a large store each side takes a millisecond or more: the dense side (embed
+        // the query, search the graph, scan the fresh vectors) runs on a second core.
+        let (lexical, dense) = if q.mode != RankMode::Lexical
+            && self.vindex.is_some()
+            && self.index.len() >= self.opts.parallel_recall_min
+        {
+            std::thread::scope(|s| {
+                let dense = s.spawn(|| self.dense(q, &admit, depth));
+                let lexical = lexical();
+                let dense = dense.join().unwrap_or_else(|_| {
+                    Err(StoreError::Invalid("a recall thread panicked".into()))
+                });
+                (lexical, dense)
+            })
+        } else {
+            (lexical(), self.dense(q, &admit, depth))
+        };
+        let (qv, vector) = dense?;
         let hybrid = qv.is_some();
         // Every candidate of either list gets both kinds of evidence, exactly.
         struct Cand {

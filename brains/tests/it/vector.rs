@@ -329,3 +329,80 @@ fn a_bulk_batch_holds_the_settler_and_the_graph_catches_up_after() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// Issue 24: in a large store a hybrid recall searches its two sides on two cores. The
+/// answer is the one the sequential recall gives, hit for hit and score for score,
+/// scoped and filtered queries included.
+#[test]
+fn a_recall_on_two_cores_answers_what_the_sequential_one_does() {
+    let clock = Arc::new(FixedClock::new(T0));
+    let d = tempfile::tempdir().unwrap();
+    let with = |min: usize| StoreOptions {
+        parallel_recall_min: min,
+        ..crate::common::opts(&clock, true)
+    };
+    let mut seed = 0xD0_u64;
+    let (mut s, _) = Store::open(d.path(), with(usize::MAX)).unwrap();
+    let batch = (0..400)
+        .map(|i| {
+            let mut inp = input(&format!("fact {i}"), &text(&mut seed, 7));
+            inp.source_agent = if i % 3 == 0 { "claude:a" } else { "codex:b" }.into();
+            inp
+        })
+        .collect();
+    for r in s.memorize_many(batch).unwrap() {
+        r.unwrap();
+    }
+    let queries: Vec<RecallQuery> = (0..40)
+        .map(|i| RecallQuery {
+            text: text(&mut seed, 3),
+            limit: 10,
+            mode: if i % 4 == 0 {
+                RankMode::Vector
+            } else {
+                RankMode::Auto
+            },
+            matched_only: i % 2 == 0,
+            filter: brains::recall::RecallFilter {
+                source_agent: (i % 5 == 0).then(|| "claude:a".to_string()),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .collect();
+    let answers = |s: &Store| -> Vec<Vec<(String, String)>> {
+        queries
+            .iter()
+            .map(|q| {
+                s.recall(q)
+                    .unwrap()
+                    .hits
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.claim.slug.clone(),
+                            format!("{:?}", (h.score, h.lexical, h.vector)),
+                        )
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    // Both answered from the graph (a fresh vector's cosine is exact, a settled one's
+    // half precision).
+    s.settle_vectors().unwrap();
+    let sequential = answers(&s);
+    s.close().unwrap();
+    let (s, _) = Store::open(d.path(), with(0)).unwrap();
+    let parallel = answers(&s);
+    let differ = (0..queries.len())
+        .filter(|i| parallel[*i] != sequential[*i])
+        .collect::<Vec<_>>();
+    assert!(
+        differ.is_empty(),
+        "queries {differ:?} differ, the first: {:?} against {:?}",
+        differ.first().map(|i| &parallel[*i]),
+        differ.first().map(|i| &sequential[*i])
+    );
+    assert!(sequential.iter().filter(|a| !a.is_empty()).count() > 20);
+}
