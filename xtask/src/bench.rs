@@ -110,7 +110,11 @@ impl Gen {
     }
 }
 
+/// The `p`-th quantile of `samples` in milliseconds (nearest rank); NaN when empty.
 pub(crate) fn pct(samples: &mut [Duration], p: f64) -> f64 {
+    if samples.is_empty() {
+        return f64::NAN;
+    }
     samples.sort();
     let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
     samples[i].as_secs_f64() * 1000.0

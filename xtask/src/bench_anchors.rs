@@ -5,18 +5,14 @@
 //! anchors). Seek p50 over one kept-alive MCP session, the two brains interleaved; then
 //! again after a tenth of the files changed (each changed file hashed once, then cached).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Result};
 use serde_json::json;
 
+use crate::bench::pct;
 use crate::bench_http::{session, start_logged};
 use crate::mcp::Session;
-
-fn p50(v: &mut [Duration]) -> f64 {
-    v.sort();
-    v[v.len() / 2].as_secs_f64() * 1000.0
-}
 
 pub fn run(args: &[String]) -> Result<()> {
     for a in args.iter().filter(|a| a.starts_with("--")) {
@@ -92,7 +88,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 );
             }
         }
-        Ok((p50(&mut ta), p50(&mut tp)))
+        Ok((pct(&mut ta, 0.5), pct(&mut tp, 0.5)))
     };
     let (a, p) = measure("as written")?;
     println!("| evidence | seek p50 anchored (ms) | seek p50 not anchored (ms) | ratio |");

@@ -19,16 +19,9 @@ use anyhow::{bail, Context, Result};
 use brains::{MemorizeInput, Store, StoreOptions};
 use serde_json::{json, Value};
 
+use crate::bench::pct;
 use crate::bench_http::{require_binary, session, start_logged, Owner};
 use crate::mcp::Session;
-
-fn p99(v: &mut [Duration]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort();
-    v[((v.len() as f64 - 1.0) * 0.99).round() as usize].as_secs_f64() * 1000.0
-}
 
 const WORDS: [&str; 12] = [
     "cache",
@@ -258,8 +251,8 @@ fn scenario(name: &str, brains: usize, per: usize, n_clients: usize, secs: u64) 
         claims: claims as usize,
         bytes,
         backup_s: backup_end.duration_since(alone_end).as_secs_f64(),
-        p99_alone: p99(&mut alone),
-        p99_during: p99(&mut during),
+        p99_alone: pct(&mut alone, 0.99),
+        p99_during: pct(&mut during, 0.99),
         seeks_during: during.len(),
         restore_s,
         reopen_s,

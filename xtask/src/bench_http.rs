@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
+use crate::bench::pct;
 use crate::mcp::{self, HttpLink, HttpSession, RawLink, ReqwestLink, Session};
 
 pub(crate) struct Owner {
@@ -130,11 +131,6 @@ pub(crate) fn session(o: &Owner, root: &str) -> Result<HttpSession<ReqwestLink>>
         ],
         "bench",
     )?)
-}
-
-fn pct(s: &mut [Duration], p: f64) -> f64 {
-    s.sort();
-    s[((s.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1000.0
 }
 
 fn timed(n: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<(f64, f64)> {

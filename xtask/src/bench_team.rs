@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
+use crate::bench::pct;
 use crate::bench_http::{require_binary, start_logged, Owner};
 use crate::pg::Postgres;
 
@@ -218,12 +219,6 @@ impl Running {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-}
-
-/// The `p`-th quantile in milliseconds (nearest rank).
-fn pct(v: &mut [Duration], p: f64) -> f64 {
-    v.sort();
-    v[((v.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1000.0
 }
 
 fn verdict(met: bool) -> &'static str {
