@@ -29,10 +29,7 @@ struct Seen {
 
 impl Seen {
     fn live(&self, slug: &str) -> Result<Option<Claim>, StoreError> {
-        self.claims
-            .get(slug)?
-            .map(|v| super::decode(v.value()))
-            .transpose()
+        super::read::live_in(&self.claims, slug)
     }
 
     /// The newest version of `slug` in history (demoted or retired), if any.

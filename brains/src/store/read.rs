@@ -12,9 +12,7 @@ impl Store {
     /// The live version of a slug.
     pub fn get(&self, slug: &str) -> Result<Option<Claim>, StoreError> {
         let rx = self.db.begin_read()?;
-        let t = rx.open_table(CLAIMS)?;
-        let v = t.get(slug)?;
-        v.map(|v| decode(v.value())).transpose()
+        live_in(&rx.open_table(CLAIMS)?, slug)
     }
 
     /// Every version of a slug, oldest first; the live one last.
@@ -110,8 +108,14 @@ fn versions(
         let (_, v) = row?;
         out.push(decode(v.value())?);
     }
-    if let Some(v) = live.get(slug)? {
-        out.push(decode(v.value())?);
-    }
+    out.extend(live_in(live, slug)?);
     Ok(out)
+}
+
+/// The live version of `slug` in a claims table of any transaction.
+pub(super) fn live_in(
+    claims: &impl ReadableTable<&'static str, &'static [u8]>,
+    slug: &str,
+) -> Result<Option<Claim>, StoreError> {
+    claims.get(slug)?.map(|v| decode(v.value())).transpose()
 }

@@ -634,11 +634,7 @@ impl Store {
                         verdict,
                         note,
                     } => {
-                        let Some(mut c) = claims
-                            .get(slug.as_str())?
-                            .map(|v| super::decode(v.value()))
-                            .transpose()?
-                        else {
+                        let Some(mut c) = super::read::live_in(&claims, &slug)? else {
                             continue;
                         };
                         if c.version_id() != version {
@@ -663,11 +659,7 @@ impl Store {
                         reason,
                         by,
                     } => {
-                        let Some(live) = claims
-                            .get(slug.as_str())?
-                            .map(|v| super::decode(v.value()))
-                            .transpose()?
-                        else {
+                        let Some(live) = super::read::live_in(&claims, &slug)? else {
                             continue;
                         };
                         if live.version_id() != version {

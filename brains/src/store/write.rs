@@ -307,11 +307,7 @@ impl Store {
         let mut gone = Vec::new();
         for slug in slugs {
             // Read inside the transaction: a slug listed twice is no longer live.
-            let live = tx
-                .open_table(CLAIMS)?
-                .get(slug.as_str())?
-                .map(|v| super::decode(v.value()))
-                .transpose()?;
+            let live = super::read::live_in(&tx.open_table(CLAIMS)?, slug)?;
             let Some(live) = live else {
                 results.push(Err(StoreError::UnknownClaim { slug: slug.clone() }));
                 continue;
