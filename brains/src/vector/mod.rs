@@ -188,7 +188,7 @@ impl Shared {
             }
             match *held {
                 Some(until) if until > Instant::now() => {
-                    let wait = until - Instant::now();
+                    let wait = until.saturating_duration_since(Instant::now());
                     held = self
                         .resume
                         .wait_timeout(held, wait)
