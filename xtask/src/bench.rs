@@ -528,23 +528,27 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `bench --open DIR [--times 5] [--cold]`: open a store `bench --keep` left (or any
-/// store directory) again and again, and say where each open's time went. `--cold`
+/// `bench --open DIR [--times 5] [--recalls N] [--cold]`: open a store `bench --keep`
+/// left (or any store directory) again and again, and say where each open's time went;
+/// `--recalls N` then times N recalls of the bench's queries on each open. `--cold`
 /// drops the page cache before each open (needs root), as after a reboot.
 pub fn run_open(args: &[String]) -> Result<()> {
     let mut dir: Option<std::path::PathBuf> = None;
     let mut times = 5;
+    let mut recalls = 0;
     let mut cold = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--times" => times = it.next().context("--times takes a number")?.parse()?,
+            "--recalls" => recalls = it.next().context("--recalls takes a number")?.parse()?,
             "--cold" => cold = true,
             d if dir.is_none() && !d.starts_with("--") => dir = Some(d.into()),
-            other => bail!("unknown argument {other:?}: usage: cargo xtask bench --open DIR [--times 5] [--cold]"),
+            other => bail!("unknown argument {other:?}: usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold]"),
         }
     }
-    let dir = dir.context("usage: cargo xtask bench --open DIR [--times 5] [--cold]")?;
+    let dir =
+        dir.context("usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold]")?;
     let hybrid = dir.join("vectors.usearch").exists();
     let embedder = if hybrid {
         Some(medulla::model::load_default()?.context("the store has vectors: fetch the model")?)
@@ -590,6 +594,25 @@ pub fn run_open(args: &[String]) -> Result<()> {
             report.index_repaired,
             report.index_rebuilt || report.claim_index_rebuilt
         );
+        if recalls > 0 {
+            let mut samples = Vec::with_capacity(recalls);
+            for _ in 0..recalls {
+                let q = RecallQuery {
+                    text: format!("{} {}", g.words(2), g.rare(2)),
+                    limit: 10,
+                    mode,
+                    ..Default::default()
+                };
+                let t = Instant::now();
+                std::hint::black_box(store.recall(&q)?);
+                samples.push(t.elapsed());
+            }
+            println!(
+                "  then {recalls} recalls: p50 {:.3} ms, p99 {:.3} ms",
+                pct(&mut samples, 0.5),
+                pct(&mut samples, 0.99)
+            );
+        }
         store.close()?;
     }
     Ok(())

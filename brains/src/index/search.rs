@@ -26,6 +26,23 @@ impl Cursor<'_> {
         }
     }
 
+    /// The term's frequency in `doc` when the posting just stepped past is `doc`'s.
+    fn just_read(&self, doc: u32) -> u32 {
+        if self.pos == 0 {
+            return 0;
+        }
+        let at = self.pos - 1;
+        let p = match self.docs.get(at) {
+            Some(d) => (*d, u32::from(self.tfs[at])),
+            None => self.delta[at - self.docs.len()],
+        };
+        if p.0 == doc {
+            p.1
+        } else {
+            0
+        }
+    }
+
     /// Move to the first posting at or after `target` (never back); the term's
     /// frequency in `target` (0 when it does not hold it). Galloping: the cost follows
     /// the distance moved, and the reads go forward through one list.
@@ -278,9 +295,17 @@ impl ClaimIndex {
         for (_, ub) in &order {
             below.push(below[below.len() - 1] + ub);
         }
+        // `at[j]`: where walked term `j` stands in `order`.
+        let mut at = vec![0usize; walk.len()];
+        for (pos, (j, _)) in order.iter().enumerate() {
+            at[*j] = pos;
+        }
         let mut lists: Vec<Cursor<'_>> =
             order.iter().map(|(i, _)| self.cursor(walk[*i].0)).collect();
         let idfs: Vec<f64> = order.iter().map(|(i, _)| walk[*i].1).collect();
+        // `tfs[i]`: the frequency in the current claim of the walked term at position `i`
+        // of `order`, as its probe (below `first`) or its cursor (from `first`) read it.
+        let mut tfs = vec![0u32; lists.len()];
         let base_len = self.base_len();
         let mut top = TopK {
             k,
@@ -327,6 +352,7 @@ impl ClaimIndex {
             let mut dropped = false;
             for i in (0..first).rev() {
                 let f = lists[i].seek(doc);
+                tfs[i] = f;
                 if f > 0 {
                     known += Self::bm25(avg, f, len, idfs[i]);
                 }
@@ -338,7 +364,25 @@ impl ClaimIndex {
             if dropped || !keep(doc) {
                 continue;
             }
-            top.offer(doc, self.full_score(avg, doc, &walk, &probe));
+            // Every walked term's frequency was read on the way here: the full score is
+            // summed from them in `full_score`'s order (the same floating-point sum).
+            for (i, c) in lists.iter().enumerate().skip(first) {
+                tfs[i] = c.just_read(doc);
+            }
+            let mut score = 0.0;
+            for (j, (_, idf)) in walk.iter().enumerate() {
+                let f = tfs[at[j]];
+                if f > 0 {
+                    score += Self::bm25(avg, f, len, *idf);
+                }
+            }
+            for (term, idf) in &probe {
+                let f = self.tf(doc, *term);
+                if f > 0 {
+                    score += Self::bm25(avg, f, len, *idf);
+                }
+            }
+            top.offer(doc, score);
             let theta = top.threshold();
             while first < lists.len() && below[first + 1] < theta {
                 first += 1;
