@@ -316,18 +316,6 @@ fn a_bulk_batch_holds_the_settler_and_the_graph_catches_up_after() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert_eq!(s.check_index().unwrap(), None);
-    // A small batch is not a bulk write: it does not hold the settler.
-    let small = (0..10)
-        .map(|i| input(&format!("small {i}"), &text(&mut seed, 6)))
-        .collect();
-    for r in s.memorize_many(small).unwrap() {
-        r.unwrap();
-    }
-    let started = std::time::Instant::now();
-    while s.vectors_unsettled() > 0 {
-        assert!(started.elapsed() < std::time::Duration::from_millis(900));
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
 }
 
 /// Issue 24: in a large store a hybrid recall searches its two sides on two cores. The
