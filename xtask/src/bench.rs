@@ -136,6 +136,29 @@ pub(crate) fn input(g: &mut Gen, i: usize) -> MemorizeInput {
     }
 }
 
+/// A bench query: 2 frequent and 2 tail words (about 9 in 10 hold only common terms).
+fn query(g: &mut Gen, mode: RankMode) -> RecallQuery {
+    RecallQuery {
+        text: format!("{} {}", g.words(2), g.rare(2)),
+        limit: 10,
+        mode,
+        ..Default::default()
+    }
+}
+
+/// `n` bench queries recalled one after another, each timed.
+fn timed_recalls(store: &Store, g: &mut Gen, mode: RankMode, n: usize) -> Result<Vec<Duration>> {
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let q = query(g, mode);
+        let t = Instant::now();
+        let r = store.recall(&q)?;
+        samples.push(t.elapsed());
+        std::hint::black_box(r);
+    }
+    Ok(samples)
+}
+
 struct Row {
     size: usize,
     mode: &'static str,
@@ -231,17 +254,7 @@ fn bench_size(
         // Right after a bulk fill the graph has not taken its vectors yet: what a recall
         // costs meanwhile (the fresh set is scanned exactly).
         let unsettled = store.vectors_unsettled();
-        let mut during = Vec::with_capacity(100);
-        for _ in 0..100 {
-            let q = RecallQuery {
-                text: format!("{} {}", g.words(2), g.rare(2)),
-                limit: 10,
-                ..Default::default()
-            };
-            let t = Instant::now();
-            std::hint::black_box(store.recall(&q)?);
-            during.push(t.elapsed());
-        }
+        let mut during = timed_recalls(&store, &mut g, RankMode::Auto, 100)?;
         println!(
             "{size} hybrid: recall right after the fill, {unsettled} vectors unsettled: p50 {:.3} ms, p99 {:.3} ms",
             pct(&mut during, 0.5),
@@ -278,26 +291,9 @@ fn bench_size(
     } else {
         RankMode::Lexical
     };
-    let mut rec = Vec::with_capacity(ops);
-    for _ in 0..ops {
-        let q = RecallQuery {
-            text: format!("{} {}", g.words(2), g.rare(2)),
-            limit: 10,
-            mode,
-            ..Default::default()
-        };
-        let t = Instant::now();
-        let r = store.recall(&q)?;
-        rec.push(t.elapsed());
-        std::hint::black_box(r);
-    }
+    let mut rec = timed_recalls(&store, &mut g, mode, ops)?;
     store.close()?;
-    let first = RecallQuery {
-        text: format!("{} {}", g.words(2), g.rare(2)),
-        limit: 10,
-        mode,
-        ..Default::default()
-    };
+    let first = query(&mut g, mode);
     let t = Instant::now();
     let (store, _) = Store::open(path, opts.clone())?;
     let open_ms = t.elapsed().as_secs_f64() * 1000.0;
@@ -417,17 +413,13 @@ pub fn rss_child(args: &[String]) -> Result<()> {
         },
     )?;
     let mut g = Gen(0xBEEF);
+    let mode = if hybrid {
+        RankMode::Auto
+    } else {
+        RankMode::Lexical
+    };
     for i in 0..RSS_RECALLS {
-        let q = RecallQuery {
-            text: format!("{} {}", g.words(2), g.rare(2)),
-            limit: 10,
-            mode: if hybrid {
-                RankMode::Auto
-            } else {
-                RankMode::Lexical
-            },
-            ..Default::default()
-        };
+        let q = query(&mut g, mode);
         std::hint::black_box(store.recall(&q)?);
         if i % (RSS_RECALLS / RSS_MEMORIZES) == 0 {
             store.memorize(input(&mut g, 10_000_000 + i))?;
@@ -590,12 +582,7 @@ pub fn run_open(args: &[String]) -> Result<()> {
             std::fs::write("/proc/sys/vm/drop_caches", "3")
                 .context("--cold drops the page cache, which needs root")?;
         }
-        let q = RecallQuery {
-            text: format!("{} {}", g.words(2), g.rare(2)),
-            limit: 10,
-            mode,
-            ..Default::default()
-        };
+        let q = query(&mut g, mode);
         let t = Instant::now();
         let (store, report) = Store::open(
             &dir,
@@ -616,18 +603,7 @@ pub fn run_open(args: &[String]) -> Result<()> {
             report.index_rebuilt || report.claim_index_rebuilt
         );
         if recalls > 0 {
-            let mut samples = Vec::with_capacity(recalls);
-            for _ in 0..recalls {
-                let q = RecallQuery {
-                    text: format!("{} {}", g.words(2), g.rare(2)),
-                    limit: 10,
-                    mode,
-                    ..Default::default()
-                };
-                let t = Instant::now();
-                std::hint::black_box(store.recall(&q)?);
-                samples.push(t.elapsed());
-            }
+            let mut samples = timed_recalls(&store, &mut g, mode, recalls)?;
             println!(
                 "  then {recalls} recalls: p50 {:.3} ms, p99 {:.3} ms",
                 pct(&mut samples, 0.5),

@@ -31,6 +31,19 @@ fn text(seed: &mut u64, n: usize) -> String {
         .join(" ")
 }
 
+/// The nearest claims to `text` by vector alone, floor off.
+fn vector_hits(s: &Store, text: &str, limit: usize) -> Vec<brains::Hit> {
+    s.recall(&RecallQuery {
+        text: text.into(),
+        limit,
+        mode: RankMode::Vector,
+        matched_only: false,
+        ..Default::default()
+    })
+    .unwrap()
+    .hits
+}
+
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
     a.iter()
         .zip(b)
@@ -146,17 +159,7 @@ fn vectors_are_found_at_once_and_settle_in_the_background() {
             r.unwrap();
         }
     }
-    let vector_query = |s: &Store, text: &str| {
-        s.recall(&RecallQuery {
-            text: text.into(),
-            limit: 5,
-            mode: RankMode::Vector,
-            matched_only: false,
-            ..Default::default()
-        })
-        .unwrap()
-        .hits
-    };
+    let vector_query = |s: &Store, text: &str| vector_hits(s, text, 5);
     // Superseded while the settler works: the new text is found, the old one's vector
     // never answers for the claim again.
     for i in (0..3000).step_by(10) {
@@ -253,17 +256,8 @@ fn a_stamped_index_file_opens_unchecked_and_a_stale_one_is_still_repaired() {
     );
     s.settle_vectors().unwrap();
     assert_eq!(s.check_index().unwrap(), None);
-    let hits = s
-        .recall(&RecallQuery {
-            // The very text it was embedded from: a cosine of 1.
-            text: format!("fact 17\n{}", added[17]),
-            limit: 3,
-            mode: RankMode::Vector,
-            matched_only: false,
-            ..Default::default()
-        })
-        .unwrap()
-        .hits;
+    // The very text it was embedded from: a cosine of 1.
+    let hits = vector_hits(&s, &format!("fact 17\n{}", added[17]), 3);
     assert_eq!(hits[0].claim.text, added[17]);
     s.close().unwrap();
     // Repaired and saved: stamped again, and trusted again.
@@ -295,16 +289,7 @@ fn a_bulk_batch_holds_the_settler_and_the_graph_catches_up_after() {
         600,
         "held: nothing settled while the bulk write may go on"
     );
-    let hits = s
-        .recall(&RecallQuery {
-            text: format!("bulk 599\n{}", texts[599]),
-            limit: 1,
-            mode: RankMode::Vector,
-            matched_only: false,
-            ..Default::default()
-        })
-        .unwrap()
-        .hits;
+    let hits = vector_hits(&s, &format!("bulk 599\n{}", texts[599]), 1);
     assert_eq!(hits[0].claim.slug, "bulk-599", "found at once, fresh");
     let started = std::time::Instant::now();
     while s.vectors_unsettled() > 0 {
