@@ -43,6 +43,18 @@ impl Cursor<'_> {
         }
     }
 
+    /// Step over the base postings of frequency 1 in claims of `cut` terms or more
+    /// (`lens`: the base claims' lengths): postings that cannot lift a claim to the
+    /// k-th score. A tight loop over two arrays read forward, not a candidate each.
+    fn skip_long(&mut self, cut: u32, lens: &[u32]) {
+        while let (Some(d), Some(1)) = (self.docs.get(self.pos), self.tfs.get(self.pos)) {
+            if lens.get(*d as usize).is_none_or(|l| *l < cut) {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
     /// Move to the first posting at or after `target` (never back); the term's
     /// frequency in `target` (0 when it does not hold it). Galloping: the cost follows
     /// the distance moved, and the reads go forward through one list.
@@ -77,6 +89,35 @@ fn gallop<T>(xs: &[T], before: impl Fn(&T) -> bool) -> usize {
         step *= 2;
     }
     lo
+}
+
+/// Whether `x` falls short of the k-th score `theta` by more than rounding (a claim's
+/// share is summed in another order than its full score, which may tie).
+fn short_of(x: f64, theta: f64) -> bool {
+    x < theta - (theta.abs() * 1e-9 + 1e-12)
+}
+
+/// The shortest claim length at which a posting of frequency 1 of a term (`idf`), with
+/// `rest` added (every other term's bound), falls short of `theta`; `None` when no
+/// length does. BM25 falls as the length grows, and so does its correctly rounded
+/// computation: a binary search over lengths finds the exact cut of the same formula
+/// the walk applies.
+fn long_cut(avg: f64, idf: f64, rest: f64, theta: f64) -> Option<u32> {
+    let short = |len: u32| short_of(ClaimIndex::bm25(avg, 1, len, idf) + rest, theta);
+    let (mut lo, mut hi) = (0u32, u32::MAX - 1);
+    if !short(hi) {
+        return None;
+    }
+    // Invariant: `hi` is short; every length below `lo` is not.
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if short(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(hi)
 }
 
 /// The best `k` of a search so far: a few dozen entries, the worst one tracked.
@@ -315,7 +356,14 @@ impl ClaimIndex {
         };
         // Terms before `first` no longer nominate (their bounds cannot reach the k-th).
         let mut first = 0;
+        let lens = self.base.doc_lens();
+        // With one term left nominating: the claim length from which its postings of
+        // frequency 1 fall short of the k-th score with every other bound added.
+        let mut cut: Option<u32> = None;
         loop {
+            if let Some(cut) = cut {
+                lists[first].skip_long(cut, lens);
+            }
             let mut doc = u32::MAX;
             for c in &lists[first..] {
                 if let Some((d, _)) = c.get() {
@@ -341,10 +389,9 @@ impl ClaimIndex {
                     c.pos += 1;
                 }
             }
-            // A claim is dropped only when it falls short by more than rounding: its
-            // share here is summed in another order than its full score, which may tie.
+            // A claim is dropped only when it falls short by more than rounding.
             let theta = top.threshold();
-            let short = |x: f64| x < theta - (theta.abs() * 1e-9 + 1e-12);
+            let short = |x: f64| short_of(x, theta);
             if short(known + below[first]) {
                 continue;
             }
@@ -382,13 +429,20 @@ impl ClaimIndex {
                     score += Self::bm25(avg, f, len, *idf);
                 }
             }
+            let before = top.threshold();
             top.offer(doc, score);
             let theta = top.threshold();
+            if theta == before {
+                continue;
+            }
             while first < lists.len() && below[first + 1] < theta {
                 first += 1;
             }
             if first == lists.len() {
                 break;
+            }
+            if first + 1 == lists.len() {
+                cut = long_cut(avg, idfs[first], below[first], theta);
             }
         }
         let mut cands = top.entries;

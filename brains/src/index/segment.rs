@@ -287,6 +287,11 @@ impl Segment {
         self.doc_len.get(d as usize).copied().unwrap_or(1)
     }
 
+    /// Every document's length, by id.
+    pub(crate) fn doc_lens(&self) -> &[u32] {
+        &self.doc_len
+    }
+
     pub(crate) fn label(&self, d: u32) -> &str {
         self.labels.get(d as usize)
     }
