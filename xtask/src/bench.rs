@@ -386,6 +386,13 @@ fn warm_rss(dir: &std::path::Path, hybrid: bool) -> Result<f64> {
     if !out.status.success() {
         bail!("bench-rss failed: {}", String::from_utf8_lossy(&out.stderr));
     }
+    println!(
+        "warm RSS of {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+            .trim()
+            .replace('\n', ", ")
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let kb: f64 = text
         .trim()
@@ -432,6 +439,13 @@ pub fn rss_child(args: &[String]) -> Result<()> {
         .and_then(|v| v.split_whitespace().next())
         .context("no VmRSS in /proc/self/status")?;
     println!("{kb}");
+    // Where it lives: the heap, or pages of mapped files (the graph's view).
+    for l in status
+        .lines()
+        .filter(|l| l.starts_with("RssAnon:") || l.starts_with("RssFile:"))
+    {
+        eprintln!("{}", l.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
     drop(store);
     Ok(())
 }
