@@ -36,6 +36,7 @@ mod read;
 pub mod share;
 pub mod similar;
 mod snapshot;
+mod stored;
 mod tables;
 mod write;
 

@@ -203,7 +203,13 @@ impl Store {
             c.cos = Some(*sim);
             c.vec_rank = Some(i + 1);
         }
-        if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
+        if let (Some(_), Some(qv), true) = (&self.vindex, &qv, self.opts.precision.rescores()) {
+            // The graph nominated; every candidate is ranked by its stored vector.
+            let exact = self.stored_cosines(qv, cands.keys().copied())?;
+            for (d, c) in cands.iter_mut() {
+                c.cos = exact.get(d).copied().or(Some(0.0));
+            }
+        } else if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
             for (d, c) in cands.iter_mut().filter(|(_, c)| c.cos.is_none()) {
                 c.cos = self
                     .index

@@ -96,9 +96,11 @@ impl Store {
         // it is in the index (no second embedding on the write path), else embedded now.
         let qv: Option<Vec<f32>> = match (&self.opts.embedder, &self.vindex) {
             (Some(e), Some(ix)) => {
-                let stored = excluded
-                    .and_then(|d| ix_claims.key(d))
-                    .and_then(|k| ix.vector(k));
+                let stored = match excluded {
+                    Some(d) if self.opts.precision.rescores() => self.stored_vector(d)?,
+                    Some(d) => ix_claims.key(d).and_then(|k| ix.vector(k)),
+                    None => None,
+                };
                 match stored {
                     Some(v) => Some(v),
                     None => e
@@ -122,12 +124,19 @@ impl Store {
                     None => cands.push((d, Some(f64::from(sim)))),
                 }
             }
-            for (d, cos) in cands.iter_mut().filter(|(_, c)| c.is_none()) {
-                *cos = ix_claims
-                    .key(*d)
-                    .and_then(|k| ix.similarity(k, qv))
-                    .map(f64::from)
-                    .or(Some(0.0));
+            if self.opts.precision.rescores() {
+                let exact = self.stored_cosines(qv, cands.iter().map(|(d, _)| *d))?;
+                for (d, cos) in cands.iter_mut() {
+                    *cos = exact.get(d).copied().or(Some(0.0));
+                }
+            } else {
+                for (d, cos) in cands.iter_mut().filter(|(_, c)| c.is_none()) {
+                    *cos = ix_claims
+                        .key(*d)
+                        .and_then(|k| ix.similarity(k, qv))
+                        .map(f64::from)
+                        .or(Some(0.0));
+                }
             }
         }
         let rx = self.db.begin_read()?;

@@ -30,6 +30,7 @@ const EXPANSION_ADD: usize = 64;
 impl Precision {
     fn scalar(self) -> ScalarKind {
         match self {
+            Precision::I8 => ScalarKind::I8,
             Precision::F16 => ScalarKind::F16,
             Precision::F32 => ScalarKind::F32,
         }

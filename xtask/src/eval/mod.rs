@@ -31,7 +31,7 @@ use anyhow::{bail, Context, Result};
 use brains::vector::Precision;
 use brains::{Embedder, MemorizeInput, RankMode, RecallQuery, Store, StoreOptions};
 
-const USAGE: &str = "usage: cargo xtask eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f32]";
+const USAGE: &str = "usage: cargo xtask eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f16|--f32]";
 
 /// The dev-split figures `--check` holds the ranking to (kept in the repository).
 const THRESHOLDS: &str = "eval-check.json";
@@ -39,8 +39,8 @@ const THRESHOLDS: &str = "eval-check.json";
 /// Every figure of a run by name (`locomo.dev.fused.floor_on.r10`, …), for `--check`.
 pub(super) type Figures = std::collections::BTreeMap<String, f64>;
 
-/// How the stores of this run hold their vectors: the default (half precision), or
-/// full precision with `--f32` to measure the default against.
+/// How the stores of this run hold their vectors: the default (eight bits, rescored), or
+/// half or full precision with `--f16` / `--f32` to measure the default against.
 static PRECISION: std::sync::OnceLock<Precision> = std::sync::OnceLock::new();
 
 /// The conversations tuning may look at. The other seven are held out.
@@ -119,6 +119,9 @@ fn parse(args: &[String]) -> Result<Args> {
             "--dump" => a.dump = Some(it.next().context("--dump takes a file")?.into()),
             "--no-synthetic" => a.synthetic = false,
             "--synthetic-only" => a.locomo = false,
+            "--f16" => {
+                let _ = PRECISION.set(Precision::F16);
+            }
             "--f32" => {
                 let _ = PRECISION.set(Precision::F32);
             }

@@ -1,0 +1,47 @@
+//! Claims' stored vectors, read from redb: the exact f32 a claim was embedded to. The
+//! graph of an eight-bit index only nominates candidates; their cosines come from here
+//! ([`crate::vector::Precision::rescores`]).
+
+use std::collections::HashMap;
+
+use redb::ReadableDatabase;
+
+use super::tables::VECTORS;
+use super::{from_bytes, Store};
+use crate::error::StoreError;
+use crate::index::DocId;
+
+impl Store {
+    /// The cosine of each claim's stored vector with `q`, read in one transaction; a
+    /// claim with no stored vector gets 0 (no dense evidence).
+    pub(super) fn stored_cosines(
+        &self,
+        q: &[f32],
+        docs: impl Iterator<Item = DocId>,
+    ) -> Result<HashMap<DocId, f64>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let vectors = rx.open_table(VECTORS)?;
+        let mut out = HashMap::new();
+        for d in docs {
+            let cos = match self.index.key(d) {
+                Some(k) => vectors
+                    .get(k)?
+                    .map(|v| crate::vector::cosine(&from_bytes(v.value()), q))
+                    .map_or(0.0, f64::from),
+                None => 0.0,
+            };
+            out.insert(d, cos);
+        }
+        Ok(out)
+    }
+
+    /// A claim's stored vector.
+    pub(super) fn stored_vector(&self, d: DocId) -> Result<Option<Vec<f32>>, StoreError> {
+        let Some(k) = self.index.key(d) else {
+            return Ok(None);
+        };
+        let rx = self.db.begin_read()?;
+        let vectors = rx.open_table(VECTORS)?;
+        Ok(vectors.get(k)?.map(|v| from_bytes(v.value())))
+    }
+}
