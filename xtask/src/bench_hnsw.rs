@@ -2,7 +2,9 @@
 //! settings measured on the bench corpus's real embeddings (the model `bench` uses), to
 //! choose the store's by measurement: for each precision, connectivity and insert
 //! expansion, the build rate on every core, the search latency of a recall's depth (50),
-//! the share of the exact top 10 found, and the memory the index takes.
+//! the share of the exact top 10 found (as the graph ranks them, and once the 50 it
+//! nominates are rescored with their f32 vectors, as an eight-bit store does), and the
+//! memory the index takes.
 
 use std::time::Instant;
 
@@ -50,8 +52,8 @@ pub fn run(args: &[String]) -> Result<()> {
         "usearch kernels: {}; {threads} build threads",
         usearch::hardware_acceleration_available()
     );
-    println!("| vectors | precision | connectivity | expansion (add) | build (vectors/s) | search k={DEPTH} p50 / p99 (ms) | exact top 10 found | index memory (MB) |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| vectors | precision | connectivity | expansion (add) | build (vectors/s) | search k={DEPTH} p50 / p99 (ms) | exact top 10 found | … after rescoring the {DEPTH} | index memory (MB) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for &size in &sizes {
         let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
         let texts: Vec<String> = (0..size)
@@ -110,25 +112,30 @@ pub fn run(args: &[String]) -> Result<()> {
             });
             let rate = size as f64 / t.elapsed().as_secs_f64();
             let mut lat = Vec::with_capacity(qs.len());
-            let mut found = 0usize;
+            let (mut found, mut rescored) = (0usize, 0usize);
             for (q, tenth) in qs.iter().zip(&tenth) {
                 let t = Instant::now();
                 let m = index.search(q, DEPTH)?;
                 lat.push(t.elapsed());
+                let exact = |k: &u64| dot(&vecs[*k as usize - 1], q);
                 found += m
                     .keys
                     .iter()
                     .take(10)
-                    .filter(|k| dot(&vecs[**k as usize - 1], q) >= tenth - 1e-6)
+                    .filter(|k| exact(k) >= tenth - 1e-6)
                     .count();
+                let mut sims: Vec<f32> = m.keys.iter().map(exact).collect();
+                sims.sort_by(|a, b| b.total_cmp(a));
+                rescored += sims.iter().take(10).filter(|s| **s >= tenth - 1e-6).count();
             }
             println!(
-                "| {size} | {q:?} | {} | {} | {rate:.0} | {:.3} / {:.3} | {:.3} | {:.0} |",
+                "| {size} | {q:?} | {} | {} | {rate:.0} | {:.3} / {:.3} | {:.3} | {:.3} | {:.0} |",
                 if conn == 0 { 16 } else { conn },
                 if exp == 0 { 128 } else { exp },
                 pct(&mut lat, 0.5),
                 pct(&mut lat, 0.99),
                 found as f64 / (10 * qs.len()) as f64,
+                rescored as f64 / (10 * qs.len()) as f64,
                 index.memory_usage() as f64 / 1e6
             );
         }

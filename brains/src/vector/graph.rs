@@ -204,9 +204,12 @@ impl Graph {
             self.index = index;
             self.viewed = false;
         }
+        // Grown by an eighth, not doubled: usearch keeps per-slot arrays for its whole
+        // capacity, which doubling left half empty (~48 MB at a million vectors).
         let need = self.index.size() + extra + 1;
         if need >= self.index.capacity() {
-            let grow = need.max(self.index.capacity() * 2).max(1024);
+            let capacity = self.index.capacity();
+            let grow = need.max(capacity + capacity / 8).max(1024);
             reserve(&self.index, grow).map_err(|e| err("reserve", e))?;
         }
         Ok(())

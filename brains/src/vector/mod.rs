@@ -1,8 +1,8 @@
 //! The vector index, derived from the f32 vectors kept in redb; never the truth: a
 //! missing, unreadable or out-of-step file is rebuilt or repaired.
 //!
-//! Two parts, searched together: the **graph** (`graph.rs`, usearch's HNSW over f16
-//! vectors, saved in `vectors.usearch`), and the **fresh** vectors (`fresh.rs`), written
+//! Two parts, searched together: the **graph** (`graph.rs`, usearch's HNSW over
+//! eight-bit vectors by default ([`Precision`]), saved in `vectors.usearch`), and the **fresh** vectors (`fresh.rs`), written
 //! but not yet in the graph, searched exactly. A write only adds to the fresh set, so a
 //! memorize never waits for a graph insert and a claim is found by its vector as soon as
 //! its write returns; a settler thread moves fresh vectors into the graph in the
