@@ -2,16 +2,16 @@
 //! missing, unreadable or out-of-step file is rebuilt or repaired.
 //!
 //! Two parts, searched together: the **graph** (`graph.rs`, usearch's HNSW over
-//! eight-bit vectors by default ([`Precision`]), saved in `vectors.usearch`), and the **fresh** vectors (`fresh.rs`), written
-//! but not yet in the graph, searched exactly. A write only adds to the fresh set, so a
-//! memorize never waits for a graph insert and a claim is found by its vector as soon as
-//! its write returns; a settler thread moves fresh vectors into the graph in the
-//! background, one batch at a time, and exits when there are none left. A checkpoint or
+//! eight-bit vectors by default ([`Precision`]), saved in `vectors.usearch`), and the
+//! **fresh** vectors (`fresh.rs`), written but not yet in the graph, searched exactly.
+//! A write only adds to the fresh set, so a memorize never waits for a graph insert and
+//! a claim is found by its vector as soon as its write returns; a settler thread moves
+//! fresh vectors into the graph in the background, one batch at a time, and exits when
+//! there are none left. A checkpoint or
 //! a close saves the graph as it stands; what the file lacks is handed to the settler
 //! again, from redb, on the next open.
 
 mod fresh;
-
 mod graph;
 
 use std::path::Path;
