@@ -22,6 +22,8 @@ const CONFIGS: &[(ScalarKind, usize, usize)] = &[
     (ScalarKind::F16, 12, 48),
     (ScalarKind::BF16, 0, 64),
     (ScalarKind::I8, 0, 64),
+    (ScalarKind::I8, 0, 48),
+    (ScalarKind::I8, 0, 32),
 ];
 
 const DEPTH: usize = 50;
