@@ -203,9 +203,11 @@ impl Store {
             c.cos = Some(*sim);
             c.vec_rank = Some(i + 1);
         }
+        // One snapshot for the stored vectors and the claims read below.
+        let rx = self.db.begin_read()?;
         if let (Some(_), Some(qv), true) = (&self.vindex, &qv, self.opts.precision.rescores()) {
             // The graph nominated; every candidate is ranked by its stored vector.
-            let exact = self.stored_cosines(qv, cands.keys().copied())?;
+            let exact = self.stored_cosines(&rx, qv, cands.keys().copied())?;
             for (d, c) in cands.iter_mut() {
                 c.cos = exact.get(d).copied().or(Some(0.0));
             }
@@ -243,7 +245,6 @@ impl Store {
             .collect();
         ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(b.0)));
         ranked.truncate(limit);
-        let rx = self.db.begin_read()?;
         let claims = rx.open_table(CLAIMS)?;
         let mut hits = Vec::with_capacity(ranked.len());
         for (slug, c, score, matched) in ranked {

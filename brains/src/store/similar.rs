@@ -84,6 +84,8 @@ impl Store {
         exclude: Option<&str>,
     ) -> Result<Vec<SimilarHit>, StoreError> {
         let whole = format!("{label} {text}");
+        // One snapshot for the stored vectors and the claims read below.
+        let rx = self.db.begin_read()?;
         let ix_claims = &self.index;
         let excluded = exclude.and_then(|s| ix_claims.doc(s));
         let keep = |d: crate::index::DocId| Some(d) != excluded;
@@ -97,7 +99,7 @@ impl Store {
         let qv: Option<Vec<f32>> = match (&self.opts.embedder, &self.vindex) {
             (Some(e), Some(ix)) => {
                 let stored = match excluded {
-                    Some(d) if self.opts.precision.rescores() => self.stored_vector(d)?,
+                    Some(d) if self.opts.precision.rescores() => self.stored_vector(&rx, d)?,
                     Some(d) => ix_claims.key(d).and_then(|k| ix.vector(k)),
                     None => None,
                 };
@@ -125,7 +127,7 @@ impl Store {
                 }
             }
             if self.opts.precision.rescores() {
-                let exact = self.stored_cosines(qv, cands.iter().map(|(d, _)| *d))?;
+                let exact = self.stored_cosines(&rx, qv, cands.iter().map(|(d, _)| *d))?;
                 for (d, cos) in cands.iter_mut() {
                     *cos = exact.get(d).copied().or(Some(0.0));
                 }
@@ -139,7 +141,6 @@ impl Store {
                 }
             }
         }
-        let rx = self.db.begin_read()?;
         let claims = rx.open_table(super::tables::CLAIMS)?;
         let mut out = Vec::with_capacity(cands.len());
         for (d, cosine) in cands {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use redb::ReadableDatabase;
+use redb::ReadTransaction;
 
 use super::tables::VECTORS;
 use super::{from_bytes, Store};
@@ -12,14 +12,15 @@ use crate::error::StoreError;
 use crate::index::DocId;
 
 impl Store {
-    /// The cosine of each claim's stored vector with `q`, read in one transaction; a
-    /// claim with no stored vector gets 0 (no dense evidence).
+    /// The cosine of each claim's stored vector with `q`, read in the caller's
+    /// transaction (the one its claims are read in); a claim with no stored vector gets
+    /// 0 (no dense evidence).
     pub(super) fn stored_cosines(
         &self,
+        rx: &ReadTransaction,
         q: &[f32],
         docs: impl Iterator<Item = DocId>,
     ) -> Result<HashMap<DocId, f64>, StoreError> {
-        let rx = self.db.begin_read()?;
         let vectors = rx.open_table(VECTORS)?;
         let mut out = HashMap::new();
         for d in docs {
@@ -35,12 +36,15 @@ impl Store {
         Ok(out)
     }
 
-    /// A claim's stored vector.
-    pub(super) fn stored_vector(&self, d: DocId) -> Result<Option<Vec<f32>>, StoreError> {
+    /// A claim's stored vector, read in the caller's transaction.
+    pub(super) fn stored_vector(
+        &self,
+        rx: &ReadTransaction,
+        d: DocId,
+    ) -> Result<Option<Vec<f32>>, StoreError> {
         let Some(k) = self.index.key(d) else {
             return Ok(None);
         };
-        let rx = self.db.begin_read()?;
         let vectors = rx.open_table(VECTORS)?;
         Ok(vectors.get(k)?.map(|v| from_bytes(v.value())))
     }
