@@ -17,12 +17,14 @@ mod search;
 mod segment;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::claim::{Claim, Strength};
 use crate::lexical::{tokenize, LABEL_WEIGHT};
 use crate::recall::ClaimMeta;
 use delta::{Delta, DeltaDoc};
-use segment::{DocIn, MetaIn, Segment};
+pub(crate) use segment::Segment;
+use segment::{DocIn, MetaIn};
 
 pub(crate) use segment::{put_u32, put_u64, Reader};
 
@@ -78,7 +80,9 @@ impl<'a> MetaRef<'a> {
 /// The claim index of one store.
 #[derive(Debug, Clone)]
 pub struct ClaimIndex {
-    base: Segment,
+    /// Shared with a snapshot being written in the background ([`ClaimIndex::frozen`]);
+    /// the rare in-place change (a trust, a key) copies it first while it is.
+    base: Arc<Segment>,
     /// Base documents that left (one bit each).
     dead: Vec<u64>,
     /// Base term id → dead base documents holding it.
@@ -94,7 +98,7 @@ pub struct ClaimIndex {
 impl Default for ClaimIndex {
     fn default() -> Self {
         ClaimIndex {
-            base: Segment::build(&[], Vec::new()),
+            base: Arc::new(Segment::build(&[], Vec::new())),
             dead: Vec::new(),
             dead_df: HashMap::new(),
             dead_docs: 0,
@@ -119,7 +123,7 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn of(c: &Claim, key: Option<u64>) -> Prepared {
-        let (terms, len) = terms_of(&c.label, &c.text);
+        let Terms { terms, len } = Terms::of(&c.label, &c.text);
         Prepared {
             slug: c.slug.clone(),
             meta: ClaimMeta::of(c),
@@ -130,19 +134,58 @@ impl Prepared {
     }
 }
 
-/// The terms of a claim with their frequencies (label terms weighted), and its length.
-fn terms_of(label: &str, text: &str) -> (Vec<(String, u32)>, u32) {
-    let mut tf: HashMap<String, u32> = HashMap::new();
-    let mut len = 0u32;
-    for (tokens, weight) in [(tokenize(label), LABEL_WEIGHT), (tokenize(text), 1)] {
-        for t in tokens {
-            *tf.entry(t).or_default() += weight;
-            len += weight;
+/// A claim's terms with their frequencies (label terms weighted) and its length, worked
+/// out before the index is touched: a batch's on every core ([`Terms::of_many`]).
+pub struct Terms {
+    terms: Vec<(String, u32)>,
+    len: u32,
+}
+
+/// Below this many claims a batch is tokenized on the writer's thread alone.
+const PARALLEL_TERMS_MIN: usize = 512;
+
+impl Terms {
+    pub fn of(label: &str, text: &str) -> Terms {
+        let mut tf: HashMap<String, u32> = HashMap::new();
+        let mut len = 0u32;
+        for (tokens, weight) in [(tokenize(label), LABEL_WEIGHT), (tokenize(text), 1)] {
+            for t in tokens {
+                *tf.entry(t).or_default() += weight;
+                len += weight;
+            }
         }
+        let mut terms: Vec<(String, u32)> = tf.into_iter().collect();
+        terms.sort_unstable();
+        Terms { terms, len }
     }
-    let mut v: Vec<(String, u32)> = tf.into_iter().collect();
-    v.sort_unstable();
-    (v, len)
+
+    /// [`Terms::of`] for each claim, in order: a large batch is shared among the cores.
+    pub fn of_many(claims: &[&Claim]) -> Vec<Terms> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if claims.len() < PARALLEL_TERMS_MIN || threads < 2 {
+            return claims
+                .iter()
+                .map(|c| Terms::of(&c.label, &c.text))
+                .collect();
+        }
+        let per = claims.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = claims
+                .chunks(per)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|c| Terms::of(&c.label, &c.text))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|p| p.join().expect("a tokenizing thread panicked"))
+                .collect()
+        })
+    }
 }
 
 impl ClaimIndex {
@@ -192,7 +235,7 @@ impl ClaimIndex {
             })
             .collect();
         ClaimIndex {
-            base: Segment::build(&dict, docs),
+            base: Arc::new(Segment::build(&dict, docs)),
             ..ClaimIndex::default()
         }
     }
@@ -201,7 +244,7 @@ impl ClaimIndex {
     /// keys redb holds, read whole (after a crash, or embedding on open).
     pub fn assign_keys(&mut self, keys: &HashMap<String, u64>) {
         let key_of = |s: &str| keys.get(s).copied().unwrap_or(0);
-        self.base.assign_keys(key_of);
+        Arc::make_mut(&mut self.base).assign_keys(key_of);
         self.moved_keys.clear();
         self.delta.by_key.clear();
         for (i, doc) in self.delta.docs.iter_mut().enumerate() {
@@ -338,8 +381,13 @@ impl ClaimIndex {
         meta: ClaimMeta,
         key: Option<u64>,
     ) {
+        self.upsert_terms(slug, Terms::of(label, text), meta, key);
+    }
+
+    /// [`ClaimIndex::upsert`] with the claim's terms worked out already.
+    pub fn upsert_terms(&mut self, slug: &str, terms: Terms, meta: ClaimMeta, key: Option<u64>) {
         self.remove(slug);
-        let (terms, len) = terms_of(label, text);
+        let Terms { terms, len } = terms;
         let base_terms = self.base.term_count();
         let mut ids: Vec<(u32, u32)> = terms
             .iter()
@@ -401,7 +449,7 @@ impl ClaimIndex {
         };
         let b = self.base_len();
         if d < b {
-            self.base.set_trust(d, trust);
+            Arc::make_mut(&mut self.base).set_trust(d, trust);
         } else if let Some(doc) = self.delta.docs.get_mut((d - b) as usize) {
             doc.meta.trust = trust;
         }
@@ -419,7 +467,7 @@ impl ClaimIndex {
             if old != 0 && self.moved_keys.get(&old) == Some(&d) {
                 self.moved_keys.remove(&old);
             }
-            self.base.set_key(d, new);
+            Arc::make_mut(&mut self.base).set_key(d, new);
             if new != 0 && self.base.doc_of_key(new) != Some(d) {
                 self.moved_keys.insert(new, d);
             }
@@ -549,23 +597,30 @@ impl ClaimIndex {
         }
         let base = Segment::build(&dict, docs);
         *self = ClaimIndex {
-            base,
+            base: Arc::new(base),
             common_min_df: self.common_min_df,
             ..ClaimIndex::default()
         };
     }
 
     /// Append the index to `out`, compacted first (a snapshot holds one segment).
+    #[cfg(test)]
     pub(crate) fn write(&mut self, out: &mut Vec<u8>) {
+        self.frozen().write(out);
+    }
+
+    /// The index compacted into one segment, shared: what a snapshot writes, on another
+    /// thread if need be, while this index takes further writes.
+    pub(crate) fn frozen(&mut self) -> Arc<Segment> {
         self.compact();
-        self.base.write(out);
+        self.base.clone()
     }
 
     /// Read what [`ClaimIndex::write`] wrote; `None` when it does not read whole and
     /// consistent.
     pub(crate) fn read(r: &mut Reader<'_>) -> Option<ClaimIndex> {
         Some(ClaimIndex {
-            base: Segment::read(r)?,
+            base: Arc::new(Segment::read(r)?),
             ..ClaimIndex::default()
         })
     }

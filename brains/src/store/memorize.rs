@@ -11,6 +11,8 @@ use super::tables::{CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
 use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{content_hash, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome};
 use crate::error::StoreError;
+use crate::index::Terms;
+use crate::recall::ClaimMeta;
 use redb::ReadableDatabase;
 
 /// A batch at least this large has its vectors added to the index together.
@@ -354,13 +356,16 @@ impl Store {
         let replaced: std::collections::HashSet<u64> =
             keys.iter().filter_map(|(_, old)| *old).collect();
         let mut adds: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plans.len());
-        for (i, p) in plans.iter().enumerate() {
+        let claims: Vec<&Claim> = plans.iter().map(|p| &p.claim).collect();
+        let terms = Terms::of_many(&claims);
+        for ((i, p), terms) in plans.iter().enumerate().zip(terms) {
             let (new, old) = keys[i];
             if let (Some(ok), Some(ix)) = (old, self.vindex.as_mut()) {
                 ix.remove(ok)?;
             }
             let key = new.or_else(|| self.index.key_of(&p.claim.slug));
-            self.index.upsert_claim(&p.claim, key);
+            self.index
+                .upsert_terms(&p.claim.slug, terms, ClaimMeta::of(&p.claim), key);
             if let Some(k) = new.filter(|k| !replaced.contains(k)) {
                 adds.push((k, vectors[i].clone()));
             }

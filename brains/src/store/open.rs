@@ -66,6 +66,8 @@ impl Store {
             next_key: 1,
             next_act: 1,
             acts_unsaved: 0,
+            snapshot_job: None,
+            last_fold: None,
             created: String::new(),
             share: None,
             next_outbox: 1,

@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use crate::error::StoreError;
-use crate::index::{put_u32, put_u64, ClaimIndex, Reader};
+use crate::index::{put_u32, put_u64, ClaimIndex, Reader, Segment};
 
 pub(crate) const SNAPSHOT_FILE: &str = "claims.snapshot";
 /// Version 3: the claim index as one flat segment, with the vector keys.
@@ -44,7 +44,12 @@ fn put_str(out: &mut Vec<u8>, s: &str) {
 
 /// The snapshot's bytes; the index is compacted into one segment on the way.
 pub(super) fn encode(stamp: &Stamp, index: &mut ClaimIndex) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + index.len() * 160);
+    encode_frozen(stamp, &index.frozen())
+}
+
+/// The snapshot's bytes, of the segment [`ClaimIndex::frozen`] gave at `stamp`.
+pub(super) fn encode_frozen(stamp: &Stamp, base: &Segment) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + stamp.live as usize * 160);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[0; 4]);
     put_u64(&mut out, stamp.next_act);
@@ -52,7 +57,7 @@ pub(super) fn encode(stamp: &Stamp, index: &mut ClaimIndex) -> Vec<u8> {
     put_str(&mut out, &stamp.created);
     put_u64(&mut out, stamp.live);
     put_u32(&mut out, 0);
-    index.write(&mut out);
+    base.write(&mut out);
     let crc = crc32fast::hash(&out[12..]);
     out[8..12].copy_from_slice(&crc.to_le_bytes());
     out

@@ -200,6 +200,57 @@ fn a_stale_snapshot_is_caught_up_from_the_act_log() {
         .all(|h| h.claim.slug != "note-4-deploy"));
 }
 
+/// A checkpoint after a write folds the index on the writer's thread and writes the file
+/// on a thread of its own while writes go on: the file it leaves is the index at that
+/// act, caught up from the act log like any other.
+#[test]
+fn a_snapshot_written_in_the_background_is_the_index_at_its_checkpoint() {
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let path = d.path().join(SNAPSHOT);
+    let (mut s, _) = Store::open(d.path(), opts(&clock, false)).unwrap();
+    let opened = std::fs::read(&path).ok();
+    let note = |i: usize| {
+        input(
+            &format!("note {i} {}", ["cache", "deploy", "schema"][i % 3]),
+            &format!(
+                "the {} broke on runner {}",
+                ["cache", "index"][i % 2],
+                i % 7
+            ),
+        )
+    };
+    // The 256th act is due a checkpoint; the file is written while these go on.
+    for i in 0..256 {
+        clock.advance(1);
+        s.memorize(note(i)).unwrap();
+    }
+    s.learn("note-3-cache", Verdict::Correct, "claude:maker", None)
+        .unwrap();
+    for i in 256..262 {
+        clock.advance(1);
+        s.memorize(note(i)).unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let background = loop {
+        match std::fs::read(&path) {
+            Ok(b) if Some(&b) != opened.as_ref() => break b,
+            _ if std::time::Instant::now() > deadline => {
+                panic!("no snapshot was written after 256 acts")
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(5)),
+        }
+    };
+    s.close().unwrap();
+    let expected = rebuilt_answers(d.path(), &clock);
+    std::fs::write(&path, &background).unwrap();
+    let (s, report) = Store::open(d.path(), opts(&clock, false)).unwrap();
+    assert!(!report.claim_index_rebuilt, "{report:?}");
+    // The learn and the six memorizes after the checkpoint's act.
+    assert_eq!(report.claim_index_caught_up, 7, "{report:?}");
+    assert_eq!(answers(&s), expected);
+}
+
 #[test]
 fn a_purge_after_the_snapshot_or_a_foreign_snapshot_forces_a_rebuild() {
     let d = tempfile::tempdir().unwrap();
