@@ -381,16 +381,16 @@ fn line_around(text: &str, at: usize) -> &str {
 }
 
 /// Run `re` over the lowercased text only when it holds one of `lits` (most notes hold
-/// none, and a substring search is cheaper than a regex pass).
+/// none, and a substring search is cheaper than a regex pass, or than the capture
+/// slots a pass over nothing still allocates).
 fn gated<'t>(
     re: &'static LazyLock<Regex>,
     lower: &'t str,
     lits: &[&str],
-) -> regex::CaptureMatches<'static, 't> {
-    let hay = if lits.iter().any(|l| lower.contains(l)) {
-        lower
-    } else {
-        ""
-    };
-    re.captures_iter(hay)
+) -> impl Iterator<Item = regex::Captures<'t>> {
+    lits.iter()
+        .any(|l| lower.contains(l))
+        .then(|| re.captures_iter(lower))
+        .into_iter()
+        .flatten()
 }
