@@ -9,15 +9,32 @@ use crate::error::StoreError;
 
 impl Store {
     pub(super) fn act(&mut self, tx: &redb::WriteTransaction, act: Act) -> Result<(), StoreError> {
-        let mut acts = tx.open_table(ACTS)?;
-        acts.insert(
-            act.seq,
-            serde_json::to_vec(&act)
-                .expect("an act serializes")
-                .as_slice(),
-        )?;
-        let mut meta = tx.open_table(META)?;
-        meta.insert("next_act", (act.seq + 1).to_string().as_str())?;
+        self.record_acts(tx, std::iter::once(act))
+    }
+
+    /// Record acts in sequence in one transaction: the log's tables opened once and the
+    /// next sequence number written once, after the last (a batch's acts, not one
+    /// table open and one counter update each).
+    pub(super) fn record_acts(
+        &mut self,
+        tx: &redb::WriteTransaction,
+        acts: impl IntoIterator<Item = Act>,
+    ) -> Result<(), StoreError> {
+        let mut log = tx.open_table(ACTS)?;
+        let mut next = None;
+        for act in acts {
+            log.insert(
+                act.seq,
+                serde_json::to_vec(&act)
+                    .expect("an act serializes")
+                    .as_slice(),
+            )?;
+            next = Some(act.seq + 1);
+        }
+        if let Some(next) = next {
+            tx.open_table(META)?
+                .insert("next_act", next.to_string().as_str())?;
+        }
         Ok(())
     }
 

@@ -314,9 +314,7 @@ impl Store {
                     .insert("next_key", self.next_key.to_string().as_str())?;
             }
         }
-        for act in acts {
-            self.act(&tx, act)?;
-        }
+        self.record_acts(&tx, acts)?;
         if self.share.is_some() {
             for p in plans {
                 let claim = Box::new(p.claim.clone());

@@ -698,10 +698,13 @@ impl Store {
             meta.insert("team_cursor", last.text().as_str())?;
             meta.insert("next_key", self.next_key.to_string().as_str())?;
         }
-        for (kind, subject, actor, before, after, note) in acts {
-            let a = self.new_act(kind, &subject, &actor, before, after, note);
-            self.act(&tx, a)?;
-        }
+        let acts: Vec<_> = acts
+            .into_iter()
+            .map(|(kind, subject, actor, before, after, note)| {
+                self.new_act(kind, &subject, &actor, before, after, note)
+            })
+            .collect();
+        self.record_acts(&tx, acts)?;
         tx.commit()?;
         for ch in changes {
             match ch {
