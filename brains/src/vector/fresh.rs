@@ -338,6 +338,11 @@ impl Fresh {
                     (approx + bound) * inv + BOUND_SLACK,
                 )
             };
+            if !(lower.is_finite() && upper.is_finite()) {
+                // Nothing to bound it by (a vector that is not finite): always rescored.
+                rows.push((i, f32::INFINITY));
+                continue;
+            }
             if upper < floor {
                 continue;
             }
@@ -407,6 +412,28 @@ mod tests {
         assert!(f.is_dropped(1), "dropped until the graph lost it");
         f.forget_dropped(&gone);
         assert!(!f.is_dropped(1));
+    }
+
+    #[test]
+    fn a_vector_that_is_not_finite_is_scanned_as_the_full_scan_does() {
+        let mut f = Fresh::new(3);
+        f.push(1, &[1.0, 0.0, 0.0]);
+        f.push(2, &[f32::NAN, 1.0, 0.0]);
+        f.push(3, &[f32::INFINITY, 0.0, 0.0]);
+        f.push(4, &[0.5, 0.5, 0.0]);
+        let bits = |r: Vec<(u64, f32)>| {
+            r.into_iter()
+                .map(|(k, s)| (k, s.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        for k in 1..=4 {
+            let q = [1.0, 0.2, 0.0];
+            assert_eq!(
+                bits(f.scan_from(&q, k, &|_| true, 0)),
+                bits(f.scan_from(&q, k, &|_| true, usize::MAX)),
+                "k = {k}"
+            );
+        }
     }
 
     /// Vectors near one another (ties and near-ties are where a bound would show), a
