@@ -73,25 +73,40 @@ const QUANTIZED_SCAN_MIN: usize = 4096;
 /// computed in f32 to ~1e-6).
 const BOUND_SLACK: f32 = 1e-4;
 
-/// A vector in eight bits: `v ≈ scale × codes`, and how far the rounding left it
-/// (`residual`, the norm of the difference) and the rounded vector's norm.
-fn quantize(v: &[f32]) -> (Vec<i8>, f32, f32, f32) {
+/// How a row's eight bits stand for it: `v ≈ scale × codes`, how far the rounding left
+/// it (`residual`, the norm of the difference) and the rounded vector's norm.
+#[derive(Debug, Clone, Copy)]
+struct Rounding {
+    scale: f32,
+    residual: f32,
+    rounded: f32,
+}
+
+/// Append `v` in eight bits to `codes`, and say how it was rounded.
+fn quantize(v: &[f32], codes: &mut Vec<i8>) -> Rounding {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     if max == 0.0 || !max.is_finite() {
-        return (vec![0; v.len()], 0.0, norm(v), 0.0);
+        codes.extend(std::iter::repeat_n(0, v.len()));
+        return Rounding {
+            scale: 0.0,
+            residual: norm(v),
+            rounded: 0.0,
+        };
     }
     let scale = max / 127.0;
-    let codes: Vec<i8> = v
-        .iter()
-        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
-        .collect();
-    let (mut resid, mut rounded) = (0f32, 0f32);
-    for (x, c) in v.iter().zip(&codes) {
-        let r = scale * f32::from(*c);
-        resid += (x - r) * (x - r);
+    let (mut residual, mut rounded) = (0f32, 0f32);
+    for x in v {
+        let c = (x / scale).round().clamp(-127.0, 127.0) as i8;
+        let r = scale * f32::from(c);
+        residual += (x - r) * (x - r);
         rounded += r * r;
+        codes.push(c);
     }
-    (codes, scale, resid.sqrt(), rounded.sqrt())
+    Rounding {
+        scale,
+        residual: residual.sqrt(),
+        rounded: rounded.sqrt(),
+    }
 }
 
 /// Cosine similarity; 0 when either vector is zero.
@@ -111,12 +126,9 @@ pub(super) struct Fresh {
     /// `keys.len() × dims` components, row by row.
     data: Vec<f32>,
     norms: Vec<f32>,
-    /// The rows in eight bits (`keys.len() × dims`), with each row's scale, rounding
-    /// residual and rounded norm ([`quantize`]).
+    /// The rows in eight bits (`keys.len() × dims`), and how each was rounded.
     codes: Vec<i8>,
-    scales: Vec<f32>,
-    residuals: Vec<f32>,
-    rounded: Vec<f32>,
+    roundings: Vec<Rounding>,
     pos: HashMap<u64, usize>,
     /// Keys the settler is inserting into the graph (still here until it is done).
     moving: HashSet<u64>,
@@ -164,11 +176,8 @@ impl Fresh {
         self.keys.push(key);
         self.data.extend_from_slice(v);
         self.norms.push(norm(v));
-        let (codes, scale, residual, rounded) = quantize(v);
-        self.codes.extend_from_slice(&codes);
-        self.scales.push(scale);
-        self.residuals.push(residual);
-        self.rounded.push(rounded);
+        let rounding = quantize(v, &mut self.codes);
+        self.roundings.push(rounding);
     }
 
     /// Take a vector out (a write let it go); whether it was here.
@@ -200,9 +209,7 @@ impl Fresh {
         if i != last {
             self.keys.swap(i, last);
             self.norms.swap(i, last);
-            self.scales.swap(i, last);
-            self.residuals.swap(i, last);
-            self.rounded.swap(i, last);
+            self.roundings.swap(i, last);
             let d = self.dims;
             let (head, tail) = self.data.split_at_mut(last * d);
             head[i * d..(i + 1) * d].copy_from_slice(&tail[..d]);
@@ -212,9 +219,7 @@ impl Fresh {
         }
         self.keys.pop();
         self.norms.pop();
-        self.scales.pop();
-        self.residuals.pop();
-        self.rounded.pop();
+        self.roundings.pop();
         self.data.truncate(last * self.dims);
         self.codes.truncate(last * self.dims);
         true
@@ -329,9 +334,9 @@ impl Fresh {
             let (lower, upper) = if n == 0.0 {
                 (0.0, 0.0)
             } else {
-                let approx =
-                    self.scales[i] * qscale * dot_i8(&self.codes[i * d..(i + 1) * d], &qi) as f32;
-                let bound = qn * self.residuals[i] + self.rounded[i] * qerr;
+                let r = self.roundings[i];
+                let approx = r.scale * qscale * dot_i8(&self.codes[i * d..(i + 1) * d], &qi) as f32;
+                let bound = qn * r.residual + r.rounded * qerr;
                 let inv = 1.0 / (n * qn);
                 (
                     (approx - bound) * inv - BOUND_SLACK,
