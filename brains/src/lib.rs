@@ -30,6 +30,7 @@ pub mod hygiene;
 pub mod index;
 pub mod legacy;
 pub mod lexical;
+mod par;
 pub mod progress;
 pub mod recall;
 pub mod store;

@@ -285,31 +285,9 @@ impl Embedder for StaticModel {
     /// A batch large enough is split over every core (a bulk write, a re-embed): the
     /// tokenizer is most of a static model's cost, and each text is its own work.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if texts.len() < PARALLEL_BATCH || threads < 2 {
-            return texts.iter().map(|t| self.embed_one(t)).collect();
-        }
-        let part = texts.len().div_ceil(threads);
-        std::thread::scope(|s| {
-            let workers: Vec<_> = texts
-                .chunks(part)
-                .map(|chunk| {
-                    s.spawn(move || {
-                        chunk
-                            .iter()
-                            .map(|t| self.embed_one(t))
-                            .collect::<Result<Vec<_>, _>>()
-                    })
-                })
-                .collect();
-            let mut out = Vec::with_capacity(texts.len());
-            for w in workers {
-                let part = w
-                    .join()
-                    .map_err(|_| EmbedError::Model("an embedding thread panicked".into()))??;
-                out.extend(part);
-            }
-            Ok(out)
-        })
+        crate::par::map(texts, PARALLEL_BATCH, |t| self.embed_one(t))
+            .ok_or_else(|| EmbedError::Model("an embedding thread panicked".into()))?
+            .into_iter()
+            .collect()
     }
 }

@@ -161,30 +161,8 @@ impl Terms {
 
     /// [`Terms::of`] for each claim, in order: a large batch is shared among the cores.
     pub fn of_many(claims: &[&Claim]) -> Vec<Terms> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if claims.len() < PARALLEL_TERMS_MIN || threads < 2 {
-            return claims
-                .iter()
-                .map(|c| Terms::of(&c.label, &c.text))
-                .collect();
-        }
-        let per = claims.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let parts: Vec<_> = claims
-                .chunks(per)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|c| Terms::of(&c.label, &c.text))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|p| p.join().expect("a tokenizing thread panicked"))
-                .collect()
-        })
+        crate::par::map(claims, PARALLEL_TERMS_MIN, |c| Terms::of(&c.label, &c.text))
+            .expect("a tokenizing thread panicked")
     }
 }
 
