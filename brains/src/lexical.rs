@@ -51,12 +51,23 @@ fn stem(w: &str) -> String {
 
 /// Lowercased alphanumeric runs, stopwords dropped, stemmed.
 pub fn tokenize(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|t| !t.is_empty())
-        .map(|t| t.to_lowercase())
-        .filter(|t| !STOPWORDS.contains(&t.as_str()))
-        .map(|t| stem(&t))
-        .collect()
+    let mut out = Vec::with_capacity(text.len() / 6);
+    for t in text.split(|c: char| !c.is_alphanumeric()) {
+        if t.is_empty() {
+            continue;
+        }
+        // An ASCII run with no capital is its own lowercase: no copy to look at it.
+        let lower: std::borrow::Cow<str> =
+            if t.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+                t.into()
+            } else {
+                t.to_lowercase().into()
+            };
+        if STOPWORDS.binary_search(&lower.as_ref()).is_err() {
+            out.push(stem(&lower));
+        }
+    }
+    out
 }
 
 /// A query prepared against the index: its known terms with their idf, and its weight,
@@ -96,6 +107,11 @@ pub struct LexHit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stopwords_are_sorted_for_their_binary_search() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
 
     #[test]
     fn tokenizer_lowercases_drops_stopwords_and_stems() {

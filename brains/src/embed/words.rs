@@ -6,7 +6,6 @@
 //! in `medulla::model`, and on random text in `tests/it/embed.rs`); the tokenizer's
 //! own pass, which tracks every character's offsets, was most of a memorize's cost.
 
-use std::collections::HashMap;
 use std::sync::RwLock;
 
 use tokenizers::Tokenizer;
@@ -19,7 +18,7 @@ const MAX_WORDS: usize = 1 << 18;
 
 #[derive(Debug, Default)]
 pub(super) struct Words {
-    cache: RwLock<HashMap<String, Box<[u32]>>>,
+    cache: RwLock<foldhash::HashMap<String, Box<[u32]>>>,
 }
 
 impl Words {
@@ -41,7 +40,9 @@ impl Words {
 
     /// The token ids of `text` (no special tokens), or `None` when the text is not
     /// plain ASCII or holds a `[` (an added token such as `[MASK]` is matched in the raw
-    /// text before any of this): the tokenizer's own pass then.
+    /// text before any of this): the tokenizer's own pass then. The cache is read once
+    /// for the whole text (a lock taken per word made the cores of a batch take turns
+    /// on it) and written once for the words it did not hold.
     pub(super) fn ids(
         &self,
         text: &str,
@@ -50,53 +51,73 @@ impl Words {
         if !text.is_ascii() || text.contains('[') {
             return Ok(None);
         }
-        let mut ids = Vec::with_capacity(text.len() / 4);
-        let mut word = String::with_capacity(32);
-        for b in text.bytes() {
-            match b {
-                b'\t' | b'\n' | b'\r' | b' ' => self.flush(&mut word, &mut ids, tokenizer)?,
-                // Control characters are removed, joining what is around them.
-                0..=0x1f | 0x7f => {}
-                _ if b.is_ascii_punctuation() => {
-                    self.flush(&mut word, &mut ids, tokenizer)?;
-                    word.push(b as char);
-                    self.flush(&mut word, &mut ids, tokenizer)?;
+        let (lower, words) = split(text);
+        let mut ids = Vec::with_capacity(words.len() + words.len() / 2);
+        // Words the cache lacks: where their ids go in `ids`, and the word.
+        let mut missing: Vec<(usize, &str)> = Vec::new();
+        {
+            let cache = self.cache.read().unwrap_or_else(|p| p.into_inner());
+            for &(from, to) in &words {
+                let word = &lower[from..to];
+                match cache.get(word) {
+                    Some(w) => ids.extend_from_slice(w),
+                    None => missing.push((ids.len(), word)),
                 }
-                _ => word.push(b.to_ascii_lowercase() as char),
             }
         }
-        self.flush(&mut word, &mut ids, tokenizer)?;
-        Ok(Some(ids))
-    }
-
-    /// Append the ids of the word gathered so far, and start the next.
-    fn flush(
-        &self,
-        word: &mut String,
-        ids: &mut Vec<u32>,
-        tokenizer: &Tokenizer,
-    ) -> Result<(), EmbedError> {
-        if word.is_empty() {
-            return Ok(());
+        if missing.is_empty() {
+            return Ok(Some(ids));
         }
-        let cached = self
-            .cache
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(word.as_str())
-            .map(|w| ids.extend_from_slice(w))
-            .is_some();
-        if !cached {
+        let mut learned: Vec<(&str, Box<[u32]>)> = Vec::with_capacity(missing.len());
+        let mut out = Vec::with_capacity(ids.len() + 2 * missing.len());
+        let mut copied = 0;
+        for &(at, word) in &missing {
+            out.extend_from_slice(&ids[copied..at]);
+            copied = at;
             let enc = tokenizer
-                .encode_fast(word.as_str(), false)
+                .encode_fast(word, false)
                 .map_err(|e| EmbedError::Model(format!("tokenizer: {e}")))?;
-            ids.extend_from_slice(enc.get_ids());
-            let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
-            if cache.len() < MAX_WORDS {
-                cache.insert(word.clone(), enc.get_ids().into());
-            }
+            out.extend_from_slice(enc.get_ids());
+            learned.push((word, enc.get_ids().into()));
         }
-        word.clear();
-        Ok(())
+        out.extend_from_slice(&ids[copied..]);
+        let mut cache = self.cache.write().unwrap_or_else(|p| p.into_inner());
+        for (word, w) in learned {
+            if cache.len() >= MAX_WORDS {
+                break;
+            }
+            cache.entry(word.to_string()).or_insert(w);
+        }
+        Ok(Some(out))
     }
+}
+
+/// `text` (ASCII) cleaned and lowercased as BERT's normalizer does, and split as its
+/// pre-tokenizer does: on whitespace, and around each punctuation character. The
+/// lowercased text, and each word's range of it.
+fn split(text: &str) -> (String, Vec<(usize, usize)>) {
+    let mut lower = String::with_capacity(text.len());
+    let mut words = Vec::with_capacity(text.len() / 4);
+    let mut start = 0;
+    let mut end_word = |lower: &String, start: &mut usize| {
+        if lower.len() > *start {
+            words.push((*start, lower.len()));
+        }
+        *start = lower.len();
+    };
+    for b in text.bytes() {
+        match b {
+            b'\t' | b'\n' | b'\r' | b' ' => end_word(&lower, &mut start),
+            // Control characters are removed, joining what is around them.
+            0..=0x1f | 0x7f => {}
+            _ if b.is_ascii_punctuation() => {
+                end_word(&lower, &mut start);
+                lower.push(b as char);
+                end_word(&lower, &mut start);
+            }
+            _ => lower.push(b.to_ascii_lowercase() as char),
+        }
+    }
+    end_word(&lower, &mut start);
+    (lower, words)
 }

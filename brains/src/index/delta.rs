@@ -2,7 +2,7 @@
 //! in ordinary maps and vectors. It stays small: a checkpoint folds it into a new base
 //! (`ClaimIndex::compact`) once it holds an eighth of the store.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::recall::ClaimMeta;
 
@@ -31,6 +31,9 @@ pub(crate) struct Delta {
     /// Terms the base does not hold, by text, with their ids (base term count + i).
     pub new_terms: HashMap<String, u32>,
     pub new_term_names: Vec<String>,
+    /// The base's ids of the terms this delta's documents were given: a write looks a
+    /// term up in the base's dictionary once per delta, not once per document.
+    pub base_ids: HashMap<String, u32>,
     /// Term id → (document id, frequency) of live delta documents, by document id.
     pub postings: HashMap<u32, Vec<(u32, u32)>>,
     /// Term id → (largest frequency, shortest document) over every delta document that
@@ -101,13 +104,20 @@ impl Delta {
         self.total_len -= u64::from(doc.len);
     }
 
-    /// The id of a term for a new document: the base's, an existing delta one, or a new one.
-    pub(crate) fn term_id(&mut self, base_terms: u32, base_id: Option<u32>, t: &str) -> u32 {
-        if let Some(id) = base_id {
-            return id;
-        }
-        if let Some(id) = self.new_terms.get(t) {
+    /// The id of a term for a new document: the base's (`base` looks it up), an
+    /// existing delta one, or a new one.
+    pub(crate) fn term_id(
+        &mut self,
+        base_terms: u32,
+        t: &str,
+        base: impl FnOnce(&str) -> Option<u32>,
+    ) -> u32 {
+        if let Some(id) = self.new_terms.get(t).or_else(|| self.base_ids.get(t)) {
             return *id;
+        }
+        if let Some(id) = base(t) {
+            self.base_ids.insert(t.to_string(), id);
+            return id;
         }
         let id = base_terms + self.new_term_names.len() as u32;
         self.new_terms.insert(t.to_string(), id);

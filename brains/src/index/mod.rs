@@ -86,7 +86,7 @@ pub struct ClaimIndex {
     /// Base documents that left (one bit each).
     dead: Vec<u64>,
     /// Base term id → dead base documents holding it.
-    dead_df: HashMap<u32, u32>,
+    dead_df: foldhash::HashMap<u32, u32>,
     dead_docs: u32,
     dead_len: u64,
     /// Vector keys given to base documents after the base was built: key → document.
@@ -100,7 +100,7 @@ impl Default for ClaimIndex {
         ClaimIndex {
             base: Arc::new(Segment::build(&[], Vec::new())),
             dead: Vec::new(),
-            dead_df: HashMap::new(),
+            dead_df: Default::default(),
             dead_docs: 0,
             dead_len: 0,
             moved_keys: HashMap::new(),
@@ -146,7 +146,7 @@ const PARALLEL_TERMS_MIN: usize = 512;
 
 impl Terms {
     pub fn of(label: &str, text: &str) -> Terms {
-        let mut tf: HashMap<String, u32> = HashMap::new();
+        let mut tf: foldhash::HashMap<String, u32> = Default::default();
         let mut len = 0u32;
         for (tokens, weight) in [(tokenize(label), LABEL_WEIGHT), (tokenize(text), 1)] {
             for t in tokens {
@@ -367,12 +367,10 @@ impl ClaimIndex {
         self.remove(slug);
         let Terms { terms, len } = terms;
         let base_terms = self.base.term_count();
+        let base = &self.base;
         let mut ids: Vec<(u32, u32)> = terms
             .iter()
-            .map(|(t, f)| {
-                let id = self.delta.term_id(base_terms, self.base.term_id(t), t);
-                (id, *f)
-            })
+            .map(|(t, f)| (self.delta.term_id(base_terms, t, |t| base.term_id(t)), *f))
             .collect();
         ids.sort_unstable();
         let id = self.base_len() + self.delta.docs.len() as u32;

@@ -108,8 +108,7 @@ impl Store {
         }
         drop(seen);
         drop(rx);
-        let vectors = self.embed_all(&plans)?;
-        self.commit_plans(&plans, vectors)?;
+        self.commit_plans(&plans)?;
         let mut unchanged = unchanged.into_iter();
         let mut plans = plans.into_iter();
         Ok(results
@@ -222,48 +221,82 @@ impl Store {
         })))
     }
 
-    /// The vectors of the planned versions, in one embedder call; `None` without a model.
-    fn embed_all(&self, plans: &[Planned]) -> Result<Option<Vec<Vec<f32>>>, StoreError> {
-        let Some(e) = &self.opts.embedder else {
-            return Ok(None);
-        };
-        if plans.is_empty() {
-            return Ok(Some(vec![]));
-        }
-        let texts: Vec<String> = plans
-            .iter()
-            .map(|p| embed_text(&p.claim.label, &p.claim.text))
-            .collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vecs = e
-            .embed(&refs)
-            .map_err(|e| StoreError::Embedding(e.to_string()))?;
-        if vecs.len() != plans.len() {
-            return Err(StoreError::Embedding(format!(
-                "the model returned {} vectors for {} texts",
-                vecs.len(),
-                plans.len()
-            )));
-        }
-        Ok(Some(vecs))
-    }
-
     /// Write every planned version, its history entry, vector and act in one
-    /// transaction; then the in-memory indexes, in order.
-    fn commit_plans(
-        &mut self,
-        plans: &[Planned],
-        vectors: Option<Vec<Vec<f32>>>,
-    ) -> Result<(), StoreError> {
+    /// transaction; then the in-memory indexes, in order. A batch indexed together has
+    /// its vectors and terms worked out on a thread of its own while this one builds
+    /// the transaction (they depend on the claims alone), so the embedding on every core
+    /// and redb's writes overlap.
+    fn commit_plans(&mut self, plans: &[Planned]) -> Result<(), StoreError> {
         if plans.is_empty() {
             return Ok(());
         }
-        // (new vector key, the key it replaces) per plan.
-        let mut keys: Vec<(Option<u64>, Option<u64>)> = Vec::with_capacity(plans.len());
+        let embedder = self.opts.embedder.clone();
+        let embedder = embedder.as_deref();
+        let together = plans.len() >= PARALLEL_INDEX_BATCH && self.vindex.is_some();
+        let derive = move || derive(embedder, plans, together);
+        let (keys, derived) = if together {
+            std::thread::scope(|scope| {
+                let job = std::thread::Builder::new()
+                    .name("memorize-derive".into())
+                    .spawn_scoped(scope, derive);
+                match job {
+                    Ok(job) => self.write_plans(plans, || {
+                        job.join().unwrap_or_else(|_| {
+                            Err(StoreError::Embedding(
+                                "the embedding thread panicked".into(),
+                            ))
+                        })
+                    }),
+                    // No thread to spare: the same work here, before the writes.
+                    Err(_) => self.write_plans(plans, derive),
+                }
+            })?
+        } else {
+            self.write_plans(plans, derive)?
+        };
+        let Derived { vectors, terms } = derived;
+        match (&vectors, terms) {
+            (Some(vs), Some(terms)) => self.index_live_batch(plans, &keys, vs, terms),
+            _ => {
+                for (i, p) in plans.iter().enumerate() {
+                    let (new, old) = keys[i];
+                    let vector = vectors.as_ref().map(|vs| vs[i].as_slice());
+                    self.index_live(&p.claim, new.map(|k| (k, old)), vector)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The transaction of [`Store::commit_plans`]: claims, history, acts and the team's
+    /// outbox first, then the vectors `derived` gives, then the commit. When any of it
+    /// fails (the embedding included) nothing is written and the act, vector-key and
+    /// outbox numbers it took are given back, so the log never skips one. Each plan's
+    /// (new vector key, the key it replaces), and what `derived` gave.
+    fn write_plans(
+        &mut self,
+        plans: &[Planned],
+        derived: impl FnOnce() -> Result<Derived, StoreError>,
+    ) -> Result<(Vec<VectorKeys>, Derived), StoreError> {
+        let numbers = (self.next_act, self.next_key, self.next_outbox);
+        let written = self.write_plans_once(plans, derived);
+        if written.is_err() {
+            (self.next_act, self.next_key, self.next_outbox) = numbers;
+        }
+        written
+    }
+
+    fn write_plans_once(
+        &mut self,
+        plans: &[Planned],
+        derived: impl FnOnce() -> Result<Derived, StoreError>,
+    ) -> Result<(Vec<VectorKeys>, Derived), StoreError> {
+        let has_model = self.opts.embedder.is_some();
+        let mut keys: Vec<VectorKeys> = Vec::with_capacity(plans.len());
         let mut batch_keys: HashMap<&str, u64> = HashMap::new();
         let mut acts = Vec::with_capacity(plans.len());
         for p in plans {
-            let new_key = vectors.as_ref().map(|_| {
+            let new_key = has_model.then(|| {
                 self.next_key += 1;
                 self.next_key - 1
             });
@@ -290,8 +323,6 @@ impl Store {
         {
             let mut claims = tx.open_table(CLAIMS)?;
             let mut hist = tx.open_table(HISTORY)?;
-            let mut vt = tx.open_table(VECTORS)?;
-            let mut vk = tx.open_table(VEC_KEYS)?;
             for (i, p) in plans.iter().enumerate() {
                 claims.insert(p.claim.slug.as_str(), encode(&p.claim).as_slice())?;
                 if let Some(prev) = &p.live {
@@ -301,17 +332,6 @@ impl Store {
                     out.outdated_at = Some(acts[i].at);
                     hist.insert((prev.slug.as_str(), prev.version), encode(&out).as_slice())?;
                 }
-                if let (Some(key), Some(vs)) = (keys[i].0, &vectors) {
-                    if let Some(ok) = keys[i].1 {
-                        vt.remove(ok)?;
-                    }
-                    vt.insert(key, to_bytes(&vs[i]).as_slice())?;
-                    vk.insert(p.claim.slug.as_str(), key)?;
-                }
-            }
-            if vectors.is_some() {
-                tx.open_table(META)?
-                    .insert("next_key", self.next_key.to_string().as_str())?;
             }
         }
         self.record_acts(&tx, acts)?;
@@ -321,25 +341,29 @@ impl Store {
                 self.queue_shared(&tx, SharedOp::Write { claim })?;
             }
         }
+        let derived = derived()?;
+        if let Some(vs) = &derived.vectors {
+            let mut vt = tx.open_table(VECTORS)?;
+            let mut vk = tx.open_table(VEC_KEYS)?;
+            for (i, p) in plans.iter().enumerate() {
+                if let (Some(key), Some(v)) = (keys[i].0, vs.get(i)) {
+                    if let Some(ok) = keys[i].1 {
+                        vt.remove(ok)?;
+                    }
+                    vt.insert(key, to_bytes(v).as_slice())?;
+                    vk.insert(p.claim.slug.as_str(), key)?;
+                }
+            }
+            tx.open_table(META)?
+                .insert("next_key", self.next_key.to_string().as_str())?;
+        }
         tx.commit()?;
         if plans.len() >= BULK_BATCH {
             if let Some(ix) = &self.vindex {
                 ix.hold_settling(BULK_HOLD);
             }
         }
-        match &vectors {
-            Some(vs) if plans.len() >= PARALLEL_INDEX_BATCH && self.vindex.is_some() => {
-                self.index_live_batch(plans, &keys, vs)
-            }
-            _ => {
-                for (i, p) in plans.iter().enumerate() {
-                    let (new, old) = keys[i];
-                    let vector = vectors.as_ref().map(|vs| vs[i].as_slice());
-                    self.index_live(&p.claim, new.map(|k| (k, old)), vector)?;
-                }
-                Ok(())
-            }
-        }
+        Ok((keys, derived))
     }
 
     /// After a large batch's commit: what [`Store::index_live`] does per version, the
@@ -348,14 +372,13 @@ impl Store {
     fn index_live_batch(
         &mut self,
         plans: &[Planned],
-        keys: &[(Option<u64>, Option<u64>)],
+        keys: &[VectorKeys],
         vectors: &[Vec<f32>],
+        terms: Vec<Terms>,
     ) -> Result<(), StoreError> {
         let replaced: std::collections::HashSet<u64> =
             keys.iter().filter_map(|(_, old)| *old).collect();
         let mut adds: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plans.len());
-        let claims: Vec<&Claim> = plans.iter().map(|p| &p.claim).collect();
-        let terms = Terms::of_many(&claims);
         for ((i, p), terms) in plans.iter().enumerate().zip(terms) {
             let (new, old) = keys[i];
             if let (Some(ok), Some(ix)) = (old, self.vindex.as_mut()) {
@@ -376,6 +399,52 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// A planned version's vector key, when it has a vector, and the key of the live
+/// version it replaces.
+type VectorKeys = (Option<u64>, Option<u64>);
+
+/// What a batch's claims give without the store: their vectors (`None` without a model)
+/// and, for a batch indexed together, their terms.
+struct Derived {
+    vectors: Option<Vec<Vec<f32>>>,
+    terms: Option<Vec<Terms>>,
+}
+
+/// [`Derived`] for `plans`: the vectors in one embedder call, the terms when `terms`.
+fn derive(
+    embedder: Option<&dyn crate::embed::Embedder>,
+    plans: &[Planned],
+    terms: bool,
+) -> Result<Derived, StoreError> {
+    let vectors = match embedder {
+        None => None,
+        Some(_) if plans.is_empty() => Some(vec![]),
+        Some(e) => {
+            let texts: Vec<String> = plans
+                .iter()
+                .map(|p| embed_text(&p.claim.label, &p.claim.text))
+                .collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let vecs = e
+                .embed(&refs)
+                .map_err(|e| StoreError::Embedding(e.to_string()))?;
+            if vecs.len() != plans.len() {
+                return Err(StoreError::Embedding(format!(
+                    "the model returned {} vectors for {} texts",
+                    vecs.len(),
+                    plans.len()
+                )));
+            }
+            Some(vecs)
+        }
+    };
+    let terms = terms.then(|| {
+        let claims: Vec<&Claim> = plans.iter().map(|p| &p.claim).collect();
+        Terms::of_many(&claims)
+    });
+    Ok(Derived { vectors, terms })
 }
 
 /// What memorize reports for a planned write once committed.

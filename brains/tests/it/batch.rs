@@ -139,6 +139,61 @@ fn an_empty_or_all_refused_batch_writes_nothing() {
     assert_eq!(s.stats().unwrap().acts, 0);
 }
 
+/// The test embedder, failing any batch with a text that says "poison".
+#[derive(Debug)]
+struct Poisoned;
+
+impl brains::Embedder for Poisoned {
+    fn id(&self) -> &str {
+        "test-bag-of-words"
+    }
+    fn dims(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, brains::EmbedError> {
+        if texts.iter().any(|t| t.contains("poison")) {
+            return Err(brains::EmbedError::Model("poisoned".into()));
+        }
+        crate::common::BagOfWords.embed(texts)
+    }
+}
+
+/// A large batch embeds while its transaction is built: when the embedding fails,
+/// nothing is written and nothing is spent (no act number, no vector key skipped), and
+/// the next batch's acts follow on without a gap.
+#[test]
+fn a_batch_whose_embedding_fails_writes_nothing_and_leaves_no_gap() {
+    use brains::Embedder;
+    let d = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let o = brains::StoreOptions {
+        embedder: Some(Arc::new(Poisoned) as Arc<dyn Embedder>),
+        ..opts(&clock, true)
+    };
+    let (mut s, _) = Store::open(d.path(), o).unwrap();
+    let batch = |tag: &str, poison: bool| -> Vec<MemorizeInput> {
+        (0..40)
+            .map(|i| {
+                let text = if poison && i == 39 { "poison" } else { "plain" };
+                input(&format!("{tag} {i}"), &format!("{tag} note {i}: {text}"))
+            })
+            .collect()
+    };
+    assert!(s.memorize_many(batch("first", true)).is_err());
+    assert_eq!(s.stats().unwrap().acts, 0);
+    assert_eq!(s.stats().unwrap().live_claims, 0);
+    let r = s.memorize_many(batch("second", false)).unwrap();
+    assert!(r.iter().all(Result::is_ok));
+    let seqs: Vec<u64> = s.acts(0, 100).unwrap().iter().map(|a| a.seq).collect();
+    assert_eq!(seqs, (1..=40).collect::<Vec<u64>>());
+    assert_eq!(s.check_index().unwrap(), None);
+    // And the numbering holds across a reopen.
+    drop(s);
+    let (mut s, _) = Store::open(d.path(), opts(&clock, true)).unwrap();
+    s.memorize(input("third", "after the reopen")).unwrap();
+    assert_eq!(s.acts(40, 10).unwrap()[0].seq, 41);
+}
+
 /// `demote_many` (one transaction) leaves the store exactly as the same demotions one by
 /// one: the same versions, acts, recall and statistics; a slug that is not live, or is
 /// listed twice, is refused without stopping the others; all of it survives a reopen.
