@@ -93,6 +93,11 @@ pub struct ClaimIndex {
     moved_keys: HashMap<u64, u32>,
     delta: Delta,
     common_min_df: usize,
+    /// While a fold runs in the background ([`ClaimIndex::fold_input`]): the claims
+    /// changed since it started, whose state now is laid onto the folded base when it
+    /// comes back ([`ClaimIndex::install_fold`]). `None`: no fold is out, or it was
+    /// given up (every key reassigned, or folded here).
+    touched: Option<foldhash::HashSet<String>>,
 }
 
 impl Default for ClaimIndex {
@@ -106,6 +111,7 @@ impl Default for ClaimIndex {
             moved_keys: HashMap::new(),
             delta: Delta::default(),
             common_min_df: COMMON_MIN_DF,
+            touched: None,
         }
     }
 }
@@ -222,6 +228,7 @@ impl ClaimIndex {
     /// keys redb holds, read whole (after a crash, or embedding on open).
     pub fn assign_keys(&mut self, keys: &HashMap<String, u64>) {
         let key_of = |s: &str| keys.get(s).copied().unwrap_or(0);
+        self.touched = None;
         Arc::make_mut(&mut self.base).assign_keys(key_of);
         self.moved_keys.clear();
         self.delta.by_key.clear();
@@ -394,6 +401,7 @@ impl ClaimIndex {
 
     /// Take a slug's claim out.
     pub fn remove(&mut self, slug: &str) {
+        self.touch(slug);
         let Some(d) = self.doc(slug) else {
             return;
         };
@@ -420,6 +428,7 @@ impl ClaimIndex {
 
     /// A live claim's trust grade changed (a verdict).
     pub fn set_trust(&mut self, slug: &str, trust: f64) {
+        self.touch(slug);
         let Some(d) = self.doc(slug) else {
             return;
         };
@@ -433,6 +442,7 @@ impl ClaimIndex {
 
     /// Give a live claim a vector key, or take it away (`None`).
     pub fn set_key(&mut self, slug: &str, key: Option<u64>) {
+        self.touch(slug);
         let Some(d) = self.doc(slug) else {
             return;
         };
@@ -589,6 +599,99 @@ impl ClaimIndex {
     /// thread if need be, while this index takes further writes.
     pub(crate) fn frozen(&mut self) -> Arc<Segment> {
         self.compact();
+        self.base.clone()
+    }
+
+    /// What a fold in the background needs, taken now: the base (shared), the dead
+    /// bits, and copies of the delta's documents and new terms. Folded with
+    /// [`ClaimIndex::compact`] on another thread, it comes back to
+    /// [`ClaimIndex::install_fold`]; this index takes writes meanwhile and remembers
+    /// which claims they changed. `None` when the index is one segment already (the
+    /// base is then the fold).
+    pub(crate) fn fold_input(&mut self) -> Option<ClaimIndex> {
+        if self.delta.docs.is_empty() && self.dead_docs == 0 {
+            return None;
+        }
+        self.touched = Some(Default::default());
+        Some(ClaimIndex {
+            base: self.base.clone(),
+            dead: self.dead.clone(),
+            dead_docs: self.dead_docs,
+            dead_len: self.dead_len,
+            delta: Delta {
+                docs: self.delta.docs.clone(),
+                new_term_names: self.delta.new_term_names.clone(),
+                ..Delta::default()
+            },
+            common_min_df: self.common_min_df,
+            ..ClaimIndex::default()
+        })
+    }
+
+    /// Take the fold of [`ClaimIndex::fold_input`] as this index's base, with every
+    /// claim changed since laid onto it as it is now: the same claims, terms,
+    /// metadata and keys, in fewer pieces. Nothing happens when the fold was given up.
+    pub(crate) fn install_fold(&mut self, folded: Arc<Segment>) {
+        let Some(touched) = self.touched.take() else {
+            return;
+        };
+        let mut next = ClaimIndex {
+            base: folded,
+            common_min_df: self.common_min_df,
+            ..ClaimIndex::default()
+        };
+        for slug in touched {
+            match self.doc(&slug) {
+                Some(d) => {
+                    let (terms, meta) = self.entry(d);
+                    next.upsert_terms(&slug, terms, meta, self.key(d));
+                }
+                None => next.remove(&slug),
+            }
+        }
+        *self = next;
+    }
+
+    /// A live document's terms (as text) and metadata, as an upsert takes them.
+    fn entry(&self, d: DocId) -> (Terms, ClaimMeta) {
+        let b = self.base_len();
+        let base_terms = self.base.term_count();
+        let (terms, len): (Vec<(String, u32)>, u32) = if d < b {
+            let terms = self.base.doc_terms(d);
+            let terms = terms.map(|(t, f)| (self.base.term(t).to_string(), f));
+            (terms.collect(), self.base.doc_len(d))
+        } else {
+            let doc = &self.delta.docs[(d - b) as usize];
+            let name = |t: u32| match t < base_terms {
+                true => self.base.term(t),
+                false => self.delta.term(base_terms, t),
+            };
+            let terms = doc.terms.iter().map(|(t, f)| (name(*t).to_string(), *f));
+            (terms.collect(), doc.len)
+        };
+        let m = self.meta(d).expect("a live document has metadata");
+        let meta = ClaimMeta {
+            label: m.label.to_string(),
+            source_agent: m.source_agent.to_string(),
+            strength: m.strength,
+            trust: m.trust,
+            created: m.created,
+            evidence: m.evidence().map(str::to_string).collect(),
+        };
+        (Terms { terms, len }, meta)
+    }
+
+    /// Note a claim changed while a fold is out.
+    fn touch(&mut self, slug: &str) {
+        if let Some(t) = &mut self.touched {
+            if !t.contains(slug) {
+                t.insert(slug.to_string());
+            }
+        }
+    }
+
+    /// The base segment, shared (a fold's result).
+    pub(crate) fn base(&self) -> Arc<Segment> {
         self.base.clone()
     }
 

@@ -199,6 +199,12 @@ mod pruning {
         Upsert(u8, String, String),
         Remove(u8),
         Compact,
+        Trust(u8, u8),
+        Key(u8, u16),
+        /// A checkpoint's fold starts in the background ...
+        FoldStart,
+        /// ... and comes back (when one is out).
+        FoldEnd,
     }
 
     fn ops() -> impl Strategy<Value = Vec<Op>> {
@@ -207,6 +213,10 @@ mod pruning {
                 8 => (0u8..80, text(3), text(12)).prop_map(|(d, l, t)| Op::Upsert(d, l, t)),
                 1 => (0u8..80).prop_map(Op::Remove),
                 1 => Just(Op::Compact),
+                1 => (0u8..80, 0u8..10).prop_map(|(d, t)| Op::Trust(d, t)),
+                1 => (0u8..80, any::<u16>()).prop_map(|(d, k)| Op::Key(d, k)),
+                1 => Just(Op::FoldStart),
+                1 => Just(Op::FoldEnd),
             ],
             1..220,
         )
@@ -242,10 +252,11 @@ mod pruning {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
         /// The pruned search returns exactly the unpruned top-k (the same claims, scores
-        /// and order), through replacements, removals, compactions in between, filters,
+        /// and order), through replacements, removals, compactions in between, folds in
+        /// the background with writes, trust and key changes while they run, filters,
         /// every common-term threshold, and a snapshot round trip; and an index whose
         /// claims sit in the delta answers exactly as the same claims compacted into one
-        /// base, or built at once from scratch.
+        /// base, or built at once from scratch, with the same trust and vector keys.
         #[test]
         fn pruning_returns_exactly_the_unpruned_top_k_whatever_level_holds_a_claim(
             ops in ops(),
@@ -253,21 +264,59 @@ mod pruning {
             queries in proptest::collection::vec((text(6), 1usize..15, 0u8..3), 1..8),
         ) {
             let mut ix = ClaimIndex::with_common_min_df(min_df);
-            let mut truth: std::collections::BTreeMap<String, (String, String)> = Default::default();
+            // slug → (label, text, trust, vector key)
+            let mut truth: std::collections::BTreeMap<String, (String, String, f64, Option<u64>)> = Default::default();
+            let mut fold: Option<ClaimIndex> = None;
             for op in &ops {
                 match op {
                     Op::Upsert(d, l, t) => {
                         put(&mut ix, &format!("d{d}"), l, t);
-                        truth.insert(format!("d{d}"), (l.clone(), t.clone()));
+                        let trust = meta(l).trust;
+                        truth.insert(format!("d{d}"), (l.clone(), t.clone(), trust, None));
                     }
                     Op::Remove(d) => {
                         ix.remove(&format!("d{d}"));
                         truth.remove(&format!("d{d}"));
                     }
                     Op::Compact => ix.compact(),
+                    Op::Trust(d, t) => {
+                        let slug = format!("d{d}");
+                        ix.set_trust(&slug, f64::from(*t) / 10.0);
+                        if let Some(c) = truth.get_mut(&slug) {
+                            c.2 = f64::from(*t) / 10.0;
+                        }
+                    }
+                    Op::Key(d, k) => {
+                        // Keys are unique to a claim, as the store gives them.
+                        let slug = format!("d{d}");
+                        let key = (*k > 0).then(|| u64::from(*d) << 16 | u64::from(*k));
+                        ix.set_key(&slug, key);
+                        if let Some(c) = truth.get_mut(&slug) {
+                            c.3 = key;
+                        }
+                    }
+                    Op::FoldStart => {
+                        if fold.is_none() {
+                            fold = ix.fold_input();
+                        }
+                    }
+                    Op::FoldEnd => {
+                        if let Some(mut f) = fold.take() {
+                            f.compact();
+                            ix.install_fold(f.base());
+                        }
+                    }
                 }
             }
             prop_assert_eq!(ix.len(), truth.len());
+            for (slug, (_, _, trust, key)) in &truth {
+                let d = ix.doc(slug).unwrap();
+                prop_assert_eq!(ix.key(d), *key, "{}", slug);
+                prop_assert_eq!(ix.meta(d).unwrap().trust, *trust, "{}", slug);
+                if let Some(k) = key {
+                    prop_assert_eq!(ix.doc_of_key(*k).map(|d| ix.slug(d)), Some(slug.as_str()));
+                }
+            }
             let mut compacted = ix.clone();
             compacted.compact();
             let mut bytes = Vec::new();
@@ -275,7 +324,7 @@ mod pruning {
             let mut loaded = ClaimIndex::read(&mut Reader::new(&bytes)).unwrap();
             loaded.common_min_df = min_df;
             let mut fresh = ClaimIndex::with_common_min_df(min_df);
-            for (slug, (l, t)) in &truth {
+            for (slug, (l, t, _, _)) in &truth {
                 put(&mut fresh, slug, l, t);
             }
             for (text, k, filter) in &queries {

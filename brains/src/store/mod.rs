@@ -143,13 +143,22 @@ const SCHEMA_VERSION: &str = "1";
 const SAVE_EVERY: u32 = 256;
 /// The share of the store's size between two checkpoints (see [`SAVE_EVERY`]).
 const SAVE_SHARE: usize = 8;
-/// A checkpoint after a write folds the claim index into one segment on the writer's
-/// thread and leaves the encoding and the file to a thread of its own; the next waits
-/// until that one is written and the writer has run this many times as long as the
-/// fold took. A batched import (an eighth of a 100 000-claim store arrives in under a
-/// second) then spends a bounded share of its time on checkpoints, while a trickle of
-/// single writes is spaced by [`SAVE_SHARE`] alone.
+/// A checkpoint after a write folds the claim index into one segment, encodes it and
+/// writes the file on a thread of its own (the writer goes on, and takes the folded
+/// base back when it is done); the next waits until that one is back and this many
+/// times the fold's own time has passed since. A batched import (an eighth of a 100 000-claim
+/// store arrives in under a second) then spends a bounded share of the cores on
+/// checkpoints, while a trickle of single writes is spaced by [`SAVE_SHARE`] alone.
 const SAVE_PACE: u32 = 4;
+/// A checkpoint folded in the background: the claim index's new base (`None` when it
+/// was one segment already), how long the fold took, and whether its snapshot file was
+/// written.
+struct Folded {
+    base: Option<std::sync::Arc<crate::index::Segment>>,
+    took: std::time::Duration,
+    saved: Result<(), StoreError>,
+}
+
 /// Unsettled vectors a close settles before saving the vector index (more are left to
 /// the next open, which hands them to the settler again).
 const CLOSE_SETTLE_MAX: usize = 4096;
@@ -172,10 +181,11 @@ pub struct Store {
     next_act: u64,
     /// Acts since the claim-index snapshot was saved (or handed to `snapshot_job`).
     acts_unsaved: u32,
-    /// The snapshot being encoded and written on a thread of its own, if one is.
-    snapshot_job: Option<std::thread::JoinHandle<Result<(), StoreError>>>,
-    /// When the last checkpoint's fold ended on the writer's thread, and how long it
-    /// took ([`SAVE_PACE`]).
+    /// The checkpoint being folded, encoded and written on a thread of its own, if one
+    /// is: its folded base comes back to the claim index when it is done.
+    snapshot_job: Option<std::thread::JoinHandle<Folded>>,
+    /// When the last checkpoint's fold came back, and how long it took
+    /// ([`SAVE_PACE`]).
     last_fold: Option<(std::time::Instant, std::time::Duration)>,
     /// The store's creation stamp (meta `created`), which the snapshot carries.
     created: String,
@@ -303,36 +313,59 @@ impl Store {
         }
     }
 
-    /// A checkpoint after a write: the claim index folded into one segment here, its
-    /// snapshot encoded and written on a thread of its own while the writer goes on.
+    /// A checkpoint after a write: a copy of what the claim index needs to fold is taken
+    /// here; the fold into one segment, its snapshot's encoding and the file are done
+    /// on a thread of their own while the writer goes on, and the folded base comes
+    /// back to the index at a later write ([`Store::finish_snapshot`]).
     fn checkpoint(&mut self) {
-        let started = std::time::Instant::now();
         let stamp = self.snapshot_stamp();
-        let base = self.index.frozen();
+        // `None`: the index is one segment already, which the file holds as it is.
+        let input = self.index.fold_input();
+        let whole = self.index.base();
         let dir = self.dir.clone();
         let job = std::thread::Builder::new()
             .name("claim-snapshot".into())
-            .spawn(move || snapshot::save(&dir, &snapshot::encode_frozen(&stamp, &base)));
+            .spawn(move || {
+                let started = std::time::Instant::now();
+                let base = input.map(|mut input| {
+                    input.compact();
+                    input.base()
+                });
+                let took = started.elapsed();
+                let file = snapshot::encode_frozen(&stamp, base.as_ref().unwrap_or(&whole));
+                let saved = snapshot::save(&dir, &file);
+                Folded { base, took, saved }
+            });
         match job {
             Ok(job) => self.snapshot_job = Some(job),
             Err(e) => {
                 tracing::warn!(error = %e, "no thread for the claim-index snapshot; written here");
+                let started = std::time::Instant::now();
                 self.save_derived("claim-index snapshot", |s| s.save_claim_index());
+                self.last_fold = Some((std::time::Instant::now(), started.elapsed()));
             }
         }
         self.acts_unsaved = 0;
-        self.last_fold = Some((std::time::Instant::now(), started.elapsed()));
     }
 
-    /// Wait for the snapshot being written in the background, if one is. Its failure
-    /// (a full disk) is logged: the acts it would have saved are caught up on open.
+    /// Wait for the checkpoint being folded and written in the background, if one is,
+    /// and take its folded base. A failure to write the file (a full disk) is logged:
+    /// the acts it would have saved are caught up on open.
     fn finish_snapshot(&mut self) {
         let Some(job) = self.snapshot_job.take() else {
             return;
         };
         let failed = match job.join() {
-            Ok(Ok(())) => return,
-            Ok(Err(e)) => e.to_string(),
+            Ok(Folded { base, took, saved }) => {
+                if let Some(base) = base {
+                    self.index.install_fold(base);
+                }
+                self.last_fold = Some((std::time::Instant::now(), took));
+                match saved {
+                    Ok(()) => return,
+                    Err(e) => e.to_string(),
+                }
+            }
             Err(_) => "its thread panicked".to_string(),
         };
         tracing::warn!(dir = %self.dir.display(), error = %failed, "could not save the claim-index snapshot; it is caught up from the act log on open");
@@ -357,6 +390,9 @@ impl Store {
     /// the failure is logged and never reported as a failed write.
     fn note_act(&mut self) -> Result<(), StoreError> {
         self.acts_unsaved += 1;
+        if self.snapshot_job.as_ref().is_some_and(|j| j.is_finished()) {
+            self.finish_snapshot();
+        }
         if self.checkpoint_due(self.acts_unsaved, self.index.len()) {
             self.finish_snapshot();
             self.checkpoint();

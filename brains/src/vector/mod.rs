@@ -324,12 +324,19 @@ impl VectorIndex {
         self.dims
     }
 
-    /// Vectors held, settled or fresh.
+    /// Vectors held, settled or fresh. Counted between two settling batches: the graph
+    /// takes a batch's vectors on several threads under a shared lock, and counts one
+    /// before it can say it holds it, so a count taken mid-batch could be one over.
     pub fn size(&self) -> usize {
+        let _between = self
+            .shared
+            .settling
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let g = read(&self.shared.graph);
         let f = read(&self.shared.fresh);
-        // A moving vector is in both for a moment: counted once. A dropped one the
-        // graph still holds is not counted.
+        // A dropped vector the graph still holds is not counted (nor, were one ever
+        // caught moving, is it counted twice).
         let moving = f.keys().iter().filter(|k| g.contains(**k)).count();
         let dropped = f.dropped().iter().filter(|k| g.contains(**k)).count();
         g.size() + f.len() - moving - dropped
