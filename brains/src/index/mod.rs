@@ -472,7 +472,7 @@ impl ClaimIndex {
     /// base is already in slug and term order, so the new base merges it with the
     /// delta (sorted on its own) rather than sorting every claim and term again.
     pub fn compact(&mut self) {
-        if self.delta.docs.is_empty() && self.dead_docs == 0 {
+        if self.is_one_segment() {
             return;
         }
         let b = self.base_len();
@@ -609,7 +609,7 @@ impl ClaimIndex {
     /// which claims they changed. `None` when the index is one segment already (the
     /// base is then the fold).
     pub(crate) fn fold_input(&mut self) -> Option<ClaimIndex> {
-        if self.delta.docs.is_empty() && self.dead_docs == 0 {
+        if self.is_one_segment() {
             return None;
         }
         self.touched = Some(Default::default());
@@ -679,6 +679,11 @@ impl ClaimIndex {
             evidence: m.evidence().map(str::to_string).collect(),
         };
         (Terms { terms, len }, meta)
+    }
+
+    /// Nothing to fold: no claim in the delta, none gone from the base.
+    fn is_one_segment(&self) -> bool {
+        self.delta.docs.is_empty() && self.dead_docs == 0
     }
 
     /// Note a claim changed while a fold is out.

@@ -252,7 +252,7 @@ impl Store {
                             ))
                         })
                     }),
-                    // No thread to spare: the same work here, before the writes.
+                    // No thread to spare: the same work on this one, in turn.
                     Err(_) => self.write_plans(plans, derive),
                 }
             })?
@@ -425,7 +425,6 @@ fn derive(
 ) -> Result<Derived, StoreError> {
     let vectors = match embedder {
         None => None,
-        Some(_) if plans.is_empty() => Some(vec![]),
         Some(e) => {
             let texts: Vec<String> = plans
                 .iter()
