@@ -40,6 +40,10 @@
 //!   scan --path PATH`: the hygiene scanner's recall and false-positive rate (the built-in
 //!   corpus, or another), its scan time, and its findings in real files.
 
+/// The owner's allocator (see `src/main.rs`), so the store benches measure what it runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod bench_anchors;
 mod bench_backup;
