@@ -68,6 +68,19 @@ impl<'a> From<&'a ClaimMeta> for MetaRef<'a> {
     }
 }
 
+impl From<MetaRef<'_>> for ClaimMeta {
+    fn from(m: MetaRef<'_>) -> ClaimMeta {
+        ClaimMeta {
+            label: m.label.to_string(),
+            source_agent: m.source_agent.to_string(),
+            strength: m.strength,
+            trust: m.trust,
+            created: m.created,
+            evidence: m.evidence().map(str::to_string).collect(),
+        }
+    }
+}
+
 impl<'a> MetaRef<'a> {
     pub fn evidence(&self) -> Box<dyn Iterator<Item = &'a str> + 'a> {
         match self.evidence {
@@ -80,8 +93,9 @@ impl<'a> MetaRef<'a> {
 /// The claim index of one store.
 #[derive(Debug, Clone)]
 pub struct ClaimIndex {
-    /// Shared with a snapshot being written in the background ([`ClaimIndex::frozen`]);
-    /// the rare in-place change (a trust, a key) copies it first while it is.
+    /// Shared with a checkpoint folding and writing in the background
+    /// ([`ClaimIndex::fold_input`]); the rare in-place change (a trust, a key) copies it
+    /// first while it is.
     base: Arc<Segment>,
     /// Base documents that left (one bit each).
     dead: Vec<u64>,
@@ -669,16 +683,8 @@ impl ClaimIndex {
             let terms = doc.terms.iter().map(|(t, f)| (name(*t).to_string(), *f));
             (terms.collect(), doc.len)
         };
-        let m = self.meta(d).expect("a live document has metadata");
-        let meta = ClaimMeta {
-            label: m.label.to_string(),
-            source_agent: m.source_agent.to_string(),
-            strength: m.strength,
-            trust: m.trust,
-            created: m.created,
-            evidence: m.evidence().map(str::to_string).collect(),
-        };
-        (Terms { terms, len }, meta)
+        let meta = self.meta(d).expect("a live document has metadata");
+        (Terms { terms, len }, meta.into())
     }
 
     /// Nothing to fold: no claim in the delta, none gone from the base.
