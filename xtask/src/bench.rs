@@ -564,18 +564,21 @@ pub fn run_open(args: &[String]) -> Result<()> {
     let mut times = 5;
     let mut recalls = 0;
     let mut cold = false;
+    let mut rebuild = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--times" => times = it.next().context("--times takes a number")?.parse()?,
             "--recalls" => recalls = it.next().context("--recalls takes a number")?.parse()?,
             "--cold" => cold = true,
+            "--rebuild" => rebuild = true,
             d if dir.is_none() && !d.starts_with("--") => dir = Some(d.into()),
-            other => bail!("unknown argument {other:?}: usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold]"),
+            other => bail!("unknown argument {other:?}: usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]"),
         }
     }
-    let dir =
-        dir.context("usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold]")?;
+    let dir = dir.context(
+        "usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]",
+    )?;
     let hybrid = dir.join("vectors.usearch").exists();
     let embedder = if hybrid {
         Some(medulla::model::load_default()?.context("the store has vectors: fetch the model")?)
@@ -595,6 +598,17 @@ pub fn run_open(args: &[String]) -> Result<()> {
             std::process::Command::new("sync").status()?;
             std::fs::write("/proc/sys/vm/drop_caches", "3")
                 .context("--cold drops the page cache, which needs root")?;
+        }
+        if rebuild {
+            // Every derived file gone: each open rebuilds them from redb.
+            for f in ["claims.snapshot", "vectors.usearch", "vectors.stamp"] {
+                match std::fs::remove_file(dir.join(f)) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(e).with_context(|| format!("removing {f}"))
+                    }
+                    _ => {}
+                }
+            }
         }
         let q = query(&mut g, mode);
         let t = Instant::now();

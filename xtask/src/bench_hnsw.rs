@@ -1,10 +1,10 @@
 //! `cargo xtask bench --hnsw [--sizes 100000] [--queries 200]`: the vector index's
 //! settings measured on the bench corpus's real embeddings (the model `bench` uses), to
 //! choose the store's by measurement: for each precision, connectivity and insert
-//! expansion, the build rate on every core, the search latency of a recall's depth (50),
-//! the share of the exact top 10 found (as the graph ranks them, and once the 50 it
-//! nominates are rescored with their f32 vectors, as an eight-bit store does), and the
-//! memory the index takes.
+//! expansion, the build rate on every core; at each search expansion, the search
+//! latency of a recall's depth (50) and the share of the exact top 10 found (as the
+//! graph ranks them, and once the 50 it nominates are rescored with their f32 vectors,
+//! as an eight-bit store does); and the memory the index takes.
 
 use std::time::Instant;
 
@@ -13,17 +13,16 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use crate::bench::{input, pct, Gen};
 
-/// (precision, connectivity (0 = usearch's 16), insert expansion (0 = usearch's 128)).
-const CONFIGS: &[(ScalarKind, usize, usize)] = &[
-    (ScalarKind::F32, 0, 0),
-    (ScalarKind::F16, 0, 0),
-    (ScalarKind::F16, 0, 64),
-    (ScalarKind::F16, 0, 32),
-    (ScalarKind::F16, 12, 48),
-    (ScalarKind::BF16, 0, 64),
-    (ScalarKind::I8, 0, 64),
-    (ScalarKind::I8, 0, 48),
-    (ScalarKind::I8, 0, 32),
+/// (precision, connectivity (0 = usearch's 16), insert expansion (0 = usearch's 128),
+/// the search expansions each built index is measured at (0 = usearch's 64)).
+#[allow(clippy::type_complexity)]
+const CONFIGS: &[(ScalarKind, usize, usize, &[usize])] = &[
+    (ScalarKind::F32, 0, 0, &[0]),
+    (ScalarKind::F16, 0, 64, &[0]),
+    (ScalarKind::BF16, 0, 64, &[0]),
+    (ScalarKind::I8, 0, 64, &[0, 96]),
+    (ScalarKind::I8, 0, 48, &[0, 96, 128]),
+    (ScalarKind::I8, 0, 32, &[0, 96]),
 ];
 
 const DEPTH: usize = 50;
@@ -54,8 +53,8 @@ pub fn run(args: &[String]) -> Result<()> {
         "usearch kernels: {}; {threads} build threads",
         usearch::hardware_acceleration_available()
     );
-    println!("| vectors | precision | connectivity | expansion (add) | build (vectors/s) | search k={DEPTH} p50 / p99 (ms) | exact top 10 found | … after rescoring the {DEPTH} | index memory (MB) |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| vectors | precision | connectivity | expansion (add) | expansion (search) | build (vectors/s) | search k={DEPTH} p50 / p99 (ms) | exact top 10 found | … after rescoring the {DEPTH} | index memory (MB) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for &size in &sizes {
         let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
         let texts: Vec<String> = (0..size)
@@ -86,7 +85,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 all[9]
             })
             .collect();
-        for &(q, conn, exp) in CONFIGS {
+        for &(q, conn, exp, searches) in CONFIGS {
             let opts = IndexOptions {
                 dimensions: model.dims(),
                 metric: MetricKind::Cos,
@@ -113,33 +112,37 @@ pub fn run(args: &[String]) -> Result<()> {
                 }
             });
             let rate = size as f64 / t.elapsed().as_secs_f64();
-            let mut lat = Vec::with_capacity(qs.len());
-            let (mut found, mut rescored) = (0usize, 0usize);
-            for (q, tenth) in qs.iter().zip(&tenth) {
-                let t = Instant::now();
-                let m = index.search(q, DEPTH)?;
-                lat.push(t.elapsed());
-                let exact = |k: &u64| dot(&vecs[*k as usize - 1], q);
-                found += m
-                    .keys
-                    .iter()
-                    .take(10)
-                    .filter(|k| exact(k) >= tenth - 1e-6)
-                    .count();
-                let mut sims: Vec<f32> = m.keys.iter().map(exact).collect();
-                sims.sort_by(|a, b| b.total_cmp(a));
-                rescored += sims.iter().take(10).filter(|s| **s >= tenth - 1e-6).count();
+            for &search in searches {
+                index.change_expansion_search(if search == 0 { 64 } else { search });
+                let mut lat = Vec::with_capacity(qs.len());
+                let (mut found, mut rescored) = (0usize, 0usize);
+                for (q, tenth) in qs.iter().zip(&tenth) {
+                    let t = Instant::now();
+                    let m = index.search(q, DEPTH)?;
+                    lat.push(t.elapsed());
+                    let exact = |k: &u64| dot(&vecs[*k as usize - 1], q);
+                    found += m
+                        .keys
+                        .iter()
+                        .take(10)
+                        .filter(|k| exact(k) >= tenth - 1e-6)
+                        .count();
+                    let mut sims: Vec<f32> = m.keys.iter().map(exact).collect();
+                    sims.sort_by(|a, b| b.total_cmp(a));
+                    rescored += sims.iter().take(10).filter(|s| **s >= tenth - 1e-6).count();
+                }
+                println!(
+                    "| {size} | {q:?} | {} | {} | {} | {rate:.0} | {:.3} / {:.3} | {:.3} | {:.3} | {:.0} |",
+                    if conn == 0 { 16 } else { conn },
+                    if exp == 0 { 128 } else { exp },
+                    if search == 0 { 64 } else { search },
+                    pct(&mut lat, 0.5),
+                    pct(&mut lat, 0.99),
+                    found as f64 / (10 * qs.len()) as f64,
+                    rescored as f64 / (10 * qs.len()) as f64,
+                    index.memory_usage() as f64 / 1e6
+                );
             }
-            println!(
-                "| {size} | {q:?} | {} | {} | {rate:.0} | {:.3} / {:.3} | {:.3} | {:.3} | {:.0} |",
-                if conn == 0 { 16 } else { conn },
-                if exp == 0 { 128 } else { exp },
-                pct(&mut lat, 0.5),
-                pct(&mut lat, 0.99),
-                found as f64 / (10 * qs.len()) as f64,
-                rescored as f64 / (10 * qs.len()) as f64,
-                index.memory_usage() as f64 / 1e6
-            );
         }
     }
     Ok(())

@@ -4,7 +4,8 @@
 //! - `eval [--check] [--dev-only]`: retrieval quality, dev and held-out side by side.
 //! - `bench [--sizes 1000,10000] [--ops 300] [--keep DIR]`: store latency figures
 //!   (`--keep` leaves each store in DIR and skips the figures that would change it).
-//! - `bench --open DIR [--times 5] [--cold]`: where a kept store's open spends its time.
+//! - `bench --open DIR [--times 5] [--cold] [--rebuild]`: where a kept store's open spends its time
+//!   (`--rebuild` deletes its derived files first: the open rebuilds them from redb).
 //! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]
 //!   [--rounds 300] [--round-trips-only]`: figures through the real owner over HTTP
 //!   (build `--release` first).
@@ -72,7 +73,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   fetch-model [--dir DIR]
   eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f32]
   bench [--sizes 1000,10000] [--ops 300] [--modes lexical,hybrid] [--batch-fill] [--keep DIR]
-  bench --open DIR [--times 5] [--recalls N] [--cold]
+  bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]
   bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000] [--rounds 300] [--round-trips-only]
   bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]
   bench --near [--sizes 1000,10000] [--ops 300]

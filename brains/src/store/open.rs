@@ -18,6 +18,10 @@ use crate::error::StoreError;
 use crate::progress::OpenPhase;
 use crate::vector::{key_hash, VectorIndex};
 
+/// Vectors read at a time while a graph is built: the queue before the inserting cores
+/// holds a few chunks, a few megabytes.
+const BUILD_CHUNK: usize = 1024;
+
 impl Store {
     /// Open or create the store in `dir`. Refuses a store another process holds.
     pub fn open(dir: &Path, opts: StoreOptions) -> Result<(Store, OpenReport), StoreError> {
@@ -432,31 +436,33 @@ impl Store {
         Ok(())
     }
 
-    /// Build the vector index afresh from every vector in redb, a chunk at a time, each
-    /// chunk inserted on every core.
+    /// Build the vector index afresh from every vector in redb, read a chunk at a time
+    /// while every core inserts the chunks read before.
     fn rebuild_index(&mut self, dims: usize) -> Result<(), StoreError> {
         let mut ix = VectorIndex::empty(&self.dir, dims, self.opts.precision)?;
         let rx = self.db.begin_read()?;
         let vectors = rx.open_table(VECTORS)?;
-        self.progress(OpenPhase::RebuildingVectors, vectors.len()?);
-        let mut chunk: Vec<(u64, Vec<f32>)> = Vec::with_capacity(REBUILD_CHUNK);
+        let total = vectors.len()?;
+        self.progress(OpenPhase::RebuildingVectors, total);
+        let progress = self.opts.progress.clone();
         let mut rows = vectors.iter()?;
-        loop {
-            let row = rows.next().transpose()?;
-            if let Some((k, v)) = &row {
-                chunk.push((k.value(), from_bytes(v.value())));
-            }
-            if chunk.len() == REBUILD_CHUNK || (row.is_none() && !chunk.is_empty()) {
-                ix.add_parallel(&chunk)?;
-                if let Some(p) = &self.opts.progress {
-                    p.advance(chunk.len() as u64);
+        let chunks = std::iter::from_fn(|| {
+            let mut chunk = Vec::with_capacity(BUILD_CHUNK);
+            for row in rows.by_ref().take(BUILD_CHUNK) {
+                match row {
+                    Ok((k, v)) => chunk.push((k.value(), from_bytes(v.value()))),
+                    Err(e) => return Some(Err(e.into())),
                 }
-                chunk.clear();
             }
-            if row.is_none() {
-                break;
+            if chunk.is_empty() {
+                return None;
             }
-        }
+            if let Some(p) = &progress {
+                p.advance(chunk.len() as u64);
+            }
+            Some(Ok(chunk))
+        });
+        ix.build_from(total as usize, chunks)?;
         self.vindex = Some(ix);
         Ok(())
     }

@@ -425,11 +425,61 @@ impl VectorIndex {
         }
     }
 
-    /// Add many vectors straight into the graph on every core: a rebuild or a repair on
-    /// open, before anything is searched.
-    pub fn add_parallel(&mut self, items: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
-        self.add_many(items)?;
-        self.settle_all()
+    /// Build the graph from `chunks` of about `total` vectors in all, straight into it
+    /// on every core: a rebuild on open, before anything is searched. The caller's
+    /// iterator reads the next chunk while the cores insert (a bounded queue between
+    /// them), so no core waits on the reads, on a chunk's slowest thread or on the
+    /// settler; room for `total` is made once.
+    pub fn build_from<I>(&mut self, total: usize, chunks: I) -> Result<(), StoreError>
+    where
+        I: Iterator<Item = Result<Vec<(u64, Vec<f32>)>, StoreError>>,
+    {
+        let threads = build_threads();
+        write(&self.shared.graph).room(total)?;
+        self.shared.dirty.store(true, Ordering::Release);
+        let g = read(&self.shared.graph);
+        let (queue, taken) = std::sync::mpsc::sync_channel::<Vec<(u64, Vec<f32>)>>(threads * 2);
+        let taken = Mutex::new(taken);
+        std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let (g, taken, contexts) = (&g, &taken, &self.shared.contexts);
+                    s.spawn(move || -> Result<(), StoreError> {
+                        loop {
+                            let next = taken.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                            // Closed: every chunk was taken.
+                            let Ok(chunk) = next else { return Ok(()) };
+                            for (key, v) in &chunk {
+                                if !g.contains(*key) {
+                                    contexts.with(|| g.add(*key, v))?;
+                                }
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let mut read = Ok(());
+            for chunk in chunks {
+                match chunk {
+                    // A send fails only when every worker has stopped on an error.
+                    Ok(chunk) => {
+                        if queue.send(chunk).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        read = Err(e);
+                        break;
+                    }
+                }
+            }
+            drop(queue);
+            let inserted = workers.into_iter().try_for_each(|w| {
+                w.join()
+                    .unwrap_or_else(|_| Err(err("add", "a building thread panicked")))
+            });
+            read.and(inserted)
+        })
     }
 
     /// Move every fresh vector into the graph now, on every core.
