@@ -559,6 +559,9 @@ pub fn run(args: &[String]) -> Result<()> {
 /// left (or any store directory) again and again, and say where each open's time went;
 /// `--recalls N` then times N recalls of the bench's queries on each open. `--cold`
 /// drops the page cache before each open (needs root), as after a reboot.
+const OPEN_USAGE: &str =
+    "usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]";
+
 pub fn run_open(args: &[String]) -> Result<()> {
     let mut dir: Option<std::path::PathBuf> = None;
     let mut times = 5;
@@ -573,12 +576,10 @@ pub fn run_open(args: &[String]) -> Result<()> {
             "--cold" => cold = true,
             "--rebuild" => rebuild = true,
             d if dir.is_none() && !d.starts_with("--") => dir = Some(d.into()),
-            other => bail!("unknown argument {other:?}: usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]"),
+            other => bail!("unknown argument {other:?}: {OPEN_USAGE}"),
         }
     }
-    let dir = dir.context(
-        "usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]",
-    )?;
+    let dir = dir.context(OPEN_USAGE)?;
     let hybrid = dir.join("vectors.usearch").exists();
     let embedder = if hybrid {
         Some(medulla::model::load_default()?.context("the store has vectors: fetch the model")?)
