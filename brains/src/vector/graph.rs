@@ -25,7 +25,7 @@ pub const SEARCH_CONTEXTS: usize = 16;
 
 /// Candidates kept while inserting (usearch's default is 128) and while searching (its
 /// default 64): a graph built at 48 and searched at 96 builds 1.26-1.27× faster than at
-/// 64 / 64 and finds more of the exact top 10, for ~0.15 ms more a search at a million
+/// 64 / 64 and finds more of the exact top 10, for ~0.14 ms more a search at a million
 /// vectors (`cargo xtask bench --hnsw`, docs/BENCHMARKS.md). Neither is kept in the
 /// file: a saved graph is searched as these say.
 const EXPANSION_ADD: usize = 48;
