@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use brains::recall::RankMode;
+use brains::vector::{INDEX_FILE, STAMP_FILE};
 use brains::{Embedder, MemorizeInput, RecallQuery, Store, StoreOptions};
 
 /// A deterministic generator of claim-like text.
@@ -555,13 +556,14 @@ pub fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `bench --open DIR [--times 5] [--recalls N] [--cold]`: open a store `bench --keep`
-/// left (or any store directory) again and again, and say where each open's time went;
-/// `--recalls N` then times N recalls of the bench's queries on each open. `--cold`
-/// drops the page cache before each open (needs root), as after a reboot.
 const OPEN_USAGE: &str =
     "usage: cargo xtask bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]";
 
+/// `bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]`: open a store
+/// `bench --keep` left (or any store directory) again and again, and say where each
+/// open's time went; `--recalls N` then times N recalls of the bench's queries on each
+/// open. `--cold` drops the page cache before each open (needs root), as after a
+/// reboot; `--rebuild` deletes the derived files first, so each open rebuilds them.
 pub fn run_open(args: &[String]) -> Result<()> {
     let mut dir: Option<std::path::PathBuf> = None;
     let mut times = 5;
@@ -580,7 +582,7 @@ pub fn run_open(args: &[String]) -> Result<()> {
         }
     }
     let dir = dir.context(OPEN_USAGE)?;
-    let hybrid = dir.join("vectors.usearch").exists();
+    let hybrid = dir.join(INDEX_FILE).exists();
     let embedder = if hybrid {
         Some(medulla::model::load_default()?.context("the store has vectors: fetch the model")?)
     } else {
@@ -602,7 +604,7 @@ pub fn run_open(args: &[String]) -> Result<()> {
         }
         if rebuild {
             // Every derived file gone: each open rebuilds them from redb.
-            for f in ["claims.snapshot", "vectors.usearch", "vectors.stamp"] {
+            for f in ["claims.snapshot", INDEX_FILE, STAMP_FILE] {
                 match std::fs::remove_file(dir.join(f)) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                         return Err(e).with_context(|| format!("removing {f}"))

@@ -14,15 +14,15 @@ use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 use crate::bench::{input, pct, Gen};
 
 /// (precision, connectivity (0 = usearch's 16), insert expansion (0 = usearch's 128),
-/// the search expansions each built index is measured at (0 = usearch's 64)).
+/// the search expansions each built index is measured at (64 is usearch's default)).
 #[allow(clippy::type_complexity)]
 const CONFIGS: &[(ScalarKind, usize, usize, &[usize])] = &[
-    (ScalarKind::F32, 0, 0, &[0]),
-    (ScalarKind::F16, 0, 64, &[0]),
-    (ScalarKind::BF16, 0, 64, &[0]),
-    (ScalarKind::I8, 0, 64, &[0, 96]),
-    (ScalarKind::I8, 0, 48, &[0, 96, 128]),
-    (ScalarKind::I8, 0, 32, &[0, 96]),
+    (ScalarKind::F32, 0, 0, &[64]),
+    (ScalarKind::F16, 0, 64, &[64]),
+    (ScalarKind::BF16, 0, 64, &[64]),
+    (ScalarKind::I8, 0, 64, &[64, 96]),
+    (ScalarKind::I8, 0, 48, &[64, 96, 128]),
+    (ScalarKind::I8, 0, 32, &[64, 96]),
 ];
 
 const DEPTH: usize = 50;
@@ -113,7 +113,7 @@ pub fn run(args: &[String]) -> Result<()> {
             });
             let rate = size as f64 / t.elapsed().as_secs_f64();
             for &search in searches {
-                index.change_expansion_search(if search == 0 { 64 } else { search });
+                index.change_expansion_search(search);
                 let mut lat = Vec::with_capacity(qs.len());
                 let (mut found, mut rescored) = (0usize, 0usize);
                 for (q, tenth) in qs.iter().zip(&tenth) {
@@ -135,7 +135,7 @@ pub fn run(args: &[String]) -> Result<()> {
                     "| {size} | {q:?} | {} | {} | {} | {rate:.0} | {:.3} / {:.3} | {:.3} | {:.3} | {:.0} |",
                     if conn == 0 { 16 } else { conn },
                     if exp == 0 { 128 } else { exp },
-                    if search == 0 { 64 } else { search },
+                    search,
                     pct(&mut lat, 0.5),
                     pct(&mut lat, 0.99),
                     found as f64 / (10 * qs.len()) as f64,
