@@ -22,7 +22,9 @@ const CONFIGS: &[(ScalarKind, usize, usize, &[usize])] = &[
     (ScalarKind::BF16, 0, 64, &[64]),
     (ScalarKind::I8, 0, 64, &[64, 96]),
     (ScalarKind::I8, 0, 48, &[64, 96, 128]),
-    (ScalarKind::I8, 0, 32, &[64, 96]),
+    (ScalarKind::I8, 0, 40, &[96, 112, 128]),
+    (ScalarKind::I8, 0, 32, &[96, 128, 160]),
+    (ScalarKind::I8, 12, 48, &[96, 128]),
 ];
 
 const DEPTH: usize = 50;

@@ -24,12 +24,13 @@ use crate::error::StoreError;
 pub const SEARCH_CONTEXTS: usize = 16;
 
 /// Candidates kept while inserting (usearch's default is 128) and while searching (its
-/// default 64): a graph built at 48 and searched at 96 builds 1.26-1.27× faster than at
-/// 64 / 64 and finds more of the exact top 10, for ~0.14 ms more a search at a million
-/// vectors (`cargo xtask bench --hnsw`, docs/BENCHMARKS.md). Neither is kept in the
-/// file: a saved graph is searched as these say.
-const EXPANSION_ADD: usize = 48;
-const EXPANSION_SEARCH: usize = 96;
+/// default 64). A graph built at 40 and searched at 128 builds 1.1-1.3× faster than at
+/// 48 / 96 (itself 1.27× faster than 64 / 64) and finds as much of the exact top 10 or
+/// more, for ~0.15-0.2 ms more a search at a million vectors (`cargo xtask bench
+/// --hnsw`, docs/BENCHMARKS.md). Neither is kept in the file: a saved graph is searched
+/// as these say.
+const EXPANSION_ADD: usize = 40;
+const EXPANSION_SEARCH: usize = 128;
 
 impl Precision {
     fn scalar(self) -> ScalarKind {
