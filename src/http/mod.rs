@@ -54,8 +54,12 @@ type Body = BoxBody<Bytes, Infallible>;
 
 /// Largest request head (request line and headers) hyper buffers; past it, 431.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
-/// The request head must arrive within this.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// The request head must arrive within this. hyper times the wait for the next head on a
+/// kept-alive connection with the same clock, so it is also how long such a connection
+/// may sit idle: it must outlast the clients' own idle limits (90 s in reqwest and Go's
+/// default), or a request a client sends as the owner closes the connection fails
+/// (`a_kept_alive_connection_idle_past_the_head_timeout_still_answers`).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(120);
 
 pub struct App {
     svc: Service,
