@@ -251,6 +251,112 @@ impl Owner {
     }
 }
 
+/// One HTTP/1.1 connection driven by hand: no client pool and no TCP_NODELAY of its own,
+/// kept between requests; each answer is read whole (sized or chunked).
+pub struct RawHttp {
+    addr: String,
+    w: std::net::TcpStream,
+    r: BufReader<std::net::TcpStream>,
+}
+
+/// One answer read on a [`RawHttp`] connection.
+pub struct RawAnswer {
+    /// The status line, then each header line, as sent.
+    pub head: Vec<String>,
+    pub body: String,
+}
+
+impl RawAnswer {
+    pub fn status(&self) -> Option<u16> {
+        self.head.first()?.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// A header's value (the name is case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.iter().skip(1).find_map(|l| {
+            let (n, v) = l.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+}
+
+impl RawHttp {
+    pub fn open(o: &Owner) -> RawHttp {
+        let addr = o.url.trim_start_matches("http://").to_string();
+        let sock = std::net::TcpStream::connect(&addr).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        RawHttp {
+            addr,
+            w: sock.try_clone().unwrap(),
+            r: BufReader::new(sock),
+        }
+    }
+
+    /// One request (written at once), then its answer; an error when the owner closed
+    /// the connection or cut the answer short.
+    pub fn round(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> std::io::Result<RawAnswer> {
+        use std::io::{Error, ErrorKind, Read, Write};
+        let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.addr);
+        for (k, v) in headers {
+            req.push_str(&format!("{k}: {v}\r\n"));
+        }
+        req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        self.w.write_all(req.as_bytes())?;
+        let mut head = Vec::new();
+        loop {
+            let mut line = String::new();
+            if self.r.read_line(&mut line)? == 0 {
+                return Err(Error::new(
+                    ErrorKind::UnexpectedEof,
+                    format!("the connection closed after {head:?}"),
+                ));
+            }
+            let line = line.trim_end().to_string();
+            if line.is_empty() {
+                break;
+            }
+            head.push(line);
+        }
+        let mut answer = RawAnswer {
+            head,
+            body: String::new(),
+        };
+        let mut out = Vec::new();
+        if answer
+            .header("transfer-encoding")
+            .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+        {
+            loop {
+                let mut size = String::new();
+                self.r.read_line(&mut size)?;
+                let n = usize::from_str_radix(size.trim(), 16)
+                    .map_err(|e| Error::new(ErrorKind::InvalidData, e))?;
+                let mut chunk = vec![0; n + 2];
+                self.r.read_exact(&mut chunk)?;
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&chunk[..n]);
+            }
+        } else if let Some(n) = answer.header("content-length") {
+            let n = n
+                .parse::<usize>()
+                .map_err(|e| Error::new(ErrorKind::InvalidData, e))?;
+            out.resize(n, 0);
+            self.r.read_exact(&mut out)?;
+        }
+        answer.body = String::from_utf8(out).map_err(|e| Error::new(ErrorKind::InvalidData, e))?;
+        Ok(answer)
+    }
+}
+
 impl Drop for Owner {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{header, labels, Owner, OwnerOptions};
+use crate::common::{header, labels, Owner, OwnerOptions, RawHttp};
 
 const MAKER: (&str, &str) = (header::AGENT, "claude:maker");
 
@@ -730,45 +730,16 @@ fn a_sigkill_under_concurrent_writers_loses_nothing_acknowledged() {
 #[test]
 fn a_kept_alive_connection_idle_past_the_head_timeout_still_answers() {
     let o = Owner::start();
-    let addr = o.url.trim_start_matches("http://").to_string();
-    let mut sock = std::net::TcpStream::connect(&addr).unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    let ask = |sock: &mut std::net::TcpStream| -> String {
-        if let Err(e) = write!(
-            sock,
-            "GET /api/health HTTP/1.1\r\nHost: {addr}\r\nConnection: keep-alive\r\n\r\n"
-        ) {
-            return format!("the connection was closed: {e}");
-        }
-        // Read the head, then exactly the body its Content-Length announces.
-        let mut got = Vec::new();
-        let mut byte = [0u8; 1];
-        while !got.ends_with(b"\r\n\r\n") {
-            match sock.read(&mut byte) {
-                Ok(1) => got.push(byte[0]),
-                _ => return String::from_utf8_lossy(&got).into_owned(),
-            }
-        }
-        let head = String::from_utf8_lossy(&got).into_owned();
-        let len: usize = head
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length:")
-                    .map(|v| v.trim().parse().unwrap())
-            })
-            .expect("a sized answer");
-        let mut body = vec![0u8; len];
-        sock.read_exact(&mut body).unwrap();
-        head
+    let mut conn = RawHttp::open(&o);
+    let mut health = || {
+        conn.round("GET", "/api/health", &[], "")
+            .map(|a| a.status())
     };
-    let first = ask(&mut sock);
-    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    assert_eq!(health().unwrap(), Some(200));
     std::thread::sleep(Duration::from_secs(12));
-    let second = ask(&mut sock);
+    let second = health();
     assert!(
-        second.starts_with("HTTP/1.1 200"),
+        matches!(second, Ok(Some(200))),
         "the same connection answers after 12 s idle: {second:?}"
     );
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{header, labels, Owner};
+use crate::common::{header, labels, Owner, RawHttp};
 
 #[test]
 fn handshake_lists_every_tool_with_a_schema() {
@@ -210,66 +210,23 @@ fn tool_errors_are_structured_and_unrouted_writes_refused() {
 /// must cost about what health round trips on that same connection cost, not 40 ms each.
 #[test]
 fn kept_alive_mcp_calls_do_not_stall() {
-    use std::io::{BufRead, BufReader, Read, Write};
     let o = Owner::start();
-    let addr = o.url.trim_start_matches("http://").to_string();
-    let sock = std::net::TcpStream::connect(&addr).unwrap();
-    sock.set_read_timeout(Some(std::time::Duration::from_secs(30)))
-        .unwrap();
-    let mut w = sock.try_clone().unwrap();
-    let mut r = BufReader::new(sock);
+    let mut conn = RawHttp::open(&o);
     let mut session: Option<String> = None;
     // One request, one answer; returns the answer's body.
     let mut round = |method: &str, path: &str, body: &str, session: &mut Option<String>| {
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        if let Some(s) = session.as_ref() {
-            head.push_str(&format!("Mcp-Session-Id: {s}\r\n"));
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        if let Some(s) = session.as_deref() {
+            headers.push((header::SESSION, s));
         }
-        w.write_all(format!("{head}\r\n{body}").as_bytes()).unwrap();
-        let (mut len, mut chunked) = (None, false);
-        loop {
-            let mut line = String::new();
-            r.read_line(&mut line).unwrap();
-            let l = line.trim_end().to_ascii_lowercase();
-            if l.is_empty() {
-                break;
-            }
-            if let Some(v) = l.strip_prefix("content-length:") {
-                len = Some(v.trim().parse::<usize>().unwrap());
-            }
-            if l == "transfer-encoding: chunked" {
-                chunked = true;
-            }
-            if let Some(v) = l.strip_prefix("mcp-session-id:") {
-                *session = Some(
-                    line.trim_end()["mcp-session-id:".len()..]
-                        .trim()
-                        .to_string(),
-                );
-                let _ = v;
-            }
+        let answer = conn.round(method, path, &headers, body).unwrap();
+        if let Some(s) = answer.header(header::SESSION) {
+            *session = Some(s.to_string());
         }
-        let mut out = Vec::new();
-        if chunked {
-            loop {
-                let mut size = String::new();
-                r.read_line(&mut size).unwrap();
-                let n = usize::from_str_radix(size.trim(), 16).unwrap();
-                let mut chunk = vec![0; n + 2];
-                r.read_exact(&mut chunk).unwrap();
-                if n == 0 {
-                    break;
-                }
-                out.extend_from_slice(&chunk[..n]);
-            }
-        } else if let Some(n) = len {
-            out.resize(n, 0);
-            r.read_exact(&mut out).unwrap();
-        }
-        String::from_utf8(out).unwrap()
+        answer.body
     };
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
