@@ -8,7 +8,9 @@
 //!
 //! Where the time goes, cheaply: a dry run first (reading, parsing, the hygiene floor and
 //! the duplicate look-ups, nothing written), then the import, then the same import again
-//! (every file a duplicate: the look-ups against a full store).
+//! (every file a duplicate: the look-ups against a full store). Between the last two,
+//! a few seeks are timed: a large import leaves the graph to catch up after it returns,
+//! and what it lacks is scanned meanwhile.
 //!
 //! `--bin` runs another build of `medulla` (e.g. a copy of an older one, to compare);
 //! by default the release binary under `CARGO_TARGET_DIR`.
@@ -242,6 +244,7 @@ pub fn run(args: &[String]) -> Result<()> {
             made.live
         );
     }
+    let t_import = Instant::now();
     let (real, real_s) = import(&bin, home.path(), &root, &legacy, false)?;
     let real_phases = phases(&log);
     eprintln!("import: {real_s:.2} s");
@@ -260,6 +263,8 @@ pub fn run(args: &[String]) -> Result<()> {
             real["refusals"].as_array().map_or(0, |r| r.len())
         );
     }
+    let seeks = seek_times(&o, &root)?;
+    let caught_up = catch_up(&log, t_import)?;
     let (again, again_s) = import(&bin, home.path(), &root, &legacy, false)?;
     let again_phases = phases(&log);
     eprintln!("again: {again_s:.2} s");
@@ -301,11 +306,77 @@ pub fn run(args: &[String]) -> Result<()> {
         rate(again_s)
     );
     println!("\nowner: the seconds the owner's log gives each phase of the verb (`import done`).");
+    println!(
+        "\nseek over HTTP right after the import ({SEEKS} queries, one client; the vectors the \
+         graph has yet to take are scanned meanwhile): p50 {:.1} ms, max {:.1} ms",
+        seeks[seeks.len() / 2],
+        seeks[seeks.len() - 1]
+    );
+    match caught_up {
+        Some((vectors, secs, after)) => println!(
+            "the vector graph caught up on its backlog of {vectors} vectors {after:.1} s after the \
+             import began ({secs:.1} s of catching up; the import again ran after it)"
+        ),
+        None => println!("the import left the vector graph no backlog to catch up on"),
+    }
     Ok(())
 }
 
-/// The owner logs each import's phases at `info`; nothing else.
-const LOG_FILTER: &str = "warn,medulla::service::verbs::import=info";
+/// How long the owner's log says the graph took to catch up on an import's backlog
+/// (vectors, seconds catching up, seconds since `began`), waiting for it; `None` when
+/// the import left no backlog (a lexical-only owner, or a build that settles as it
+/// writes).
+fn catch_up(log: &Path, began: Instant) -> Result<Option<(u64, f64, f64)>> {
+    let field = |l: &str, key: &str| {
+        l.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    // The settler starts a second after the import's last batch.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    if !std::fs::read_to_string(log)?.contains("catching up on a backlog") {
+        return Ok(None);
+    }
+    let deadline = Instant::now() + std::time::Duration::from_secs(3600);
+    loop {
+        let text = std::fs::read_to_string(log)?;
+        if let Some(l) = text
+            .lines()
+            .find(|l| l.contains("caught up on its backlog"))
+        {
+            return Ok(Some((
+                field(l, "vectors").unwrap_or(0.0) as u64,
+                field(l, "secs").unwrap_or(0.0),
+                began.elapsed().as_secs_f64(),
+            )));
+        }
+        if Instant::now() > deadline {
+            bail!("the vector graph had not caught up on the import's backlog within an hour");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}
+
+/// Seeks timed right after an import.
+const SEEKS: usize = 30;
+
+/// [`SEEKS`] hybrid seeks of the imported brain, one after another, in milliseconds,
+/// sorted.
+fn seek_times(o: &crate::bench_http::Owner, root: &str) -> Result<Vec<f64>> {
+    let mut ms = Vec::with_capacity(SEEKS);
+    for i in 0..SEEKS {
+        let query = format!("{} {} stalls under load", word(i * 5), word(i / 3 + 7));
+        let t = Instant::now();
+        o.call("seek", json!({ "query": query, "tier": "project" }), root)?;
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    ms.sort_by(f64::total_cmp);
+    Ok(ms)
+}
+
+/// The owner logs each import's phases at `info`, and when the vector graph has caught
+/// up on a backlog; nothing else.
+const LOG_FILTER: &str = "warn,medulla::service::verbs::import=info,brains::vector=info";
 
 /// The phases of the newest `import done` line of the owner's log, in seconds, as table
 /// cells (dashes when the build logs none).

@@ -412,7 +412,7 @@ impl Store {
     }
 
     /// Vectors written and not yet settled into the vector index's graph (they are
-    /// found all the same, by an exact scan).
+    /// found all the same, by a scan).
     #[doc(hidden)]
     pub fn vectors_unsettled(&self) -> usize {
         self.vindex.as_ref().map_or(0, |ix| ix.fresh())

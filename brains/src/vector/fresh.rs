@@ -1,6 +1,13 @@
-//! Fresh vectors: written, not yet settled into the graph. Kept flat, in full precision,
-//! and searched exactly (a scan), so a claim is found by its vector the moment its write
-//! returns, whatever the graph's insert costs.
+//! Fresh vectors: written, not yet settled into the graph. Kept flat and searched by a
+//! scan, so a claim is found by its vector the moment its write returns, whatever the
+//! graph's insert costs.
+//!
+//! A row is kept in full precision (scored exactly) or, past what the index lets it
+//! hold that way, **lean**: its eight bits alone, a quarter of the memory, scored by them
+//! (within its bound of the exact cosine), as an eight-bit graph scores what it holds.
+//! Only an index whose candidates are rescored from their stored vectors keeps lean rows
+//! ([`super::Precision::rescores`]): a bulk import leaves a million vectors for the graph
+//! to catch up on in ~300 MB, and none of them waits for it.
 //!
 //! A large fresh set (a bulk import leaves up to 131 072 while the settler is held) is
 //! scanned through an eight-bit copy of each vector first: a quarter of the memory read
@@ -9,6 +16,7 @@
 //! the k-th best lower bound are rescored from the full vectors, and the answer is the
 //! exact scan's, score for score.
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
@@ -50,6 +58,24 @@ fn dot_i8(a: &[i8], b: &[i16]) -> i32 {
         }
     }
     acc.iter().sum::<i32>() + tail
+}
+
+/// The dot product of an eight-bit row (unscaled) and an f32 query.
+fn dot_codes(a: &[i8], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| f32::from(*x) * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for j in 0..8 {
+            acc[j] += f32::from(x[j]) * y[j];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
 }
 
 /// An f32's place in the order of f32s (NaN aside), as an unsigned integer.
@@ -119,12 +145,19 @@ pub(super) fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
+/// A row kept lean: no full-precision slot.
+const LEAN: u32 = u32::MAX;
+
 #[derive(Debug, Default)]
 pub(super) struct Fresh {
     dims: usize,
     keys: Vec<u64>,
-    /// `keys.len() × dims` components, row by row.
+    /// Each row's slot in `data`, or [`LEAN`].
+    slots: Vec<u32>,
+    /// Full-precision rows, `dims` components a slot; freed slots are reused.
     data: Vec<f32>,
+    free: Vec<u32>,
+    /// The norm of each row's full-precision vector (kept for lean rows too).
     norms: Vec<f32>,
     /// The rows in eight bits (`keys.len() × dims`), and how each was rounded.
     codes: Vec<i8>,
@@ -157,24 +190,62 @@ impl Fresh {
         &self.keys
     }
 
+    /// Rows kept in full precision.
+    pub(super) fn full(&self) -> usize {
+        self.data.len() / self.dims.max(1) - self.free.len()
+    }
+
     pub(super) fn contains(&self, key: u64) -> bool {
         self.pos.contains_key(&key)
     }
 
-    fn row(&self, i: usize) -> &[f32] {
-        &self.data[i * self.dims..(i + 1) * self.dims]
+    /// Row `i` in full precision, unless it is lean.
+    fn row(&self, i: usize) -> Option<&[f32]> {
+        let s = self.slots[i];
+        (s != LEAN).then(|| &self.data[s as usize * self.dims..(s as usize + 1) * self.dims])
     }
 
-    pub(super) fn get(&self, key: u64) -> Option<&[f32]> {
-        self.pos.get(&key).map(|i| self.row(*i))
+    fn codes(&self, i: usize) -> &[i8] {
+        &self.codes[i * self.dims..(i + 1) * self.dims]
     }
 
-    /// Add a vector (its key replaces an earlier one).
-    pub(super) fn push(&mut self, key: u64, v: &[f32]) {
+    /// Row `i`'s vector: as written, or as its eight bits give it when it is lean.
+    fn vector_at(&self, i: usize) -> Cow<'_, [f32]> {
+        match self.row(i) {
+            Some(v) => Cow::Borrowed(v),
+            None => {
+                let scale = self.roundings[i].scale;
+                Cow::Owned(
+                    self.codes(i)
+                        .iter()
+                        .map(|c| scale * f32::from(*c))
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    /// The vector of `key` (see [`Fresh::vector_at`]).
+    pub(super) fn get(&self, key: u64) -> Option<Cow<'_, [f32]>> {
+        self.pos.get(&key).map(|i| self.vector_at(*i))
+    }
+
+    /// Add a vector (its key replaces an earlier one), in full precision or lean.
+    pub(super) fn push(&mut self, key: u64, v: &[f32], lean: bool) {
         self.remove(key);
         self.pos.insert(key, self.keys.len());
         self.keys.push(key);
-        self.data.extend_from_slice(v);
+        let slot = if lean {
+            LEAN
+        } else if let Some(s) = self.free.pop() {
+            let at = s as usize * self.dims;
+            self.data[at..at + self.dims].copy_from_slice(v);
+            s
+        } else {
+            self.data.extend_from_slice(v);
+            (self.data.len() / self.dims - 1) as u32
+        };
+        self.slots.push(slot);
         self.norms.push(norm(v));
         let rounding = quantize(v, &mut self.codes);
         self.roundings.push(rounding);
@@ -205,31 +276,44 @@ impl Fresh {
         let Some(i) = self.pos.remove(&key) else {
             return false;
         };
+        if self.slots[i] != LEAN {
+            self.free.push(self.slots[i]);
+        }
         let last = self.keys.len() - 1;
         if i != last {
             self.keys.swap(i, last);
+            self.slots.swap(i, last);
             self.norms.swap(i, last);
             self.roundings.swap(i, last);
             let d = self.dims;
-            let (head, tail) = self.data.split_at_mut(last * d);
-            head[i * d..(i + 1) * d].copy_from_slice(&tail[..d]);
             let (head, tail) = self.codes.split_at_mut(last * d);
             head[i * d..(i + 1) * d].copy_from_slice(&tail[..d]);
             self.pos.insert(self.keys[i], i);
         }
         self.keys.pop();
+        self.slots.pop();
         self.norms.pop();
         self.roundings.pop();
-        self.data.truncate(last * self.dims);
         self.codes.truncate(last * self.dims);
+        if self.keys.is_empty() {
+            // Drained (an import's backlog settled): its memory goes back, not kept for
+            // the next one.
+            *self = Fresh {
+                dims: self.dims,
+                moving: std::mem::take(&mut self.moving),
+                dropped: std::mem::take(&mut self.dropped),
+                ..Fresh::default()
+            };
+        }
         true
     }
 
     /// Up to `n` vectors for the settler, marked moving (copies: they stay here, found
-    /// by the scan, until [`Fresh::settled`]).
+    /// by the scan, until [`Fresh::settled`]). A lean row goes as its eight bits give it:
+    /// the graph that takes it rounds every vector to eight bits of its own, far coarser.
     pub(super) fn take_batch(&mut self, n: usize) -> Vec<(u64, Vec<f32>)> {
         let batch: Vec<(u64, Vec<f32>)> = (0..self.len().min(n))
-            .map(|i| (self.keys[i], self.row(i).to_vec()))
+            .map(|i| (self.keys[i], self.vector_at(i).into_owned()))
             .collect();
         self.moving.extend(batch.iter().map(|(k, _)| *k));
         batch
@@ -257,7 +341,8 @@ impl Fresh {
         }
     }
 
-    /// The `k` most similar vectors `keep` admits, exactly, best first.
+    /// The `k` most similar vectors `keep` admits, best first: exactly, but for lean
+    /// rows, which are scored by their eight bits.
     pub(super) fn scan(&self, q: &[f32], k: usize, keep: &dyn Fn(u64) -> bool) -> Vec<(u64, f32)> {
         self.scan_from(q, k, keep, QUANTIZED_SCAN_MIN)
     }
@@ -279,7 +364,10 @@ impl Fresh {
             let sim = if n == 0.0 {
                 0.0
             } else {
-                dot(self.row(i), q) / (n * qn)
+                match self.row(i) {
+                    Some(v) => dot(v, q) / (n * qn),
+                    None => self.roundings[i].scale * dot_codes(self.codes(i), q) / (n * qn),
+                }
             };
             (self.keys[i], sim)
         };
@@ -319,7 +407,6 @@ impl Fresh {
             .map(|(x, c)| (x - qscale * f32::from(*c)).powi(2))
             .sum::<f32>()
             .sqrt();
-        let d = self.dims;
         // |q·v − q̂·v̂| ≤ |q|·|v − v̂| + |v̂|·|q − q̂|: each row's cosine within its bound.
         // The k best lower bounds so far (a min-heap) give a floor no row whose upper
         // bound falls short of can pass; the floor only rises.
@@ -335,7 +422,7 @@ impl Fresh {
                 (0.0, 0.0)
             } else {
                 let r = self.roundings[i];
-                let approx = r.scale * qscale * dot_i8(&self.codes[i * d..(i + 1) * d], &qi) as f32;
+                let approx = r.scale * qscale * dot_i8(self.codes(i), &qi) as f32;
                 let bound = qn * r.residual + r.rounded * qerr;
                 let inv = 1.0 / (n * qn);
                 (
@@ -388,7 +475,7 @@ mod tests {
     fn removal_keeps_every_other_vector_in_place() {
         let mut f = Fresh::new(3);
         for k in 1..=5u64 {
-            f.push(k, &[k as f32, 1.0, 0.0]);
+            f.push(k, &[k as f32, 1.0, 0.0], false);
         }
         assert!(f.remove(2));
         assert!(!f.remove(2));
@@ -405,8 +492,8 @@ mod tests {
     #[test]
     fn a_vector_let_go_while_it_moves_stays_dropped_until_the_graph_lost_it() {
         let mut f = Fresh::new(2);
-        f.push(1, &[1.0, 0.0]);
-        f.push(2, &[0.0, 1.0]);
+        f.push(1, &[1.0, 0.0], false);
+        f.push(2, &[0.0, 1.0], true);
         let batch = f.take_batch(10);
         assert_eq!(batch.len(), 2);
         assert!(f.remove(1), "still fresh while it moves");
@@ -422,10 +509,10 @@ mod tests {
     #[test]
     fn a_vector_that_is_not_finite_is_scanned_as_the_full_scan_does() {
         let mut f = Fresh::new(3);
-        f.push(1, &[1.0, 0.0, 0.0]);
-        f.push(2, &[f32::NAN, 1.0, 0.0]);
-        f.push(3, &[f32::INFINITY, 0.0, 0.0]);
-        f.push(4, &[0.5, 0.5, 0.0]);
+        f.push(1, &[1.0, 0.0, 0.0], false);
+        f.push(2, &[f32::NAN, 1.0, 0.0], false);
+        f.push(3, &[f32::INFINITY, 0.0, 0.0], false);
+        f.push(4, &[0.5, 0.5, 0.0], false);
         let bits = |r: Vec<(u64, f32)>| {
             r.into_iter()
                 .map(|(k, s)| (k, s.to_bits()))
@@ -439,6 +526,62 @@ mod tests {
                 "k = {k}"
             );
         }
+    }
+
+    #[test]
+    fn a_lean_row_is_found_by_its_eight_bits_and_its_slot_is_reused() {
+        let dims = 32;
+        let v = |k: u64| -> Vec<f32> {
+            (0..dims)
+                .map(|j| ((k as f32 + 1.0) * 0.7 + j as f32 * 0.31).sin())
+                .collect()
+        };
+        let mut f = Fresh::new(dims);
+        for k in 1..=6u64 {
+            f.push(k, &v(k), k > 3);
+        }
+        assert_eq!((f.len(), f.full()), (6, 3));
+        for k in 1..=6u64 {
+            let got = f.get(k).unwrap();
+            let off = got
+                .iter()
+                .zip(v(k))
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            let step = v(k).iter().fold(0f32, |m, x| m.max(x.abs())) / 127.0;
+            if k > 3 {
+                assert!(off > 0.0 && off <= step / 2.0 + 1e-6, "lean {k}: {off}");
+            } else {
+                assert_eq!(off, 0.0, "full {k}");
+            }
+            // Each finds itself first, a lean one with its cosine to within its rounding.
+            let best = f.scan(&v(k), 1, &|_| true);
+            assert_eq!(best[0].0, k);
+            assert!((best[0].1 - 1.0).abs() < 1e-3, "{k}: {}", best[0].1);
+        }
+        let batch = f.take_batch(6);
+        assert_eq!(batch.len(), 6);
+        let gone = f.settled(&[1, 4]);
+        assert!(gone.is_empty());
+        assert_eq!((f.len(), f.full()), (4, 2));
+        // The freed full-precision slot is taken by the next full row, not grown.
+        let held = f.data.len();
+        f.push(7, &v(7), false);
+        assert_eq!((f.full(), f.data.len()), (3, held));
+        assert_eq!(f.get(7).unwrap().as_ref(), v(7).as_slice());
+        assert_eq!(f.get(2).unwrap().as_ref(), v(2).as_slice());
+    }
+
+    #[test]
+    fn a_drained_set_gives_its_memory_back() {
+        let mut f = Fresh::new(8);
+        for k in 0..1000u64 {
+            f.push(k, &[k as f32; 8], k % 2 == 0);
+        }
+        f.take_batch(1000);
+        f.settled(&(0..1000).collect::<Vec<_>>());
+        assert!(f.is_empty());
+        assert_eq!((f.data.capacity(), f.codes.capacity()), (0, 0));
     }
 
     /// Vectors near one another (ties and near-ties are where a bound would show), a
@@ -481,11 +624,14 @@ mod tests {
         #[test]
         fn the_eight_bit_scan_returns_exactly_the_full_precision_top_k(
             (vs, removed) in near_vectors(),
+            lean_every in 0usize..4,
             queries in proptest::collection::vec((0usize..200, proptest::collection::vec(-0.05f32..0.05, 19), 1usize..12, 0u64..4), 1..6),
         ) {
             let mut f = Fresh::new(19);
+            // Lean rows (every `lean_every`-th, none when 0) are scored by their eight
+            // bits either way: the shortlist never drops one that belongs in the top k.
             for (i, v) in vs.iter().enumerate() {
-                f.push(i as u64 + 1, v);
+                f.push(i as u64 + 1, v, lean_every > 0 && i % lean_every == 0);
             }
             for r in removed {
                 f.remove(r as u64 + 1);

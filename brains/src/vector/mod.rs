@@ -7,7 +7,11 @@
 //! A write only adds to the fresh set, so a memorize never waits for a graph insert and
 //! a claim is found by its vector as soon as its write returns; a settler thread moves
 //! fresh vectors into the graph in the background, one batch at a time, and exits when
-//! there are none left. A checkpoint or
+//! there are none left. Past [`FRESH_MAX`] fresh vectors an eight-bit index keeps the
+//! rest lean (their eight bits alone, `fresh.rs`) and the writer still never waits: a
+//! million-claim import runs at the pace of its writes and the graph catches up after,
+//! on every core. An index of finer precision has the writer settle the excess itself.
+//! A checkpoint or
 //! a close saves the graph as it stands; what the file lacks is handed to the settler
 //! again, from redb, on the next open.
 
@@ -31,8 +35,11 @@ pub const INDEX_FILE: &str = "vectors.usearch";
 const CHECKPOINT_EVERY: usize = 256;
 /// Vectors the settler moves into the graph at a time.
 const SETTLE_BATCH: usize = 256;
-/// Fresh vectors beyond this are settled by the writer itself before it returns: the
-/// scan a search adds stays bounded (~4 ms at 256 dimensions), whatever the write rate.
+/// Fresh vectors kept in full precision. Beyond this an eight-bit index keeps them lean
+/// (a quarter of the memory, scored by their eight bits, as its graph scores them; a
+/// search's scan grows with them until the settler catches up); any other index has the
+/// writer settle the excess itself before it returns, so its scan stays bounded (~4 ms
+/// at 256 dimensions).
 const FRESH_MAX: usize = 131_072;
 
 fn err(what: &str, e: impl std::fmt::Display) -> StoreError {
@@ -87,6 +94,11 @@ struct Shared {
     /// When both are held, `graph` is taken first.
     graph: RwLock<Graph>,
     fresh: RwLock<Fresh>,
+    /// Rows the fresh set keeps in full precision ([`FRESH_MAX`]).
+    full_max: usize,
+    /// Whether fresh rows past `full_max` are kept lean (the graph's precision rescores)
+    /// rather than settled by the writer.
+    lean: bool,
     contexts: Contexts,
     /// Held while a batch moves from fresh to the graph: one mover at a time.
     settling: Mutex<()>,
@@ -123,7 +135,8 @@ impl Shared {
             let mut f = write(&self.fresh);
             f.forget_dropped(&gone);
             for (k, v) in batch.iter().filter(|(k, _)| !gone.contains(k)) {
-                f.push(*k, v);
+                let lean = self.lean && f.full() >= self.full_max;
+                f.push(*k, v, lean);
             }
             drop(f);
             let mut g = write(&self.graph);
@@ -213,14 +226,41 @@ impl Shared {
         }
     }
 
-    /// The settler: batches until nothing is fresh (or the index is dropped).
+    /// The settler: batches until nothing is fresh (or the index is dropped). One thread
+    /// while the fresh set is within [`FRESH_MAX`]; every core for a backlog beyond it.
     fn run(self: Arc<Self>) {
+        // A backlog past the bound being caught up on: since when, and how many moved.
+        let mut backlog: Option<(Instant, usize)> = None;
         loop {
             if self.stop.load(Ordering::Acquire) || !self.wait_out_hold() {
                 break;
             }
-            match self.settle(SETTLE_BATCH, 1) {
+            let fresh = read(&self.fresh).len();
+            let threads = if fresh > self.full_max {
+                if backlog.is_none() {
+                    tracing::info!(
+                        vectors = fresh,
+                        "the vector graph is catching up on a backlog"
+                    );
+                    backlog = Some((Instant::now(), 0));
+                }
+                build_threads()
+            } else {
+                1
+            };
+            let moved = self.settle(SETTLE_BATCH * threads, threads);
+            if let (Some((_, n)), Ok(m)) = (backlog.as_mut(), &moved) {
+                *n += m;
+            }
+            match moved {
                 Ok(0) => {
+                    if let Some((since, n)) = backlog.take() {
+                        tracing::info!(
+                            vectors = n,
+                            secs = since.elapsed().as_secs_f64(),
+                            "the vector graph caught up on its backlog"
+                        );
+                    }
                     // Settled: the file is checkpointed here, off the write path.
                     if self.checkpoint_due() {
                         if let Err(e) = self.save() {
@@ -266,12 +306,19 @@ impl std::fmt::Debug for VectorIndex {
 }
 
 impl VectorIndex {
-    fn of(graph: Graph, dims: usize) -> VectorIndex {
+    fn of(graph: Graph, dims: usize, precision: Precision) -> VectorIndex {
+        Self::bounded(graph, dims, precision, FRESH_MAX)
+    }
+
+    /// [`VectorIndex::of`] keeping `full_max` fresh rows in full precision.
+    fn bounded(graph: Graph, dims: usize, precision: Precision, full_max: usize) -> VectorIndex {
         let saved = if graph.is_viewed() { graph.size() } else { 0 };
         VectorIndex {
             shared: Arc::new(Shared {
                 graph: RwLock::new(graph),
                 fresh: RwLock::new(Fresh::new(dims)),
+                full_max,
+                lean: precision.rescores(),
                 contexts: Contexts::default(),
                 settling: Mutex::new(()),
                 running: Mutex::new(false),
@@ -288,13 +335,21 @@ impl VectorIndex {
 
     /// An empty index for vectors of `dims` dimensions, saved at `dir/vectors.usearch`.
     pub fn empty(dir: &Path, dims: usize, precision: Precision) -> Result<Self, StoreError> {
-        Ok(Self::of(Graph::empty(dir, dims, precision)?, dims))
+        Ok(Self::of(
+            Graph::empty(dir, dims, precision)?,
+            dims,
+            precision,
+        ))
     }
 
     /// Open the saved file (as a view until the first change); `Err` says why it cannot
     /// be used.
     pub fn load(dir: &Path, dims: usize, precision: Precision) -> Result<Self, String> {
-        Ok(Self::of(Graph::load(dir, dims, precision)?, dims))
+        Ok(Self::of(
+            Graph::load(dir, dims, precision)?,
+            dims,
+            precision,
+        ))
     }
 
     /// Whether the graph holds exactly the `count` keys whose [`key_hash`]es sum to
@@ -365,7 +420,8 @@ impl VectorIndex {
         self.add_many(&[(key, v.to_vec())])
     }
 
-    /// Add vectors written together (a batch): fresh at once, settled in the background.
+    /// Add vectors written together (a batch): fresh at once, settled in the background
+    /// (past [`FRESH_MAX`], lean or settled by the writer: see there).
     pub fn add_many(&mut self, items: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
         if let Some((_, v)) = items.iter().find(|(_, v)| v.len() != self.dims) {
             return Err(err(
@@ -376,12 +432,18 @@ impl VectorIndex {
         if items.is_empty() {
             return Ok(());
         }
+        let (full_max, lean) = (self.shared.full_max, self.shared.lean);
         let over = {
             let mut f = write(&self.shared.fresh);
             for (k, v) in items {
-                f.push(*k, v);
+                let full = f.full() < full_max;
+                f.push(*k, v, lean && !full);
             }
-            f.len().saturating_sub(FRESH_MAX)
+            if lean {
+                0
+            } else {
+                f.len().saturating_sub(full_max)
+            }
         };
         if over > 0 {
             self.shared.settle(over, build_threads())?;
@@ -393,7 +455,7 @@ impl VectorIndex {
     /// Keep the settler from starting another batch for `d` from now: a bulk write
     /// (an import's batches) has the cores to itself while it goes on, and the graph
     /// catches up once the writes stop. Meanwhile the vectors stay fresh (found at once,
-    /// by an exact scan); past [`FRESH_MAX`] the writer still settles the excess itself,
+    /// by a scan; past [`FRESH_MAX`] lean, or settled by the writer at finer precision),
     /// and an explicit settle or a close ignores the hold.
     pub fn hold_settling(&self, d: std::time::Duration) {
         *self
@@ -566,7 +628,8 @@ impl VectorIndex {
     }
 
     /// Cosine similarity of the stored vector of `key` to `q`; `None` when the key is
-    /// not held. Exact for a fresh vector; from the graph's copy once settled.
+    /// not held. Exact for a fresh vector kept in full; from the eight bits of a lean one
+    /// or the graph's copy once settled.
     pub fn similarity(&self, key: u64, q: &[f32]) -> Option<f32> {
         if q.len() != self.dims {
             return None;
@@ -576,7 +639,7 @@ impl VectorIndex {
             return None;
         }
         if let Some(v) = f.get(key) {
-            return Some(fresh::cosine(v, q));
+            return Some(fresh::cosine(&v, q));
         }
         drop(f);
         read(&self.shared.graph)
@@ -591,7 +654,7 @@ impl VectorIndex {
             return None;
         }
         if let Some(v) = f.get(key) {
-            return Some(v.to_vec());
+            return Some(v.into_owned());
         }
         drop(f);
         read(&self.shared.graph).get(key)
@@ -651,4 +714,78 @@ impl Drop for VectorIndex {
 /// Cosine similarity; 0 when either vector is zero.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     fresh::cosine(a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pseudo-random vector a key always gets.
+    fn vector(k: u64, dims: usize) -> Vec<f32> {
+        let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..dims)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % 2001) as f32 / 1000.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Issue 24: past the fresh bound the writer inserted the excess into the graph
+    /// itself, so a million-claim import ran at the graph's pace (~8 000 claims/s). An
+    /// eight-bit index now keeps the excess lean and the writer returns at once; every
+    /// vector is found meanwhile, and the graph takes them all once it settles.
+    #[test]
+    fn past_the_fresh_bound_an_eight_bit_index_keeps_the_writer_off_the_graph() {
+        let dims = 16;
+        let d = tempfile::tempdir().unwrap();
+        let graph = Graph::empty(d.path(), dims, Precision::I8).unwrap();
+        let mut ix = VectorIndex::bounded(graph, dims, Precision::I8, 64);
+        ix.hold_settling(std::time::Duration::from_secs(600));
+        let items: Vec<(u64, Vec<f32>)> = (1..=300).map(|k| (k, vector(k, dims))).collect();
+        for chunk in items.chunks(100) {
+            ix.add_many(chunk).unwrap();
+        }
+        assert_eq!(read(&ix.shared.graph).size(), 0, "the writer settled");
+        assert_eq!(ix.fresh(), 300);
+        assert_eq!(read(&ix.shared.fresh).full(), 64);
+        for (k, v) in &items {
+            assert!(ix.contains(*k));
+            let best = ix.search_all(v, 1).unwrap();
+            assert_eq!(best[0].0, *k, "vector {k} is found while it waits");
+            assert!((ix.similarity(*k, v).unwrap() - 1.0).abs() < 1e-3);
+        }
+        ix.settle_all().unwrap();
+        assert_eq!(
+            (read(&ix.shared.graph).size(), ix.fresh(), ix.size()),
+            (300, 0, 300)
+        );
+        for (k, v) in &items {
+            assert_eq!(ix.search_all(v, 1).unwrap()[0].0, *k, "vector {k} settled");
+        }
+    }
+
+    /// A finer-precision index ranks by the cosines it holds: its fresh set stays in full
+    /// precision, and the writer settles what passes the bound.
+    #[test]
+    fn past_the_fresh_bound_a_full_precision_index_settles_the_excess() {
+        let dims = 16;
+        let d = tempfile::tempdir().unwrap();
+        let graph = Graph::empty(d.path(), dims, Precision::F32).unwrap();
+        let mut ix = VectorIndex::bounded(graph, dims, Precision::F32, 64);
+        ix.hold_settling(std::time::Duration::from_secs(600));
+        let items: Vec<(u64, Vec<f32>)> = (1..=300).map(|k| (k, vector(k, dims))).collect();
+        ix.add_many(&items).unwrap();
+        let f = read(&ix.shared.fresh);
+        assert!(f.len() <= 64 && f.full() == f.len(), "{} fresh", f.len());
+        drop(f);
+        assert_eq!(ix.size(), 300);
+        for (k, v) in &items {
+            let best = ix.search_all(v, 1).unwrap();
+            assert_eq!(best[0].0, *k);
+            assert!((best[0].1 - 1.0).abs() < 1e-5);
+        }
+    }
 }
