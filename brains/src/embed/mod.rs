@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 mod static_model;
-mod words;
 
 pub use static_model::{StaticModel, STATIC_FILES};
 

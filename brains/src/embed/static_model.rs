@@ -2,45 +2,28 @@
 //! dimensions). A sentence's vector is the mean of its tokens' rows in a table, then
 //! L2-normalised: a tokenizer pass and a table lookup, no neural network at run time.
 //!
-//! The inference recipe follows model2vec's: tokenize without special tokens, drop the
-//! unknown token, cut to 512 tokens (the text is first cut to 512 × the vocabulary's
-//! median token length in characters), map through the optional `mapping` tensor, scale
-//! by the optional `weights` tensor, take the mean, and normalise when `config.json` says
-//! `"normalize": true`. A text with no known token embeds to the zero vector.
+//! The model runs in the official `model2vec-rs` crate (its own WordPiece and Unigram
+//! tokenizers, model2vec's recipe: no special tokens, the unknown token dropped, 512
+//! tokens at most after the text is cut to 512 × the vocabulary's median token length in
+//! characters, the optional `mapping` and `weights`, normalised when `config.json` says
+//! so). What stays here: reading the files with typed errors, the checks that make a bad
+//! file an error at load rather than a wrong vector later, and the model's identity.
 
 use std::path::Path;
 
-use safetensors::{tensor::Dtype, SafeTensors};
 use sha2::{Digest, Sha256};
-use tokenizers::Tokenizer;
 
-use super::words::Words;
 use super::{EmbedError, Embedder};
 
 /// The files a static model directory holds.
 pub const STATIC_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
 
-/// Tokens per text taken into the mean, as model2vec's `encode` defaults.
-const MAX_TOKENS: usize = 512;
-
 /// A model2vec static embedding model held in memory.
 pub struct StaticModel {
     id: String,
-    tokenizer: Tokenizer,
-    /// Row-major `rows × dims`.
-    table: Vec<f32>,
+    model: model2vec_rs::model::StaticModel,
     rows: usize,
     dims: usize,
-    /// Per-token scale, indexed by token id (absent in potion models: baked in).
-    weights: Option<Vec<f32>>,
-    /// Token id → table row (vocabulary-quantised models).
-    mapping: Option<Vec<u32>>,
-    unk: Option<u32>,
-    normalize: bool,
-    max_chars: usize,
-    /// The fast path to plain ASCII text's token ids, when the tokenizer is one it
-    /// reproduces exactly.
-    words: Option<Words>,
 }
 
 impl std::fmt::Debug for StaticModel {
@@ -53,21 +36,46 @@ impl std::fmt::Debug for StaticModel {
     }
 }
 
-fn floats(dir: &str, name: &str, dtype: Dtype, raw: &[u8]) -> Result<Vec<f32>, EmbedError> {
-    match dtype {
-        Dtype::F32 => Ok(raw
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect()),
-        Dtype::F64 => Ok(raw
-            .chunks_exact(8)
-            .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")) as f32)
-            .collect()),
-        other => Err(EmbedError::Invalid {
-            dir: dir.to_string(),
-            detail: format!("tensor {name} has dtype {other:?}; only F32 and F64 are read"),
-        }),
+/// The shape of a safetensors file's tensors, read from its header: `(rows, dims)` of
+/// the embedding table, and the rows the optional `mapping` sends tokens to.
+struct Layout {
+    rows: usize,
+    dims: usize,
+    mapping: Option<usize>,
+}
+
+fn layout(safetensors: &[u8]) -> Result<Layout, String> {
+    let len = safetensors
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")) as usize)
+        .ok_or("the file is too short for a header")?;
+    let header = safetensors
+        .get(8..8usize.saturating_add(len))
+        .ok_or("the header runs past the end of the file")?;
+    let header: serde_json::Value =
+        serde_json::from_slice(header).map_err(|e| format!("the header is not JSON: {e}"))?;
+    let shape = |name: &str| -> Option<Vec<usize>> {
+        header[name]["shape"]
+            .as_array()?
+            .iter()
+            .map(|d| d.as_u64().map(|d| d as usize))
+            .collect()
+    };
+    let table = shape("embeddings")
+        .or_else(|| shape("embedding.weight"))
+        .ok_or("there is no `embeddings` tensor")?;
+    let [rows, dims]: [usize; 2] = table
+        .try_into()
+        .map_err(|_| "the embeddings tensor is not two-dimensional")?;
+    if rows == 0 || dims == 0 {
+        return Err("the embeddings tensor is empty".into());
     }
+    let mapping = shape("mapping").map(|s| s.first().copied().unwrap_or(0));
+    Ok(Layout {
+        rows,
+        dims,
+        mapping,
+    })
 }
 
 impl StaticModel {
@@ -104,73 +112,55 @@ impl StaticModel {
             dir: origin.to_string(),
             detail,
         };
-        let config: serde_json::Value = serde_json::from_slice(config_json)
+        serde_json::from_slice::<serde_json::Value>(config_json)
             .map_err(|e| invalid(format!("config.json: {e}")))?;
-        let normalize = config
-            .get("normalize")
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(true);
         let spec: serde_json::Value = serde_json::from_slice(tokenizer_json)
             .map_err(|e| invalid(format!("tokenizer.json: {e}")))?;
-        let tokenizer = Tokenizer::from_bytes(tokenizer_json)
-            .map_err(|e| invalid(format!("tokenizer.json: {e}")))?;
-        let unk = match spec["model"]["unk_token"].as_str() {
-            Some(t) => Some(tokenizer.token_to_id(t).ok_or_else(|| {
-                invalid(format!("the unknown token {t:?} is not in the vocabulary"))
-            })?),
-            None => None,
-        };
-        let vocab = tokenizer.get_vocab(false);
-        let mut lens: Vec<usize> = vocab.keys().map(|t| t.chars().count()).collect();
-        lens.sort_unstable();
-        let median = lens.get(lens.len() / 2).copied().unwrap_or(1).max(1);
-
-        let st = SafeTensors::deserialize(safetensors)
-            .map_err(|e| invalid(format!("model.safetensors: {e}")))?;
-        let emb = st
-            .tensor("embeddings")
-            .or_else(|_| st.tensor("embedding.weight"))
-            .map_err(|_| invalid("model.safetensors has no `embeddings` tensor".into()))?;
-        let [rows, dims]: [usize; 2] = emb
-            .shape()
-            .try_into()
-            .map_err(|_| invalid("the embeddings tensor is not two-dimensional".into()))?;
-        if rows == 0 || dims == 0 {
-            return Err(invalid("the embeddings tensor is empty".into()));
-        }
-        let table = floats(origin, "embeddings", emb.dtype(), emb.data())?;
-        let weights = match st.tensor("weights") {
-            Ok(t) => Some(floats(origin, "weights", t.dtype(), t.data())?),
-            Err(_) => None,
-        };
-        let mapping = match st.tensor("mapping") {
-            Ok(t) => Some(match t.dtype() {
-                Dtype::I32 => t
-                    .data()
-                    .chunks_exact(4)
-                    .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u32)
-                    .collect(),
-                Dtype::I64 => t
-                    .data()
-                    .chunks_exact(8)
-                    .map(|b| i64::from_le_bytes(b.try_into().expect("8 bytes")) as u32)
-                    .collect::<Vec<u32>>(),
-                other => return Err(invalid(format!("tensor mapping has dtype {other:?}"))),
-            }),
-            Err(_) => None,
-        };
-        match &mapping {
-            Some(m) if m.iter().any(|r| *r as usize >= rows) => {
-                return Err(invalid("the mapping points past the table".into()));
-            }
-            Some(_) => {}
-            None if rows < vocab.len() => {
+        let Layout {
+            rows,
+            dims,
+            mapping,
+        } = layout(safetensors).map_err(|e| invalid(format!("model.safetensors: {e}")))?;
+        // Every token id must name a row (through the mapping when there is one): the
+        // crate indexes the table by id, so a short table would be a panic, not an error.
+        let vocab = &spec["model"]["vocab"];
+        let words = vocab
+            .as_object()
+            .map(|m| m.len())
+            .or_else(|| vocab.as_array().map(Vec::len))
+            .ok_or_else(|| invalid("tokenizer.json has no vocabulary".into()))?;
+        let ids = spec["added_tokens"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["id"].as_u64())
+            .map(|id| id as usize + 1)
+            .fold(words, usize::max);
+        match mapping {
+            Some(m) if m < ids => {
                 return Err(invalid(format!(
-                    "the table has {rows} rows for a vocabulary of {}",
-                    vocab.len()
+                    "the mapping covers {m} tokens of a vocabulary of {ids}"
                 )))
             }
-            None => {}
+            None if rows < ids => {
+                return Err(invalid(format!(
+                    "the table has {rows} rows for a vocabulary of {ids}"
+                )))
+            }
+            _ => {}
+        }
+        let model = model2vec_rs::model::StaticModel::from_bytes(
+            tokenizer_json,
+            safetensors,
+            config_json,
+            None,
+        )
+        .map_err(|e| invalid(format!("{e:#}")))?;
+        if model.dim() != dims {
+            return Err(invalid(format!(
+                "the model makes {} dimensions, its table has {dims}",
+                model.dim()
+            )));
         }
         // The identity stores remember: the shape and a digest of every input file's
         // content (the table sampled with a stride: any other model differs throughout).
@@ -184,16 +174,9 @@ impl StaticModel {
         let digest = hex::encode(h.finalize());
         Ok(StaticModel {
             id: format!("model2vec-{dims}d-{}", &digest[..12]),
-            tokenizer,
-            table,
+            model,
             rows,
             dims,
-            weights,
-            mapping,
-            unk,
-            normalize,
-            max_chars: MAX_TOKENS * median,
-            words: Words::for_spec(&spec),
         })
     }
 
@@ -202,73 +185,14 @@ impl StaticModel {
         self.rows
     }
 
-    /// A text's vector through the tokenizer's own pass only (no word cache): what the
-    /// fast path is checked against.
-    #[doc(hidden)]
-    pub fn embed_exact(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        self.embed_with(text, false)
-    }
-
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        self.embed_with(text, true)
-    }
-
-    fn embed_with(&self, text: &str, fast: bool) -> Result<Vec<f32>, EmbedError> {
-        let text = match text.char_indices().nth(self.max_chars) {
-            Some((i, _)) => &text[..i],
-            None => text,
-        };
-        let fast_ids = match (&self.words, fast) {
-            (Some(w), true) => w.ids(text, &self.tokenizer)?,
-            _ => None,
-        };
-        let ids = match fast_ids {
-            Some(ids) => ids,
-            None => self
-                .tokenizer
-                .encode_fast(text, false)
-                .map_err(|e| EmbedError::Model(format!("tokenizer: {e}")))?
-                .get_ids()
-                .to_vec(),
-        };
-        let mut sum = vec![0f32; self.dims];
-        let mut n = 0usize;
-        for &id in &ids {
-            if Some(id) == self.unk {
-                continue;
-            }
-            if n == MAX_TOKENS {
-                break;
-            }
-            let row = match &self.mapping {
-                Some(m) => m.get(id as usize).copied(),
-                None => Some(id),
-            };
-            let Some(row) = row.map(|r| r as usize).filter(|r| *r < self.rows) else {
-                continue;
-            };
-            let scale = self
-                .weights
-                .as_ref()
-                .and_then(|w| w.get(id as usize).copied())
-                .unwrap_or(1.0);
-            let r = &self.table[row * self.dims..(row + 1) * self.dims];
-            for (s, x) in sum.iter_mut().zip(r) {
-                *s += x * scale;
-            }
-            n += 1;
-        }
-        if n > 0 {
-            let inv = 1.0 / n as f32;
-            sum.iter_mut().for_each(|x| *x *= inv);
-        }
-        if self.normalize {
-            let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
-            if norm > 0.0 {
-                sum.iter_mut().for_each(|x| *x /= norm);
-            }
-        }
-        Ok(sum)
+        // The crate panics where a tokenizer fails (its fallback path for pipelines it
+        // does not run itself): an error here, never a store thread lost.
+        // `encode_single` takes 512 tokens at most, as model2vec's `encode` does.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.model.encode_single(text)
+        }))
+        .map_err(|_| EmbedError::Model("the tokenizer failed on a text".into()))
     }
 }
 
@@ -282,8 +206,8 @@ impl Embedder for StaticModel {
     fn dims(&self) -> usize {
         self.dims
     }
-    /// A batch large enough is split over every core (a bulk write, a re-embed): the
-    /// tokenizer is most of a static model's cost, and each text is its own work.
+    /// A batch large enough is split over every core (a bulk write, a re-embed): each
+    /// text is its own work.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         crate::par::map(texts, PARALLEL_BATCH, |t| self.embed_one(t))
             .ok_or_else(|| EmbedError::Model("an embedding thread panicked".into()))?
