@@ -22,17 +22,28 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 
 /// The dot product, in eight lanes the compiler turns into vector instructions.
 fn dot(a: &[f32], b: &[f32]) -> f32 {
+    dot_as(a, b, |x| x)
+}
+
+/// The dot product of an eight-bit row (unscaled) and an f32 query.
+fn dot_codes(a: &[i8], b: &[f32]) -> f32 {
+    dot_as(a, b, f32::from)
+}
+
+/// The dot product of `a`, each component taken as an f32 by `to`, and `b`, in eight
+/// lanes.
+fn dot_as<T: Copy>(a: &[T], b: &[f32], to: impl Fn(T) -> f32) -> f32 {
     let mut acc = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f32 = ca
         .remainder()
         .iter()
         .zip(cb.remainder())
-        .map(|(x, y)| x * y)
+        .map(|(x, y)| to(*x) * y)
         .sum();
     for (x, y) in ca.zip(cb) {
         for j in 0..8 {
-            acc[j] += x[j] * y[j];
+            acc[j] += to(x[j]) * y[j];
         }
     }
     acc.iter().sum::<f32>() + tail
@@ -58,24 +69,6 @@ fn dot_i8(a: &[i8], b: &[i16]) -> i32 {
         }
     }
     acc.iter().sum::<i32>() + tail
-}
-
-/// The dot product of an eight-bit row (unscaled) and an f32 query.
-fn dot_codes(a: &[i8], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| f32::from(*x) * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for j in 0..8 {
-            acc[j] += f32::from(x[j]) * y[j];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
 }
 
 /// An f32's place in the order of f32s (NaN aside), as an unsigned integer.

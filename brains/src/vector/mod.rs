@@ -733,18 +733,25 @@ mod tests {
             .collect()
     }
 
+    /// An index of `precision` keeping 64 fresh rows in full, its settler held, and 300
+    /// vectors for it.
+    fn held(precision: Precision) -> (tempfile::TempDir, VectorIndex, Vec<(u64, Vec<f32>)>) {
+        let dims = 16;
+        let d = tempfile::tempdir().unwrap();
+        let graph = Graph::empty(d.path(), dims, precision).unwrap();
+        let ix = VectorIndex::bounded(graph, dims, precision, 64);
+        ix.hold_settling(std::time::Duration::from_secs(600));
+        let items = (1..=300).map(|k| (k, vector(k, dims))).collect();
+        (d, ix, items)
+    }
+
     /// Issue 24: past the fresh bound the writer inserted the excess into the graph
     /// itself, so a million-claim import ran at the graph's pace (~8 000 claims/s). An
     /// eight-bit index now keeps the excess lean and the writer returns at once; every
     /// vector is found meanwhile, and the graph takes them all once it settles.
     #[test]
     fn past_the_fresh_bound_an_eight_bit_index_keeps_the_writer_off_the_graph() {
-        let dims = 16;
-        let d = tempfile::tempdir().unwrap();
-        let graph = Graph::empty(d.path(), dims, Precision::I8).unwrap();
-        let mut ix = VectorIndex::bounded(graph, dims, Precision::I8, 64);
-        ix.hold_settling(std::time::Duration::from_secs(600));
-        let items: Vec<(u64, Vec<f32>)> = (1..=300).map(|k| (k, vector(k, dims))).collect();
+        let (_d, mut ix, items) = held(Precision::I8);
         for chunk in items.chunks(100) {
             ix.add_many(chunk).unwrap();
         }
@@ -771,12 +778,7 @@ mod tests {
     /// precision, and the writer settles what passes the bound.
     #[test]
     fn past_the_fresh_bound_a_full_precision_index_settles_the_excess() {
-        let dims = 16;
-        let d = tempfile::tempdir().unwrap();
-        let graph = Graph::empty(d.path(), dims, Precision::F32).unwrap();
-        let mut ix = VectorIndex::bounded(graph, dims, Precision::F32, 64);
-        ix.hold_settling(std::time::Duration::from_secs(600));
-        let items: Vec<(u64, Vec<f32>)> = (1..=300).map(|k| (k, vector(k, dims))).collect();
+        let (_d, mut ix, items) = held(Precision::F32);
         ix.add_many(&items).unwrap();
         let f = read(&ix.shared.fresh);
         assert!(f.len() <= 64 && f.full() == f.len(), "{} fresh", f.len());
