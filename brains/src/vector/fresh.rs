@@ -9,7 +9,7 @@
 //! ([`super::Precision::rescores`]): a bulk import leaves a million vectors for the graph
 //! to catch up on in ~300 MB, and none of them waits for it.
 //!
-//! A large fresh set (a bulk import leaves up to 131 072 while the settler is held) is
+//! A large fresh set (a bulk import leaves its vectors here while the settler is held) is
 //! scanned through an eight-bit copy of each vector first: a quarter of the memory read
 //! per query, and integer arithmetic. Each row's cosine is known from it to within a
 //! bound the row carries (its rounding residual), so only the rows whose bound reaches
