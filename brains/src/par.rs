@@ -8,8 +8,14 @@ pub(crate) fn map<T: Sync, R: Send>(
     min: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Option<Vec<R>> {
+    // A small batch is mapped here before the cores are counted: counting them reads
+    // the process's CPU affinity and cgroup quota (files), ~30 µs a call, more than a
+    // static model takes to embed a query.
+    if items.len() < min {
+        return Some(items.iter().map(f).collect());
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if items.len() < min || threads < 2 {
+    if threads < 2 {
         return Some(items.iter().map(f).collect());
     }
     let per = items.len().div_ceil(threads);
