@@ -327,11 +327,6 @@ pub fn run(args: &[String]) -> Result<()> {
 /// the import left no backlog (a lexical-only owner, or a build that settles as it
 /// writes).
 fn catch_up(log: &Path, began: Instant) -> Result<Option<(u64, f64, f64)>> {
-    let field = |l: &str, key: &str| {
-        l.split_whitespace()
-            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
-            .and_then(|v| v.parse::<f64>().ok())
-    };
     // The settler starts a second after the import's last batch.
     std::thread::sleep(std::time::Duration::from_secs(3));
     if !std::fs::read_to_string(log)?.contains("catching up on a backlog") {
@@ -345,8 +340,8 @@ fn catch_up(log: &Path, began: Instant) -> Result<Option<(u64, f64, f64)>> {
             .find(|l| l.contains("caught up on its backlog"))
         {
             return Ok(Some((
-                field(l, "vectors").unwrap_or(0.0) as u64,
-                field(l, "secs").unwrap_or(0.0),
+                log_field(l, "vectors").unwrap_or(0.0) as u64,
+                log_field(l, "secs").unwrap_or(0.0),
                 began.elapsed().as_secs_f64(),
             )));
         }
@@ -386,12 +381,16 @@ fn phases(log: &Path) -> String {
         return "– | – | – | – | –".into();
     };
     let field = |key: &str| {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
-            .and_then(|v| v.parse::<f64>().ok())
-            .map_or("–".to_string(), |ms| format!("{:.2}", ms / 1000.0))
+        log_field(line, key).map_or("–".to_string(), |ms| format!("{:.2}", ms / 1000.0))
     };
     ["read_ms", "lookup_ms", "anchor_ms", "write_ms", "demote_ms"]
         .map(field)
         .join(" | ")
+}
+
+/// The number a log line gives `key` (`key=1234`), if it gives one.
+fn log_field(line: &str, key: &str) -> Option<f64> {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.parse::<f64>().ok())
 }

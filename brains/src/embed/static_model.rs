@@ -37,11 +37,18 @@ impl std::fmt::Debug for StaticModel {
 }
 
 /// The shape of a safetensors file's tensors, read from its header: `(rows, dims)` of
-/// the embedding table, and the rows the optional `mapping` sends tokens to.
+/// the embedding table, and the optional `mapping` from token ids to rows.
 struct Layout {
     rows: usize,
     dims: usize,
-    mapping: Option<usize>,
+    mapping: Option<Mapping>,
+}
+
+/// A vocabulary-quantised model's token → row mapping: how many tokens it covers, and
+/// the highest row it sends one to.
+struct Mapping {
+    tokens: usize,
+    top: usize,
 }
 
 fn layout(safetensors: &[u8]) -> Result<Layout, String> {
@@ -70,7 +77,34 @@ fn layout(safetensors: &[u8]) -> Result<Layout, String> {
     if rows == 0 || dims == 0 {
         return Err("the embeddings tensor is empty".into());
     }
-    let mapping = shape("mapping").map(|s| s.first().copied().unwrap_or(0));
+    let mapping = match header.get("mapping") {
+        None => None,
+        Some(t) => {
+            let width = match t["dtype"].as_str() {
+                Some("I32") => 4,
+                Some("I64") => 8,
+                other => return Err(format!("the mapping tensor has dtype {other:?}")),
+            };
+            let offset = |i: usize| t["data_offsets"][i].as_u64().map(|o| o as usize);
+            let (at, end) = offset(0)
+                .zip(offset(1))
+                .ok_or("the mapping tensor has no data offsets")?;
+            let data = safetensors
+                .get(8 + len + at..8 + len + end)
+                .ok_or("the mapping tensor runs past the end of the file")?;
+            let rows_of = data.chunks_exact(width).map(|b| match width {
+                4 => i32::from_le_bytes(b.try_into().expect("4 bytes")) as i64,
+                _ => i64::from_le_bytes(b.try_into().expect("8 bytes")),
+            });
+            if rows_of.clone().any(|r| r < 0) {
+                return Err("the mapping sends a token to a negative row".into());
+            }
+            Some(Mapping {
+                tokens: data.len() / width,
+                top: rows_of.max().unwrap_or(0) as usize,
+            })
+        }
+    };
     Ok(Layout {
         rows,
         dims,
@@ -137,10 +171,14 @@ impl StaticModel {
             .map(|id| id as usize + 1)
             .fold(words, usize::max);
         match mapping {
-            Some(m) if m < ids => {
+            Some(m) if m.tokens < ids => {
                 return Err(invalid(format!(
-                    "the mapping covers {m} tokens of a vocabulary of {ids}"
+                    "the mapping covers {} tokens of a vocabulary of {ids}",
+                    m.tokens
                 )))
+            }
+            Some(m) if m.top >= rows => {
+                return Err(invalid("the mapping points past the table".into()));
             }
             None if rows < ids => {
                 return Err(invalid(format!(

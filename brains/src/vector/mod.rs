@@ -135,8 +135,7 @@ impl Shared {
             let mut f = write(&self.fresh);
             f.forget_dropped(&gone);
             for (k, v) in batch.iter().filter(|(k, _)| !gone.contains(k)) {
-                let lean = self.lean && f.full() >= self.full_max;
-                f.push(*k, v, lean);
+                self.push_fresh(&mut f, *k, v);
             }
             drop(f);
             let mut g = write(&self.graph);
@@ -153,6 +152,13 @@ impl Shared {
         }
         write(&self.fresh).forget_dropped(&gone);
         Ok(batch.len())
+    }
+
+    /// Add a vector to the fresh set: in full precision while it holds fewer than
+    /// `full_max` so, lean past that when the index keeps lean rows.
+    fn push_fresh(&self, f: &mut Fresh, key: u64, v: &[f32]) {
+        let lean = self.lean && f.full() >= self.full_max;
+        f.push(key, v, lean);
     }
 
     /// Insert a batch into the graph on `threads` threads.
@@ -432,17 +438,15 @@ impl VectorIndex {
         if items.is_empty() {
             return Ok(());
         }
-        let (full_max, lean) = (self.shared.full_max, self.shared.lean);
         let over = {
             let mut f = write(&self.shared.fresh);
             for (k, v) in items {
-                let full = f.full() < full_max;
-                f.push(*k, v, lean && !full);
+                self.shared.push_fresh(&mut f, *k, v);
             }
-            if lean {
+            if self.shared.lean {
                 0
             } else {
-                f.len().saturating_sub(full_max)
+                f.len().saturating_sub(self.shared.full_max)
             }
         };
         if over > 0 {

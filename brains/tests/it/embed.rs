@@ -30,16 +30,30 @@ fn tokenizer_json() -> String {
 
 /// A safetensors file by hand: u64 header length, JSON header, little-endian data.
 fn safetensors(rows: &[[f32; DIMS]]) -> Vec<u8> {
-    let data: Vec<u8> = rows
+    safetensors_mapped(rows, None)
+}
+
+/// [`safetensors`] with an I64 `mapping` tensor (token id → table row) after the table.
+fn safetensors_mapped(rows: &[[f32; DIMS]], mapping: Option<&[i64]>) -> Vec<u8> {
+    let mut data: Vec<u8> = rows
         .iter()
         .flatten()
         .flat_map(|x| x.to_le_bytes())
         .collect();
-    let header = format!(
-        r#"{{"embeddings":{{"dtype":"F32","shape":[{},{DIMS}],"data_offsets":[0,{}]}}}}"#,
-        rows.len(),
-        data.len()
+    let table = data.len();
+    let mut header = format!(
+        r#"{{"embeddings":{{"dtype":"F32","shape":[{},{DIMS}],"data_offsets":[0,{table}]}}"#,
+        rows.len()
     );
+    if let Some(m) = mapping {
+        data.extend(m.iter().flat_map(|r| r.to_le_bytes()));
+        header.push_str(&format!(
+            r#","mapping":{{"dtype":"I64","shape":[{}],"data_offsets":[{table},{}]}}"#,
+            m.len(),
+            data.len()
+        ));
+    }
+    header.push('}');
     let mut out = (header.len() as u64).to_le_bytes().to_vec();
     out.extend_from_slice(header.as_bytes());
     out.extend_from_slice(&data);
@@ -145,4 +159,37 @@ fn a_missing_or_broken_model_is_a_typed_error() {
         StaticModel::load(d.path()).unwrap_err(),
         EmbedError::Invalid { .. }
     ));
+}
+
+#[test]
+fn a_mapping_that_points_past_the_table_is_refused_at_load() {
+    let d = tempfile::tempdir().unwrap();
+    write_model(d.path(), &ROWS, true);
+    // Every token to its own row: loads, and embeds as the unmapped model does.
+    let identity: Vec<i64> = (0..ROWS.len() as i64).collect();
+    std::fs::write(
+        d.path().join("model.safetensors"),
+        safetensors_mapped(&ROWS, Some(&identity)),
+    )
+    .unwrap();
+    let m = StaticModel::load(d.path()).unwrap();
+    assert!(close(
+        &m.embed(&["cache test"]).unwrap()[0],
+        &unit([0.0, 0.0, 3.0, 4.0])
+    ));
+    // One token sent to a row the table does not have: an error now, not a panic at
+    // the first text that holds it.
+    let mut past = identity.clone();
+    past[3] = ROWS.len() as i64;
+    std::fs::write(
+        d.path().join("model.safetensors"),
+        safetensors_mapped(&ROWS, Some(&past)),
+    )
+    .unwrap();
+    match StaticModel::load(d.path()).unwrap_err() {
+        EmbedError::Invalid { detail, .. } => {
+            assert!(detail.contains("past the table"), "{detail}")
+        }
+        e => panic!("expected Invalid, got {e}"),
+    }
 }
