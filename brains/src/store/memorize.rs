@@ -239,7 +239,8 @@ impl Store {
         let embedder = embedder.as_deref();
         let together = plans.len() >= PARALLEL_INDEX_BATCH && self.vindex.is_some();
         let derive = move || derive(embedder, plans, together);
-        let (keys, derived) = if together && plans.len() >= OVERLAP_BATCH {
+        let numbers = self.numbers();
+        let (keys, derived, tx) = if together && plans.len() >= OVERLAP_BATCH {
             std::thread::scope(|scope| {
                 let job = std::thread::Builder::new()
                     .name("memorize-derive".into())
@@ -261,8 +262,12 @@ impl Store {
         };
         let Derived { vectors, terms } = derived;
         match (&vectors, terms) {
-            (Some(vs), Some(terms)) => self.index_live_batch(plans, &keys, vs, terms),
+            (Some(vs), Some(terms)) => {
+                self.commit_upserting(plans, tx, &keys, terms, numbers)?;
+                self.index_vectors_batch(plans, &keys, vs)
+            }
             _ => {
+                self.commit(tx, plans.len(), numbers)?;
                 for (i, p) in plans.iter().enumerate() {
                     let (new, old) = keys[i];
                     let vector = vectors.as_ref().map(|vs| vs[i].as_slice());
@@ -273,29 +278,121 @@ impl Store {
         }
     }
 
-    /// The transaction of [`Store::commit_plans`]: claims, history, acts and the team's
-    /// outbox first, then the vectors `derived` gives, then the commit. When any of it
-    /// fails (the embedding included) nothing is written and the act, vector-key and
-    /// outbox numbers it took are given back, so the log never skips one. Each plan's
-    /// (new vector key, the key it replaces), and what `derived` gave.
+    /// The transaction of [`Store::commit_plans`], built and not yet committed: claims,
+    /// history, acts and the team's outbox first, then the vectors `derived` gives. When
+    /// any of it fails (the embedding included) nothing is written and the act,
+    /// vector-key and outbox numbers it took are given back, so the log never skips one
+    /// (a failed commit gives them back too: [`Store::commit`]). Each plan's (new vector
+    /// key, the key it replaces), what `derived` gave, and the transaction.
     fn write_plans(
         &mut self,
         plans: &[Planned],
         derived: impl FnOnce() -> Result<Derived, StoreError>,
-    ) -> Result<(Vec<VectorKeys>, Derived), StoreError> {
-        let numbers = (self.next_act, self.next_key, self.next_outbox);
+    ) -> Result<Written, StoreError> {
+        let numbers = self.numbers();
         let written = self.write_plans_once(plans, derived);
         if written.is_err() {
-            (self.next_act, self.next_key, self.next_outbox) = numbers;
+            self.give_back(numbers);
         }
         written
+    }
+
+    /// The act, vector-key and outbox numbers a transaction starts from.
+    fn numbers(&self) -> Numbers {
+        (self.next_act, self.next_key, self.next_outbox)
+    }
+
+    /// The numbers a transaction that failed had taken, given back.
+    fn give_back(&mut self, numbers: Numbers) {
+        (self.next_act, self.next_key, self.next_outbox) = numbers;
+    }
+
+    /// Commit a batch's transaction (`numbers` given back if it fails); a bulk batch
+    /// then holds the vector settler back.
+    fn commit(
+        &mut self,
+        tx: redb::WriteTransaction,
+        batch: usize,
+        numbers: Numbers,
+    ) -> Result<(), StoreError> {
+        if let Err(e) = tx.commit() {
+            self.give_back(numbers);
+            return Err(e.into());
+        }
+        self.committed(batch);
+        Ok(())
+    }
+
+    fn committed(&self, batch: usize) {
+        if batch >= BULK_BATCH {
+            if let Some(ix) = &self.vindex {
+                ix.hold_settling(BULK_HOLD);
+            }
+        }
+    }
+
+    /// Commit a batch indexed together while its terms go into the claim index: the
+    /// commit mostly waits on the disk (~20 ms at 4 096 claims) and the terms take a core
+    /// for about as long, so the two overlap. Nothing reads the claim index meanwhile
+    /// (the store is this thread's), and if the commit fails the batch's terms are taken
+    /// out again ([`Store::unindex_terms`]): the index never holds what redb does not.
+    fn commit_upserting(
+        &mut self,
+        plans: &[Planned],
+        tx: redb::WriteTransaction,
+        keys: &[VectorKeys],
+        terms: Vec<Terms>,
+        numbers: Numbers,
+    ) -> Result<(), StoreError> {
+        let (give, take) = std::sync::mpsc::sync_channel::<redb::WriteTransaction>(1);
+        let (committed, upserted) = std::thread::scope(|scope| {
+            let job = std::thread::Builder::new()
+                .name("memorize-commit".into())
+                .spawn_scoped(scope, move || take.recv().ok().map(|tx| tx.commit()));
+            let unsent = match &job {
+                Ok(_) => give.send(tx).err().map(|back| back.0),
+                Err(_) => Some(tx),
+            };
+            match (unsent, job) {
+                (None, Ok(job)) => {
+                    self.upsert_terms_batch(plans, keys, terms);
+                    match job.join() {
+                        Ok(Some(done)) => (done, true),
+                        Ok(None) => unreachable!("the transaction was sent to it"),
+                        // A panic in redb's commit goes on as it would have here.
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    }
+                }
+                // No thread to spare (or it is gone): committed here, then the terms.
+                (unsent, _) => match unsent.expect("unsent without a thread").commit() {
+                    Ok(()) => {
+                        self.upsert_terms_batch(plans, keys, terms);
+                        (Ok(()), true)
+                    }
+                    Err(e) => (Err(e), false),
+                },
+            }
+        });
+        match committed {
+            Ok(()) => {
+                self.committed(plans.len());
+                Ok(())
+            }
+            Err(e) => {
+                if upserted {
+                    self.unindex_terms(plans, keys);
+                }
+                self.give_back(numbers);
+                Err(e.into())
+            }
+        }
     }
 
     fn write_plans_once(
         &mut self,
         plans: &[Planned],
         derived: impl FnOnce() -> Result<Derived, StoreError>,
-    ) -> Result<(Vec<VectorKeys>, Derived), StoreError> {
+    ) -> Result<Written, StoreError> {
         let has_model = self.opts.embedder.is_some();
         let mut keys: Vec<VectorKeys> = Vec::with_capacity(plans.len());
         let mut batch_keys: HashMap<&str, u64> = HashMap::new();
@@ -362,36 +459,53 @@ impl Store {
             tx.open_table(META)?
                 .insert("next_key", self.next_key.to_string().as_str())?;
         }
-        tx.commit()?;
-        if plans.len() >= BULK_BATCH {
-            if let Some(ix) = &self.vindex {
-                ix.hold_settling(BULK_HOLD);
-            }
-        }
-        Ok((keys, derived))
+        Ok((keys, derived, tx))
     }
 
-    /// After a large batch's commit: what [`Store::index_live`] does per version, the
-    /// vectors added together. A key written and replaced within the batch never enters
-    /// the vector index.
-    fn index_live_batch(
+    /// What [`Store::index_live`] does to the claim index per version, for a batch
+    /// indexed together: each plan's terms in, in order.
+    fn upsert_terms_batch(&mut self, plans: &[Planned], keys: &[VectorKeys], terms: Vec<Terms>) {
+        for ((p, (new, _)), terms) in plans.iter().zip(keys).zip(terms) {
+            let key = new.or_else(|| self.index.key_of(&p.claim.slug));
+            self.index
+                .upsert_terms(&p.claim.slug, terms, ClaimMeta::of(&p.claim), key);
+        }
+    }
+
+    /// [`Store::upsert_terms_batch`] undone, last plan first, after its commit failed:
+    /// each slug back to the version that was live before it (with that version's key),
+    /// or out of the index when it had none.
+    fn unindex_terms(&mut self, plans: &[Planned], keys: &[VectorKeys]) {
+        for (p, (_, old)) in plans.iter().zip(keys).rev() {
+            match &p.live {
+                Some(prev) => self.index.upsert_terms(
+                    &prev.slug,
+                    Terms::of(&prev.label, &prev.text),
+                    ClaimMeta::of(prev),
+                    *old,
+                ),
+                None => self.index.remove(&p.claim.slug),
+            }
+        }
+    }
+
+    /// After a batch indexed together is committed (its terms in): what
+    /// [`Store::index_live`] does to the vector index per version, the vectors added
+    /// together, and one act noted per version. A key written and replaced within the
+    /// batch never enters the vector index.
+    fn index_vectors_batch(
         &mut self,
         plans: &[Planned],
         keys: &[VectorKeys],
         vectors: &[Vec<f32>],
-        terms: Vec<Terms>,
     ) -> Result<(), StoreError> {
         let replaced: std::collections::HashSet<u64> =
             keys.iter().filter_map(|(_, old)| *old).collect();
         let mut adds: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plans.len());
-        for ((i, p), terms) in plans.iter().enumerate().zip(terms) {
-            let (new, old) = keys[i];
+        for (i, (new, old)) in keys.iter().enumerate() {
             if let (Some(ok), Some(ix)) = (old, self.vindex.as_mut()) {
-                ix.remove(ok)?;
+                ix.remove(*ok)?;
             }
-            let key = new.or_else(|| self.index.key_of(&p.claim.slug));
-            self.index
-                .upsert_terms(&p.claim.slug, terms, ClaimMeta::of(&p.claim), key);
             if let Some(k) = new.filter(|k| !replaced.contains(k)) {
                 adds.push((k, vectors[i].clone()));
             }
@@ -409,6 +523,13 @@ impl Store {
 /// A planned version's vector key, when it has a vector, and the key of the live
 /// version it replaces.
 type VectorKeys = (Option<u64>, Option<u64>);
+
+/// The next act, vector-key and outbox numbers (see [`Store::write_plans`]).
+type Numbers = (u64, u64, u64);
+
+/// A batch's transaction built, not yet committed: each plan's [`VectorKeys`], what was
+/// derived, and the transaction.
+type Written = (Vec<VectorKeys>, Derived, redb::WriteTransaction);
 
 /// What a batch's claims give without the store: their vectors (`None` without a model)
 /// and, for a batch indexed together, their terms.

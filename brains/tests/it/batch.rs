@@ -262,3 +262,99 @@ fn demoting_many_equals_demoting_one_by_one() {
         assert!(b.get("deploy-window").unwrap().is_none());
     }
 }
+
+/// A small tmpfs mounted over a directory, unmounted when dropped; `None` (the reason
+/// printed) where mounting is not allowed.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &std::path::Path, size: &str) -> Option<Tmpfs> {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: mounting a {size} tmpfs needs root (and mount in this sandbox)");
+            return None;
+        }
+        Some(Tmpfs(at.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A large batch's terms go into the claim index while its commit is under way; when
+/// the commit fails (here, a full disk) they are taken out again: the index answers
+/// exactly as before the batch, superseded claims by their old text and new ones not at
+/// all, and it agrees with redb.
+#[test]
+fn a_batch_whose_commit_fails_leaves_the_claim_index_as_it_was() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let Some(_fs) = Tmpfs::mount(d.path(), "8m") else {
+        return;
+    };
+    let dir = d.path().join("store");
+    let clock = Arc::new(FixedClock::new(T0));
+    let (mut s, _) = Store::open(&dir, opts(&clock, true)).unwrap();
+    let before: Vec<MemorizeInput> = (0..100)
+        .map(|i| {
+            input(
+                &format!("kept {i}"),
+                &format!("kept note {i} about the walrus"),
+            )
+        })
+        .collect();
+    assert!(s.memorize_many(before).unwrap().iter().all(Result::is_ok));
+    s.flush_index().unwrap();
+    let found = |s: &Store, text: &str| -> Vec<String> {
+        let mut slugs: Vec<String> = s
+            .recall(&RecallQuery {
+                text: text.into(),
+                limit: 1000,
+                mode: brains::recall::RankMode::Lexical,
+                ..Default::default()
+            })
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.claim.slug)
+            .collect();
+        slugs.sort();
+        slugs
+    };
+    let walrus = found(&s, "walrus");
+    assert_eq!(walrus.len(), 100);
+    // The disk fills up.
+    let mut filler = std::fs::File::create(d.path().join("filler")).unwrap();
+    while filler.write_all(&[7u8; 64 * 1024]).is_ok() {}
+    let _ = filler.sync_all();
+    // A batch superseding every kept claim and adding 500: far more than the room left.
+    clock.advance(10);
+    let batch: Vec<MemorizeInput> = (0..100)
+        .map(|i| {
+            input(
+                &format!("kept {i}"),
+                &format!("kept note {i} now about the quokka"),
+            )
+        })
+        .chain((0..500).map(|i| {
+            input(
+                &format!("fresh {i}"),
+                &format!("fresh note {i} about the quokka {}", "padding ".repeat(200)),
+            )
+        }))
+        .collect();
+    let err = s.memorize_many(batch).unwrap_err();
+    assert!(format!("{err:?}").contains("Full"), "{err:?}");
+    assert_eq!(found(&s, "quokka"), Vec::<String>::new());
+    assert_eq!(found(&s, "walrus"), walrus);
+}
