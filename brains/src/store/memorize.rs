@@ -230,7 +230,8 @@ impl Store {
     /// transaction; then the in-memory indexes, in order. A large batch indexed together
     /// has its vectors and terms worked out on a thread of its own while this one builds
     /// the transaction (they depend on the claims alone), so the embedding on every core
-    /// and redb's writes overlap.
+    /// and redb's writes overlap; its commit then overlaps its terms going into the claim
+    /// index ([`Store::commit_upserting`]).
     fn commit_plans(&mut self, plans: &[Planned]) -> Result<(), StoreError> {
         if plans.is_empty() {
             return Ok(());
@@ -246,7 +247,7 @@ impl Store {
                     .name("memorize-derive".into())
                     .spawn_scoped(scope, derive);
                 match job {
-                    Ok(job) => self.write_plans(plans, || {
+                    Ok(job) => self.write_plans(plans, numbers, || {
                         job.join().unwrap_or_else(|_| {
                             Err(StoreError::Embedding(
                                 "the embedding thread panicked".into(),
@@ -254,11 +255,11 @@ impl Store {
                         })
                     }),
                     // No thread to spare: the same work on this one, in turn.
-                    Err(_) => self.write_plans(plans, derive),
+                    Err(_) => self.write_plans(plans, numbers, derive),
                 }
             })?
         } else {
-            self.write_plans(plans, derive)?
+            self.write_plans(plans, numbers, derive)?
         };
         let Derived { vectors, terms } = derived;
         match (&vectors, terms) {
@@ -281,15 +282,16 @@ impl Store {
     /// The transaction of [`Store::commit_plans`], built and not yet committed: claims,
     /// history, acts and the team's outbox first, then the vectors `derived` gives. When
     /// any of it fails (the embedding included) nothing is written and the act,
-    /// vector-key and outbox numbers it took are given back, so the log never skips one
+    /// vector-key and outbox numbers it took (from `numbers`) are given back, so the log
+    /// never skips one
     /// (a failed commit gives them back too: [`Store::commit`]). Each plan's (new vector
     /// key, the key it replaces), what `derived` gave, and the transaction.
     fn write_plans(
         &mut self,
         plans: &[Planned],
+        numbers: Numbers,
         derived: impl FnOnce() -> Result<Derived, StoreError>,
     ) -> Result<Written, StoreError> {
-        let numbers = self.numbers();
         let written = self.write_plans_once(plans, derived);
         if written.is_err() {
             self.give_back(numbers);
