@@ -256,21 +256,23 @@ impl LegacyClaim {
 
     /// A memorize input carrying every provenance field; an unknown agent is said so.
     pub fn to_input(&self) -> MemorizeInput {
+        self.clone().into_input()
+    }
+
+    /// `to_input`, consuming the claim (no field is copied).
+    pub fn into_input(self) -> MemorizeInput {
         MemorizeInput {
-            label: self.label.clone(),
-            text: self.text.clone(),
-            source_agent: self
-                .source_agent
-                .clone()
-                .unwrap_or_else(|| "unknown:legacy".into()),
+            label: self.label,
+            text: self.text,
+            source_agent: self.source_agent.unwrap_or_else(|| "unknown:legacy".into()),
             strength: self.strength,
-            evidence: self.evidence.clone(),
-            origin_brain: self.origin_brain.clone(),
-            origin_claim: self.origin_claim.clone(),
-            promoted_by: self.promoted_by.clone(),
-            promotion_reason: self.promotion_reason.clone(),
+            evidence: self.evidence,
+            origin_brain: self.origin_brain,
+            origin_claim: self.origin_claim,
+            promoted_by: self.promoted_by,
+            promotion_reason: self.promotion_reason,
             origin_created: self.origin_created,
-            origin_agent: self.origin_agent.clone(),
+            origin_agent: self.origin_agent,
             created: self.created,
             act: Some(crate::claim::ActKind::Import),
             anchors: Vec::new(),

@@ -4,9 +4,8 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use brains::legacy;
 use brains::{ClaimState, MemorizeInput, MemorizeOutcome};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -19,6 +18,9 @@ use crate::service::route::find_brain;
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::{Fingerprint, StoreId};
+use read::{Checked, Loaded, Parsed};
+
+mod read;
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
@@ -139,7 +141,7 @@ impl Verb for Import {
         brains::claim::validate_agent_id(&agent)?;
         let mut run = Run::new(&plan, a.dry_run, agent);
         let started = std::time::Instant::now();
-        let read = tokio::task::spawn_blocking(move || read_dir(&dir))
+        let read = tokio::task::spawn_blocking(move || read::read_dir(&dir))
             .await
             .map_err(|e| OwnerError::Internal(format!("reading the legacy files panicked: {e}")))?;
         let groups = run.group(read);
@@ -147,15 +149,31 @@ impl Verb for Import {
         let total = groups.values().map(Vec::len).sum::<usize>() as u64;
         let mut done = 0u64;
         cx.progress.tick(0, Some(total), "files");
-        // Slugs a chunk at a time: their duplicates looked up in one read of each store,
-        // then their versions queued for the store's next batch.
-        let mut slugs = groups.into_iter().peekable();
-        while slugs.peek().is_some() {
-            let chunk: Vec<Group> = slugs
-                .by_ref()
-                .take(LOOKUP)
-                .map(|(slug, versions)| run.prepare(&plan, slug, versions))
-                .collect();
+        // Slugs a chunk at a time: checked (secrets, validation, hashes) on the cores the
+        // chunk before leaves idle while it is written; then their duplicates looked up in
+        // one read of each store, and their versions queued for the store's next batch.
+        let mut slugs = groups.into_iter();
+        let mut next = spawn_check(&mut slugs);
+        loop {
+            let checked = next.await.map_err(|e| {
+                OwnerError::Internal(format!("checking the legacy files panicked: {e}"))
+            })?;
+            if checked.is_empty() {
+                break;
+            }
+            next = spawn_check(&mut slugs);
+            let mut chunk = Vec::with_capacity(checked.len());
+            for (slug, files, versions) in checked {
+                let versions: Vec<Parsed> = versions
+                    .into_iter()
+                    .filter_map(|v| v.map_err(|r| run.refused.push(r)).ok())
+                    .collect();
+                if versions.is_empty() {
+                    done += files as u64;
+                    continue;
+                }
+                chunk.push(run.prepare(&plan, slug, versions, files));
+            }
             let t = std::time::Instant::now();
             let existing = lookup(svc, &chunk).await?;
             run.lookup_ms += t.elapsed().as_millis() as u64;
@@ -220,27 +238,8 @@ fn target(cx: Cx<'_>, brain: Option<&str>, medulla: bool) -> Result<Target> {
     }
 }
 
-/// The `.light.md` files of `dir`, by name. The directory's own entry types spare a
-/// stat of each file (only a link is followed to see what it names).
-fn light_files(dir: &Path) -> Vec<PathBuf> {
-    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().as_encoded_bytes().ends_with(b".light.md"))
-        .filter(|e| match e.file_type() {
-            Ok(t) if t.is_symlink() => e.path().is_file(),
-            Ok(t) => t.is_file(),
-            Err(_) => e.path().is_file(),
-        })
-        .map(|e| e.file_name())
-        .collect();
-    // In one directory, ordering by name is ordering by path, and far cheaper.
-    names.sort_unstable();
-    names.into_iter().map(|n| dir.join(n)).collect()
-}
-
-/// How many slugs have their duplicates looked up in one read of a store.
+/// How many slugs have their duplicates looked up in one read of a store (and are
+/// checked together, beside the writes of the chunk before).
 const LOOKUP: usize = 4096;
 
 /// How many versions one batch writes (one redb transaction, one embedding call). Larger
@@ -251,105 +250,13 @@ const LOOKUP: usize = 4096;
 /// wait, for its whole write (~0.2 s at 4 096), so it stays well under a second.
 const BATCH: usize = 4096;
 
-/// How many files a reading thread takes at a time.
-const READ_BLOCK: usize = 256;
-
-/// A file read, parsed and checked: a version to replay, or why it is refused.
-type Read = std::result::Result<Parsed, Refusal>;
-
-/// One legacy version, with what replaying it needs worked out when it was read.
-struct Parsed {
-    file: PathBuf,
-    slug: String,
-    state: ClaimState,
-    /// The memorize input it becomes.
-    input: MemorizeInput,
-    /// The content hash of its trimmed content: equal for two versions that say the same.
-    hash: String,
-    /// Why the input fails validation, when it does.
-    invalid: Option<String>,
-}
-
-/// Every `.light.md` file of `dir` and of `dir/.history/`, in that order, each read,
-/// parsed and scanned for secrets; the files are shared among threads, one a core.
-fn read_dir(dir: &Path) -> Vec<Read> {
-    let mut files = light_files(dir);
-    files.extend(light_files(&dir.join(".history")));
-    let blocks: Vec<&[PathBuf]> = files.chunks(READ_BLOCK).collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(blocks.len());
-    if threads <= 1 {
-        return files.iter().map(|f| read_one(f)).collect();
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut done: Vec<(usize, Vec<Read>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(block) = blocks.get(i) else {
-                            return mine;
-                        };
-                        mine.push((i, block.iter().map(|f| read_one(f)).collect()));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a reading thread panicked"))
-            .collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().flat_map(|(_, reads)| reads).collect()
-}
-
-/// Read one file: refused as unreadable, unparseable or secret-bearing, or parsed.
-fn read_one(f: &Path) -> Read {
-    let refuse = |reason: &'static str, detail: String| Refusal {
-        file: f.to_path_buf(),
-        reason: reason.into(),
-        detail,
-    };
-    let text = match std::fs::read_to_string(f) {
-        Ok(t) => t,
-        Err(e) => return Err(refuse("unreadable", e.kind().to_string())),
-    };
-    let c = match legacy::parse(&text) {
-        Ok(c) => c,
-        Err(e) => return Err(refuse("unparseable", e.to_string())),
-    };
-    let mut fields = crate::floor::claim_fields(&c.label, &c.text, &c.evidence);
-    if let Some(r) = &c.promotion_reason {
-        fields.push(("promotion reason", r.as_str()));
-    }
-    let findings = crate::floor::scan(fields);
-    if !findings.is_empty() {
-        return Err(refuse("secret found", crate::floor::summary(&findings)));
-    }
-    let slug = c.slug();
-    if slug.is_empty() {
-        return Err(refuse(
-            "unparseable",
-            "the label has no letters or digits".into(),
-        ));
-    }
-    let input = c.to_input();
-    // Validation trims the label and the text, as the hash does: for a valid input this
-    // is the hash its store will record.
-    let invalid = input.clone().validate().err().map(|e| e.to_string());
-    let hash = brains::claim::content_hash(c.label.trim(), c.text.trim(), c.strength, &c.evidence);
-    Ok(Parsed {
-        file: f.to_path_buf(),
-        slug,
-        state: c.state,
-        input,
-        hash,
-        invalid,
-    })
+/// The next chunk of slugs, checked on a blocking thread (an empty list when none is
+/// left).
+fn spawn_check(
+    slugs: &mut impl Iterator<Item = (String, Vec<Loaded>)>,
+) -> tokio::task::JoinHandle<Vec<Checked>> {
+    let chunk: Vec<(String, Vec<Loaded>)> = slugs.by_ref().take(LOOKUP).collect();
+    tokio::task::spawn_blocking(move || read::check(chunk))
 }
 
 /// One slug's versions, oldest first, ready to replay into their store.
@@ -543,14 +450,22 @@ impl Run {
         });
     }
 
-    /// Count every file read, refuse the unreadable, the unparseable and the
-    /// secret-bearing (in file order); group the rest by slug.
-    fn group(&mut self, read: Vec<Read>) -> BTreeMap<String, Vec<Parsed>> {
-        self.seen = read.len();
-        let mut groups: BTreeMap<String, Vec<Parsed>> = BTreeMap::new();
-        for r in read {
+    /// Count every file read, refuse the unreadable and the unparseable (in file order);
+    /// group the rest by slug.
+    fn group(
+        &mut self,
+        blocks: Vec<Vec<Result<Loaded, Refusal>>>,
+    ) -> BTreeMap<String, Vec<Loaded>> {
+        let mut groups: BTreeMap<String, Vec<Loaded>> = BTreeMap::new();
+        for r in blocks.into_iter().flatten() {
+            self.seen += 1;
             match r {
-                Ok(p) => groups.entry(p.slug.clone()).or_default().push(p),
+                Ok(l) => match groups.get_mut(&l.slug) {
+                    Some(versions) => versions.push(l),
+                    None => {
+                        groups.insert(l.slug.clone(), vec![l]);
+                    }
+                },
                 Err(refusal) => self.refused.push(refusal),
             }
         }
@@ -591,8 +506,13 @@ impl Run {
     /// ones land in history. A version whose content the next one repeats (a witness
     /// re-stamped when it was promoted) adds no version of its own: the later one stands
     /// for both, and the earlier file is refused as a duplicate.
-    fn prepare(&mut self, plan: &Plan, slug: String, mut versions: Vec<Parsed>) -> Group {
-        let files = versions.len();
+    fn prepare(
+        &mut self,
+        plan: &Plan,
+        slug: String,
+        mut versions: Vec<Parsed>,
+        files: usize,
+    ) -> Group {
         let tgt = self.choose(plan, &slug, &versions);
         // Oldest first; the authored version last among equals, so it ends live.
         versions.sort_by_key(|p| {

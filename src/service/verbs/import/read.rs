@@ -1,0 +1,276 @@
+//! Reading a legacy directory, in two steps kept apart so the second can run beside the
+//! writes: `read_dir` reads and parses every file on every core (what grouping by slug
+//! needs before any slug is replayed), and `check` scans a chunk of slugs' versions for
+//! secrets, validates and hashes them while the chunk before is being written.
+
+use std::path::{Path, PathBuf};
+
+use brains::legacy::{self, LegacyClaim};
+use brains::{ClaimState, MemorizeInput};
+
+use super::Refusal;
+
+/// How many files a reading thread takes at a time.
+const READ_BLOCK: usize = 256;
+
+/// A file read and parsed: its slug known, its content not yet checked.
+pub(super) struct Loaded {
+    pub file: PathBuf,
+    pub slug: String,
+    claim: LegacyClaim,
+}
+
+/// One legacy version, checked: what replaying it needs.
+pub(super) struct Parsed {
+    pub file: PathBuf,
+    pub state: ClaimState,
+    /// The memorize input it becomes (label and text trimmed, as its store keeps them).
+    pub input: MemorizeInput,
+    /// The content hash of its trimmed content: equal for two versions that say the same.
+    pub hash: String,
+    /// Why the input fails validation, when it does.
+    pub invalid: Option<String>,
+}
+
+/// Every `.light.md` file of `dir` and of `dir/.history/`, in that order, read and
+/// parsed (or refused as unreadable or unparseable), a block of files at a time on
+/// each core. The blocks come back in file order and are not joined into one list: at a
+/// million files that list's growth alone copied gigabytes.
+pub(super) fn read_dir(dir: &Path) -> Vec<Vec<Result<Loaded, Refusal>>> {
+    let mut files = light_files(dir);
+    files.extend(light_files(&dir.join(".history")));
+    let blocks: Vec<&[PathBuf]> = files.chunks(READ_BLOCK).collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(blocks.len());
+    if threads <= 1 {
+        return blocks
+            .iter()
+            .map(|b| b.iter().map(|f| read_one(f)).collect())
+            .collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, Vec<Result<Loaded, Refusal>>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(block) = blocks.get(i) else {
+                            return mine;
+                        };
+                        mine.push((i, block.iter().map(|f| read_one(f)).collect()));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a reading thread panicked"))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, reads)| reads).collect()
+}
+
+/// The `.light.md` files of `dir`, by name. The directory's own entry types spare a
+/// stat of each file (only a link is followed to see what it names).
+fn light_files(dir: &Path) -> Vec<PathBuf> {
+    let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().as_encoded_bytes().ends_with(b".light.md"))
+        .filter(|e| match e.file_type() {
+            Ok(t) if t.is_symlink() => e.path().is_file(),
+            Ok(t) => t.is_file(),
+            Err(_) => e.path().is_file(),
+        })
+        .map(|e| e.file_name())
+        .collect();
+    // In one directory, ordering by name is ordering by path, and far cheaper.
+    names.sort_unstable();
+    names.into_iter().map(|n| dir.join(n)).collect()
+}
+
+fn refusal(file: &Path, reason: &'static str, detail: String) -> Refusal {
+    Refusal {
+        file: file.to_path_buf(),
+        reason: reason.into(),
+        detail,
+    }
+}
+
+/// Read one file: refused as unreadable or unparseable, or parsed.
+fn read_one(f: &Path) -> Result<Loaded, Refusal> {
+    let text =
+        std::fs::read_to_string(f).map_err(|e| refusal(f, "unreadable", e.kind().to_string()))?;
+    let claim = legacy::parse(&text).map_err(|e| refusal(f, "unparseable", e.to_string()))?;
+    let slug = claim.slug();
+    if slug.is_empty() {
+        return Err(refusal(
+            f,
+            "unparseable",
+            "the label has no letters or digits".into(),
+        ));
+    }
+    Ok(Loaded {
+        file: f.to_path_buf(),
+        slug,
+        claim,
+    })
+}
+
+/// Check one version: refused when the hygiene floor finds a secret in it, else its
+/// memorize input, validated and hashed.
+fn check_one(l: Loaded) -> Result<Parsed, Refusal> {
+    let Loaded { file, claim: c, .. } = l;
+    let mut fields = crate::floor::claim_fields(&c.label, &c.text, &c.evidence);
+    if let Some(r) = &c.promotion_reason {
+        fields.push(("promotion reason", r.as_str()));
+    }
+    let findings = crate::floor::scan(fields);
+    if !findings.is_empty() {
+        return Err(refusal(
+            &file,
+            "secret found",
+            crate::floor::summary(&findings),
+        ));
+    }
+    let state = c.state;
+    let mut input = c.into_input();
+    // Validation trims the label and the text, as the hash does (and as the store will):
+    // for a valid input this is the hash its store will record.
+    let invalid = input.validate().err().map(|e| e.to_string());
+    let hash =
+        brains::claim::content_hash(&input.label, &input.text, input.strength, &input.evidence);
+    Ok(Parsed {
+        file,
+        state,
+        input,
+        hash,
+        invalid,
+    })
+}
+
+/// A slug, how many files it was read from, and each version checked.
+pub(super) type Checked = (String, usize, Vec<Result<Parsed, Refusal>>);
+
+/// Check a chunk of slugs' versions, the chunk split among the cores; in order. The
+/// checking threads yield to every other thread of the owner (see `yield_to_others`):
+/// they run beside the chunk before's writes, and must take only the cores the writes
+/// leave idle, never slow the writer.
+pub(super) fn check(chunk: Vec<(String, Vec<Loaded>)>) -> Vec<Checked> {
+    let one = |(slug, versions): (String, Vec<Loaded>)| -> Checked {
+        let files = versions.len();
+        (slug, files, versions.into_iter().map(check_one).collect())
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(chunk.len().div_ceil(64))
+        .max(1);
+    let per = chunk.len().div_ceil(threads).max(1);
+    let mut parts = Vec::with_capacity(threads);
+    let mut rest = chunk;
+    while rest.len() > per {
+        let tail = rest.split_off(per);
+        parts.push(rest);
+        rest = tail;
+    }
+    parts.push(rest);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = parts
+            .into_iter()
+            .map(|part| {
+                scope.spawn(move || {
+                    yield_to_others();
+                    part.into_iter().map(one).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a checking thread panicked"))
+            .collect()
+    })
+}
+
+/// Lower the calling thread's scheduling priority to the least (nice 19): it then runs
+/// only on what the other threads leave. Linux only, where the priority is per thread
+/// (elsewhere it would lower the whole process); a refusal leaves it as it was.
+fn yield_to_others() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::process::setpriority_process(None, 19) {
+        tracing::debug!(error = %e, "an import's checking thread keeps its priority");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loaded(i: usize) -> Loaded {
+        // Every seventh version carries a token the hygiene floor refuses.
+        let evidence = if i.is_multiple_of(7) {
+            "Evidence: AKIAIOSFODNN7EXAMPLE\n"
+        } else {
+            ""
+        };
+        let text = format!("Node: note {i}\nCreated: {i}\n{evidence}\n  the body of note {i}  \n");
+        let claim = legacy::parse(&text).expect("a well-formed legacy file");
+        Loaded {
+            file: PathBuf::from(format!("note-{i}.light.md")),
+            slug: claim.slug(),
+            claim,
+        }
+    }
+
+    /// The chunk is split among threads: what comes back is in the chunk's order, each
+    /// version refused or checked as it would be alone.
+    #[test]
+    fn a_chunk_is_checked_in_order_and_each_version_as_alone() {
+        let chunk: Vec<(String, Vec<Loaded>)> = (0..300)
+            .map(|i| {
+                let versions = vec![loaded(2 * i), loaded(2 * i + 1)];
+                (format!("slug-{i}"), versions)
+            })
+            .collect();
+        let checked = check(chunk);
+        assert_eq!(checked.len(), 300);
+        for (i, (slug, files, versions)) in checked.into_iter().enumerate() {
+            assert_eq!(slug, format!("slug-{i}"));
+            assert_eq!(files, 2);
+            for (k, v) in versions.into_iter().enumerate() {
+                let n = 2 * i + k;
+                match v {
+                    Err(r) => {
+                        assert_eq!(n % 7, 0, "note {n} refused: {}", r.detail);
+                        assert_eq!(r.reason, "secret found");
+                        assert_eq!(r.file, PathBuf::from(format!("note-{n}.light.md")));
+                        assert!(
+                            !r.detail.contains("AKIAIOSFODNN7EXAMPLE"),
+                            "redacted: {}",
+                            r.detail
+                        );
+                    }
+                    Ok(p) => {
+                        assert_ne!(n % 7, 0, "note {n} carries a secret");
+                        assert_eq!(p.file, PathBuf::from(format!("note-{n}.light.md")));
+                        assert_eq!(p.input.text, format!("the body of note {n}"), "trimmed");
+                        assert_eq!(p.invalid, None);
+                        assert_eq!(
+                            p.hash,
+                            brains::claim::content_hash(
+                                &format!("note {n}"),
+                                &format!("the body of note {n}"),
+                                p.input.strength,
+                                &[],
+                            )
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
