@@ -283,9 +283,9 @@ impl Store {
     /// history, acts and the team's outbox first, then the vectors `derived` gives. When
     /// any of it fails (the embedding included) nothing is written and the act,
     /// vector-key and outbox numbers it took (from `numbers`) are given back, so the log
-    /// never skips one
-    /// (a failed commit gives them back too: [`Store::commit`]). Each plan's (new vector
-    /// key, the key it replaces), what `derived` gave, and the transaction.
+    /// never skips one (a failed commit gives them back too: [`Store::commit`]). Each
+    /// plan's (new vector key, the key it replaces), what `derived` gave, and the
+    /// transaction.
     fn write_plans(
         &mut self,
         plans: &[Planned],
