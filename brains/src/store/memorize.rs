@@ -503,22 +503,23 @@ impl Store {
     ) -> Result<(), StoreError> {
         let replaced: std::collections::HashSet<u64> =
             keys.iter().filter_map(|(_, old)| *old).collect();
-        let mut adds: Vec<(u64, Vec<f32>)> = Vec::with_capacity(plans.len());
+        let mut adds: Vec<(u64, &[f32])> = Vec::with_capacity(plans.len());
         for (i, (new, old)) in keys.iter().enumerate() {
             if let (Some(ok), Some(ix)) = (old, self.vindex.as_mut()) {
                 ix.remove(*ok)?;
             }
             if let Some(k) = new.filter(|k| !replaced.contains(k)) {
-                adds.push((k, vectors[i].clone()));
+                adds.push((k, &vectors[i]));
             }
         }
         if let Some(ix) = self.vindex.as_mut() {
             ix.add_many(&adds)?;
         }
-        for _ in 0..plans.len() {
-            self.note_act()?;
-        }
-        Ok(())
+        let share = match plans.len() >= BULK_BATCH {
+            true => super::BULK_SAVE_SHARE,
+            false => super::SAVE_SHARE,
+        };
+        self.note_acts(plans.len(), share)
     }
 }
 

@@ -143,12 +143,20 @@ const SCHEMA_VERSION: &str = "1";
 const SAVE_EVERY: u32 = 256;
 /// The share of the store's size between two checkpoints (see [`SAVE_EVERY`]).
 const SAVE_SHARE: usize = 8;
+/// The share after a bulk batch (an import's): a checkpoint once the acts unsaved are
+/// half the store, so the store doubles between two of them. Each costs the whole
+/// store's size (the fold, and every claim the writer changes meanwhile laid again onto
+/// the folded base), and an import into an empty store would otherwise pay for a
+/// checkpoint each time it grew by an eighth; a crash mid-import leaves at most half
+/// the store to catch up from the act log on open, never a rebuild.
+const BULK_SAVE_SHARE: usize = 2;
 /// A checkpoint after a write folds the claim index into one segment, encodes it and
 /// writes the file on a thread of its own (the writer goes on, and takes the folded
 /// base back when it is done); the next waits until that one is back and this many
-/// times the fold's own time has passed since. A batched import (an eighth of a 100 000-claim
-/// store arrives in under a second) then spends a bounded share of the cores on
-/// checkpoints, while a trickle of single writes is spaced by [`SAVE_SHARE`] alone.
+/// times its whole time (fold, encoding and file) has passed since. A batched import (an
+/// eighth of a 100 000-claim store arrives in under a second) then spends at most a
+/// fifth of a core on checkpoints, while a trickle of single writes is spaced by
+/// [`SAVE_SHARE`] alone.
 const SAVE_PACE: u32 = 4;
 /// A checkpoint folded in the background: the claim index's new base (`None` when it
 /// was one segment already), how long the fold took, and whether its snapshot file was
@@ -184,7 +192,7 @@ pub struct Store {
     /// The checkpoint being folded, encoded and written on a thread of its own, if one
     /// is: its folded base comes back to the claim index when it is done.
     snapshot_job: Option<std::thread::JoinHandle<Folded>>,
-    /// When the last checkpoint's fold came back, and how long it took
+    /// When the last checkpoint came back, and how long its thread took
     /// ([`SAVE_PACE`]).
     last_fold: Option<(std::time::Instant, std::time::Duration)>,
     /// The store's creation stamp (meta `created`), which the snapshot carries.
@@ -331,10 +339,14 @@ impl Store {
                     input.compact();
                     input.base()
                 });
-                let took = started.elapsed();
                 let file = snapshot::encode_frozen(&stamp, base.as_ref().unwrap_or(&whole));
                 let saved = snapshot::save(&dir, &file);
-                Folded { base, took, saved }
+                drop(file);
+                Folded {
+                    base,
+                    took: started.elapsed(),
+                    saved,
+                }
             });
         match job {
             Ok(job) => self.snapshot_job = Some(job),
@@ -389,11 +401,20 @@ impl Store {
     /// disk) is derived state, left behind and caught up from the act log on open, so
     /// the failure is logged and never reported as a failed write.
     fn note_act(&mut self) -> Result<(), StoreError> {
-        self.acts_unsaved += 1;
+        self.note_acts(1, SAVE_SHARE)
+    }
+
+    /// [`Store::note_act`] for `n` acts committed together, checkpointing once the acts
+    /// unsaved reach `1 / share` of the store ([`SAVE_SHARE`], or [`BULK_SAVE_SHARE`]
+    /// after a bulk batch).
+    fn note_acts(&mut self, n: usize, share: usize) -> Result<(), StoreError> {
+        self.acts_unsaved = self
+            .acts_unsaved
+            .saturating_add(u32::try_from(n).unwrap_or(u32::MAX));
         if self.snapshot_job.as_ref().is_some_and(|j| j.is_finished()) {
             self.finish_snapshot();
         }
-        if self.checkpoint_due(self.acts_unsaved, self.index.len()) {
+        if self.checkpoint_due(self.acts_unsaved, self.index.len(), share) {
             self.finish_snapshot();
             self.checkpoint();
         }
@@ -401,10 +422,10 @@ impl Store {
     }
 
     /// Whether `unsaved` acts on a claim index of `size` claims call for a checkpoint:
-    /// enough of them ([`SAVE_EVERY`], [`SAVE_SHARE`]), the last snapshot written and
-    /// its fold paid for ([`SAVE_PACE`]).
-    fn checkpoint_due(&self, unsaved: u32, size: usize) -> bool {
-        unsaved as usize >= (SAVE_EVERY as usize).max(size / SAVE_SHARE)
+    /// enough of them ([`SAVE_EVERY`], a `share` of the store), the last snapshot
+    /// written and paid for ([`SAVE_PACE`]).
+    fn checkpoint_due(&self, unsaved: u32, size: usize, share: usize) -> bool {
+        unsaved as usize >= (SAVE_EVERY as usize).max(size / share)
             && self.snapshot_job.as_ref().is_none_or(|j| j.is_finished())
             && self
                 .last_fold

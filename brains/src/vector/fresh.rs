@@ -524,11 +524,16 @@ mod tests {
     #[test]
     fn a_lean_row_is_found_by_its_eight_bits_and_its_slot_is_reused() {
         let dims = 32;
-        let v = |k: u64| -> Vec<f32> {
-            (0..dims)
-                .map(|j| ((k as f32 + 1.0) * 0.7 + j as f32 * 0.31).sin())
-                .collect()
-        };
+        // Computed once: an optimised build may round `sin` a bit differently at two
+        // call sites, and the comparisons below are exact.
+        let table: Vec<Vec<f32>> = (0..=8u64)
+            .map(|k| {
+                (0..dims)
+                    .map(|j| ((k as f32 + 1.0) * 0.7 + j as f32 * 0.31).sin())
+                    .collect()
+            })
+            .collect();
+        let v = |k: u64| table[k as usize].clone();
         let mut f = Fresh::new(dims);
         for k in 1..=6u64 {
             f.push(k, &v(k), k > 3);

@@ -423,16 +423,20 @@ impl VectorIndex {
 
     /// Add a vector: fresh at once, settled into the graph in the background.
     pub fn add(&mut self, key: u64, v: &[f32]) -> Result<(), StoreError> {
-        self.add_many(&[(key, v.to_vec())])
+        self.add_many(&[(key, v)])
     }
 
     /// Add vectors written together (a batch): fresh at once, settled in the background
     /// (past [`FRESH_MAX`], lean or settled by the writer: see there).
-    pub fn add_many(&mut self, items: &[(u64, Vec<f32>)]) -> Result<(), StoreError> {
-        if let Some((_, v)) = items.iter().find(|(_, v)| v.len() != self.dims) {
+    pub fn add_many<V: AsRef<[f32]>>(&mut self, items: &[(u64, V)]) -> Result<(), StoreError> {
+        if let Some((_, v)) = items.iter().find(|(_, v)| v.as_ref().len() != self.dims) {
             return Err(err(
                 "add",
-                format!("vector has {} dimensions, expected {}", v.len(), self.dims),
+                format!(
+                    "vector has {} dimensions, expected {}",
+                    v.as_ref().len(),
+                    self.dims
+                ),
             ));
         }
         if items.is_empty() {
@@ -441,7 +445,7 @@ impl VectorIndex {
         let over = {
             let mut f = write(&self.shared.fresh);
             for (k, v) in items {
-                self.shared.push_fresh(&mut f, *k, v);
+                self.shared.push_fresh(&mut f, *k, v.as_ref());
             }
             if self.shared.lean {
                 0
