@@ -48,13 +48,14 @@ pub enum BrainMsg {
         reason: String,
         reply: Reply<Claim>,
     },
-    /// Several demotions in one turn and one durable transaction (a bulk import's
-    /// versions that stay outdated): every slug that is live is demoted; the reply is the
-    /// first refusal, if any.
+    /// Several demotions in one turn and one transaction (a bulk import's versions that
+    /// stay outdated), committed as `commit` says: every slug that is live is demoted;
+    /// the reply is the first refusal, if any.
     DemoteMany {
         slugs: Vec<String>,
         actor: String,
         reason: String,
+        commit: brains::store::Commit,
         reply: Reply<Vec<Claim>>,
     },
     Reanchor {
@@ -386,11 +387,12 @@ impl Actor for BrainActor {
                 slugs,
                 actor,
                 reason,
+                commit,
                 reply,
             } => send(
                 reply,
                 st.run(&me, move |s| {
-                    s.demote_many(&slugs, &actor, &reason)?
+                    s.demote_many(&slugs, &actor, &reason, commit)?
                         .into_iter()
                         .collect()
                 })

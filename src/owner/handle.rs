@@ -341,19 +341,22 @@ impl OwnerHandle {
         .await
     }
 
-    /// Demote several slugs in one turn of the store's actor and one durable
-    /// transaction: every live one is demoted; the first refusal, if any, is the answer.
+    /// Demote several slugs in one turn of the store's actor and one transaction,
+    /// committed as `commit` says: every live one is demoted; the first refusal, if any,
+    /// is the answer.
     pub async fn demote_many(
         &self,
         id: &StoreId,
         slugs: Vec<String>,
         actor: &str,
         reason: &str,
+        commit: brains::store::Commit,
     ) -> Result<Vec<Claim>> {
         self.ask(id, |reply| BrainMsg::DemoteMany {
             slugs,
             actor: actor.to_string(),
             reason: reason.to_string(),
+            commit,
             reply,
         })
         .await

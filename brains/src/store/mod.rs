@@ -44,6 +44,7 @@ pub use backup::{BackupSource, CopyCounts, StoreCopy};
 pub use integrity::Integrity;
 pub use share::{Applied, Cursor, Entry, Incoming, Outgoing, ShareState, SharedAct, SharedOp};
 pub use similar::{Clusters, SimilarHit};
+pub use write::Commit;
 
 /// How to open a store.
 #[derive(Debug, Clone)]

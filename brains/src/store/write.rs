@@ -10,6 +10,18 @@ use crate::claim::Claim;
 use crate::claim::{Act, ActKind, ClaimState, Verdict};
 use crate::error::StoreError;
 
+/// How a transaction is committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// On disk (synced) when the call returns.
+    Durable,
+    /// Seen at once, and on disk with the store's next durable commit (or its close):
+    /// a crash before then loses the whole transaction, never a part of it. For writes
+    /// that a durable one is about to follow (an import's demotions between its
+    /// batches), so they do not each wait on the disk.
+    WithNext,
+}
+
 impl Store {
     /// Write a new live version (with its vector) and, when there was one, move the old
     /// version to history; one transaction. Updates the in-memory indexes after commit.
@@ -291,18 +303,23 @@ impl Store {
     }
 
     /// Demote the live version of each of `slugs`, every demotion its own recorded act,
-    /// all in one durable transaction (an import's outdated versions: one fsync, not one
-    /// per slug). Per slug: the demoted version, or why it could not be (not live, or
-    /// already demoted earlier in the list). `Err` only when the transaction failed, and
-    /// then nothing changed.
+    /// all in one transaction (an import's outdated versions: one commit, not one per
+    /// slug), committed as `commit` says. Per slug: the demoted version, or why it could
+    /// not be (not live, or already demoted earlier in the list). `Err` only when the
+    /// transaction failed, and then nothing changed.
     pub fn demote_many(
         &mut self,
         slugs: &[String],
         actor: &str,
         reason: &str,
+        commit: Commit,
     ) -> Result<Vec<Result<Claim, StoreError>>, StoreError> {
         crate::claim::validate_agent_id(actor)?;
-        let tx = self.db.begin_write()?;
+        let mut tx = self.db.begin_write()?;
+        if commit == Commit::WithNext {
+            tx.set_durability(redb::Durability::None)
+                .map_err(|e| StoreError::Storage(e.into()))?;
+        }
         let mut results = Vec::with_capacity(slugs.len());
         let mut gone = Vec::new();
         for slug in slugs {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use brains::recall::RankMode;
+use brains::store::Commit;
 use brains::{FixedClock, MemorizeInput, RecallQuery, Store, Strength};
 
 use crate::common::{input, opts, T0};
@@ -215,10 +216,15 @@ fn a_batch_whose_embedding_fails_writes_nothing_and_leaves_no_gap() {
 
 /// `demote_many` (one transaction) leaves the store exactly as the same demotions one by
 /// one: the same versions, acts, recall and statistics; a slug that is not live, or is
-/// listed twice, is refused without stopping the others; all of it survives a reopen.
+/// listed twice, is refused without stopping the others; all of it survives a reopen,
+/// committed durably or with the next commit (here the close's).
 #[test]
 fn demoting_many_equals_demoting_one_by_one() {
-    for vectors in [false, true] {
+    for (vectors, commit) in [
+        (false, Commit::Durable),
+        (true, Commit::Durable),
+        (true, Commit::WithNext),
+    ] {
         let one = tempfile::tempdir().unwrap();
         let many = tempfile::tempdir().unwrap();
         let clock = Arc::new(FixedClock::new(T0));
@@ -244,7 +250,7 @@ fn demoting_many_equals_demoting_one_by_one() {
             .map(|s| format!("{:?}", a.demote(s, "human:founder", "stale")))
             .collect();
         let batched: Vec<String> = b
-            .demote_many(&slugs, "human:founder", "stale")
+            .demote_many(&slugs, "human:founder", "stale", commit)
             .unwrap()
             .into_iter()
             .map(|r| format!("{r:?}"))

@@ -3,9 +3,10 @@
 //! dry run: files seen = imported live + into history + refused.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
+use brains::store::Commit;
 use brains::{ClaimState, MemorizeInput, MemorizeOutcome};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -312,6 +313,9 @@ struct Run {
     refused: Vec<Refusal>,
     /// Versions waiting to be written to a brain in one transaction, per brain.
     pending: BTreeMap<Fingerprint, Vec<Pending>>,
+    /// Brains whose last demotions are not yet on disk: they go with the brain's next
+    /// batch, which is durable, or with the import's end ([`Run::flush`]).
+    undurable: BTreeSet<Fingerprint>,
     /// Time spent looking up duplicates, anchoring evidence, writing and demoting (the
     /// log's).
     lookup_ms: u64,
@@ -346,6 +350,7 @@ impl Run {
             ambiguous: Vec::new(),
             refused: Vec::new(),
             pending: BTreeMap::new(),
+            undurable: BTreeSet::new(),
             lookup_ms: 0,
             anchor_ms: 0,
             write_ms: 0,
@@ -355,11 +360,19 @@ impl Run {
 
     /// Write one brain's waiting versions in one transaction and account for each; the
     /// versions that stay outdated are then demoted in one turn of the brain's actor.
-    async fn flush(&mut self, svc: &Service, fp: &Fingerprint) -> Result<()> {
+    /// Those demotions wait for the brain's next batch to reach the disk with it (one
+    /// sync, not two a batch), except at the import's `end`, when they are synced.
+    async fn flush(&mut self, svc: &Service, fp: &Fingerprint, end: bool) -> Result<()> {
+        let store = StoreId::brain(fp);
         let Some(batch) = self.pending.remove(fp).filter(|b| !b.is_empty()) else {
+            if end && self.undurable.remove(fp) {
+                // Nothing left to write: an empty, durable transaction syncs them.
+                svc.owner
+                    .demote_many(&store, Vec::new(), &self.agent, "", Commit::Durable)
+                    .await?;
+            }
             return Ok(());
         };
-        let store = StoreId::brain(fp);
         let (mut inputs, batch): (Vec<MemorizeInput>, Vec<Pending>) = batch
             .into_iter()
             .map(|mut p| (std::mem::take(&mut p.input), p))
@@ -384,6 +397,8 @@ impl Run {
         }
         let t = std::time::Instant::now();
         let outcomes = svc.owner.memorize_many(&store, inputs).await?;
+        // The batch's commit was durable, and so is every demotion before it.
+        self.undurable.remove(fp);
         let mut demote = Vec::new();
         for (p, outcome) in batch.into_iter().zip(outcomes) {
             let written = self.settle(
@@ -399,9 +414,16 @@ impl Run {
         self.write_ms += t.elapsed().as_millis() as u64;
         if !demote.is_empty() {
             let t = std::time::Instant::now();
+            let commit = match end {
+                true => Commit::Durable,
+                false => Commit::WithNext,
+            };
             svc.owner
-                .demote_many(&store, demote, &self.agent, "imported as outdated")
+                .demote_many(&store, demote, &self.agent, "imported as outdated", commit)
                 .await?;
+            if commit == Commit::WithNext {
+                self.undurable.insert(fp.clone());
+            }
             self.demote_ms += t.elapsed().as_millis() as u64;
         }
         Ok(())
@@ -435,9 +457,14 @@ impl Run {
 
     /// Write every brain's waiting versions.
     async fn flush_all(&mut self, svc: &Service) -> Result<()> {
-        let fps: Vec<Fingerprint> = self.pending.keys().cloned().collect();
+        let fps: BTreeSet<Fingerprint> = self
+            .pending
+            .keys()
+            .chain(&self.undurable)
+            .cloned()
+            .collect();
         for fp in fps {
-            self.flush(svc, &fp).await?;
+            self.flush(svc, &fp, true).await?;
         }
         Ok(())
     }
@@ -605,7 +632,7 @@ impl Run {
                 });
                 if queue.len() >= BATCH {
                     let fp = fp.clone();
-                    self.flush(svc, &fp).await?;
+                    self.flush(svc, &fp, false).await?;
                 }
                 continue;
             }
