@@ -294,3 +294,43 @@ fn an_import_into_a_brain_keeps_every_all_outdated_claim_in_history() {
     assert_eq!(again["refused"], n, "every version found again: {again}");
     assert_eq!(again["count_conserved"], true);
 }
+
+/// An import that stopped between a batch and its demotions (the owner killed) leaves a
+/// version live whose every file says outdated; importing the same files again finds it
+/// as a duplicate and finishes the demotion, so it ends in history as an uninterrupted
+/// import would have left it. Made here by importing the file as authored first, then
+/// marking the file outdated (the state is not part of a version's content).
+#[test]
+fn an_import_finishes_the_demotions_an_interrupted_one_left_undone() {
+    let o = Owner::start();
+    let root = o.project("interrupted");
+    o.bootstrap(&root);
+    let src = tempfile::tempdir().unwrap();
+    let file = |state: &str| {
+        format!("Node: Stale rule\nState: {state}\nCreated: 1780000000000\nSource-Agent: codex:maker\n\nthe kettle rule that was retired\n")
+    };
+    write(src.path(), "stale-rule.light.md", &file("authored"));
+    let args = json!({ "dir": src.path(), "brain": root });
+    assert_eq!(import(&o, args.clone())["imported_live"], 1);
+    let cr = root.to_string_lossy().to_string();
+    let live = |o: &Owner| o.claims(&cr).len();
+    assert_eq!(live(&o), 1);
+    write(src.path(), "stale-rule.light.md", &file("outdated"));
+    let again = import(&o, args);
+    assert_eq!(again["refused"], 1, "{again}");
+    assert_eq!(again["count_conserved"], true);
+    assert_eq!(
+        live(&o),
+        0,
+        "the version every file calls outdated is still live"
+    );
+    let (_, h) = o.call(
+        "history",
+        json!({ "slug": "stale-rule" }),
+        &[(header::CALLER_ROOT, &cr)],
+    );
+    let versions = h["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 1, "{h}");
+    assert_eq!(versions[0]["state"], "outdated", "{h}");
+    assert_eq!(versions[0]["outdated_by"], "human:founder", "{h}");
+}

@@ -280,20 +280,33 @@ impl Group {
 
 /// The versions each group's store already holds, as (content hash, created), in the
 /// order of `groups`: one read per store for the whole chunk.
-async fn lookup(svc: &Service, groups: &[Group]) -> Result<Vec<HashSet<(String, i64)>>> {
+/// What a store already holds of one slug: every version's (content hash, created),
+/// and which of them is live.
+#[derive(Default, Clone)]
+struct Existing {
+    versions: HashSet<(String, i64)>,
+    live: Option<(String, i64)>,
+}
+
+async fn lookup(svc: &Service, groups: &[Group]) -> Result<Vec<Existing>> {
     let mut by_store: HashMap<StoreId, Vec<usize>> = HashMap::new();
     for (i, g) in groups.iter().enumerate() {
         by_store.entry(g.store()).or_default().push(i);
     }
-    let mut out = vec![HashSet::new(); groups.len()];
+    let mut out = vec![Existing::default(); groups.len()];
     for (store, at) in by_store {
         let slugs = at.iter().map(|&i| groups[i].slug.clone()).collect();
         let found = svc.owner.histories(&store, slugs).await?;
         for (i, versions) in at.into_iter().zip(found) {
-            out[i] = versions
-                .into_iter()
-                .map(|c| (c.content_hash, c.created))
-                .collect();
+            let mut e = Existing::default();
+            for c in versions {
+                let key = (c.content_hash, c.created);
+                if c.state == ClaimState::Authored {
+                    e.live = Some(key.clone());
+                }
+                e.versions.insert(key);
+            }
+            out[i] = e;
         }
     }
     Ok(out)
@@ -316,6 +329,10 @@ struct Run {
     /// Brains whose last demotions are not yet on disk: they go with the brain's next
     /// batch, which is durable, or with the import's end ([`Run::flush`]).
     undurable: BTreeSet<Fingerprint>,
+    /// Per brain, slugs found live whose every file is outdated: an import that stopped
+    /// between a batch and its demotions left them so; demoted with the brain's next
+    /// batch.
+    stray: BTreeMap<Fingerprint, Vec<String>>,
     /// Time spent looking up duplicates, anchoring evidence, writing and demoting (the
     /// log's).
     lookup_ms: u64,
@@ -351,6 +368,7 @@ impl Run {
             refused: Vec::new(),
             pending: BTreeMap::new(),
             undurable: BTreeSet::new(),
+            stray: BTreeMap::new(),
             lookup_ms: 0,
             anchor_ms: 0,
             write_ms: 0,
@@ -364,15 +382,42 @@ impl Run {
     /// sync, not two a batch), except at the import's `end`, when they are synced.
     async fn flush(&mut self, svc: &Service, fp: &Fingerprint, end: bool) -> Result<()> {
         let store = StoreId::brain(fp);
-        let Some(batch) = self.pending.remove(fp).filter(|b| !b.is_empty()) else {
-            if end && self.undurable.remove(fp) {
-                // Nothing left to write: an empty, durable transaction syncs them.
-                svc.owner
-                    .demote_many(&store, Vec::new(), &self.agent, "", Commit::Durable)
-                    .await?;
-            }
-            return Ok(());
-        };
+        let batch = self.pending.remove(fp).unwrap_or_default();
+        let mut demote = self.stray.remove(fp).unwrap_or_default();
+        if !batch.is_empty() {
+            self.write(svc, &store, batch, &mut demote).await?;
+            // The batch's commit was durable, and so is every demotion before it.
+            self.undurable.remove(fp);
+        }
+        // At the end, with nothing to demote, an empty durable transaction still syncs
+        // the demotions before it.
+        if !demote.is_empty() || (end && self.undurable.contains(fp)) {
+            let commit = match end {
+                true => Commit::Durable,
+                false => Commit::WithNext,
+            };
+            let t = std::time::Instant::now();
+            svc.owner
+                .demote_many(&store, demote, &self.agent, "imported as outdated", commit)
+                .await?;
+            self.demote_ms += t.elapsed().as_millis() as u64;
+            match commit {
+                Commit::WithNext => self.undurable.insert(fp.clone()),
+                Commit::Durable => self.undurable.remove(fp),
+            };
+        }
+        Ok(())
+    }
+
+    /// Write one batch to `store` and account for each version; the slugs whose version
+    /// stays outdated are added to `demote`.
+    async fn write(
+        &mut self,
+        svc: &Service,
+        store: &StoreId,
+        batch: Vec<Pending>,
+        demote: &mut Vec<String>,
+    ) -> Result<()> {
         let (mut inputs, batch): (Vec<MemorizeInput>, Vec<Pending>) = batch
             .into_iter()
             .map(|mut p| (std::mem::take(&mut p.input), p))
@@ -396,10 +441,7 @@ impl Run {
             }
         }
         let t = std::time::Instant::now();
-        let outcomes = svc.owner.memorize_many(&store, inputs).await?;
-        // The batch's commit was durable, and so is every demotion before it.
-        self.undurable.remove(fp);
-        let mut demote = Vec::new();
+        let outcomes = svc.owner.memorize_many(store, inputs).await?;
         for (p, outcome) in batch.into_iter().zip(outcomes) {
             let written = self.settle(
                 p.file,
@@ -412,20 +454,6 @@ impl Run {
             }
         }
         self.write_ms += t.elapsed().as_millis() as u64;
-        if !demote.is_empty() {
-            let t = std::time::Instant::now();
-            let commit = match end {
-                true => Commit::Durable,
-                false => Commit::WithNext,
-            };
-            svc.owner
-                .demote_many(&store, demote, &self.agent, "imported as outdated", commit)
-                .await?;
-            if commit == Commit::WithNext {
-                self.undurable.insert(fp.clone());
-            }
-            self.demote_ms += t.elapsed().as_millis() as u64;
-        }
         Ok(())
     }
 
@@ -460,6 +488,7 @@ impl Run {
         let fps: BTreeSet<Fingerprint> = self
             .pending
             .keys()
+            .chain(self.stray.keys())
             .chain(&self.undurable)
             .cloned()
             .collect();
@@ -573,12 +602,7 @@ impl Run {
 
     /// Replay one slug's versions into its store, refusing those the store already holds
     /// (`existing`); a slug whose every file is outdated stays in history.
-    async fn replay(
-        &mut self,
-        svc: &Service,
-        g: Group,
-        existing: HashSet<(String, i64)>,
-    ) -> Result<()> {
+    async fn replay(&mut self, svc: &Service, g: Group, existing: Existing) -> Result<()> {
         let Group {
             slug,
             tgt,
@@ -604,7 +628,13 @@ impl Run {
                 continue;
             }
             let key = (hash, input.created.unwrap_or(0));
-            if existing.contains(&key) || !seen_here.insert(key) {
+            let stays_outdated = i + 1 == n && all_outdated;
+            if let (true, false, Target::Brain(fp, _)) = (stays_outdated, self.dry_run, &tgt) {
+                if existing.live.as_ref() == Some(&key) {
+                    self.stray.entry(fp.clone()).or_default().push(slug.clone());
+                }
+            }
+            if existing.versions.contains(&key) || !seen_here.insert(key) {
                 self.refuse(file, "duplicate", "this version is already in the store");
                 continue;
             }
@@ -618,7 +648,6 @@ impl Run {
             }
             // The last version of a slug whose every file is outdated goes to history as
             // soon as it is written: it never lands live, in a brain or in the medulla.
-            let stays_outdated = i + 1 == n && all_outdated;
             if let Target::Brain(fp, _) = &tgt {
                 // Written with the brain's next batch: one transaction for many.
                 let queue = self.pending.entry(fp.clone()).or_default();
