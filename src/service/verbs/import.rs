@@ -278,8 +278,6 @@ impl Group {
     }
 }
 
-/// The versions each group's store already holds, as (content hash, created), in the
-/// order of `groups`: one read per store for the whole chunk.
 /// What a store already holds of one slug: every version's (content hash, created),
 /// and which of them is live.
 #[derive(Default, Clone)]
@@ -288,6 +286,8 @@ struct Existing {
     live: Option<(String, i64)>,
 }
 
+/// What each group's store already holds of its slug, in the order of `groups`: one
+/// read per store for the whole chunk.
 async fn lookup(svc: &Service, groups: &[Group]) -> Result<Vec<Existing>> {
     let mut by_store: HashMap<StoreId, Vec<usize>> = HashMap::new();
     for (i, g) in groups.iter().enumerate() {
