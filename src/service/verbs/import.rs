@@ -629,8 +629,8 @@ impl Run {
             }
             let key = (hash, input.created.unwrap_or(0));
             let stays_outdated = i + 1 == n && all_outdated;
-            if let (true, false, Target::Brain(fp, _)) = (stays_outdated, self.dry_run, &tgt) {
-                if existing.live.as_ref() == Some(&key) {
+            if stays_outdated && !self.dry_run && existing.live.as_ref() == Some(&key) {
+                if let Target::Brain(fp, _) = &tgt {
                     self.stray.entry(fp.clone()).or_default().push(slug.clone());
                 }
             }
