@@ -5,6 +5,11 @@
 //! latency of a recall's depth (50) and the share of the exact top 10 found (as the
 //! graph ranks them, and once the 50 it nominates are rescored with their f32 vectors,
 //! as an eight-bit store does); and the memory the index takes.
+//!
+//! `--strays` measures instead, in the store's settings built on every core, how many
+//! vectors a search for their own vector does not find: usearch's build alone against
+//! the store's (`VectorIndex::build_from`, which links such strays again), with the
+//! time each build takes.
 
 use std::time::Instant;
 
@@ -32,6 +37,7 @@ const DEPTH: usize = 50;
 pub fn run(args: &[String]) -> Result<()> {
     let mut sizes = vec![100_000];
     let mut queries = 200;
+    let mut strays = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -44,7 +50,8 @@ pub fn run(args: &[String]) -> Result<()> {
                     .collect::<Result<_, _>>()?
             }
             "--queries" => queries = it.next().context("--queries takes a number")?.parse()?,
-            other => bail!("unknown argument {other:?}: usage: cargo xtask bench --hnsw [--sizes 100000] [--queries 200]"),
+            "--strays" => strays = true,
+            other => bail!("unknown argument {other:?}: usage: cargo xtask bench --hnsw [--sizes 100000] [--queries 200] [--strays]"),
         }
     }
     let Some(model) = medulla::model::load_default()? else {
@@ -55,8 +62,13 @@ pub fn run(args: &[String]) -> Result<()> {
         "usearch kernels: {}; {threads} build threads",
         usearch::hardware_acceleration_available()
     );
-    println!("| vectors | precision | connectivity | expansion (add) | expansion (search) | build (vectors/s) | search k={DEPTH} p50 / p99 (ms) | exact top 10 found | … after rescoring the {DEPTH} | index memory (MB) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    if strays {
+        println!("| vectors | build | build time (s) | not found by their own vector |");
+        println!("|---|---|---|---|");
+    } else {
+        println!("| vectors | precision | connectivity | expansion (add) | expansion (search) | build (vectors/s) | search k={DEPTH} p50 / p99 (ms) | exact top 10 found | … after rescoring the {DEPTH} | index memory (MB) |");
+        println!("|---|---|---|---|---|---|---|---|---|---|");
+    }
     for &size in &sizes {
         let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
         let texts: Vec<String> = (0..size)
@@ -69,6 +81,10 @@ pub fn run(args: &[String]) -> Result<()> {
         let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(size);
         for chunk in refs.chunks(4096) {
             vecs.extend(model.embed(chunk)?);
+        }
+        if strays {
+            stray_counts(&vecs, threads)?;
+            continue;
         }
         let qtexts: Vec<String> = (0..queries)
             .map(|_| format!("{} {}", g.words(2), g.rare(2)))
@@ -147,5 +163,67 @@ pub fn run(args: &[String]) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// The vectors of `vecs` (key = position + 1) that a search for their own vector does
+/// not find, in usearch's build on `threads` threads and in the store's, in the store's
+/// settings (eight bits, insert expansion 40, search expansion 128). A vector whose
+/// twin is found first counts as found.
+fn stray_counts(vecs: &[Vec<f32>], threads: usize) -> Result<()> {
+    let (size, dims) = (vecs.len(), vecs[0].len());
+    let dot = |a: &[f32], b: &[f32]| -> f32 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
+    let missed = |found: &dyn Fn(&[f32]) -> Option<u64>| {
+        (1..=size as u64)
+            .filter(|k| {
+                let v = &vecs[*k as usize - 1];
+                found(v).is_none_or(|t| t != *k && dot(&vecs[t as usize - 1], v) < 0.9999)
+            })
+            .count()
+    };
+    let index = Index::new(&IndexOptions {
+        dimensions: dims,
+        metric: MetricKind::Cos,
+        quantization: ScalarKind::I8,
+        connectivity: 0,
+        expansion_add: 40,
+        expansion_search: 128,
+        multi: false,
+    })?;
+    index.reserve_capacity_and_threads(size + 1, threads)?;
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        let part = size.div_ceil(threads);
+        for (ti, chunk) in vecs.chunks(part).enumerate() {
+            let index = &index;
+            s.spawn(move || {
+                for (j, v) in chunk.iter().enumerate() {
+                    index
+                        .add((ti * part + j) as u64 + 1, v)
+                        .expect("an add succeeds");
+                }
+            });
+        }
+    });
+    let took = t.elapsed().as_secs_f64();
+    let lost = missed(&|v| index.search(v, 1).ok()?.keys.first().copied());
+    println!("| {size} | usearch on {threads} threads | {took:.2} | {lost} |");
+    drop(index);
+
+    let dir = tempfile::tempdir()?;
+    let mut store =
+        brains::vector::VectorIndex::empty(dir.path(), dims, brains::vector::Precision::I8)?;
+    let t = Instant::now();
+    let chunks = vecs.chunks(4096).enumerate().map(|(c, chunk)| {
+        Ok(chunk
+            .iter()
+            .enumerate()
+            .map(|(j, v)| ((c * 4096 + j) as u64 + 1, v.clone()))
+            .collect())
+    });
+    store.build_from(size, chunks)?;
+    let took = t.elapsed().as_secs_f64();
+    let lost = missed(&|v| Some(store.search_all(v, 1).ok()?.first()?.0));
+    println!("| {size} | the store's (strays linked again) | {took:.2} | {lost} |");
     Ok(())
 }

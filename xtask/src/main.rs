@@ -26,7 +26,7 @@
 //! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
 //!   one memory workload against medulla (HTTP, bridge) and other MCP memory servers
 //!   (installed under `target/peers/` with npm and pip).
-//! - `bench --hnsw [--sizes 100000] [--queries 200]`: the vector index's settings
+//! - `bench --hnsw [--sizes 100000] [--queries 200] [--strays]`: the vector index's settings
 //!   (precision, connectivity, insert expansion) on the bench corpus's embeddings.
 //! - `bench-lexical [--sizes 100000,1000000] [--ops 300]` (build with `--features
 //!   tantivy-compare`): the lexical index against tantivy on `bench`'s corpus (issue 24).
@@ -80,7 +80,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]
   bench --team [--owners 3] [--samples 200] [--catchup 10000] [--offline 1000] [--writes 500] [--poll-ms MS]
   bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]
-  bench --hnsw [--sizes 100000] [--queries 200]
+  bench --hnsw [--sizes 100000] [--queries 200] [--strays]
   bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]
   bench-lexical [--sizes 100000,1000000] [--ops 300]   (needs --features tantivy-compare)
   bench --import [--claims 100000] [--no-model] [--bin PATH]

@@ -81,6 +81,26 @@ fn build_threads() -> usize {
         .min(SEARCH_CONTEXTS)
 }
 
+/// Link again the vectors an insert stranded ([`Graph::strays`]). One still stranded
+/// after is told in the log, never an error: its claim is still found by the lexical
+/// side, and by its vector once a rebuild links it.
+fn relink(g: &mut Graph, strays: &[u64]) -> Result<(), StoreError> {
+    if strays.is_empty() {
+        return Ok(());
+    }
+    let linked = g.relink(strays)?;
+    if linked < strays.len() {
+        tracing::warn!(
+            strays = strays.len(),
+            linked,
+            "some vectors no search reaches are still stranded after linking them again"
+        );
+    } else {
+        tracing::debug!(strays = strays.len(), "linked stranded vectors again");
+    }
+    Ok(())
+}
+
 fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
     l.read().unwrap_or_else(|p| p.into_inner())
 }
@@ -161,12 +181,14 @@ impl Shared {
         f.push(key, v, lean);
     }
 
-    /// Insert a batch into the graph on `threads` threads.
+    /// Insert a batch into the graph on `threads` threads, then link again what the
+    /// threads stranded ([`Graph::strays`]).
     fn insert(&self, batch: &[(u64, Vec<f32>)], threads: usize) -> Result<(), StoreError> {
         write(&self.graph).room(batch.len())?;
         let g = read(&self.graph);
+        let was_empty = g.size() == 0;
         let part = batch.len().div_ceil(threads.max(1));
-        std::thread::scope(|s| {
+        let inserted = std::thread::scope(|s| {
             let workers: Vec<_> = batch
                 .chunks(part)
                 .map(|chunk| {
@@ -185,7 +207,12 @@ impl Shared {
                 w.join()
                     .unwrap_or_else(|_| Err(err("add", "a settling thread panicked")))
             })
-        })
+        });
+        inserted?;
+        let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
+        let strays = g.strays(&keys, was_empty, &self.contexts);
+        drop(g);
+        relink(&mut write(&self.graph), &strays)
     }
 
     /// Write the graph's file as it stands. The settler waits; searches do not (a save
@@ -499,7 +526,8 @@ impl VectorIndex {
     /// on every core: a rebuild on open, before anything is searched. The caller's
     /// iterator reads the next chunk while the cores insert (a bounded queue between
     /// them), so no core waits on the reads, on a chunk's slowest thread or on the
-    /// settler; room for `total` is made once.
+    /// settler; room for `total` is made once. What the threads stranded is linked
+    /// again at the end ([`Graph::strays`]).
     pub fn build_from<I>(&mut self, total: usize, chunks: I) -> Result<(), StoreError>
     where
         I: Iterator<Item = Result<Vec<(u64, Vec<f32>)>, StoreError>>,
@@ -508,20 +536,23 @@ impl VectorIndex {
         write(&self.shared.graph).room(total)?;
         self.shared.dirty.store(true, Ordering::Release);
         let g = read(&self.shared.graph);
+        let was_empty = g.size() == 0;
         let (queue, taken) = std::sync::mpsc::sync_channel::<Vec<(u64, Vec<f32>)>>(threads * 2);
         let taken = Mutex::new(taken);
-        std::thread::scope(|s| {
+        let added = std::thread::scope(|s| {
             let workers: Vec<_> = (0..threads)
                 .map(|_| {
                     let (g, taken, contexts) = (&g, &taken, &self.shared.contexts);
-                    s.spawn(move || -> Result<(), StoreError> {
+                    s.spawn(move || -> Result<Vec<u64>, StoreError> {
+                        let mut added = Vec::new();
                         loop {
                             let next = taken.lock().unwrap_or_else(|p| p.into_inner()).recv();
                             // Closed: every chunk was taken.
-                            let Ok(chunk) = next else { return Ok(()) };
+                            let Ok(chunk) = next else { return Ok(added) };
                             for (key, v) in &chunk {
                                 if !g.contains(*key) {
                                     contexts.with(|| g.add(*key, v))?;
+                                    added.push(*key);
                                 }
                             }
                         }
@@ -544,12 +575,23 @@ impl VectorIndex {
                 }
             }
             drop(queue);
-            let inserted = workers.into_iter().try_for_each(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err(err("add", "a building thread panicked")))
-            });
-            read.and(inserted)
-        })
+            let mut added = Vec::new();
+            for w in workers {
+                let keys = w
+                    .join()
+                    .unwrap_or_else(|_| Err(err("add", "a building thread panicked")));
+                // Every worker is joined before an error is answered.
+                match (keys, &read) {
+                    (Ok(keys), Ok(())) => added.extend(keys),
+                    (Err(e), Ok(())) => read = Err(e),
+                    (_, Err(_)) => {}
+                }
+            }
+            read.map(|()| added)
+        })?;
+        let strays = g.strays(&added, was_empty, &self.shared.contexts);
+        drop(g);
+        relink(&mut write(&self.shared.graph), &strays)
     }
 
     /// Move every fresh vector into the graph now, on every core.
@@ -779,6 +821,33 @@ mod tests {
         );
         for (k, v) in &items {
             assert_eq!(ix.search_all(v, 1).unwrap()[0].0, *k, "vector {k} settled");
+        }
+    }
+
+    /// usearch's inserts on several threads strand a few vectors no search reaches,
+    /// though it holds them (its issue 735); a rebuild on every core links them again,
+    /// so each vector is found by itself. Without the relinking this test failed in
+    /// most runs on two cores.
+    #[test]
+    fn a_rebuild_on_every_core_leaves_no_vector_out_of_reach() {
+        const ROUNDS: u64 = 10;
+        const N: u64 = 1000;
+        let dims = 16;
+        for round in 0..ROUNDS {
+            let d = tempfile::tempdir().unwrap();
+            let graph = Graph::empty(d.path(), dims, Precision::I8).unwrap();
+            let mut ix = VectorIndex::bounded(graph, dims, Precision::I8, 64);
+            let keys = round * N + 1..=round * N + N;
+            let items: Vec<(u64, Vec<f32>)> = keys.map(|k| (k, vector(k, dims))).collect();
+            ix.build_from(items.len(), items.chunks(64).map(|c| Ok(c.to_vec())))
+                .unwrap();
+            for (k, v) in &items {
+                assert_eq!(
+                    ix.search_all(v, 1).unwrap()[0].0,
+                    *k,
+                    "vector {k} is reached"
+                );
+            }
         }
     }
 
