@@ -113,23 +113,8 @@ pub fn run(args: &[String]) -> Result<()> {
                 expansion_search: 0,
                 multi: false,
             };
-            let index = Index::new(&opts)?;
-            index.reserve_capacity_and_threads(size + 1, threads)?;
-            let t = Instant::now();
-            std::thread::scope(|s| {
-                let part = size.div_ceil(threads);
-                for (ti, chunk) in vecs.chunks(part).enumerate() {
-                    let index = &index;
-                    s.spawn(move || {
-                        for (j, v) in chunk.iter().enumerate() {
-                            index
-                                .add((ti * part + j) as u64 + 1, v)
-                                .expect("an add succeeds");
-                        }
-                    });
-                }
-            });
-            let rate = size as f64 / t.elapsed().as_secs_f64();
+            let (index, took) = build(&opts, &vecs, threads)?;
+            let rate = size as f64 / took;
             for &search in searches {
                 index.change_expansion_search(search);
                 let mut lat = Vec::with_capacity(qs.len());
@@ -181,7 +166,7 @@ fn stray_counts(vecs: &[Vec<f32>], threads: usize) -> Result<()> {
             })
             .count()
     };
-    let index = Index::new(&IndexOptions {
+    let options = IndexOptions {
         dimensions: dims,
         metric: MetricKind::Cos,
         quantization: ScalarKind::I8,
@@ -189,23 +174,8 @@ fn stray_counts(vecs: &[Vec<f32>], threads: usize) -> Result<()> {
         expansion_add: 40,
         expansion_search: 128,
         multi: false,
-    })?;
-    index.reserve_capacity_and_threads(size + 1, threads)?;
-    let t = Instant::now();
-    std::thread::scope(|s| {
-        let part = size.div_ceil(threads);
-        for (ti, chunk) in vecs.chunks(part).enumerate() {
-            let index = &index;
-            s.spawn(move || {
-                for (j, v) in chunk.iter().enumerate() {
-                    index
-                        .add((ti * part + j) as u64 + 1, v)
-                        .expect("an add succeeds");
-                }
-            });
-        }
-    });
-    let took = t.elapsed().as_secs_f64();
+    };
+    let (index, took) = build(&options, vecs, threads)?;
     let lost = missed(&|v| index.search(v, 1).ok()?.keys.first().copied());
     println!("| {size} | usearch on {threads} threads | {took:.2} | {lost} |");
     drop(index);
@@ -226,4 +196,27 @@ fn stray_counts(vecs: &[Vec<f32>], threads: usize) -> Result<()> {
     let lost = missed(&|v| Some(store.search_all(v, 1).ok()?.first()?.0));
     println!("| {size} | the store's (strays linked again) | {took:.2} | {lost} |");
     Ok(())
+}
+
+/// usearch's index of `vecs` (key = position + 1), built on `threads` threads, each
+/// inserting its own part; and the seconds the build took.
+fn build(options: &IndexOptions, vecs: &[Vec<f32>], threads: usize) -> Result<(Index, f64)> {
+    let size = vecs.len();
+    let index = Index::new(options)?;
+    index.reserve_capacity_and_threads(size + 1, threads)?;
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        let part = size.div_ceil(threads);
+        for (ti, chunk) in vecs.chunks(part).enumerate() {
+            let index = &index;
+            s.spawn(move || {
+                for (j, v) in chunk.iter().enumerate() {
+                    index
+                        .add((ti * part + j) as u64 + 1, v)
+                        .expect("an add succeeds");
+                }
+            });
+        }
+    });
+    Ok((index, t.elapsed().as_secs_f64()))
 }
