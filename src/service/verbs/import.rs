@@ -164,7 +164,12 @@ impl Verb for Import {
             }
             next = spawn_check(&mut slugs);
             let mut chunk = Vec::with_capacity(checked.len());
-            for (slug, files, versions) in checked {
+            for Checked {
+                slug,
+                files,
+                versions,
+            } in checked
+            {
                 let versions: Vec<Parsed> = versions
                     .into_iter()
                     .filter_map(|v| v.map_err(|r| run.refused.push(r)).ok())

@@ -154,8 +154,14 @@ fn check_one(l: Loaded) -> Result<Parsed, Refusal> {
     })
 }
 
-/// A slug, how many files it was read from, and each version checked.
-pub(super) type Checked = (String, usize, Vec<Result<Parsed, Refusal>>);
+/// A slug's versions, checked.
+pub(super) struct Checked {
+    pub(super) slug: String,
+    /// How many files it was read from.
+    pub(super) files: usize,
+    /// Each version: its memorize input, or why it is refused.
+    pub(super) versions: Vec<Result<Parsed, Refusal>>,
+}
 
 /// Check a chunk of slugs' versions, the chunk split among the cores; in order. The
 /// checking threads yield to every other thread of the owner (see `yield_to_others`):
@@ -163,8 +169,11 @@ pub(super) type Checked = (String, usize, Vec<Result<Parsed, Refusal>>);
 /// leave idle, never slow the writer.
 pub(super) fn check(chunk: Vec<(String, Vec<Loaded>)>) -> Vec<Checked> {
     let one = |(slug, versions): (String, Vec<Loaded>)| -> Checked {
-        let files = versions.len();
-        (slug, files, versions.into_iter().map(check_one).collect())
+        Checked {
+            files: versions.len(),
+            versions: versions.into_iter().map(check_one).collect(),
+            slug,
+        }
     };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -238,7 +247,15 @@ mod tests {
             .collect();
         let checked = check(chunk);
         assert_eq!(checked.len(), 300);
-        for (i, (slug, files, versions)) in checked.into_iter().enumerate() {
+        for (
+            i,
+            Checked {
+                slug,
+                files,
+                versions,
+            },
+        ) in checked.into_iter().enumerate()
+        {
             assert_eq!(slug, format!("slug-{i}"));
             assert_eq!(files, 2);
             for (k, v) in versions.into_iter().enumerate() {
