@@ -280,15 +280,7 @@ fn an_import_into_a_brain_keeps_every_all_outdated_claim_in_history() {
     let cr = root.to_string_lossy().to_string();
     // The first and the last batch's (slugs are written in their order).
     for slug in ["rule-0", "rule-10", "rule-998", "rule-4298"] {
-        let (_, h) = o.call(
-            "history",
-            json!({ "slug": slug }),
-            &[(header::CALLER_ROOT, &cr)],
-        );
-        let versions = h["versions"].as_array().unwrap();
-        assert_eq!(versions.len(), 1, "{h}");
-        assert_eq!(versions[0]["state"], "outdated", "{h}");
-        assert_eq!(versions[0]["outdated_by"], "human:founder", "{h}");
+        assert_one_version_outdated_by_the_importer(&o, &cr, slug);
     }
     let again = import(&o, args);
     assert_eq!(again["refused"], n, "every version found again: {again}");
@@ -324,13 +316,18 @@ fn an_import_finishes_the_demotions_an_interrupted_one_left_undone() {
         0,
         "the version every file calls outdated is still live"
     );
+    assert_one_version_outdated_by_the_importer(&o, &cr, "stale-rule");
+}
+
+/// `slug` has one version in `root`'s brain, outdated by the founder who imported it.
+fn assert_one_version_outdated_by_the_importer(o: &Owner, root: &str, slug: &str) {
     let (_, h) = o.call(
         "history",
-        json!({ "slug": "stale-rule" }),
-        &[(header::CALLER_ROOT, &cr)],
+        json!({ "slug": slug }),
+        &[(header::CALLER_ROOT, root)],
     );
     let versions = h["versions"].as_array().unwrap();
-    assert_eq!(versions.len(), 1, "{h}");
-    assert_eq!(versions[0]["state"], "outdated", "{h}");
-    assert_eq!(versions[0]["outdated_by"], "human:founder", "{h}");
+    assert_eq!(versions.len(), 1, "{slug}: {h}");
+    assert_eq!(versions[0]["state"], "outdated", "{slug}: {h}");
+    assert_eq!(versions[0]["outdated_by"], "human:founder", "{slug}: {h}");
 }

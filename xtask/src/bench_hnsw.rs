@@ -34,6 +34,11 @@ const CONFIGS: &[(ScalarKind, usize, usize, &[usize])] = &[
 
 const DEPTH: usize = 50;
 
+/// The dot product (the cosine of unit vectors, as the model's are).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
 pub fn run(args: &[String]) -> Result<()> {
     let mut sizes = vec![100_000];
     let mut queries = 200;
@@ -94,7 +99,6 @@ pub fn run(args: &[String]) -> Result<()> {
         // The exact tenth-best cosine of each query, by brute force over the f32 vectors:
         // a found vector at least that similar is one of the exact top 10 (ties count,
         // and this corpus has many).
-        let dot = |a: &[f32], b: &[f32]| -> f32 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
         let tenth: Vec<f32> = qs
             .iter()
             .map(|q| {
@@ -157,7 +161,6 @@ pub fn run(args: &[String]) -> Result<()> {
 /// twin is found first counts as found.
 fn stray_counts(vecs: &[Vec<f32>], threads: usize) -> Result<()> {
     let (size, dims) = (vecs.len(), vecs[0].len());
-    let dot = |a: &[f32], b: &[f32]| -> f32 { a.iter().zip(b).map(|(x, y)| x * y).sum() };
     let missed = |found: &dyn Fn(&[f32]) -> Option<u64>| {
         (1..=size as u64)
             .filter(|k| {

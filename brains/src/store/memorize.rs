@@ -515,9 +515,10 @@ impl Store {
         if let Some(ix) = self.vindex.as_mut() {
             ix.add_many(&adds)?;
         }
-        let share = match plans.len() >= BULK_BATCH {
-            true => super::BULK_SAVE_SHARE,
-            false => super::SAVE_SHARE,
+        let share = if plans.len() >= BULK_BATCH {
+            super::BULK_SAVE_SHARE
+        } else {
+            super::SAVE_SHARE
         };
         self.note_acts(plans.len(), share)
     }

@@ -148,7 +148,7 @@ impl Shared {
         }
         let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
         self.dirty.store(true, Ordering::Release);
-        let added = self.insert(&batch, threads);
+        let added = self.insert(&batch, &keys, threads);
         let gone = write(&self.fresh).settled(&keys);
         if added.is_err() {
             // Back to fresh as they were: nothing is lost, the next settle retries.
@@ -181,9 +181,14 @@ impl Shared {
         f.push(key, v, lean);
     }
 
-    /// Insert a batch into the graph on `threads` threads, then link again what the
-    /// threads stranded ([`Graph::strays`]).
-    fn insert(&self, batch: &[(u64, Vec<f32>)], threads: usize) -> Result<(), StoreError> {
+    /// Insert a batch (its `keys` in order) into the graph on `threads` threads, then
+    /// link again what the threads stranded ([`Graph::strays`]).
+    fn insert(
+        &self,
+        batch: &[(u64, Vec<f32>)],
+        keys: &[u64],
+        threads: usize,
+    ) -> Result<(), StoreError> {
         write(&self.graph).room(batch.len())?;
         let g = read(&self.graph);
         let was_empty = g.size() == 0;
@@ -209,8 +214,7 @@ impl Shared {
             })
         });
         inserted?;
-        let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
-        let strays = g.strays(&keys, was_empty, &self.contexts);
+        let strays = g.strays(keys, was_empty, &self.contexts);
         drop(g);
         relink(&mut write(&self.graph), &strays)
     }

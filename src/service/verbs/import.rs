@@ -397,9 +397,10 @@ impl Run {
         // At the end, with nothing to demote, an empty durable transaction still syncs
         // the demotions before it.
         if !demote.is_empty() || (end && self.undurable.contains(fp)) {
-            let commit = match end {
-                true => Commit::Durable,
-                false => Commit::WithNext,
+            let commit = if end {
+                Commit::Durable
+            } else {
+                Commit::WithNext
             };
             let t = std::time::Instant::now();
             svc.owner
