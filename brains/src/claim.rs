@@ -326,8 +326,11 @@ pub fn slugify(label: &str) -> String {
             pending_dash = true;
         }
     }
-    let truncated: String = out.chars().take(MAX_SLUG_CHARS).collect();
-    truncated.trim_end_matches('-').to_string()
+    if let Some((cut, _)) = out.char_indices().nth(MAX_SLUG_CHARS) {
+        out.truncate(cut);
+    }
+    out.truncate(out.trim_end_matches('-').len());
+    out
 }
 
 /// Check an agent id is `vendor:role`: two non-empty parts of `[a-z0-9._-]`.
@@ -367,7 +370,7 @@ pub fn content_hash(label: &str, text: &str, strength: Strength, evidence: &[Str
 
 /// Refuse NUL and other control characters in a one-line field (names, ids, references).
 pub fn check_line(field: &'static str, value: &str) -> Result<(), StoreError> {
-    if value.chars().any(char::is_control) {
+    if has_control(value.as_bytes(), b"") {
         return Err(StoreError::ControlCharacters { field });
     }
     Ok(())
@@ -375,13 +378,32 @@ pub fn check_line(field: &'static str, value: &str) -> Result<(), StoreError> {
 
 /// Refuse NUL and control characters in free text, except newline, carriage return and tab.
 pub fn check_text(field: &'static str, value: &str) -> Result<(), StoreError> {
-    if value
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
-    {
+    if has_control(value.as_bytes(), b"\n\r\t") {
         return Err(StoreError::ControlCharacters { field });
     }
     Ok(())
+}
+
+/// Whether UTF-8 `text` holds a control character (Unicode's `Cc`, as
+/// [`char::is_control`]: U+0000-U+001F and U+007F-U+009F) other than the ASCII ones in
+/// `allowed`, read byte by byte, never decoded: U+0080-U+009F are the two bytes `C2 80`
+/// to `C2 9F`, and `C2` is always a lead byte.
+fn has_control(text: &[u8], allowed: &[u8]) -> bool {
+    text.iter().enumerate().any(|(i, &b)| {
+        (b < 0x20 && !allowed.contains(&b))
+            || b == 0x7f
+            || (b == 0xc2 && text.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)))
+    })
+}
+
+/// `s` without its leading and trailing whitespace, in place: a text with none (most,
+/// and every one validated before) is neither copied nor reallocated.
+fn trim_in_place(s: &mut String) {
+    s.truncate(s.trim_end().len());
+    let lead = s.len() - s.trim_start().len();
+    if lead > 0 {
+        s.drain(..lead);
+    }
 }
 
 /// The identity of a label: case and runs of whitespace do not make a different claim,
@@ -414,8 +436,8 @@ fn check_short(field: &'static str, value: Option<&str>) -> Result<(), StoreErro
 impl MemorizeInput {
     /// Validate and normalise (trim label and text). Returns the slug.
     pub fn validate(&mut self) -> Result<String, StoreError> {
-        self.label = self.label.trim().to_string();
-        self.text = self.text.trim().to_string();
+        trim_in_place(&mut self.label);
+        trim_in_place(&mut self.text);
         if self.label.is_empty() {
             return Err(StoreError::EmptyLabel);
         }
@@ -477,6 +499,43 @@ impl MemorizeInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The byte-wise checks and the in-place slug and trim say what the
+        /// character-wise definitions say, for any text (control characters, C1 ones,
+        /// multi-byte letters, whitespace at either end and slugs past the length cap
+        /// included).
+        #[test]
+        fn byte_wise_checks_agree_with_the_character_definitions(
+            text in "[ \\t\\n\\r\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{a0}\\u{2028}a-zA-Z0-9ÄéßÜ中\\-!. ]{0,200}",
+        ) {
+            let line = text.chars().any(char::is_control);
+            prop_assert_eq!(check_line("f", &text).is_err(), line);
+            let free = text
+                .chars()
+                .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'));
+            prop_assert_eq!(check_text("f", &text).is_err(), free);
+            let mut trimmed = text.clone();
+            trim_in_place(&mut trimmed);
+            prop_assert_eq!(trimmed.as_str(), text.trim());
+            let mut whole = String::new();
+            let mut dash = false;
+            for ch in text.chars() {
+                if ch.is_alphanumeric() {
+                    if dash && !whole.is_empty() {
+                        whole.push('-');
+                    }
+                    dash = false;
+                    whole.extend(ch.to_lowercase());
+                } else {
+                    dash = true;
+                }
+            }
+            let capped: String = whole.chars().take(MAX_SLUG_CHARS).collect();
+            prop_assert_eq!(slugify(&text), capped.trim_end_matches('-'));
+        }
+    }
 
     #[test]
     fn slug_lowercases_and_collapses_separators() {

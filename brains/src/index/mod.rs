@@ -26,7 +26,7 @@ use delta::{Delta, DeltaDoc};
 pub(crate) use segment::Segment;
 use segment::{DocIn, MetaIn};
 
-pub(crate) use segment::{put_u32, put_u64, Reader};
+pub(crate) use segment::{put_u32, put_u64, Put, Reader};
 
 /// A live claim's place in the index: stable until the next compaction.
 pub type DocId = u32;

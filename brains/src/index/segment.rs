@@ -420,53 +420,70 @@ impl Segment {
 mod bytes {
     use super::{Segment, Strs};
 
-    pub(crate) fn put_u32(out: &mut Vec<u8>, v: u32) {
-        out.extend_from_slice(&v.to_le_bytes());
+    /// Where an encoding goes: a buffer, or a file summed as it is written (the
+    /// snapshot's), so a large segment is never held whole a second time.
+    pub(crate) trait Put {
+        fn put(&mut self, b: &[u8]);
     }
 
-    pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
-        out.extend_from_slice(&v.to_le_bytes());
+    impl Put for Vec<u8> {
+        fn put(&mut self, b: &[u8]) {
+            self.extend_from_slice(b);
+        }
     }
 
-    fn put_len(out: &mut Vec<u8>, n: usize) {
+    pub(crate) fn put_u32(out: &mut impl Put, v: u32) {
+        out.put(&v.to_le_bytes());
+    }
+
+    pub(crate) fn put_u64(out: &mut impl Put, v: u64) {
+        out.put(&v.to_le_bytes());
+    }
+
+    fn put_len(out: &mut impl Put, n: usize) {
         put_u64(out, n as u64);
     }
 
-    pub(super) fn put_u32s(out: &mut Vec<u8>, v: &[u32]) {
-        put_len(out, v.len());
-        out.reserve(v.len() * 4);
-        for x in v {
-            out.extend_from_slice(&x.to_le_bytes());
+    /// An array's length, then its elements' `N` little-endian bytes each, gathered a
+    /// block at a time: a streamed output takes a few large writes, not one per element.
+    fn put_le<const N: usize>(out: &mut impl Put, items: impl ExactSizeIterator<Item = [u8; N]>) {
+        put_len(out, items.len());
+        let mut block = [0u8; 4096];
+        let mut at = 0;
+        for b in items {
+            if at + N > block.len() {
+                out.put(&block[..at]);
+                at = 0;
+            }
+            block[at..at + N].copy_from_slice(&b);
+            at += N;
         }
+        out.put(&block[..at]);
     }
 
-    fn put_u16s(out: &mut Vec<u8>, v: &[u16]) {
-        put_len(out, v.len());
-        out.reserve(v.len() * 2);
-        for x in v {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
+    pub(super) fn put_u32s(out: &mut impl Put, v: &[u32]) {
+        put_le(out, v.iter().map(|x| x.to_le_bytes()));
     }
 
-    fn put_u64s(out: &mut Vec<u8>, v: impl ExactSizeIterator<Item = u64>) {
-        put_len(out, v.len());
-        out.reserve(v.len() * 8);
-        for x in v {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
+    fn put_u16s(out: &mut impl Put, v: &[u16]) {
+        put_le(out, v.iter().map(|x| x.to_le_bytes()));
     }
 
-    fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    fn put_u64s(out: &mut impl Put, v: impl ExactSizeIterator<Item = u64>) {
+        put_le(out, v.map(u64::to_le_bytes));
+    }
+
+    fn put_bytes(out: &mut impl Put, b: &[u8]) {
         put_len(out, b.len());
-        out.extend_from_slice(b);
+        out.put(b);
     }
 
-    fn put_strs(out: &mut Vec<u8>, s: &Strs) {
+    fn put_strs(out: &mut impl Put, s: &Strs) {
         put_u32s(out, &s.off);
         put_bytes(out, s.bytes.as_bytes());
     }
 
-    pub(super) fn write(seg: &Segment, out: &mut Vec<u8>) {
+    pub(super) fn write(seg: &Segment, out: &mut impl Put) {
         put_strs(out, &seg.slugs);
         put_strs(out, &seg.labels);
         put_u32s(out, &seg.doc_len);
@@ -642,11 +659,11 @@ mod bytes {
     }
 }
 
-pub(crate) use bytes::{put_u32, put_u64, Reader};
+pub(crate) use bytes::{put_u32, put_u64, Put, Reader};
 
 impl Segment {
     /// Append the segment's bytes to `out`.
-    pub(crate) fn write(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write(&self, out: &mut impl Put) {
         bytes::write(self, out);
     }
 

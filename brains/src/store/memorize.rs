@@ -85,11 +85,14 @@ impl Store {
         &mut self,
         inputs: Vec<MemorizeInput>,
     ) -> Result<Vec<Result<MemorizeOutcome, StoreError>>, StoreError> {
-        // Plan: every live version an item sees is redb's or an earlier item's.
-        let mut written: HashMap<String, Claim> = HashMap::new();
+        // Plan: every live version an item sees is redb's or an earlier item's (by its
+        // place among the plans).
+        let mut written: HashMap<String, usize> = HashMap::new();
         let mut results: Vec<Result<usize, StoreError>> = Vec::with_capacity(inputs.len());
         let mut unchanged: Vec<(usize, Claim)> = Vec::new();
-        let mut plans: Vec<Planned> = Vec::new();
+        // Sized at once: a plan is two claims wide, and grown by doubling a batch of
+        // thousands copied and faulted its plans in a dozen times.
+        let mut plans: Vec<Planned> = Vec::with_capacity(inputs.len());
         // One read transaction for every look-up of the batch.
         let rx = self.db.begin_read()?;
         let seen = Seen {
@@ -97,10 +100,10 @@ impl Store {
             history: rx.open_table(HISTORY)?,
         };
         for (i, input) in inputs.into_iter().enumerate() {
-            match self.plan(input, &written, &seen)? {
+            match self.plan(input, &written, &plans, &seen)? {
                 Plan::Write(plan) => {
                     let plan = *plan;
-                    written.insert(plan.claim.slug.clone(), plan.claim.clone());
+                    written.insert(plan.claim.slug.clone(), plans.len());
                     results.push(Ok(plans.len()));
                     plans.push(plan);
                 }
@@ -129,11 +132,12 @@ impl Store {
     }
 
     /// What memorizing `input` would do, given the versions `written` earlier in the
-    /// batch; `Err` only when redb fails.
+    /// batch (each slug's last, by its place in `plans`); `Err` only when redb fails.
     fn plan(
         &self,
         mut input: MemorizeInput,
-        written: &HashMap<String, Claim>,
+        written: &HashMap<String, usize>,
+        plans: &[Planned],
         seen: &Seen,
     ) -> Result<Plan, StoreError> {
         let slug = match input.validate() {
@@ -142,7 +146,7 @@ impl Store {
         };
         let hash = content_hash(&input.label, &input.text, input.strength, &input.evidence);
         let live = match written.get(&slug) {
-            Some(c) => Some(c.clone()),
+            Some(&i) => Some(plans[i].claim.clone()),
             None => seen.live(&slug)?,
         };
         // Labels are identities: a different label that happens to derive the same slug

@@ -214,7 +214,11 @@ impl std::fmt::Debug for Store {
 }
 
 fn to_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    let mut out = Vec::with_capacity(v.len() * 4);
+    for x in v {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out
 }
 
 fn from_bytes(b: &[u8]) -> Vec<f32> {
@@ -228,7 +232,11 @@ fn decode(b: &[u8]) -> Result<Claim, StoreError> {
 }
 
 fn encode(c: &Claim) -> Vec<u8> {
-    serde_json::to_vec(c).expect("a claim serializes")
+    // Sized for the record at once: grown from serde_json's default, a claim's JSON was
+    // copied three or four times on the way.
+    let mut out = Vec::with_capacity(512 + c.label.len() + c.text.len());
+    serde_json::to_writer(&mut out, c).expect("a claim serializes");
+    out
 }
 
 fn sha(s: &str) -> String {
@@ -307,8 +315,7 @@ impl Store {
     fn save_claim_index(&mut self) -> Result<(), StoreError> {
         self.finish_snapshot();
         let stamp = self.snapshot_stamp();
-        let bytes = snapshot::encode(&stamp, &mut self.index);
-        snapshot::save(&self.dir, &bytes)?;
+        snapshot::save(&self.dir, &stamp, &self.index.frozen())?;
         self.acts_unsaved = 0;
         Ok(())
     }
@@ -340,9 +347,7 @@ impl Store {
                     input.compact();
                     input.base()
                 });
-                let file = snapshot::encode_frozen(&stamp, base.as_ref().unwrap_or(&whole));
-                let saved = snapshot::save(&dir, &file);
-                drop(file);
+                let saved = snapshot::save(&dir, &stamp, base.as_ref().unwrap_or(&whole));
                 Folded {
                     base,
                     took: started.elapsed(),

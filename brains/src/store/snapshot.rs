@@ -7,10 +7,11 @@
 //! sequence the store is at; one from an earlier sequence (a crash since the last save)
 //! is caught up by replaying the acts written since, and anything else is rebuilt.
 
+use std::io::{Seek, Write};
 use std::path::Path;
 
 use crate::error::StoreError;
-use crate::index::{put_u32, put_u64, ClaimIndex, Reader, Segment};
+use crate::index::{put_u32, put_u64, ClaimIndex, Put, Reader, Segment};
 
 pub(crate) const SNAPSHOT_FILE: &str = "claims.snapshot";
 /// Version 3: the claim index as one flat segment, with the vector keys.
@@ -37,30 +38,74 @@ pub(super) struct Snapshot {
     pub(super) index: ClaimIndex,
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
+fn put_str(out: &mut impl Put, s: &str) {
     put_u64(out, s.len() as u64);
-    out.extend_from_slice(s.as_bytes());
+    out.put(s.as_bytes());
 }
 
-/// The snapshot's bytes; the index is compacted into one segment on the way.
-pub(super) fn encode(stamp: &Stamp, index: &mut ClaimIndex) -> Vec<u8> {
-    encode_frozen(stamp, &index.frozen())
+/// The snapshot's bytes after its magic and checksum, of the segment
+/// [`ClaimIndex::frozen`] gave at `stamp`.
+fn put_body(out: &mut impl Put, stamp: &Stamp, base: &Segment) {
+    put_u64(out, stamp.next_act);
+    put_u64(out, stamp.next_key);
+    put_str(out, &stamp.created);
+    put_u64(out, stamp.live);
+    put_u32(out, 0);
+    base.write(out);
 }
 
-/// The snapshot's bytes, of the segment [`ClaimIndex::frozen`] gave at `stamp`.
-pub(super) fn encode_frozen(stamp: &Stamp, base: &Segment) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + stamp.live as usize * 160);
-    out.extend_from_slice(MAGIC);
+/// The snapshot's bytes, whole in memory: what the streamed file must hold.
+#[cfg(test)]
+pub(super) fn encode(stamp: &Stamp, base: &Segment) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
     out.extend_from_slice(&[0; 4]);
-    put_u64(&mut out, stamp.next_act);
-    put_u64(&mut out, stamp.next_key);
-    put_str(&mut out, &stamp.created);
-    put_u64(&mut out, stamp.live);
-    put_u32(&mut out, 0);
-    base.write(&mut out);
+    put_body(&mut out, stamp, base);
     let crc = crc32fast::hash(&out[12..]);
     out[8..12].copy_from_slice(&crc.to_le_bytes());
     out
+}
+
+/// A snapshot file being written: buffered, every byte after the checksum summed as it
+/// goes; the first failure is kept and the rest skipped.
+struct Summed<W: Write> {
+    out: std::io::BufWriter<W>,
+    crc: crc32fast::Hasher,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> Put for Summed<W> {
+    fn put(&mut self, b: &[u8]) {
+        if self.failed.is_none() {
+            self.crc.update(b);
+            if let Err(e) = self.out.write_all(b) {
+                self.failed = Some(e);
+            }
+        }
+    }
+}
+
+/// Write the snapshot of `base` at `stamp` to `file`, streamed: the encoding goes to the
+/// file a buffer at a time, never whole in memory (at a million claims it is hundreds of
+/// megabytes, and a buffer grown to hold it cost a checkpoint most of its time in page
+/// faults); the checksum is written last, in its place after the magic.
+fn write_to(file: std::fs::File, stamp: &Stamp, base: &Segment) -> std::io::Result<()> {
+    let mut out = Summed {
+        out: std::io::BufWriter::with_capacity(1 << 16, &file),
+        crc: crc32fast::Hasher::new(),
+        failed: None,
+    };
+    out.out.write_all(MAGIC)?;
+    out.out.write_all(&[0; 4])?;
+    put_body(&mut out, stamp, base);
+    let Summed { out, crc, failed } = out;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    out.into_inner()
+        .map_err(std::io::IntoInnerError::into_error)?;
+    let mut file = &file;
+    file.seek(std::io::SeekFrom::Start(8))?;
+    file.write_all(&crc.finalize().to_le_bytes())
 }
 
 /// Decode a snapshot from `src`, which holds `len` bytes; `Err` says why it cannot be
@@ -114,19 +159,63 @@ pub(super) fn load(dir: &Path) -> Result<Snapshot, String> {
     decode(std::io::BufReader::with_capacity(1 << 16, file), len)
 }
 
-/// Write the snapshot atomically: a temporary file renamed over the old one. Not
-/// fsynced: a torn or lost file fails its checksum or its stamp and is rebuilt.
-pub(super) fn save(dir: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+/// Write the snapshot of `base` at `stamp` atomically: a temporary file renamed over
+/// the old one. Not fsynced: a torn or lost file fails its checksum or its stamp and is
+/// rebuilt.
+pub(super) fn save(dir: &Path, stamp: &Stamp, base: &Segment) -> Result<(), StoreError> {
     let path = dir.join(SNAPSHOT_FILE);
     let tmp = dir.join(format!(".{SNAPSHOT_FILE}.tmp"));
-    let io = |p: &Path| {
-        let p = p.to_path_buf();
-        move |e: std::io::Error| super::fault::io_fault(&p, &e)
-    };
-    if let Err(e) = std::fs::write(&tmp, bytes) {
+    let written = std::fs::File::create(&tmp).and_then(|f| write_to(f, stamp, base));
+    if let Err(e) = written {
         // Leave no half-written file taking the room a full disk lacks.
         let _ = std::fs::remove_file(&tmp);
-        return Err(io(&tmp)(e));
+        return Err(super::fault::io_fault(&tmp, &e));
     }
-    std::fs::rename(&tmp, &path).map_err(io(&path))
+    std::fs::rename(&tmp, &path).map_err(|e| super::fault::io_fault(&path, &e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::ClaimMeta;
+
+    /// A claim index of `n` claims whose texts span many blocks of every array.
+    fn index(n: usize) -> ClaimIndex {
+        let mut ix = ClaimIndex::new();
+        for i in 0..n {
+            let label = format!("claim {i}");
+            let meta = ClaimMeta {
+                label: label.clone(),
+                source_agent: "test:agent".into(),
+                strength: crate::claim::Strength::Observed,
+                trust: 0.5,
+                created: i as i64,
+                evidence: vec![format!("src/f{i}.rs")],
+            };
+            let text = format!("word{} word{} shared text {i}", i % 97, i % 13);
+            ix.upsert(&format!("claim-{i}"), &label, &text, meta, Some(i as u64));
+        }
+        ix
+    }
+
+    #[test]
+    fn a_snapshot_streamed_to_its_file_is_the_encoding_and_loads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ix = index(5_000);
+        let stamp = Stamp {
+            next_act: 7_001,
+            next_key: 5_000,
+            created: "2026-11-27T00:00:00Z".into(),
+            live: ix.len() as u64,
+        };
+        let base = ix.frozen();
+        save(dir.path(), &stamp, &base).unwrap();
+        let file = std::fs::read(dir.path().join(SNAPSHOT_FILE)).unwrap();
+        assert_eq!(file, encode(&stamp, &base), "streamed bytes differ");
+        let back = load(dir.path()).unwrap();
+        assert_eq!(back.stamp, stamp);
+        assert_eq!(back.index.len(), 5_000);
+        assert_eq!(back.index.key_of("claim-4321"), Some(4321));
+        assert!(!dir.path().join(format!(".{SNAPSHOT_FILE}.tmp")).exists());
+    }
 }

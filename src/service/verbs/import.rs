@@ -656,7 +656,10 @@ impl Run {
             // soon as it is written: it never lands live, in a brain or in the medulla.
             if let Target::Brain(fp, _) = &tgt {
                 // Written with the brain's next batch: one transaction for many.
-                let queue = self.pending.entry(fp.clone()).or_default();
+                let queue = self
+                    .pending
+                    .entry(fp.clone())
+                    .or_insert_with(|| Vec::with_capacity(BATCH));
                 queue.push(Pending {
                     input,
                     file,
