@@ -142,9 +142,14 @@ impl Verb for Import {
         brains::claim::validate_agent_id(&agent)?;
         let mut run = Run::new(&plan, a.dry_run, agent);
         let started = std::time::Instant::now();
-        let read = tokio::task::spawn_blocking(move || read::read_dir(&dir))
-            .await
-            .map_err(|e| OwnerError::Internal(format!("reading the legacy files panicked: {e}")))?;
+        let progress = cx.progress.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            read::read_dir(&dir, &|done, total| {
+                progress.tick(done as u64, Some(total as u64), "files read")
+            })
+        })
+        .await
+        .map_err(|e| OwnerError::Internal(format!("reading the legacy files panicked: {e}")))?;
         let groups = run.group(read);
         let read_ms = started.elapsed().as_millis() as u64;
         let total = groups.values().map(Vec::len).sum::<usize>() as u64;

@@ -12,6 +12,8 @@ use super::Refusal;
 
 /// How many files a reading thread takes at a time.
 const READ_BLOCK: usize = 256;
+/// Blocks read between two progress reports (4 096 files).
+const TELL_EVERY: usize = 16;
 
 /// A file read and parsed: its slug known, its content not yet checked.
 pub(super) struct Loaded {
@@ -36,10 +38,34 @@ pub(super) struct Parsed {
 /// parsed (or refused as unreadable or unparseable), a block of files at a time on
 /// each core. The blocks come back in file order and are not joined into one list: at a
 /// million files that list's growth alone copied gigabytes.
-pub(super) fn read_dir(dir: &Path) -> Vec<Vec<Result<Loaded, Refusal>>> {
+///
+/// `on_read(files read, files)` is told every [`TELL_EVERY`] blocks and once at the end:
+/// reading a large directory from a slow disk takes minutes, and a caller that hears
+/// nothing for that long gives up (the command line waits two minutes between bytes).
+pub(super) fn read_dir(
+    dir: &Path,
+    on_read: &(dyn Fn(usize, usize) + Sync),
+) -> Vec<Vec<Result<Loaded, Refusal>>> {
     let mut files = light_files(dir);
     files.extend(light_files(&dir.join(".history")));
+    let reads = read_blocks(&files, on_read);
+    on_read(files.len(), files.len());
+    reads
+}
+
+/// [`read_dir`]'s reading, the blocks in file order.
+fn read_blocks(
+    files: &[PathBuf],
+    on_read: &(dyn Fn(usize, usize) + Sync),
+) -> Vec<Vec<Result<Loaded, Refusal>>> {
     let blocks: Vec<&[PathBuf]> = files.chunks(READ_BLOCK).collect();
+    let read = std::sync::atomic::AtomicUsize::new(0);
+    let tell = |i: usize, n: usize| {
+        let so_far = read.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+        if i % TELL_EVERY == TELL_EVERY - 1 {
+            on_read(so_far, files.len());
+        }
+    };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(blocks.len());
@@ -47,7 +73,12 @@ pub(super) fn read_dir(dir: &Path) -> Vec<Vec<Result<Loaded, Refusal>>> {
         let mut buf = Vec::new();
         return blocks
             .iter()
-            .map(|b| b.iter().map(|f| read_one(f, &mut buf)).collect())
+            .enumerate()
+            .map(|(i, b)| {
+                let reads = b.iter().map(|f| read_one(f, &mut buf)).collect();
+                tell(i, b.len());
+                reads
+            })
             .collect();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -62,6 +93,7 @@ pub(super) fn read_dir(dir: &Path) -> Vec<Vec<Result<Loaded, Refusal>>> {
                             return mine;
                         };
                         mine.push((i, block.iter().map(|f| read_one(f, &mut buf)).collect()));
+                        tell(i, block.len());
                     }
                 })
             })
