@@ -1,4 +1,4 @@
-//! `cargo xtask bench --import [--claims 100000] [--no-model] [--bin PATH]`: bulk import
+//! `cargo xtask bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]`: bulk import
 //! end to end, as a user runs it. `--claims` legacy `.light.md` files (rendered by
 //! `brains::legacy::render`: a tenth of the slugs with an older version under
 //! `.history/`, a hundredth outdated in every file, a fifth citing evidence files inside
@@ -11,6 +11,11 @@
 //! (every file a duplicate: the look-ups against a full store). Between the last two,
 //! a few seeks are timed: a large import leaves the graph to catch up after it returns,
 //! and what it lacks is scanned meanwhile.
+//!
+//! `--cold` drops the page cache (Linux, as root) before the dry run and before the
+//! import, so both read their files from the disk, as an import of a legacy store that
+//! nobody has read lately does; without it the files are mostly still cached from being
+//! written.
 //!
 //! `--bin` runs another build of `medulla` (e.g. a copy of an older one, to compare);
 //! by default the release binary under `CARGO_TARGET_DIR`.
@@ -25,7 +30,8 @@ use serde_json::{json, Value};
 
 use crate::bench_http::{require_binary, start_with};
 
-const USAGE: &str = "usage: cargo xtask bench --import [--claims 100000] [--no-model] [--bin PATH]";
+const USAGE: &str =
+    "usage: cargo xtask bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]";
 
 const WORDS: [&str; 24] = [
     "cache",
@@ -161,6 +167,20 @@ fn write_legacy(dir: &Path, root: &str, n: usize) -> Result<Legacy> {
     Ok(Legacy { files, live })
 }
 
+/// Write every dirty page out and drop the page cache, so the next run reads its files
+/// from the disk, as an import of a legacy store nobody has read lately does (`--cold`).
+/// Linux, as root.
+fn drop_page_cache() -> Result<()> {
+    let synced = Command::new("sync").status().context("cannot run sync")?;
+    if !synced.success() {
+        bail!("sync failed before dropping the page cache");
+    }
+    std::fs::write("/proc/sys/vm/drop_caches", "1").context(
+        "--cold drops the page cache through /proc/sys/vm/drop_caches: run the bench as root \
+         on Linux, or without --cold",
+    )
+}
+
 /// `medulla import DIR --brain ROOT [--dry-run] --json`: its answer and wall time.
 fn import(bin: &Path, home: &Path, root: &str, dir: &Path, dry: bool) -> Result<(Value, f64)> {
     let mut cmd = Command::new(bin);
@@ -198,12 +218,14 @@ fn n(v: &Value, key: &str) -> u64 {
 pub fn run(args: &[String]) -> Result<()> {
     for (i, a) in args.iter().enumerate() {
         let value = i > 0 && ["--claims", "--bin"].contains(&args[i - 1].as_str());
-        if !value && !["--import", "--claims", "--no-model", "--bin"].contains(&a.as_str()) {
+        let known = ["--import", "--claims", "--no-model", "--cold", "--bin"];
+        if !value && !known.contains(&a.as_str()) {
             bail!("unknown argument {a:?}: {USAGE}");
         }
     }
     let claims = crate::flag_num(args, "--claims", 100_000)?.max(1);
     let model = !args.iter().any(|a| a == "--no-model");
+    let cold = args.iter().any(|a| a == "--cold");
     let bin = match args.iter().position(|a| a == "--bin") {
         Some(i) => PathBuf::from(args.get(i + 1).context(USAGE)?),
         None => require_binary()?,
@@ -234,6 +256,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let log = base.join("owner.log");
     let o = start_with(&bin, home.path(), model, Some((&log, LOG_FILTER)))?;
     o.call("bootstrap", json!({ "root": root }), &root)?;
+    if cold {
+        drop_page_cache()?;
+    }
     let (dry, dry_s) = import(&bin, home.path(), &root, &legacy, true)?;
     let dry_phases = phases(&log);
     eprintln!("dry run: {dry_s:.2} s");
@@ -243,6 +268,9 @@ pub fn run(args: &[String]) -> Result<()> {
             n(&dry, "imported_live"),
             made.live
         );
+    }
+    if cold {
+        drop_page_cache()?;
     }
     let t_import = Instant::now();
     let (real, real_s) = import(&bin, home.path(), &root, &legacy, false)?;
@@ -278,8 +306,13 @@ pub fn run(args: &[String]) -> Result<()> {
 
     let rate = |s: f64| made.files as f64 / s;
     println!(
-        "\n`medulla import DIR --brain ROOT` of {} legacy files into a fresh brain ({}), {}:\n",
+        "\n`medulla import DIR --brain ROOT` of {} legacy files{} into a fresh brain ({}), {}:\n",
         made.files,
+        if cold {
+            " (the page cache dropped before the dry run and before the import)"
+        } else {
+            ""
+        },
         if model {
             "hybrid: the model loaded"
         } else {

@@ -20,7 +20,7 @@
 //! - `bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8]
 //!   [--secs 5]`: an online backup's duration and the seek p99 while it runs, and the
 //!   restore (build `--release` first).
-//! - `bench --import [--claims 100000] [--no-model] [--bin PATH]`: `medulla import` of
+//! - `bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]`: `medulla import` of
 //!   legacy files into a fresh brain, end to end, in files per second (build `--release`
 //!   first).
 //! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
@@ -83,7 +83,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --hnsw [--sizes 100000] [--queries 200] [--strays]
   bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]
   bench-lexical [--sizes 100000,1000000] [--ops 300]   (needs --features tantivy-compare)
-  bench --import [--claims 100000] [--no-model] [--bin PATH]
+  bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]
   hygiene speed [--rounds 200]
