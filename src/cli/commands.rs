@@ -49,9 +49,10 @@ fn answer<V: Verb>(body: &Value) -> anyhow::Result<Envelope<V::Answer>> {
     read(body, V::NAME)
 }
 
-/// An answer read back as the type the owner serialized it from.
+/// An answer read back as the type the owner serialized it from (read in place: an
+/// answer can be large).
 pub(super) fn read<T: DeserializeOwned>(body: &Value, what: &str) -> anyhow::Result<T> {
-    serde_json::from_value(body.clone()).with_context(|| {
+    T::deserialize(body).with_context(|| {
         format!(
             "the owner's answer to {what} is not the shape this command line reads: run a \
              command line and an owner of the same version (`medulla --version`, `medulla status`)"
