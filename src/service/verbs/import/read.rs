@@ -323,7 +323,7 @@ mod tests {
         }
         let at_once = held.iter().filter(|h| h.is_some()).count();
         // Let every reader go before any assert: the held ones with a file to read; then
-        // those never reached, in order, each opened (when its reader comes) and closed.
+        // those never reached, each opened (once its reader comes) and closed.
         let mut unreached = Vec::new();
         for (b, (pipe, h)) in pipes.iter().zip(held).enumerate() {
             match h {
@@ -335,8 +335,12 @@ mod tests {
                 None => unreached.push(pipe),
             }
         }
-        for pipe in unreached {
-            drop(std::fs::OpenOptions::new().write(true).open(pipe));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !unreached.is_empty() && std::time::Instant::now() < deadline {
+            // Opened and closed at once: its reader reads nothing, refused as unparseable.
+            let flags = OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            unreached.retain(|pipe| rustix::fs::open(*pipe, flags, Mode::empty()).is_err());
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let blocks = reading.join().expect("the reading threads");
         assert_eq!(
