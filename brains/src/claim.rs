@@ -313,6 +313,17 @@ pub struct Act {
 /// Derive a slug: lowercase, every run of non-alphanumerics becomes one `-`, trimmed,
 /// at most [`MAX_SLUG_CHARS`] characters. Non-ASCII letters are kept (lowercased).
 pub fn slugify(label: &str) -> String {
+    let mut out = slug_words(label);
+    if let Some((cut, _)) = out.char_indices().nth(MAX_SLUG_CHARS) {
+        out.truncate(cut);
+    }
+    out.truncate(out.trim_end_matches('-').len());
+    out
+}
+
+/// [`slugify`] before its length cap: the alphanumeric runs, lowercased, one `-` between
+/// two.
+fn slug_words(label: &str) -> String {
     let mut out = String::with_capacity(label.len());
     let mut pending_dash = false;
     for ch in label.chars() {
@@ -326,10 +337,6 @@ pub fn slugify(label: &str) -> String {
             pending_dash = true;
         }
     }
-    if let Some((cut, _)) = out.char_indices().nth(MAX_SLUG_CHARS) {
-        out.truncate(cut);
-    }
-    out.truncate(out.trim_end_matches('-').len());
     out
 }
 
@@ -502,7 +509,7 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The byte-wise checks and the in-place slug and trim say what the
+        /// The byte-wise checks and the in-place slug cap and trim say what the
         /// character-wise definitions say, for any text (control characters, C1 ones,
         /// multi-byte letters, whitespace at either end and slugs past the length cap
         /// included).
@@ -519,20 +526,7 @@ mod tests {
             let mut trimmed = text.clone();
             trim_in_place(&mut trimmed);
             prop_assert_eq!(trimmed.as_str(), text.trim());
-            let mut whole = String::new();
-            let mut dash = false;
-            for ch in text.chars() {
-                if ch.is_alphanumeric() {
-                    if dash && !whole.is_empty() {
-                        whole.push('-');
-                    }
-                    dash = false;
-                    whole.extend(ch.to_lowercase());
-                } else {
-                    dash = true;
-                }
-            }
-            let capped: String = whole.chars().take(MAX_SLUG_CHARS).collect();
+            let capped: String = slug_words(&text).chars().take(MAX_SLUG_CHARS).collect();
             prop_assert_eq!(slugify(&text), capped.trim_end_matches('-'));
         }
     }

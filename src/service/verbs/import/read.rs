@@ -75,18 +75,6 @@ fn read_blocks(
         .map_or(1, |n| n.get())
         .max(READERS)
         .min(blocks.len());
-    if threads <= 1 {
-        let mut buf = Vec::new();
-        return blocks
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let reads = b.iter().map(|f| read_one(f, &mut buf)).collect();
-                tell(i, b.len());
-                reads
-            })
-            .collect();
-    }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut done: Vec<(usize, Vec<Result<Loaded, Refusal>>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
