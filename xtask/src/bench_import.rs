@@ -10,7 +10,9 @@
 //! the duplicate look-ups, nothing written), then the import, then the same import again
 //! (every file a duplicate: the look-ups against a full store). Between the last two,
 //! a few seeks are timed: a large import leaves the graph to catch up after it returns,
-//! and what it lacks is scanned meanwhile.
+//! and what it lacks is scanned meanwhile. Each run also reports the owner's CPU time
+//! (user and system, every thread): on a shared machine the wall time swings with the
+//! window, while the CPU a run costs moves far less, so two builds compare better by it.
 //!
 //! `--cold` drops the page cache (Linux, as root) before the dry run and before the
 //! import, so both read their files from the disk, as an import of a legacy store that
@@ -181,6 +183,17 @@ fn drop_page_cache() -> Result<()> {
     )
 }
 
+/// The CPU time the process `pid` has used so far, user and system, every thread's, in
+/// seconds (Linux's `/proc/PID/stat`; `None` elsewhere).
+fn cpu_secs(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command's closing parenthesis: state is the first, utime
+    // the twelfth and stime the thirteenth.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / rustix::param::clock_ticks_per_second() as f64)
+}
+
 /// `medulla import DIR --brain ROOT [--dry-run] --json`: its answer and wall time.
 fn import(bin: &Path, home: &Path, root: &str, dir: &Path, dry: bool) -> Result<(Value, f64)> {
     let mut cmd = Command::new(bin);
@@ -259,7 +272,11 @@ pub fn run(args: &[String]) -> Result<()> {
     if cold {
         drop_page_cache()?;
     }
+    let pid = o.child.id();
+    let cpu = || cpu_secs(pid).unwrap_or(f64::NAN);
+    let c = cpu();
     let (dry, dry_s) = import(&bin, home.path(), &root, &legacy, true)?;
+    let dry_cpu = cpu() - c;
     let dry_phases = phases(&log);
     eprintln!("dry run: {dry_s:.2} s");
     if n(&dry, "imported_live") != made.live as u64 {
@@ -273,7 +290,9 @@ pub fn run(args: &[String]) -> Result<()> {
         drop_page_cache()?;
     }
     let t_import = Instant::now();
+    let c = cpu();
     let (real, real_s) = import(&bin, home.path(), &root, &legacy, false)?;
+    let real_cpu = cpu() - c;
     let real_phases = phases(&log);
     eprintln!("import: {real_s:.2} s");
     let written = n(&real, "imported_live") + n(&real, "into_history");
@@ -293,7 +312,9 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let seeks = seek_times(&o, &root)?;
     let caught_up = catch_up(&log, t_import)?;
+    let c = cpu();
     let (again, again_s) = import(&bin, home.path(), &root, &legacy, false)?;
+    let again_cpu = cpu() - c;
     let again_phases = phases(&log);
     eprintln!("again: {again_s:.2} s");
     if n(&again, "refused") != made.files as u64 {
@@ -321,24 +342,29 @@ pub fn run(args: &[String]) -> Result<()> {
         bin.display()
     );
     println!(
-        "| run | wall (s) | files/s | owner: read | look-ups | anchors | writes | demotions |"
+        "| run | wall (s) | files/s | owner CPU (s) | owner: read | look-ups | anchors | writes | demotions |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     println!(
-        "| dry run (read, parse, hygiene, look-ups) | {dry_s:.2} | {:.0} | {dry_phases} |",
+        "| dry run (read, parse, hygiene, look-ups) | {dry_s:.2} | {:.0} | {dry_cpu:.1} | {dry_phases} |",
         rate(dry_s)
     );
     println!(
-        "| **import** ({written} written: {} live, {} into history) | {real_s:.2} | **{:.0}** | {real_phases} |",
+        "| **import** ({written} written: {} live, {} into history) | {real_s:.2} | **{:.0}** | {real_cpu:.1} | {real_phases} |",
         n(&real, "imported_live"),
         n(&real, "into_history"),
         rate(real_s)
     );
     println!(
-        "| import again (every file a duplicate) | {again_s:.2} | {:.0} | {again_phases} |",
+        "| import again (every file a duplicate) | {again_s:.2} | {:.0} | {again_cpu:.1} | {again_phases} |",
         rate(again_s)
     );
-    println!("\nowner: the seconds the owner's log gives each phase of the verb (`import done`).");
+    println!(
+        "\nowner CPU: the user and system seconds of every thread of the owner over the run \
+         (what the work costs, less swayed than the wall time by a slow window; the \
+         command line's own is not in it); owner: the seconds the owner's log gives each \
+         phase of the verb (`import done`)."
+    );
     println!(
         "\nseek over HTTP right after the import ({SEEKS} queries, one client; the vectors the \
          graph has yet to take are scanned meanwhile): p50 {:.1} ms, max {:.1} ms",
@@ -426,4 +452,32 @@ fn log_field(line: &str, key: &str) -> Option<f64> {
     line.split_whitespace()
         .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
         .and_then(|v| v.parse::<f64>().ok())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::cpu_secs;
+
+    /// The CPU the bench reports is the process's own, every thread's: a thread that
+    /// spins for a stretch shows up in it. (Only a lower bound: the harness runs other
+    /// tests in this process at the same time.)
+    #[test]
+    fn cpu_secs_counts_a_spinning_thread() {
+        let me = std::process::id();
+        let before = cpu_secs(me).expect("this process's CPU time");
+        let spinner = std::thread::spawn(|| {
+            let spin = std::time::Instant::now();
+            let mut x = 0u64;
+            while spin.elapsed() < std::time::Duration::from_millis(400) {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        });
+        spinner.join().expect("the spinning thread");
+        let spun = cpu_secs(me).expect("this process's CPU time") - before;
+        assert!(
+            spun >= 0.2,
+            "400 ms of spinning counted as {spun:.2} s of CPU"
+        );
+        assert_eq!(cpu_secs(u32::MAX), None, "no such process");
+    }
 }
