@@ -11,8 +11,8 @@
 //! (every file a duplicate: the look-ups against a full store). Between the last two,
 //! a few seeks are timed: a large import leaves the graph to catch up after it returns,
 //! and what it lacks is scanned meanwhile. Each run also reports the owner's CPU time
-//! (user and system, every thread): on a shared machine the wall time swings with the
-//! window, while the CPU a run costs moves far less, so two builds compare better by it.
+//! (user and system, every thread; Linux): on a shared machine the wall time swings with
+//! the window, and what a run costs in CPU often moves less (docs/BENCHMARKS.md).
 //!
 //! `--cold` drops the page cache (Linux, as root) before the dry run and before the
 //! import, so both read their files from the disk, as an import of a legacy store that
@@ -185,6 +185,14 @@ fn drop_page_cache() -> Result<()> {
 
 /// The CPU time the process `pid` has used so far, user and system, every thread's, in
 /// seconds (Linux's `/proc/PID/stat`; `None` elsewhere).
+#[cfg(not(target_os = "linux"))]
+fn cpu_secs(_pid: u32) -> Option<f64> {
+    None
+}
+
+/// The CPU time the process `pid` has used so far, user and system, every thread's, in
+/// seconds (`/proc/PID/stat`).
+#[cfg(target_os = "linux")]
 fn cpu_secs(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The fields after the command's closing parenthesis: state is the first, utime
@@ -361,8 +369,8 @@ pub fn run(args: &[String]) -> Result<()> {
     );
     println!(
         "\nowner CPU: the user and system seconds of every thread of the owner over the run \
-         (what the work costs, less swayed than the wall time by a slow window; the \
-         command line's own is not in it); owner: the seconds the owner's log gives each \
+         (what the work costs, often less swayed than the wall time by a slow window; \
+         the command line's own is not in it); owner: the seconds the owner's log gives each \
          phase of the verb (`import done`)."
     );
     println!(
