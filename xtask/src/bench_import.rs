@@ -202,8 +202,16 @@ fn cpu_secs(pid: u32) -> Option<f64> {
     Some(ticks as f64 / rustix::param::clock_ticks_per_second() as f64)
 }
 
-/// `medulla import DIR --brain ROOT [--dry-run] --json`: its answer and wall time.
-fn import(bin: &Path, home: &Path, root: &str, dir: &Path, dry: bool) -> Result<(Value, f64)> {
+/// `medulla import DIR --brain ROOT [--dry-run] --json`: its answer, wall time, and the
+/// CPU the owner (process `owner`) spent meanwhile (NaN where it cannot be read).
+fn import(
+    bin: &Path,
+    home: &Path,
+    root: &str,
+    dir: &Path,
+    dry: bool,
+    owner: u32,
+) -> Result<(Value, f64, f64)> {
     let mut cmd = Command::new(bin);
     cmd.arg("import")
         .arg(dir)
@@ -216,9 +224,10 @@ fn import(bin: &Path, home: &Path, root: &str, dir: &Path, dry: bool) -> Result<
     if dry {
         cmd.arg("--dry-run");
     }
-    let t = Instant::now();
+    let cpu = || cpu_secs(owner).unwrap_or(f64::NAN);
+    let (c, t) = (cpu(), Instant::now());
     let out = cmd.output().context("cannot run medulla import")?;
-    let secs = t.elapsed().as_secs_f64();
+    let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu() - c);
     let v: Value = serde_json::from_slice(&out.stdout).with_context(|| {
         format!(
             "import answered no JSON: {}{}",
@@ -229,7 +238,7 @@ fn import(bin: &Path, home: &Path, root: &str, dir: &Path, dry: bool) -> Result<
     if v["count_conserved"] != json!(true) {
         bail!("import did not conserve counts: {v}");
     }
-    Ok((v, secs))
+    Ok((v, secs, cpu))
 }
 
 fn n(v: &Value, key: &str) -> u64 {
@@ -281,10 +290,7 @@ pub fn run(args: &[String]) -> Result<()> {
         drop_page_cache()?;
     }
     let pid = o.child.id();
-    let cpu = || cpu_secs(pid).unwrap_or(f64::NAN);
-    let c = cpu();
-    let (dry, dry_s) = import(&bin, home.path(), &root, &legacy, true)?;
-    let dry_cpu = cpu() - c;
+    let (dry, dry_s, dry_cpu) = import(&bin, home.path(), &root, &legacy, true, pid)?;
     let dry_phases = phases(&log);
     eprintln!("dry run: {dry_s:.2} s");
     if n(&dry, "imported_live") != made.live as u64 {
@@ -298,9 +304,7 @@ pub fn run(args: &[String]) -> Result<()> {
         drop_page_cache()?;
     }
     let t_import = Instant::now();
-    let c = cpu();
-    let (real, real_s) = import(&bin, home.path(), &root, &legacy, false)?;
-    let real_cpu = cpu() - c;
+    let (real, real_s, real_cpu) = import(&bin, home.path(), &root, &legacy, false, pid)?;
     let real_phases = phases(&log);
     eprintln!("import: {real_s:.2} s");
     let written = n(&real, "imported_live") + n(&real, "into_history");
@@ -320,9 +324,7 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let seeks = seek_times(&o, &root)?;
     let caught_up = catch_up(&log, t_import)?;
-    let c = cpu();
-    let (again, again_s) = import(&bin, home.path(), &root, &legacy, false)?;
-    let again_cpu = cpu() - c;
+    let (again, again_s, again_cpu) = import(&bin, home.path(), &root, &legacy, false, pid)?;
     let again_phases = phases(&log);
     eprintln!("again: {again_s:.2} s");
     if n(&again, "refused") != made.files as u64 {
