@@ -15,7 +15,7 @@ pub mod stores;
 
 use std::path::PathBuf;
 
-use brains::store::OpenReport;
+use brains::store::{Derivation, OpenReport};
 use brains::{
     Claim, MemorizeInput, MemorizeOutcome, PurgeReport, Store, StoreError, StoreOptions, Verdict,
 };
@@ -30,9 +30,11 @@ type Reply<T> = RpcReplyPort<Result<T, StoreError>>;
 /// Reads never come here: they take the store's read lock beside the actor ([`read`]).
 pub enum BrainMsg {
     Memorize(Box<MemorizeInput>, Reply<MemorizeOutcome>),
-    /// Several claims in one transaction (bulk import): one result per input, in order.
+    /// Several claims in one transaction (bulk import): one result per input, in order;
+    /// with their vectors and terms when worked out ahead (`Store::memorize_many_ahead`).
     MemorizeMany(
         Vec<MemorizeInput>,
+        Vec<Option<Derivation>>,
         Reply<Vec<Result<MemorizeOutcome, StoreError>>>,
     ),
     Learn {
@@ -357,9 +359,11 @@ impl Actor for BrainActor {
             BrainMsg::Memorize(input, r) => {
                 send(r, st.run(&me, move |s| s.memorize(*input)).await?)
             }
-            BrainMsg::MemorizeMany(inputs, r) => {
-                send(r, st.run(&me, move |s| s.memorize_many(inputs)).await?)
-            }
+            BrainMsg::MemorizeMany(inputs, ahead, r) => send(
+                r,
+                st.run(&me, move |s| s.memorize_many_ahead(inputs, ahead))
+                    .await?,
+            ),
             BrainMsg::Learn {
                 slug,
                 verdict,

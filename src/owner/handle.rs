@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use brains::store::Integrity;
+use brains::store::{Derivation, Integrity};
 use brains::{
     Act, Claim, MemorizeInput, MemorizeOutcome, PurgeReport, RecallQuery, RecallResult, Store,
     StoreOptions, StoreStats, Verdict,
@@ -230,13 +230,16 @@ impl OwnerHandle {
     }
 
     /// Several claims in one transaction: one result per input, in order (a refused item
-    /// does not stop the others).
+    /// does not stop the others). `ahead[i]`, when given, is `inputs[i]`'s vector and
+    /// terms worked out before; the store takes only those that fit.
     pub async fn memorize_many(
         &self,
         id: &StoreId,
         inputs: Vec<MemorizeInput>,
+        ahead: Vec<Option<Derivation>>,
     ) -> Result<Vec<std::result::Result<MemorizeOutcome, brains::StoreError>>> {
-        self.ask(id, |r| BrainMsg::MemorizeMany(inputs, r)).await
+        self.ask(id, |r| BrainMsg::MemorizeMany(inputs, ahead, r))
+            .await
     }
 
     pub async fn recall(&self, id: &StoreId, q: RecallQuery) -> Result<RecallResult> {

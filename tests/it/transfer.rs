@@ -243,10 +243,12 @@ fn triage_sends_each_claim_to_one_store_and_keeps_the_ambiguous_in_the_medulla()
 /// all-outdated slug ends in history, demoted by the importer, with none left live, and
 /// a second import finds them all. More files than one batch holds: the first batch's
 /// demotions reach the disk with the next batch, the last batch's at the end, so all of
-/// it is there after the owner is killed outright once the import has answered.
+/// it is there after the owner is killed outright once the import has answered. With
+/// the model: each batch's vectors and terms are worked out while the batch before it
+/// is written, and the first is written only once the second is sealed.
 #[test]
 fn an_import_into_a_brain_keeps_every_all_outdated_claim_in_history() {
-    let o = Owner::start();
+    let o = Owner::start_with(OwnerOptions::with_model());
     let root = o.project("retired");
     o.bootstrap(&root);
     let src = tempfile::tempdir().unwrap();
@@ -267,7 +269,7 @@ fn an_import_into_a_brain_keeps_every_all_outdated_claim_in_history() {
         (half, half),
         "{v}"
     );
-    let o = o.kill_and_restart(OwnerOptions::default());
+    let o = o.kill_and_restart(OwnerOptions::with_model());
     let mut live: Vec<String> = o
         .claims(&root.to_string_lossy())
         .iter()

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use super::ahead::Derivation;
 use super::share::SharedOp;
 use super::tables::{CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
 use super::{embed_text, encode, to_bytes, Store};
@@ -59,12 +60,14 @@ enum Plan {
     Refused(StoreError),
 }
 
-/// A planned write: the new version and the live version it replaces.
+/// A planned write: the new version and the live version it replaces, and its vector
+/// and terms when they came worked out ahead and fit it.
 struct Planned {
     claim: Claim,
     live: Option<Claim>,
     kind: ActKind,
     actor: String,
+    ahead: Option<Derivation>,
 }
 
 impl Store {
@@ -85,6 +88,19 @@ impl Store {
         &mut self,
         inputs: Vec<MemorizeInput>,
     ) -> Result<Vec<Result<MemorizeOutcome, StoreError>>, StoreError> {
+        self.memorize_many_ahead(inputs, Vec::new())
+    }
+
+    /// [`Store::memorize_many`], the inputs' vectors and terms worked out ahead
+    /// ([`Derivation::of`]), `ahead[i]` for `inputs[i]` (a shorter list leaves the rest
+    /// without). Each is taken only for the label, text and model it was made from;
+    /// every other input's are worked out here. The outcomes are those of
+    /// [`Store::memorize_many`] on the inputs alone.
+    pub fn memorize_many_ahead(
+        &mut self,
+        inputs: Vec<MemorizeInput>,
+        ahead: Vec<Option<Derivation>>,
+    ) -> Result<Vec<Result<MemorizeOutcome, StoreError>>, StoreError> {
         // Plan: every live version an item sees is redb's or an earlier item's (by its
         // place among the plans).
         let mut written: HashMap<String, usize> = HashMap::new();
@@ -99,8 +115,10 @@ impl Store {
             claims: rx.open_table(CLAIMS)?,
             history: rx.open_table(HISTORY)?,
         };
+        let mut ahead = ahead.into_iter();
         for (i, input) in inputs.into_iter().enumerate() {
-            match self.plan(input, &written, &plans, &seen)? {
+            let derived = ahead.next().flatten();
+            match self.plan(input, derived, &written, &plans, &seen)? {
                 Plan::Write(plan) => {
                     let plan = *plan;
                     written.insert(plan.claim.slug.clone(), plans.len());
@@ -116,7 +134,8 @@ impl Store {
         }
         drop(seen);
         drop(rx);
-        self.commit_plans(&plans)?;
+        let ahead: Vec<Option<Derivation>> = plans.iter_mut().map(|p| p.ahead.take()).collect();
+        self.commit_plans(&plans, ahead)?;
         let mut unchanged = unchanged.into_iter();
         let mut plans = plans.into_iter();
         Ok(results
@@ -132,10 +151,12 @@ impl Store {
     }
 
     /// What memorizing `input` would do, given the versions `written` earlier in the
-    /// batch (each slug's last, by its place in `plans`); `Err` only when redb fails.
+    /// batch (each slug's last, by its place in `plans`); `Err` only when redb fails. A
+    /// write keeps `ahead` when it fits the claim written.
     fn plan(
         &self,
         mut input: MemorizeInput,
+        ahead: Option<Derivation>,
         written: &HashMap<String, usize>,
         plans: &[Planned],
         seen: &Seen,
@@ -222,30 +243,50 @@ impl Store {
             origin_created: input.origin_created,
             origin_agent: input.origin_agent,
         };
+        let model = self.opts.embedder.as_deref().map(|e| (e.id(), e.dims()));
+        let ahead = ahead.filter(|d| d.fits(model, &claim.label, &claim.text));
         Ok(Plan::Write(Box::new(Planned {
             claim,
             live,
             kind,
             actor,
+            ahead,
         })))
     }
 
     /// Write every planned version, its history entry, vector and act in one
-    /// transaction; then the in-memory indexes, in order. A large batch indexed together
-    /// has its vectors and terms worked out on a thread of its own while this one builds
-    /// the transaction (they depend on the claims alone), so the embedding on every core
-    /// and redb's writes overlap; its commit then overlaps its terms going into the claim
+    /// transaction; then the in-memory indexes, in order. `ahead` gives the vectors and
+    /// terms worked out before (`ahead[i]` for `plans[i]`); a large batch indexed
+    /// together has the rest worked out on a thread of its own while this one builds the
+    /// transaction (they depend on the claims alone), so the embedding on every core and
+    /// redb's writes overlap; its commit then overlaps its terms going into the claim
     /// index ([`Store::commit_upserting`]).
-    fn commit_plans(&mut self, plans: &[Planned]) -> Result<(), StoreError> {
+    fn commit_plans(
+        &mut self,
+        plans: &[Planned],
+        ahead: Vec<Option<Derivation>>,
+    ) -> Result<(), StoreError> {
         if plans.is_empty() {
             return Ok(());
         }
         let embedder = self.opts.embedder.clone();
         let embedder = embedder.as_deref();
         let together = plans.len() >= PARALLEL_INDEX_BATCH && self.vindex.is_some();
-        let derive = move || derive(embedder, plans, together);
+        let to_derive = plans.len() - ahead.iter().flatten().count();
+        // Shared, so the closure stays `Copy`: a thread that cannot be spawned drops the
+        // one it was given, and the work is done here with another.
+        let ahead = std::sync::Mutex::new(Some(ahead));
+        let ahead = &ahead;
+        let derive = move || {
+            let ahead = ahead
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .unwrap_or_default();
+            derive(embedder, plans, together, ahead)
+        };
         let numbers = self.numbers();
-        let (keys, derived, tx) = if together && plans.len() >= OVERLAP_BATCH {
+        let (keys, derived, tx) = if together && to_derive >= OVERLAP_BATCH {
             std::thread::scope(|scope| {
                 let job = std::thread::Builder::new()
                     .name("memorize-derive".into())
@@ -546,36 +587,65 @@ struct Derived {
     terms: Option<Vec<Terms>>,
 }
 
-/// [`Derived`] for `plans`: the vectors in one embedder call, the terms when `terms`.
+/// [`Derived`] for `plans`: what `ahead` gives (`ahead[i]` for `plans[i]`, each fitting
+/// its plan), the other vectors in one embedder call, the terms when `terms`.
 fn derive(
     embedder: Option<&dyn crate::embed::Embedder>,
     plans: &[Planned],
     terms: bool,
+    ahead: Vec<Option<Derivation>>,
 ) -> Result<Derived, StoreError> {
+    let mut vectors: Vec<Option<Vec<f32>>> = Vec::with_capacity(plans.len());
+    let mut all_terms: Vec<Option<Terms>> = Vec::with_capacity(plans.len());
+    let mut ahead = ahead.into_iter();
+    for _ in plans {
+        let (v, t) = match ahead.next().flatten() {
+            Some(d) => {
+                let (v, t) = d.into_parts();
+                (v, Some(t))
+            }
+            None => (None, None),
+        };
+        vectors.push(v);
+        all_terms.push(t);
+    }
     let vectors = match embedder {
         None => None,
         Some(e) => {
-            let texts: Vec<String> = plans
+            let missing: Vec<usize> = (0..plans.len()).filter(|&i| vectors[i].is_none()).collect();
+            let texts: Vec<String> = missing
                 .iter()
-                .map(|p| embed_text(&p.claim.label, &p.claim.text))
+                .map(|&i| embed_text(&plans[i].claim.label, &plans[i].claim.text))
                 .collect();
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            let vecs = e
-                .embed(&refs)
-                .map_err(|e| StoreError::Embedding(e.to_string()))?;
-            if vecs.len() != plans.len() {
+            let vecs = if refs.is_empty() {
+                Vec::new()
+            } else {
+                e.embed(&refs)
+                    .map_err(|e| StoreError::Embedding(e.to_string()))?
+            };
+            if vecs.len() != missing.len() {
                 return Err(StoreError::Embedding(format!(
                     "the model returned {} vectors for {} texts",
                     vecs.len(),
-                    plans.len()
+                    missing.len()
                 )));
             }
-            Some(vecs)
+            for (i, v) in missing.into_iter().zip(vecs) {
+                vectors[i] = Some(v);
+            }
+            Some(vectors.into_iter().flatten().collect())
         }
     };
     let terms = terms.then(|| {
-        let claims: Vec<&Claim> = plans.iter().map(|p| &p.claim).collect();
-        Terms::of_many(&claims)
+        let missing: Vec<usize> = (0..plans.len())
+            .filter(|&i| all_terms[i].is_none())
+            .collect();
+        let claims: Vec<&Claim> = missing.iter().map(|&i| &plans[i].claim).collect();
+        for (i, t) in missing.into_iter().zip(Terms::of_many(&claims)) {
+            all_terms[i] = Some(t);
+        }
+        all_terms.into_iter().flatten().collect()
     });
     Ok(Derived { vectors, terms })
 }

@@ -25,6 +25,7 @@ use crate::vector::{Precision, VectorIndex};
 use tables::{ACTS, CLAIMS, HISTORY, KV, VECTORS};
 
 mod acts;
+mod ahead;
 pub mod backup;
 mod fault;
 mod integrity;
@@ -40,6 +41,7 @@ mod stored;
 mod tables;
 mod write;
 
+pub use ahead::Derivation;
 pub use backup::{BackupSource, CopyCounts, StoreCopy};
 pub use integrity::Integrity;
 pub use share::{Applied, Cursor, Entry, Incoming, Outgoing, ShareState, SharedAct, SharedOp};

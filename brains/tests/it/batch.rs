@@ -214,6 +214,141 @@ fn a_batch_whose_embedding_fails_writes_nothing_and_leaves_no_gap() {
     assert_eq!(s.acts(written, 10).unwrap()[0].seq, written + 1);
 }
 
+/// The test embedder under an id of its own choosing, its vectors turned around when
+/// `flip`, counting the texts it embeds.
+#[derive(Debug)]
+struct Counting {
+    id: &'static str,
+    flip: bool,
+    texts: std::sync::atomic::AtomicUsize,
+}
+
+impl Counting {
+    fn new(id: &'static str, flip: bool) -> Arc<Counting> {
+        Arc::new(Counting {
+            id,
+            flip,
+            texts: Default::default(),
+        })
+    }
+
+    fn embedded(&self) -> usize {
+        self.texts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl brains::Embedder for Counting {
+    fn id(&self) -> &str {
+        self.id
+    }
+    fn dims(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, brains::EmbedError> {
+        self.texts
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        let mut vs = crate::common::BagOfWords.embed(texts)?;
+        if self.flip {
+            vs.iter_mut().flatten().for_each(|x| *x = -*x);
+        }
+        Ok(vs)
+    }
+}
+
+/// Vectors and terms worked out ahead of a batch ([`Derivation::of`], as an import does
+/// for its next batch while the store writes the one before) are taken only for the
+/// label, text and model they were made from. A batch written with them leaves the store
+/// exactly as the batch written without, and one whose every written input comes with
+/// its own is not embedded again. One made for another text, from a text not yet
+/// trimmed, or under another model is worked out again: the store is the same, and it
+/// embeds every version it writes.
+#[test]
+fn a_batch_worked_out_ahead_equals_the_same_batch_without() {
+    use brains::store::Derivation;
+    use brains::Embedder;
+    // 60: vectors added together, worked out in turn; 600: on a thread of their own.
+    for pad in [60, 600] {
+        let clock = Arc::new(FixedClock::new(T0));
+        let model = Counting::new("test-bag-of-words", false);
+        let other_model = Counting::new("test-other-words", true);
+        let open = |dir: &std::path::Path| {
+            let o = brains::StoreOptions {
+                embedder: Some(model.clone() as Arc<dyn Embedder>),
+                ..opts(&clock, true)
+            };
+            let (mut s, _) = Store::open(dir, o).unwrap();
+            s.memorize(input("cache flake", "it flakes")).unwrap();
+            s
+        };
+        let dirs: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let (mut plain, mut fitting, mut misfit) = (
+            open(dirs[0].path()),
+            open(dirs[1].path()),
+            open(dirs[2].path()),
+        );
+        clock.advance(10);
+        let outcomes = |r: Vec<Result<brains::MemorizeOutcome, brains::StoreError>>| {
+            r.into_iter().map(|r| format!("{r:?}")).collect::<Vec<_>>()
+        };
+        let expected = plain.memorize_many(padded(pad)).unwrap();
+        let written = expected
+            .iter()
+            .filter(|r| matches!(r, Ok(o) if !o.unchanged()))
+            .count();
+        let expected = outcomes(expected);
+
+        // Each input's own, trimmed as the store keeps it: none embedded again.
+        let own: Vec<Option<Derivation>> = padded(pad)
+            .into_iter()
+            .map(|mut i| {
+                (i.label, i.text) = (i.label.trim().into(), i.text.trim().into());
+                Some(Derivation::of(Some(model.as_ref()), &i).unwrap())
+            })
+            .collect();
+        let before = model.embedded();
+        let with_own = fitting.memorize_many_ahead(padded(pad), own).unwrap();
+        assert_eq!(model.embedded(), before, "pad {pad}: embedded again");
+
+        // Each made for something else: every written version worked out again.
+        let misfits: Vec<Option<Derivation>> = padded(pad)
+            .into_iter()
+            .enumerate()
+            .map(|(n, mut i)| {
+                let by = match n % 3 {
+                    0 => {
+                        i.text += " and something else besides";
+                        model.as_ref()
+                    }
+                    1 => {
+                        i.text = format!("  {}  ", i.text);
+                        model.as_ref()
+                    }
+                    _ => other_model.as_ref(),
+                };
+                Some(Derivation::of(Some(by), &i).unwrap())
+            })
+            .collect();
+        let before = model.embedded();
+        let with_misfits = misfit.memorize_many_ahead(padded(pad), misfits).unwrap();
+        assert_eq!(
+            model.embedded() - before,
+            written,
+            "pad {pad}: a misfit taken"
+        );
+
+        assert_eq!(outcomes(with_own), expected, "pad {pad}");
+        assert_eq!(outcomes(with_misfits), expected, "pad {pad}");
+        let recall = pad < 600;
+        let seen = observe(&plain, recall);
+        assert_eq!(
+            observe(&fitting, recall),
+            seen,
+            "pad {pad}: worked out ahead"
+        );
+        assert_eq!(observe(&misfit, recall), seen, "pad {pad}: misfits");
+    }
+}
+
 /// `demote_many` (one transaction) leaves the store exactly as the same demotions one by
 /// one: the same versions, acts, recall and statistics; a slug that is not live, or is
 /// listed twice, is refused without stopping the others; all of it survives a reopen,

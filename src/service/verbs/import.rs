@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
-use brains::store::Commit;
+use brains::store::{Commit, Derivation};
 use brains::{ClaimState, MemorizeInput, MemorizeOutcome};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -140,7 +140,7 @@ impl Verb for Import {
         };
         let agent = a.agent_id.clone().unwrap_or_else(|| "human:founder".into());
         brains::claim::validate_agent_id(&agent)?;
-        let mut run = Run::new(&plan, a.dry_run, agent);
+        let mut run = Run::new(&plan, a.dry_run, agent, svc.owner.opts.embedder.clone());
         let started = std::time::Instant::now();
         let progress = cx.progress.clone();
         let read = tokio::task::spawn_blocking(move || {
@@ -336,6 +336,13 @@ struct Run {
     refused: Vec<Refusal>,
     /// Versions waiting to be written to a brain in one transaction, per brain.
     pending: BTreeMap<Fingerprint, Vec<Pending>>,
+    /// Per brain, the full batch sealed last: its vectors and terms are worked out while
+    /// the batch before it is written, and it is written once the next is sealed (or at
+    /// the import's end).
+    sealed: BTreeMap<Fingerprint, Sealed>,
+    /// The owner's model, which works out a sealed batch's vectors and terms (`None`:
+    /// lexical-only, nothing worked out ahead).
+    embedder: Option<std::sync::Arc<dyn brains::Embedder>>,
     /// Brains whose last demotions are not yet on disk: they go with the brain's next
     /// batch, which is durable, or with the import's end ([`Run::flush`]).
     undurable: BTreeSet<Fingerprint>,
@@ -351,6 +358,13 @@ struct Run {
     demote_ms: u64,
 }
 
+/// A batch sealed for its brain: its versions (their inputs taken out), and its inputs
+/// coming back from a blocking thread with their vectors and terms worked out.
+struct Sealed {
+    batch: Vec<Pending>,
+    derived: tokio::task::JoinHandle<Vec<(MemorizeInput, Option<Derivation>)>>,
+}
+
 /// A version read, checked and waiting for its brain's next batch.
 struct Pending {
     input: MemorizeInput,
@@ -364,10 +378,17 @@ struct Pending {
 }
 
 impl Run {
-    fn new(_plan: &Plan, dry_run: bool, agent: String) -> Run {
+    fn new(
+        _plan: &Plan,
+        dry_run: bool,
+        agent: String,
+        embedder: Option<std::sync::Arc<dyn brains::Embedder>>,
+    ) -> Run {
         Run {
             dry_run,
             agent,
+            sealed: BTreeMap::new(),
+            embedder,
             seen: 0,
             live: 0,
             into_history: 0,
@@ -386,16 +407,32 @@ impl Run {
         }
     }
 
-    /// Write one brain's waiting versions in one transaction and account for each; the
-    /// versions that stay outdated are then demoted in one turn of the brain's actor.
-    /// Those demotions wait for the brain's next batch to reach the disk with it (one
-    /// sync, not two a batch), except at the import's `end`, when they are synced.
+    /// Seal one brain's waiting versions as a batch, and write the batch sealed before
+    /// it (one transaction) while this one's vectors and terms are worked out; at the
+    /// import's `end`, write both. Each version written is accounted for; the versions
+    /// that stay outdated are then demoted in one turn of the brain's actor. Those
+    /// demotions wait for the brain's next batch to reach the disk with it (one sync, not
+    /// two a batch), except at the `end`, when they are synced.
     async fn flush(&mut self, svc: &Service, fp: &Fingerprint, end: bool) -> Result<()> {
         let store = StoreId::brain(fp);
         let batch = self.pending.remove(fp).unwrap_or_default();
         let mut demote = self.stray.remove(fp).unwrap_or_default();
+        let mut ready = Vec::with_capacity(2);
+        if end {
+            ready.extend(self.sealed.remove(fp));
+        }
         if !batch.is_empty() {
-            self.write(svc, &store, batch, &mut demote).await?;
+            let sealed = self.seal(batch);
+            if end {
+                ready.push(sealed);
+            } else {
+                ready.extend(self.sealed.insert(fp.clone(), sealed));
+            }
+        }
+        if !ready.is_empty() {
+            for sealed in ready {
+                self.write(svc, &store, sealed, &mut demote).await?;
+            }
             // The batch's commit was durable, and so is every demotion before it.
             self.undurable.remove(fp);
         }
@@ -420,19 +457,38 @@ impl Run {
         Ok(())
     }
 
-    /// Write one batch to `store` and account for each version; the slugs whose version
-    /// stays outdated are added to `demote`.
+    /// A batch sealed: its inputs' vectors and terms worked out on a blocking thread, on
+    /// the cores the writes leave idle, when the owner has a model.
+    fn seal(&self, mut batch: Vec<Pending>) -> Sealed {
+        let inputs: Vec<MemorizeInput> = batch
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.input))
+            .collect();
+        let embedder = self.embedder.clone();
+        let derived = tokio::task::spawn_blocking(move || match embedder {
+            Some(e) => read::derive(e.as_ref(), inputs),
+            None => inputs.into_iter().map(|i| (i, None)).collect(),
+        });
+        Sealed { batch, derived }
+    }
+
+    /// Write one sealed batch to `store` and account for each version; the slugs whose
+    /// version stays outdated are added to `demote`.
     async fn write(
         &mut self,
         svc: &Service,
         store: &StoreId,
-        batch: Vec<Pending>,
+        sealed: Sealed,
         demote: &mut Vec<String>,
     ) -> Result<()> {
-        let (mut inputs, batch): (Vec<MemorizeInput>, Vec<Pending>) = batch
+        let Sealed { batch, derived } = sealed;
+        let t = std::time::Instant::now();
+        let (mut inputs, ahead): (Vec<MemorizeInput>, Vec<Option<Derivation>>) = derived
+            .await
+            .map_err(|e| OwnerError::Internal(format!("working out a batch panicked: {e}")))?
             .into_iter()
-            .map(|mut p| (std::mem::take(&mut p.input), p))
             .unzip();
+        self.write_ms += t.elapsed().as_millis() as u64;
         // Evidence files inside the brain's root are anchored, the whole batch in one
         // blocking call.
         if let Some(Target::Brain(_, root)) = batch.first().map(|p| &p.tgt) {
@@ -452,7 +508,7 @@ impl Run {
             }
         }
         let t = std::time::Instant::now();
-        let outcomes = svc.owner.memorize_many(store, inputs).await?;
+        let outcomes = svc.owner.memorize_many(store, inputs, ahead).await?;
         for (p, outcome) in batch.into_iter().zip(outcomes) {
             let written = self.settle(
                 p.file,
@@ -499,6 +555,7 @@ impl Run {
         let fps: BTreeSet<Fingerprint> = self
             .pending
             .keys()
+            .chain(self.sealed.keys())
             .chain(self.stray.keys())
             .chain(&self.undurable)
             .cloned()

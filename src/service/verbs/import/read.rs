@@ -1,12 +1,14 @@
 //! Reading a legacy directory, in two steps kept apart so the second can run beside the
 //! writes: `read_dir` reads and parses every file, many at once (what grouping by slug
 //! needs before any slug is replayed), and `check` scans a chunk of slugs' versions for
-//! secrets, validates and hashes them while the chunk before is being written.
+//! secrets, validates and hashes them while the chunk before is being written. `derive`
+//! works out a batch's vectors and terms while the batch before is being written.
 
 use std::path::{Path, PathBuf};
 
 use brains::legacy::{self, LegacyClaim};
-use brains::{ClaimState, MemorizeInput};
+use brains::store::Derivation;
+use brains::{ClaimState, Embedder, MemorizeInput};
 
 use super::Refusal;
 
@@ -198,44 +200,62 @@ pub(super) struct Checked {
     pub(super) versions: Vec<Result<Parsed, Refusal>>,
 }
 
-/// Check a chunk of slugs' versions, the chunk split among the cores; in order. The
-/// checking threads yield to every other thread of the owner (see `yield_to_others`):
-/// they run beside the chunk before's writes, and must take only the cores the writes
-/// leave idle, never slow the writer.
+/// Check a chunk of slugs' versions on the cores the writes leave idle
+/// ([`on_idle_cores`]); in order.
 pub(super) fn check(chunk: Vec<(String, Vec<Loaded>)>) -> Vec<Checked> {
-    let one = |(slug, versions): (String, Vec<Loaded>)| -> Checked {
-        Checked {
-            files: versions.len(),
-            versions: versions.into_iter().map(check_one).collect(),
-            slug,
-        }
-    };
+    on_idle_cores(chunk, 64, |(slug, versions)| Checked {
+        files: versions.len(),
+        versions: versions.into_iter().map(check_one).collect(),
+        slug,
+    })
+}
+
+/// Each input with its vector (under `embedder`) and terms, worked out on the cores the
+/// writes leave idle ([`on_idle_cores`]), in order: a batch's, while the batch before is
+/// written, so its store only checks and takes them. An input the model fails on comes
+/// without (its store works it out again, and answers the failure if it fails there).
+pub(super) fn derive(
+    embedder: &dyn Embedder,
+    inputs: Vec<MemorizeInput>,
+) -> Vec<(MemorizeInput, Option<Derivation>)> {
+    on_idle_cores(inputs, 64, |input| {
+        let derived = Derivation::of(Some(embedder), &input).ok();
+        (input, derived)
+    })
+}
+
+/// `f` of each item, in order: the items split among the cores (a part of `min` items at
+/// the least), each part on a thread that yields to every other thread of the owner (see
+/// `yield_to_others`). An import's checking and deriving run beside the writes of the
+/// batch before, and must take only the cores those leave idle, never slow the writer.
+fn on_idle_cores<T: Send, R: Send>(items: Vec<T>, min: usize, f: impl Fn(T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(chunk.len().div_ceil(64))
+        .min(items.len().div_ceil(min))
         .max(1);
-    let per = chunk.len().div_ceil(threads).max(1);
+    let per = items.len().div_ceil(threads).max(1);
     let mut parts = Vec::with_capacity(threads);
-    let mut rest = chunk;
+    let mut rest = items;
     while rest.len() > per {
         let tail = rest.split_off(per);
         parts.push(rest);
         rest = tail;
     }
     parts.push(rest);
+    let f = &f;
     std::thread::scope(|scope| {
         let workers: Vec<_> = parts
             .into_iter()
             .map(|part| {
                 scope.spawn(move || {
                     yield_to_others();
-                    part.into_iter().map(one).collect::<Vec<_>>()
+                    part.into_iter().map(f).collect::<Vec<_>>()
                 })
             })
             .collect();
         workers
             .into_iter()
-            .flat_map(|w| w.join().expect("a checking thread panicked"))
+            .flat_map(|w| w.join().expect("an import's worker thread panicked"))
             .collect()
     })
 }
