@@ -4,8 +4,13 @@
 //! set), so stdio calls are routed exactly like HTTP ones. Answers go to stdout, one per
 //! line. A `subscriptions/listen` (2026-07-28) stays open: its notifications are written
 //! as they arrive, while other requests go on, until the client cancels it.
+//!
+//! The owner is started when none answers (SPEC §2), and a restart under a live session
+//! is invisible: the bridge opens a new upstream session with the client's own
+//! `initialize` and sends the call again once.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -111,24 +116,253 @@ fn rpc_error(id: Value, code: i64, message: String) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
 }
 
-/// Run the bridge until stdin closes.
-pub async fn run(url: String) -> anyhow::Result<()> {
-    let endpoint = format!("{}/mcp", url.trim_end_matches('/'));
+/// The bridge's side of the upstream MCP session: where the owner is, the session it
+/// opened there, and the client's own `initialize` (and `notifications/initialized`),
+/// kept to open a new session by itself when the owner restarted and forgot the old one.
+struct Upstream {
+    home: PathBuf,
+    explicit: Option<String>,
+    url: String,
+    cwd: String,
+    binding: Option<String>,
+    http: reqwest::Client,
+    session: Option<String>,
+    /// The protocol version negotiated at `initialize`, sent on every later request as
+    /// the Streamable HTTP transport asks.
+    negotiated: Option<String>,
+    init: Option<String>,
+    initialized: Option<String>,
+}
+
+/// One answer from the owner, read whole.
+struct Reply {
+    status: reqwest::StatusCode,
+    content_type: String,
+    body: String,
+}
+
+impl Upstream {
+    fn endpoint(&self) -> String {
+        format!("{}/mcp", self.url.trim_end_matches('/'))
+    }
+
+    /// A POST of one JSON-RPC line with the routing, session and version headers.
+    fn request(
+        &self,
+        client: &reqwest::Client,
+        line: &str,
+        parsed: Option<&Value>,
+    ) -> reqwest::RequestBuilder {
+        // A request that names its protocol version per request (2026-07-28 and later)
+        // must carry the same in the MCP-Protocol-Version header; otherwise the version
+        // negotiated at initialize.
+        let version = parsed
+            .and_then(|v| v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str())
+            .map(str::to_string)
+            .or_else(|| self.negotiated.clone());
+        let mut req = client
+            .post(self.endpoint())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header(headers::CALLER_ROOT, &self.cwd)
+            .body(line.to_string());
+        if let Some(b) = &self.binding {
+            req = req.header(headers::BRAIN, b);
+        }
+        if let Some(s) = &self.session {
+            req = req.header(headers::SESSION, s);
+        }
+        if let Some(v) = &version {
+            req = req.header("mcp-protocol-version", v);
+        }
+        // The standard request headers (SEP-2243) that 2026-07-28 asks for, taken from the
+        // body so they always agree with it.
+        if let Some(method) = parsed.and_then(|v| v["method"].as_str()) {
+            req = req.header("mcp-method", method);
+            let name = parsed.and_then(|v| v["params"]["name"].as_str());
+            if let Some(name) = name.filter(|n| n.chars().all(|c| c.is_ascii_graphic())) {
+                req = req.header("mcp-name", name);
+            }
+        }
+        req
+    }
+
+    async fn post(&mut self, line: &str, parsed: Option<&Value>) -> reqwest::Result<Reply> {
+        let resp = self.request(&self.http, line, parsed).send().await?;
+        crate::launch::note_version(
+            resp.headers()
+                .get(headers::VERSION)
+                .and_then(|v| v.to_str().ok()),
+        );
+        if let Some(s) = resp
+            .headers()
+            .get(headers::SESSION)
+            .and_then(|v| v.to_str().ok())
+        {
+            self.session = Some(s.to_string());
+        }
+        let status = resp.status();
+        let content_type = resp
+            .headers()
+            .get("content-type")
+            .and_then(|c| c.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let body = resp.text().await.unwrap_or_default();
+        Ok(Reply {
+            status,
+            content_type,
+            body,
+        })
+    }
+
+    /// The owner stopped answering: find it again, starting one when none answers (as
+    /// every client does, SPEC §2). Err is the message the client is answered with.
+    async fn find_owner(&mut self) -> Result<(), String> {
+        let (home, explicit) = (self.home.clone(), self.explicit.clone());
+        let found =
+            tokio::task::spawn_blocking(move || crate::launch::ensure(&home, explicit.as_deref()))
+                .await
+                .map_err(|e| format!("the owner could not be looked for: {e}"))?;
+        self.url = found.map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    /// Open a new session with the client's own `initialize` (its answer is the client's
+    /// already), then say `notifications/initialized` as the client did.
+    async fn reopen(&mut self) -> Result<(), String> {
+        self.session = None;
+        let Some(init) = self.init.clone() else {
+            return Ok(());
+        };
+        let parsed = serde_json::from_str::<Value>(&init).ok();
+        let r = self
+            .post(&init, parsed.as_ref())
+            .await
+            .map_err(|e| format!("the owner did not take a new session: {e}"))?;
+        if !r.status.is_success() {
+            return Err(format!(
+                "the owner refused a new session: HTTP {}: {}",
+                r.status, r.body
+            ));
+        }
+        if let Some(done) = self.initialized.clone() {
+            let parsed = serde_json::from_str::<Value>(&done).ok();
+            let _ = self.post(&done, parsed.as_ref()).await;
+        }
+        tracing::info!(url = %self.url, "the owner had forgotten this session: opened a new one");
+        Ok(())
+    }
+
+    /// Forward one message and return the answers for the client. When the owner is gone
+    /// (a restart, a crash) or answers `404` for a session it no longer knows, the session
+    /// is opened again and the message sent once more: the client sees only the answer.
+    async fn forward(
+        &mut self,
+        line: &str,
+        parsed: Option<&Value>,
+        id: Option<Value>,
+    ) -> Vec<Value> {
+        let method = parsed
+            .and_then(|v| v["method"].as_str())
+            .unwrap_or_default();
+        let opening = method == "initialize";
+        if opening {
+            self.init = Some(line.to_string());
+            self.initialized = None;
+            self.session = None;
+        } else if method == "notifications/initialized" {
+            self.initialized = Some(line.to_string());
+        }
+        let had_session = self.session.is_some();
+        let first = self.post(line, parsed).await;
+        let again = match &first {
+            Err(e) if !e.is_timeout() => {
+                tracing::info!(error = %e, "the owner did not answer: looking for it again");
+                match self.find_owner().await {
+                    Ok(()) => Some(true),
+                    Err(msg) => return error_for(id, msg),
+                }
+            }
+            Ok(r) if r.status == reqwest::StatusCode::NOT_FOUND && had_session && !opening => {
+                Some(false)
+            }
+            _ => None,
+        };
+        let reply = match again {
+            None => first,
+            Some(_) => {
+                if !opening {
+                    if let Err(msg) = self.reopen().await {
+                        return error_for(id, msg);
+                    }
+                } else {
+                    self.session = None;
+                }
+                self.post(line, parsed).await
+            }
+        };
+        let reply = match reply {
+            Ok(r) => r,
+            Err(e) => {
+                let msg = format!("the request to {} failed: {e}", self.url);
+                tracing::error!("{msg}");
+                return error_for(id, msg);
+            }
+        };
+        let msgs = messages_of(&reply.content_type, &reply.body);
+        let answers = if msgs.is_empty() && !reply.status.is_success() {
+            id.map(|id| {
+                vec![rpc_error(
+                    id,
+                    -32603,
+                    format!("the owner answered HTTP {}: {}", reply.status, reply.body),
+                )]
+            })
+            .unwrap_or_default()
+        } else {
+            msgs
+        };
+        for a in &answers {
+            if let Some(v) = a["result"]["protocolVersion"].as_str() {
+                self.negotiated = Some(v.to_string());
+            }
+        }
+        answers
+    }
+}
+
+/// The answer to a request that could not be delivered (none for a notification).
+fn error_for(id: Option<Value>, msg: String) -> Vec<Value> {
+    id.map(|id| vec![rpc_error(id, -32603, msg)])
+        .unwrap_or_default()
+}
+
+/// Run the bridge until stdin closes. The owner is looked for at the first message, and
+/// started then when none answers (unless autostart is off or `url` names one).
+pub async fn run(home: PathBuf, url: Option<String>) -> anyhow::Result<()> {
     let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
     let binding = std::env::var("MEDULLA_BRAIN")
         .ok()
         .filter(|b| !b.is_empty());
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(300))
-        .build()?;
+    let mut up = Upstream {
+        url: crate::launch::locate(&home, url.as_deref()).url,
+        home,
+        explicit: url,
+        cwd,
+        binding,
+        http: reqwest::Client::builder()
+            .timeout(Duration::from_secs(300))
+            .build()?,
+        session: None,
+        negotiated: None,
+        init: None,
+        initialized: None,
+    };
     // A listen stream lasts as long as the client wants it.
     let streaming = reqwest::Client::builder().build()?;
     let mut listens: HashMap<String, tokio::task::JoinHandle<()>> = HashMap::new();
     let stdout: Out = Arc::new(tokio::sync::Mutex::new(tokio::io::stdout()));
-    let mut session: Option<String> = None;
-    // The protocol version negotiated at `initialize`, sent on every later request as the
-    // Streamable HTTP transport asks.
-    let mut negotiated: Option<String> = None;
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     while let Some(line) = lines.next_line().await? {
         if line.trim().is_empty() {
@@ -136,20 +370,11 @@ pub async fn run(url: String) -> anyhow::Result<()> {
         }
         let parsed = serde_json::from_str::<Value>(&line).ok();
         let id = parsed.as_ref().and_then(|v| v.get("id").cloned());
-        // A request that names its protocol version per request (2026-07-28 and later)
-        // must carry the same in the MCP-Protocol-Version header; otherwise the version
-        // negotiated at initialize.
-        let version = parsed
-            .as_ref()
-            .and_then(|v| v["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].as_str())
-            .map(str::to_string)
-            .or_else(|| negotiated.clone());
         let method = parsed
             .as_ref()
             .and_then(|v| v["method"].as_str())
             .unwrap_or_default()
             .to_string();
-        let listen = method == "subscriptions/listen" && id.is_some();
         if method == "notifications/cancelled" {
             let cancelled = parsed
                 .as_ref()
@@ -158,95 +383,25 @@ pub async fn run(url: String) -> anyhow::Result<()> {
                 task.abort();
             }
         }
-        let mut req = if listen { &streaming } else { &http }
-            .post(&endpoint)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header(headers::CALLER_ROOT, &cwd)
-            .body(line.clone());
-        if let Some(b) = &binding {
-            req = req.header(headers::BRAIN, b);
-        }
-        if let Some(s) = &session {
-            req = req.header(headers::SESSION, s);
-        }
-        if let Some(v) = &version {
-            req = req.header("mcp-protocol-version", v);
-        }
-        // The standard request headers (SEP-2243) that 2026-07-28 asks for, taken from the
-        // body so they always agree with it.
-        if let Some(method) = parsed.as_ref().and_then(|v| v["method"].as_str()) {
-            req = req.header("mcp-method", method);
-            let name = parsed.as_ref().and_then(|v| v["params"]["name"].as_str());
-            if let Some(name) = name.filter(|n| n.chars().all(|c| c.is_ascii_graphic())) {
-                req = req.header("mcp-name", name);
-            }
-        }
-        if listen {
+        if method == "subscriptions/listen" && id.is_some() {
             let id = id.clone().unwrap_or_default();
+            let req = up.request(&streaming, &line, parsed.as_ref());
             listens.retain(|_, t| !t.is_finished());
             let task = tokio::spawn(stream_listen(req, id.clone(), stdout.clone()));
             listens.insert(id.to_string(), task);
             continue;
         }
-        let answers = match req.send().await {
-            Ok(resp) => {
-                if let Some(s) = resp
-                    .headers()
-                    .get(headers::SESSION)
-                    .and_then(|v| v.to_str().ok())
-                {
-                    session = Some(s.to_string());
-                }
-                let status = resp.status();
-                let ct = resp
-                    .headers()
-                    .get("content-type")
-                    .and_then(|c| c.to_str().ok())
-                    .unwrap_or("")
-                    .to_string();
-                let body = resp.text().await.unwrap_or_default();
-                let msgs = messages_of(&ct, &body);
-                if msgs.is_empty() && !status.is_success() {
-                    id.clone()
-                        .map(|id| {
-                            vec![rpc_error(
-                                id,
-                                -32603,
-                                format!("the owner answered HTTP {status}: {body}"),
-                            )]
-                        })
-                        .unwrap_or_default()
-                } else {
-                    msgs
-                }
-            }
-            Err(e) => {
-                let msg = if e.is_connect() {
-                    format!("no medulla owner is running at {url}: start one with `medulla serve`")
-                } else {
-                    format!("the request to {url} failed: {e}")
-                };
-                tracing::error!("{msg}");
-                id.clone()
-                    .map(|id| vec![rpc_error(id, -32603, msg)])
-                    .unwrap_or_default()
-            }
-        };
-        for a in &answers {
-            if let Some(v) = a["result"]["protocolVersion"].as_str() {
-                negotiated = Some(v.to_string());
-            }
-        }
+        let answers = up.forward(&line, parsed.as_ref(), id).await;
         emit(&stdout, &answers).await?;
     }
     for (_, task) in listens {
         task.abort();
     }
     // End the HTTP session so the owner can drop it.
-    if let Some(s) = session {
-        let _ = http
-            .delete(&endpoint)
+    if let Some(s) = up.session.take() {
+        let _ = up
+            .http
+            .delete(up.endpoint())
             .header(headers::SESSION, s)
             .send()
             .await;
@@ -255,11 +410,11 @@ pub async fn run(url: String) -> anyhow::Result<()> {
 }
 
 /// The blocking entry point used by the CLI.
-pub fn main(url: String) -> anyhow::Result<i32> {
+pub fn main(home: PathBuf, url: Option<String>) -> anyhow::Result<i32> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    rt.block_on(run(url))
+    rt.block_on(run(home, url))
         .map_err(|e| anyhow!("bridge stopped: {e}"))?;
     Ok(0)
 }

@@ -91,6 +91,10 @@ pub enum SecretPolicy {
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     listen: Option<String>,
+    /// Read by clients (the launch module's `autostart_off`), not the owner: accepted here so
+    /// the owner does not refuse the key.
+    #[allow(dead_code)]
+    autostart: Option<bool>,
     allow_remote: Option<bool>,
     idle_unload_secs: Option<u64>,
     max_warm_brains: Option<usize>,

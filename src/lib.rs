@@ -23,6 +23,8 @@
 //!   loopback guard, the Hall's files.
 //! - [`hall`]: the Hall, the founder's page: HTML, CSS and JavaScript compiled in.
 //! - [`bridge`]: `medulla bridge`, stdio MCP forwarded to the owner over HTTP.
+//! - [`launch`]: where a home's owner is, and starting one when none answers.
+//! - [`logfile`]: the owner's log on disk, rotated by size.
 //! - [`cli`]: the `medulla` command line, a client of the running owner.
 //! - [`model`]: the embedding model's files: locating, fetching (pip), loading.
 //! - [`serve`]: wiring it all together for `medulla serve`.
@@ -44,6 +46,8 @@ mod founder;
 mod git;
 mod hall;
 mod http;
+mod launch;
+mod logfile;
 mod mailbox;
 pub mod model;
 mod owner;
@@ -75,6 +79,7 @@ mod layering {
         ("call", 4),
         ("error", 3),
         ("model", 2),
+        ("launch", 2),
         ("backup", 2),
         ("clock", 1),
         ("config", 1),
@@ -82,6 +87,7 @@ mod layering {
         ("founder", 1),
         ("git", 1),
         ("hall", 1),
+        ("logfile", 1),
         ("roster", 1),
         ("store_id", 0),
     ];

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::config::Config;
 use crate::owner::OwnerHandle;
+use crate::service::life::{Keeper, Life};
 use crate::service::Service;
 
 /// Find and load the embedding model; `Err(note)` says why recall is lexical-only.
@@ -69,10 +70,23 @@ async fn running_owner(cfg: &Config) -> Option<(u64, String)> {
 }
 
 /// Run the owner until a shutdown signal (or `medulla stop`).
-pub async fn run(cfg: Config) -> anyhow::Result<()> {
+pub async fn run(cfg: Config, keeper: Keeper) -> anyhow::Result<()> {
     cfg.check_listen()?;
     std::fs::create_dir_all(&cfg.home)
         .with_context(|| format!("cannot create {}", cfg.home.display()))?;
+    // Held until the owner is gone: exactly one owner per home, whoever started it.
+    let lock = crate::launch::hold_owner_lock(&cfg.home)
+        .with_context(|| format!("cannot open the owner lock in {}", cfg.home.display()))?;
+    let Some(_lock) = lock else {
+        let running = running_owner(&cfg)
+            .await
+            .map(|(pid, url)| format!(" (pid {pid}, {url})"))
+            .unwrap_or_default();
+        anyhow::bail!(
+            "an owner already runs on {}{running}: use it, or stop it with `medulla stop` (`medulla restart` to replace it)",
+            cfg.home.display()
+        );
+    };
     if let Some((pid, url)) = running_owner(&cfg).await {
         anyhow::bail!(
             "an owner already runs on {} (pid {pid}, {url}): use it, or stop it with `medulla stop`",
@@ -138,6 +152,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         founder_token: Arc::new(founder_token),
         anchors: Default::default(),
         backups: Default::default(),
+        life: Arc::new(Life::begin(keeper)),
     };
 
     let url = format!("http://{addr}");
@@ -155,7 +170,15 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     if let Some(note) = &model_note {
         println!("medulla: {note}");
     }
-    tracing::info!(%url, home = %cfg.home.display(), "owner up");
+    // The owner's log (`medulla logs`) says the same, with the build and the pid.
+    tracing::info!(
+        home = %cfg.home.display(),
+        pid = std::process::id(),
+        version = crate::service::life::VERSION,
+        keeper = ?keeper,
+        "medulla listening on {url} (retrieval: {})",
+        retrieval.as_str()
+    );
 
     let scheduled = tokio::spawn(crate::service::backup::schedule(svc.clone()));
     crate::http::serve(listener, svc, shutdown_signal()).await?;

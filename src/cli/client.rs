@@ -1,6 +1,9 @@
-//! The HTTP client of the running owner: where it is, the headers that make the command
-//! line the founder surface, plain JSON answers and NDJSON progress streams.
+//! The HTTP client of the running owner: where it is (and starting it when none answers,
+//! SPEC §2), the headers that make the command line the founder surface, plain JSON
+//! answers and NDJSON progress streams.
 
+use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -8,19 +11,42 @@ use serde_json::{json, Value};
 
 use crate::config::default_home;
 use crate::http::headers;
+use crate::launch::{self, note_version, LaunchError};
 use crate::service::progress::Tick;
 
-/// No owner answers at the URL: the command line says so and exits 2.
+/// No owner answers, and none was started: the command line says why and exits 2.
 #[derive(Debug, thiserror::Error)]
-#[error("no medulla owner is running at {url}: start one with `medulla serve` (or `cargo run --release -- serve`)")]
+#[error("{message}")]
 pub struct OwnerNotRunning {
     pub url: String,
+    /// `owner_not_running`, or `owner_did_not_start` when one was started and failed.
+    pub code: &'static str,
+    pub message: String,
 }
 
 impl OwnerNotRunning {
+    /// Nothing answers at `url`, and this command does not start an owner.
+    fn at(url: &str) -> OwnerNotRunning {
+        OwnerNotRunning {
+            url: url.to_string(),
+            code: "owner_not_running",
+            message: format!(
+                "no medulla owner is running at {url}: start one with `medulla serve` (or any command that needs it, unless autostart is off)"
+            ),
+        }
+    }
+
+    fn from_launch(url: &str, e: &LaunchError) -> OwnerNotRunning {
+        OwnerNotRunning {
+            url: url.to_string(),
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+
     /// The error object `--json` prints on stdout.
     pub fn to_json(&self) -> Value {
-        json!({ "error": { "code": "owner_not_running", "message": self.to_string(), "url": self.url } })
+        json!({ "error": { "code": self.code, "message": self.message, "url": self.url } })
     }
 }
 
@@ -45,33 +71,36 @@ pub struct Progress<'a> {
     pub what: &'a str,
 }
 
-/// The owner's URL: `--url`/`MEDULLA_URL`, else `$MEDULLA_HOME/owner.json`, else the
-/// default listen address.
+/// The owner's URL: `--url`/`MEDULLA_URL`, else `$MEDULLA_HOME/owner.json`, else
+/// `config.toml`'s `listen`, else the default listen address.
 pub fn owner_url(explicit: Option<&str>) -> String {
-    if let Some(u) = explicit {
-        return u.trim_end_matches('/').to_string();
-    }
-    let file = default_home().join("owner.json");
-    if let Ok(text) = std::fs::read_to_string(file) {
-        if let Some(u) = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| v["url"].as_str().map(str::to_string))
-        {
-            return u;
-        }
-    }
-    format!("http://{}", crate::config::DEFAULT_LISTEN)
+    launch::locate(&default_home(), explicit).url
 }
 
-/// A blocking client: each call runs on a private current-thread runtime.
+/// A blocking client: each call runs on a private current-thread runtime. When nothing
+/// answers, a client that may start an owner does (SPEC §2) and sends the call again;
+/// when the owner answers, that costs nothing: the check is the call's own connection.
 pub struct Client {
-    pub base: String,
+    base: Mutex<String>,
+    home: PathBuf,
+    explicit: Option<String>,
+    autostart: bool,
     http: reqwest::Client,
     rt: tokio::runtime::Runtime,
 }
 
 impl Client {
+    /// A client that starts an owner when none answers.
     pub fn new(url: Option<&str>) -> anyhow::Result<Client> {
+        Self::build(url, true)
+    }
+
+    /// A client that only asks (`status`, `stop`): it never starts an owner.
+    pub fn without_autostart(url: Option<&str>) -> anyhow::Result<Client> {
+        Self::build(url, false)
+    }
+
+    fn build(url: Option<&str>, autostart: bool) -> anyhow::Result<Client> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -80,15 +109,68 @@ impl Client {
             .connect_timeout(Duration::from_secs(5))
             .read_timeout(Duration::from_secs(120))
             .build()?;
+        let home = default_home();
+        let explicit = url.map(str::to_string);
         Ok(Client {
-            base: owner_url(url),
+            base: Mutex::new(launch::locate(&home, explicit.as_deref()).url),
+            home,
+            explicit,
+            autostart,
             http,
             rt,
         })
     }
 
-    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let mut req = self.http.request(method, format!("{}{path}", self.base));
+    /// The owner's URL (the one found, or the one started).
+    pub fn base(&self) -> String {
+        self.base.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Nothing answered at the base URL: start an owner when this client may (or say
+    /// why not), and return where it answers.
+    fn owner_gone(&self) -> anyhow::Error {
+        OwnerNotRunning::at(&self.base()).into()
+    }
+
+    fn start_owner(&self) -> Result<String, OwnerNotRunning> {
+        let url = self.base();
+        if !self.autostart {
+            return Err(OwnerNotRunning::at(&url));
+        }
+        match launch::ensure(&self.home, self.explicit.as_deref()) {
+            Ok(u) => {
+                *self.base.lock().unwrap_or_else(|p| p.into_inner()) = u.clone();
+                Ok(u)
+            }
+            Err(e) => Err(OwnerNotRunning::from_launch(&url, &e)),
+        }
+    }
+
+    /// Send the request `make` builds for a base URL; when nothing answers, start the
+    /// owner (when allowed) and send it once more.
+    async fn dispatch(
+        &self,
+        make: impl Fn(&str) -> reqwest::RequestBuilder,
+    ) -> anyhow::Result<reqwest::Response> {
+        let first = make(&self.base()).send().await;
+        let resp = match first {
+            Ok(r) => r,
+            Err(e) if e.is_connect() => {
+                let url = self.start_owner()?;
+                make(&url).send().await.map_err(|e| self.connect_error(e))?
+            }
+            Err(e) => return Err(self.connect_error(e)),
+        };
+        note_version(
+            resp.headers()
+                .get(headers::VERSION)
+                .and_then(|v| v.to_str().ok()),
+        );
+        Ok(resp)
+    }
+
+    fn request(&self, base: &str, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let mut req = self.http.request(method, format!("{base}{path}"));
         // The caller root is the working directory; a directory that vanished under the
         // shell sends none rather than failing a command that does not need it.
         if let Ok(cwd) = std::env::current_dir() {
@@ -108,18 +190,15 @@ impl Client {
 
     fn connect_error(&self, e: reqwest::Error) -> anyhow::Error {
         if e.is_connect() {
-            OwnerNotRunning {
-                url: self.base.clone(),
-            }
-            .into()
+            self.owner_gone()
         } else {
-            anyhow!("request to {} failed: {e}", self.base)
+            anyhow!("request to {} failed: {e}", self.base())
         }
     }
 
-    fn send(&self, req: reqwest::RequestBuilder) -> anyhow::Result<Answer> {
+    fn send(&self, make: impl Fn(&str) -> reqwest::RequestBuilder) -> anyhow::Result<Answer> {
         self.rt.block_on(async {
-            let resp = req.send().await.map_err(|e| self.connect_error(e))?;
+            let resp = self.dispatch(make).await?;
             let status = resp.status().as_u16();
             let body: Value = resp
                 .json()
@@ -130,14 +209,19 @@ impl Client {
     }
 
     pub fn get(&self, path: &str) -> anyhow::Result<Answer> {
-        self.send(self.request(reqwest::Method::GET, path))
+        self.send(|base| self.request(base, reqwest::Method::GET, path))
     }
 
     /// `POST path` with a JSON body (none when `body` is null).
     pub fn post(&self, path: &str, body: Value) -> anyhow::Result<Answer> {
-        let req = self.request(reqwest::Method::POST, path);
-        let req = if body.is_null() { req } else { req.json(&body) };
-        self.send(req)
+        self.send(|base| {
+            let req = self.request(base, reqwest::Method::POST, path);
+            if body.is_null() {
+                req
+            } else {
+                req.json(&body)
+            }
+        })
     }
 
     /// `POST /api/call/<verb>`; null arguments are dropped so optional ones stay absent.
@@ -153,12 +237,15 @@ impl Client {
         args: Value,
         mut on_progress: impl FnMut(Progress<'_>),
     ) -> anyhow::Result<Answer> {
-        let req = self
-            .request(reqwest::Method::POST, &format!("/api/call/{verb}"))
-            .header("Accept", "application/x-ndjson")
-            .json(&without_nulls(args));
+        let args = without_nulls(args);
+        let path = format!("/api/call/{verb}");
+        let make = |base: &str| {
+            self.request(base, reqwest::Method::POST, &path)
+                .header("Accept", "application/x-ndjson")
+                .json(&args)
+        };
         self.rt.block_on(async {
-            let mut resp = req.send().await.map_err(|e| self.connect_error(e))?;
+            let mut resp = self.dispatch(make).await?;
             let status = resp.status().as_u16();
             let streaming = resp
                 .headers()
@@ -178,7 +265,7 @@ impl Client {
                 let chunk = resp
                     .chunk()
                     .await
-                    .with_context(|| format!("the stream from {} broke off", self.base))?;
+                    .with_context(|| format!("the stream from {} broke off", self.base()))?;
                 let Some(chunk) = chunk else {
                     if let Some(answer) = stream_line(&lines.rest(), status, &mut on_progress)? {
                         return Ok(answer);
@@ -297,7 +384,7 @@ mod tests {
     #[test]
     fn unreachable_owner_names_the_command_that_starts_one() {
         // Port 9 on loopback: nothing listens there in a test sandbox.
-        let client = Client::new(Some("http://127.0.0.1:9")).unwrap();
+        let client = Client::without_autostart(Some("http://127.0.0.1:9")).unwrap();
         let err = client.get("/api/health").unwrap_err();
         assert!(err.downcast_ref::<OwnerNotRunning>().is_some(), "{err}");
         assert!(err.to_string().contains("medulla serve"), "{err}");

@@ -101,7 +101,13 @@ fn run_read<V: Verb>(
 }
 
 pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
-    let client = Client::new(opts.url.as_deref())?;
+    // Asking whether an owner runs, or telling it to stop, never starts one.
+    let client = match command {
+        Command::Status { .. } | Command::Stop { .. } | Command::Restart { .. } => {
+            Client::without_autostart(opts.url.as_deref())?
+        }
+        _ => Client::new(opts.url.as_deref())?,
+    };
     let c = &client;
     match command {
         Command::Serve(_)
@@ -113,10 +119,12 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         | Command::Disconnect(_)
         | Command::Sync(_)
         | Command::Restore(_)
+        | Command::Logs(_)
         | Command::Team(_) => {
             unreachable!("not a client command")
         }
         Command::Stop { .. } => super::owner::stop(c, opts),
+        Command::Restart { .. } => super::owner::restart(c, opts),
         Command::Hall { no_open, .. } => super::owner::hall(c, opts, no_open),
         Command::Status { .. } => {
             finish_as(opts, &c.get("/api/health")?, "health", print::admin::status)

@@ -7,7 +7,8 @@
 //! - `client`: the HTTP client (owner discovery, headers, NDJSON progress);
 //! - `commands`: what each client command sends and how its answer is printed;
 //! - `model`: `medulla model fetch | status`;
-//! - `owner`: `serve`, `stop`, `hall`, and the logs' colour;
+//! - `owner`: `serve`, `stop`, `restart`, `hall`, and the logs' colour;
+//! - `logs`: `medulla logs`, the owner's log read from the home;
 //! - `restore`: `medulla restore`, which works on the files of a stopped home;
 //! - `paths`: relative path arguments made absolute before they are sent;
 //! - `values`: a letter's closed sets of values (classes, misdelivery kinds);
@@ -22,6 +23,7 @@
 mod client;
 mod commands;
 mod connect;
+mod logs;
 mod model;
 mod owner;
 mod paths;
@@ -47,13 +49,15 @@ use crate::service::verbs::{
 #[derive(Debug, Parser)]
 #[command(
     name = "medulla",
-    version,
+    version = env!("MEDULLA_VERSION"),
     about = "A local memory owner for AI coding agents",
     long_about = "A local memory owner for AI coding agents: one brain per project, one shared \
 medulla.\n\n`medulla serve` runs the owner. Every other command is a client of the running \
 owner: the working directory is the caller root (it picks the brain), and the owner's \
 founder token ($MEDULLA_HOME/founder.token) makes the command line the founder surface.",
-    after_help = "With no owner running, a client command says so, names `medulla serve`, and exits 2."
+    after_help = "With no owner running, a client command starts one (`medulla serve`, detached, its \
+log in $MEDULLA_HOME/logs/) and waits until it answers; with MEDULLA_NO_AUTOSTART=1 or \
+`autostart = false` in config.toml it says so, names `medulla serve`, and exits 2."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -88,11 +92,18 @@ enum Command {
         #[command(flatten)]
         c: ClientOpts,
     },
-    /// Is an owner running, and how is it?
+    /// Is an owner running, and how is it? (never starts one)
     Status {
         #[command(flatten)]
         c: ClientOpts,
     },
+    /// Restart the owner: drain, stop, start (from this binary), wait until it answers
+    Restart {
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Show the owner's log ($MEDULLA_HOME/logs/owner.log)
+    Logs(logs::LogsArgs),
     /// Open the Hall (the founder's web page) with a one-time ticket
     Hall {
         /// Print the URL only; do not open a browser
@@ -409,11 +420,13 @@ impl Command {
             | C::Prime(_)
             | C::Sync(_)
             | C::Restore(_)
+            | C::Logs(_)
             | C::Team(_) => return None,
             C::Connect(a) => &a.c,
             C::Disconnect(a) => &a.c,
             C::Stop { c }
             | C::Status { c }
+            | C::Restart { c }
             | C::Hall { c, .. }
             | C::Brains { c }
             | C::Bootstrap { c, .. }
@@ -451,7 +464,8 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
     let opts = cli.command.client_opts().cloned();
     match cli.command {
         Command::Serve(args) => owner::serve(args),
-        Command::Bridge { url } => owner::bridge(url.as_deref()),
+        Command::Bridge { url } => owner::bridge(url),
+        Command::Logs(a) => logs::logs(a),
         Command::Model(cmd) => model::run(cmd),
         Command::Prime(a) => Ok(prime::prime(a)),
         Command::Sync(a) => sync::sync(a),

@@ -38,6 +38,9 @@ pub struct ServeArgs {
     /// Unload a brain after this many idle seconds
     #[arg(long, value_name = "SECS")]
     pub idle_unload_secs: Option<u64>,
+    /// Started by a client that found no owner: leave the caller's session (no terminal)
+    #[arg(long, hide = true)]
+    pub detached: bool,
 }
 
 /// Logs go to stderr, in colour only when stderr is a terminal (and `NO_COLOR` is unset). By default the owner's
@@ -54,7 +57,54 @@ fn init_logs(default: &str) {
         .init();
 }
 
+/// The owner's logs: to stderr as [`init_logs`] says (not when detached: nobody reads
+/// it), and always to `$MEDULLA_HOME/logs/owner.log` at info, rotated by size, which
+/// `medulla logs` reads. A panic is logged there too before it unwinds.
+fn init_owner_logs(home: &std::path::Path, detached: bool) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::{EnvFilter, Layer};
+    let stderr = (!detached).then(|| {
+        let filter = EnvFilter::try_from_env("MEDULLA_LOG")
+            .unwrap_or_else(|_| "medulla=info,medulla::serve=warn,warn".into());
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+            .with_filter(filter)
+    });
+    let file = match crate::logfile::Rotating::open(home) {
+        Ok(w) => Some(
+            tracing_subscriber::fmt::layer()
+                .with_writer(w)
+                .with_ansi(false)
+                .with_filter(EnvFilter::new("medulla=info,warn")),
+        ),
+        Err(e) => {
+            eprintln!(
+                "medulla: cannot open the log in {} ({e}); logging to stderr only",
+                crate::logfile::dir(home).display()
+            );
+            None
+        }
+    };
+    tracing_subscriber::registry()
+        .with(stderr)
+        .with(file)
+        .init();
+    let before = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        tracing::error!(target: "medulla::panic", "{info}");
+        before(info);
+    }));
+}
+
 pub fn serve(args: ServeArgs) -> anyhow::Result<i32> {
+    if args.detached {
+        // Out of the caller's session and process group: its terminal closing, or a
+        // Ctrl-C meant for the caller, never reaches the owner.
+        #[cfg(unix)]
+        let _ = rustix::process::setsid();
+    }
     let home = match args.home {
         Some(h) => super::paths::absolute(&h)?,
         None => default_home(),
@@ -77,68 +127,215 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<i32> {
     if let Some(s) = args.idle_unload_secs {
         cfg.idle_unload = Duration::from_secs(s);
     }
-    init_logs("medulla=info,medulla::serve=warn,warn");
+    init_owner_logs(&home, args.detached);
+    let keeper = crate::service::life::Keeper::of_this_process(args.detached);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    rt.block_on(crate::serve::run(cfg))?;
+    if let Err(e) = rt.block_on(crate::serve::run(cfg, keeper)) {
+        tracing::error!("the owner stopped: {e:#}");
+        return Err(e);
+    }
     note!("medulla: the owner stopped; every store is closed");
     Ok(0)
 }
 
-pub fn bridge(url: Option<&str>) -> anyhow::Result<i32> {
+pub fn bridge(url: Option<String>) -> anyhow::Result<i32> {
     init_logs("warn");
-    crate::bridge::main(super::client::owner_url(url))
+    crate::bridge::main(default_home(), url)
 }
 
 /// How long `stop` waits for the owner to be gone: 100 polls, 100 ms apart.
 const STOP_POLLS: u32 = 100;
 const STOP_POLL_EVERY: Duration = Duration::from_millis(100);
 
-/// `medulla stop`: ask the owner to stop (founder only), then wait until it no longer
-/// answers.
-pub fn stop(c: &Client, opts: &ClientOpts) -> anyhow::Result<i32> {
+/// Ask the owner to stop (founder only): what it answered, or the refusal as it came.
+fn ask_to_stop(
+    c: &Client,
+) -> anyhow::Result<Result<(Stopping, serde_json::Value), super::client::Answer>> {
     let a = c.post("/api/shutdown", serde_json::Value::Null)?;
     if !a.ok() {
-        if opts.json {
-            out!("{}", serde_json::to_string_pretty(&a.body)?);
-        } else {
-            print::error(&a.body);
-        }
-        return Ok(1);
+        return Ok(Err(a));
     }
-    let pid = super::commands::read::<Stopping>(&a.body, "stop")?.pid;
-    for _ in 0..STOP_POLLS {
+    let stopping = super::commands::read::<Stopping>(&a.body, "stop")?;
+    Ok(Ok((stopping, a.body)))
+}
+
+/// Wait until the owner is gone: it no longer answers, and then no longer holds its
+/// home's owner lock (it has closed every store); false when it is still there after
+/// the wait.
+fn wait_gone(c: &Client, s: &Stopping) -> bool {
+    let deadline = std::time::Instant::now() + STOP_POLL_EVERY * STOP_POLLS;
+    while std::time::Instant::now() < deadline {
         match c.get("/api/health") {
-            Err(e) if e.downcast_ref::<OwnerNotRunning>().is_some() => {
-                if opts.json {
-                    let mut body = a.body.clone();
-                    body["stopped"] = true.into();
-                    out!("{}", serde_json::to_string_pretty(&body)?);
-                } else {
-                    out!(
-                        "{} the owner (pid {pid}) at {}",
-                        paint(GREEN, "stopped"),
-                        c.base
-                    );
-                }
-                return Ok(0);
-            }
+            Err(e) if e.downcast_ref::<OwnerNotRunning>().is_some() => break,
             _ => std::thread::sleep(STOP_POLL_EVERY),
         }
     }
-    let waited = STOP_POLL_EVERY * STOP_POLLS;
+    if s.home.is_empty() {
+        return std::time::Instant::now() < deadline;
+    }
+    let home = std::path::Path::new(&s.home);
+    while std::time::Instant::now() < deadline {
+        if let Ok(Some(_free)) = crate::launch::hold_owner_lock(home) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn refused(opts: &ClientOpts, a: &super::client::Answer) -> anyhow::Result<i32> {
     if opts.json {
-        let mut body = a.body.clone();
-        body["stopped"] = false.into();
+        out!("{}", serde_json::to_string_pretty(&a.body)?);
+    } else {
+        print::error(&a.body);
+    }
+    Ok(1)
+}
+
+/// `medulla stop`: ask the owner to stop (founder only), then wait until it no longer
+/// answers.
+pub fn stop(c: &Client, opts: &ClientOpts) -> anyhow::Result<i32> {
+    let (stopping, mut body) = match ask_to_stop(c)? {
+        Ok(p) => p,
+        Err(a) => return refused(opts, &a),
+    };
+    let pid = stopping.pid;
+    let gone = wait_gone(c, &stopping);
+    if opts.json {
+        body["stopped"] = gone.into();
         out!("{}", serde_json::to_string_pretty(&body)?);
+    } else if gone {
+        out!(
+            "{} the owner (pid {pid}) at {}",
+            paint(GREEN, "stopped"),
+            c.base()
+        );
     } else {
         note!(
             "medulla: the owner (pid {pid}) is still answering after {}s: it is finishing in-flight requests; check again with `medulla status`",
-            waited.as_secs()
+            (STOP_POLL_EVERY * STOP_POLLS).as_secs()
         );
     }
-    Ok(1)
+    Ok(if gone { 0 } else { 1 })
+}
+
+/// `medulla restart`: the owner drained and stopped (every acknowledged write is on disk
+/// before it exits), then started again from this binary, and waited for. An owner kept
+/// by a service manager is restarted by it, so it stays supervised.
+pub fn restart(c: &Client, opts: &ClientOpts) -> anyhow::Result<i32> {
+    use crate::service::life::Keeper;
+    use crate::service::Health;
+    let before = match c.get("/api/health") {
+        Ok(a) if a.ok() => Some(super::commands::read::<Health>(&a.body, "health")?),
+        Ok(a) => return refused(opts, &a),
+        Err(e) if e.downcast_ref::<OwnerNotRunning>().is_some() => None,
+        Err(e) => return Err(e),
+    };
+    let home = before
+        .as_ref()
+        .map_or_else(default_home, |h| PathBuf::from(&h.home));
+    let url = match before.as_ref().map(|h| h.keeper) {
+        Some(k @ (Keeper::Systemd | Keeper::Launchd)) => {
+            let old = before.as_ref().map_or(0, |h| h.pid);
+            restart_supervised(k)?;
+            wait_for_new_pid(&home, old)?
+        }
+        Some(_) => {
+            let (stopping, _) = match ask_to_stop(c)? {
+                Ok(p) => p,
+                Err(a) => return refused(opts, &a),
+            };
+            let pid = stopping.pid;
+            if !wait_gone(c, &stopping) {
+                note!("medulla: the owner (pid {pid}) is still finishing in-flight requests; not started again: try `medulla restart` once `medulla status` says it stopped");
+                return Ok(1);
+            }
+            crate::launch::start(&home)?
+        }
+        None => crate::launch::start(&home)?,
+    };
+    let after = super::client::Client::without_autostart(Some(&url))?.get("/api/health")?;
+    let now = super::commands::read::<Health>(&after.body, "health")?;
+    if opts.json {
+        out!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "restarted": before.is_some(),
+                "before": before.as_ref().map(|h| serde_json::json!({"pid": h.pid, "version": h.version})),
+                "after": after.body,
+            }))?
+        );
+    } else {
+        match &before {
+            Some(b) => out!(
+                "{} the owner: pid {} ({}) → pid {} ({}) at {url}",
+                paint(GREEN, "restarted"),
+                b.pid,
+                b.version,
+                now.pid,
+                now.version
+            ),
+            None => out!(
+                "no owner was running; {} one: pid {} ({}) at {url}",
+                paint(GREEN, "started"),
+                now.pid,
+                now.version
+            ),
+        }
+    }
+    Ok(0)
+}
+
+/// The launchd agent's label (`medulla service install` on macOS).
+pub const LAUNCHD_LABEL: &str = "dev.medulla.owner";
+
+/// Tell the service manager that keeps the owner to restart it.
+fn restart_supervised(k: crate::service::life::Keeper) -> anyhow::Result<()> {
+    let mut cmd = if k == crate::service::life::Keeper::Systemd {
+        let mut c = Command::new("systemctl");
+        c.args(["--user", "restart", "medulla.service"]);
+        c
+    } else {
+        #[cfg(unix)]
+        let uid = rustix::process::getuid().as_raw();
+        #[cfg(not(unix))]
+        let uid = 0;
+        let mut c = Command::new("launchctl");
+        c.args(["kickstart", "-k", &format!("gui/{uid}/{LAUNCHD_LABEL}")]);
+        c
+    };
+    let status = cmd
+        .stdin(Stdio::null())
+        .status()
+        .with_context(|| format!("cannot run {cmd:?}"))?;
+    anyhow::ensure!(
+        status.success(),
+        "{cmd:?} failed ({status}): see `medulla service status`"
+    );
+    Ok(())
+}
+
+/// After a service manager was told to restart the owner: the URL of an owner of `home`
+/// that answers with another pid than `old`.
+fn wait_for_new_pid(home: &std::path::Path, old: u32) -> anyhow::Result<String> {
+    let deadline = std::time::Instant::now() + crate::launch::WAIT;
+    loop {
+        let url = crate::launch::locate(home, None).url;
+        if let Some(h) = crate::launch::health(&url, Duration::from_millis(500)) {
+            if h["pid"].as_u64().is_some_and(|p| p != u64::from(old)) {
+                return Ok(url);
+            }
+        }
+        if std::time::Instant::now() >= deadline {
+            anyhow::bail!(
+                "the service manager did not bring the owner back within {} s: see `medulla logs` and `medulla service status`",
+                crate::launch::WAIT.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// `medulla hall`: a one-time ticket, its URL printed, and a browser opened when one is

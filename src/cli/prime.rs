@@ -3,8 +3,9 @@
 //! newest claims, the claims whose evidence changed (verify before relying on them), the
 //! medulla's doctrine and the copies whose project witness changed, and this project's
 //! open letters: each labelled, at most [`MAX_BYTES`], within a few hundred
-//! milliseconds. It always exits 0, and prints nothing when no owner runs or no brain
-//! covers the directory: a hook never breaks a session.
+//! milliseconds. It starts the owner when none runs (unless autostart is off); it always
+//! exits 0, and prints nothing when no owner can be had or no brain covers the directory:
+//! a hook never breaks a session.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -47,9 +48,19 @@ pub struct PrimeArgs {
     pub url: Option<String>,
 }
 
-/// `medulla prime`: always exit 0.
+/// `medulla prime`: always exit 0. With no owner running it starts one first, as every
+/// client does (SPEC §2): a session should open with its memory, not without it. When
+/// none can be had, one line on stderr says why (stdout stays empty: nothing is added to
+/// the session's context).
 pub fn prime(a: PrimeArgs) -> i32 {
-    let text = match gather(a.url.as_deref()) {
+    let url = match crate::launch::ensure(&crate::config::default_home(), a.url.as_deref()) {
+        Ok(u) => u,
+        Err(e) => {
+            super::print::note!("medulla prime: {e}");
+            return 0;
+        }
+    };
+    let text = match gather(Some(&url)) {
         Ok(Some(t)) => t,
         // No owner, no brain, or any failure: say nothing; the session goes on.
         Ok(None) | Err(_) => return 0,

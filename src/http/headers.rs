@@ -17,6 +17,9 @@ pub const FOUNDER: &str = "medulla-founder-token";
 pub const SESSION: &str = "mcp-session-id";
 /// A Hall session (see `hall_auth`).
 pub const HALL_SESSION: &str = "medulla-hall-session";
+/// On every answer: the build the owner runs (`0.1.0+1a2b3c4d5e6f`), so a client of
+/// another build can say so.
+pub const VERSION: &str = "medulla-version";
 
 /// One header's value, trimmed; absent when missing or empty.
 pub fn get(h: &http::HeaderMap, name: &str) -> Option<String> {

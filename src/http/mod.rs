@@ -9,6 +9,7 @@
 //!   suite's fixtures (tests only).
 //! - [`jsonrpc`]: the JSON-RPC envelope check before the SDK.
 //! - [`sessions`]: the MCP session cap and last use.
+//! - [`resume`]: MCP sessions kept on disk, so a restart is invisible to their clients.
 //! - [`status`]: the one map from an error to its HTTP status.
 //!
 //! Architecture invariant: only this module knows HTTP, status codes, header names and
@@ -23,6 +24,7 @@ pub mod jsonrpc;
 pub mod mcp;
 mod mcp_fixtures;
 pub mod rest;
+pub mod resume;
 pub mod sessions;
 pub mod status;
 
@@ -240,7 +242,17 @@ impl App {
         resp
     }
 
+    /// Every answer names the owner's build (one static header: nothing to compute).
     async fn handle(self: Arc<Self>, req: Request<Incoming>) -> Response<Body> {
+        let mut resp = self.answer(req).await;
+        resp.headers_mut().insert(
+            headers::VERSION,
+            http::HeaderValue::from_static(crate::service::life::VERSION),
+        );
+        resp
+    }
+
+    async fn answer(self: Arc<Self>, req: Request<Incoming>) -> Response<Body> {
         if let Err(msg) = guard::check_origin(&req) {
             return http_error(&HttpError::ForbiddenOrigin(msg));
         }
@@ -267,7 +279,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let cancel = CancellationToken::new();
     let max_body = svc.owner.config.max_body_bytes;
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.clone())
         .with_max_request_body_bytes(max_body)
         // A request/response call of a sessionless (2026-07-28) client is answered as one
@@ -275,6 +287,12 @@ pub async fn serve(
         .with_json_response(true)
         // Our own guard checks Host and Origin for every route, MCP included.
         .disable_allowed_hosts();
+    // Sessions outlive a restart (their `initialize` kept on disk).
+    let kept = Arc::new(resume::FileSessions::open(
+        &svc.owner.config.home,
+        svc.owner.config.max_sessions,
+    ));
+    config.session_store = Some(kept.clone());
     let handler_svc = svc.clone();
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(svc.owner.config.session_idle);
@@ -286,7 +304,7 @@ pub async fn serve(
     );
     let body_timeout = svc.owner.config.body_timeout;
     let stop = Arc::new(tokio::sync::Notify::new());
-    let sessions = Sessions::new(manager, svc.owner.config.max_sessions);
+    let sessions = Sessions::new(manager, kept, svc.owner.config.max_sessions);
     let app = Arc::new(App {
         svc,
         mcp,

@@ -43,6 +43,9 @@ impl ReadQuery {
 pub struct Stopping {
     pub stopping: bool,
     pub pid: u32,
+    /// The home it serves: its owner lock is free once the owner is gone.
+    #[serde(default)]
+    pub home: String,
 }
 
 /// `POST /api/hall/ticket`'s answer (read back by `medulla hall`).
@@ -75,6 +78,7 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
                 &Stopping {
                     stopping: true,
                     pid: std::process::id(),
+                    home: app.svc.owner.config.home.to_string_lossy().into_owned(),
                 },
             )
         }

@@ -11,14 +11,21 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 
 pub struct Sessions {
     pub manager: Arc<LocalSessionManager>,
+    /// What a restart resumes: a session closed here is forgotten there too.
+    kept: Arc<super::resume::FileSessions>,
     last_used: Mutex<HashMap<String, Instant>>,
     max: usize,
 }
 
 impl Sessions {
-    pub fn new(manager: Arc<LocalSessionManager>, max: usize) -> Self {
+    pub fn new(
+        manager: Arc<LocalSessionManager>,
+        kept: Arc<super::resume::FileSessions>,
+        max: usize,
+    ) -> Self {
         Self {
             manager,
+            kept,
             last_used: Mutex::new(HashMap::new()),
             max,
         }
@@ -74,5 +81,6 @@ impl Sessions {
             tracing::debug!(session = id, error = %e, "closing a session failed");
         }
         self.last_used.lock().expect("sessions lock").remove(id);
+        self.kept.forget(id);
     }
 }

@@ -18,6 +18,7 @@ pub mod anchors;
 pub mod backup;
 pub mod drift;
 pub mod health;
+pub mod life;
 pub mod mailbox;
 pub mod progress;
 pub mod prompts;
@@ -63,6 +64,8 @@ pub struct Service {
     pub anchors: Arc<anchors::AnchorCache>,
     /// The one backup gate: never two backups at once.
     pub backups: Arc<backup::Backups>,
+    /// Which build runs, since when, and who keeps it running.
+    pub life: Arc<life::Life>,
 }
 
 /// Longest accepted query or task, in bytes.
@@ -95,8 +98,21 @@ pub fn check_limit(limit: Option<usize>, default: usize, max: usize) -> Result<u
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Health {
     pub status: Cow<'static, str>,
+    /// The package version and the commit it was built from (`0.1.0+1a2b3c4d5e6f`).
     pub version: Cow<'static, str>,
     pub pid: u32,
+    /// When this owner started, ms since the epoch.
+    pub started_at: i64,
+    /// Who started it, and so who starts it again: `person`, `client` (autostart),
+    /// `systemd`, `launchd`.
+    pub keeper: life::Keeper,
+    /// The binary it runs from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exe: Option<String>,
+    /// That file was rebuilt or replaced since the owner started: `medulla restart`
+    /// runs the new one.
+    #[serde(default)]
+    pub binary_changed: bool,
     pub home: String,
     pub retrieval: Retrieval,
     pub model_note: Option<String>,
@@ -215,8 +231,12 @@ impl Service {
     pub fn health(&self) -> Health {
         Health {
             status: "ok".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
+            version: life::VERSION.into(),
             pid: std::process::id(),
+            started_at: self.life.started_at_ms,
+            keeper: self.life.keeper,
+            exe: self.life.exe.as_ref().map(|e| e.display().to_string()),
+            binary_changed: self.life.binary_changed(),
             home: self.owner.config.home.to_string_lossy().into_owned(),
             retrieval: self.retrieval,
             model_note: self.model_note.clone(),

@@ -30,6 +30,9 @@ pub fn medulla_cmd(home: &Path, cwd: &Path) -> Command {
     let mut cmd = Command::new(BIN);
     cmd.current_dir(cwd)
         .env("MEDULLA_HOME", home)
+        // A command that finds no owner says so here, as before autostart: a test that
+        // wants one started runs on a home of its own (tests/it/autostart.rs).
+        .env("MEDULLA_NO_AUTOSTART", "1")
         .env_remove("MEDULLA_URL")
         .env_remove("MEDULLA_BRAIN")
         .env_remove("CLICOLOR_FORCE")
@@ -227,6 +230,7 @@ fn bootstrap_says_what_it_did_whatever_the_working_directory() {
         .args(["-c", &script])
         .current_dir(o.projects.path())
         .env("MEDULLA_HOME", o.home.path())
+        .env("MEDULLA_NO_AUTOSTART", "1")
         .env_remove("MEDULLA_URL")
         .env_remove("MEDULLA_BRAIN")
         .env_remove("CLICOLOR_FORCE")

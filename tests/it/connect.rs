@@ -386,6 +386,7 @@ fn connect_bootstraps_installs_the_hook_and_says_when_the_owner_is_not_there() {
         .current_dir(&other)
         .env("HOME", home.path())
         .env("MEDULLA_HOME", o.home.path())
+        .env("MEDULLA_NO_AUTOSTART", "1")
         .args(["connect", "cursor"])
         .output()
         .unwrap();

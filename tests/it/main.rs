@@ -1,6 +1,7 @@
 //! Black-box tests: each starts the real owner on 127.0.0.1:0 and drives it over HTTP.
 
 mod anchors;
+mod autostart;
 mod backup;
 mod battery;
 mod bridge;

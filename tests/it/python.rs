@@ -12,7 +12,7 @@ use crate::common::{target_dir, Owner};
 const SDK: &str = "mcp==2.3.0";
 
 /// The venv's python, creating the venv and installing the SDK once.
-fn python() -> &'static Path {
+pub(crate) fn python() -> &'static Path {
     static PY: OnceLock<PathBuf> = OnceLock::new();
     PY.get_or_init(|| {
         let venv = target_dir().join("py-mcp-2.3.0");

@@ -104,6 +104,7 @@ fn the_readme_runs() {
         .env("HOME", home.path())
         .env("PATH", path)
         .env("MEDULLA_HOME", o.home.path())
+        .env("MEDULLA_NO_AUTOSTART", "1")
         // The model the tests already fetched: `medulla model fetch` finds it complete.
         .env("MEDULLA_MODEL_DIR", crate::common::model_dir())
         .env_remove("MEDULLA_URL")

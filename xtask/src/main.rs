@@ -23,6 +23,9 @@
 //! - `bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]`: `medulla import` of
 //!   legacy files into a fresh brain, end to end, in files per second (build `--release`
 //!   first).
+//! - `bench --autostart [--runs 10] [--no-model]`: a command with no owner running (it
+//!   starts one) against the same command with the owner running (build `--release`
+//!   first).
 //! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
 //!   one memory workload against medulla (HTTP, bridge) and other MCP memory servers
 //!   (installed under `target/peers/` with npm and pip).
@@ -47,6 +50,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
 mod bench_anchors;
+mod bench_autostart;
 mod bench_backup;
 mod bench_hall;
 mod bench_hnsw;
@@ -84,6 +88,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]
   bench-lexical [--sizes 100000,1000000] [--ops 300]   (needs --features tantivy-compare)
   bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]
+  bench --autostart [--runs 10] [--no-model]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]
   hygiene speed [--rounds 200]
@@ -186,6 +191,9 @@ fn main() -> Result<()> {
             bench_backup::run(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--import") => bench_import::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--autostart") => {
+            bench_autostart::run(&rest[1..])
+        }
         "bench" if rest.first().map(String::as_str) == Some("--open") => {
             bench::run_open(&rest[1..])
         }

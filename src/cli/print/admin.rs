@@ -40,6 +40,7 @@ fn fault_line(fault: &Fault) {
 }
 
 pub fn status(h: Health) {
+    use crate::service::life::{Keeper, VERSION};
     out!(
         "medulla {} is {} (pid {}) at home {}",
         h.version,
@@ -47,6 +48,36 @@ pub fn status(h: Health) {
         h.pid,
         h.home
     );
+    let keeper = match h.keeper {
+        Keeper::Person => "by hand",
+        Keeper::Client => "by a client (autostart)",
+        Keeper::Systemd => "by systemd (medulla service)",
+        Keeper::Launchd => "by launchd (medulla service)",
+    };
+    out!("started {} {keeper}", datetime(h.started_at));
+    if h.version != VERSION {
+        out!(
+            "{}",
+            paint(
+                YELLOW,
+                fit(
+                    &format!("this command line is {VERSION}: `medulla restart` runs it"),
+                    width()
+                )
+            )
+        );
+    } else if h.binary_changed {
+        out!(
+            "{}",
+            paint(
+                YELLOW,
+                fit(
+                    "its binary was rebuilt since it started: `medulla restart` runs the new one",
+                    width()
+                )
+            )
+        );
+    }
     out!(
         "{}, {} warm; retrieval {}",
         plural(h.brains_registered as u64, "brain", "brains"),
