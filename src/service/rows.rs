@@ -63,6 +63,16 @@ pub struct Row {
     pub trust: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+    /// A weak row (`seek`'s `weak` list): it did not clear the relevance floor and may be
+    /// unrelated; shown, labelled, so memory that exists is never said to be absent.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub weak: bool,
+    /// A weak row's evidence: the share of the query's terms it matched (normalised
+    /// BM25, 0..1) and its cosine to the query (with a model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f64>,
     /// A medulla copy's provenance as one line: learned in, by, when; promoted by, why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
@@ -162,6 +172,9 @@ impl Row {
             strength: c.strength,
             trust: (c.trust.score() * 1000.0).round() / 1000.0,
             score: score.map(|s| (s * 1e6).round() / 1e6),
+            weak: false,
+            lexical: None,
+            cosine: None,
             chain: chain_line(c),
             identities: None,
             witness_superseded: None,
@@ -208,6 +221,17 @@ impl Row {
     }
 
     /// Compact unless `detail`.
+    /// A weak recall hit: labelled, with its evidence.
+    pub fn weak(c: &Claim, tier: StoreTier, now: Now, hit: &brains::Hit) -> Row {
+        let round = |x: f64| (x * 1e4).round() / 1e4;
+        Row {
+            weak: true,
+            lexical: Some(round(hit.lexical)),
+            cosine: hit.vector.map(round),
+            ..Row::of(c, tier, now, Some(hit.score))
+        }
+    }
+
     pub fn shown(self, detail: bool) -> Row {
         if detail {
             self

@@ -241,10 +241,29 @@ impl Store {
                 let matched = floor.passes(score, best);
                 (self.index.slug(d), c, score, matched)
             })
-            .filter(|r| r.3 || !q.matched_only)
             .collect();
         ranked.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.0.cmp(b.0)));
-        ranked.truncate(limit);
+        if q.matched_only {
+            // The matched rows, best first; then, when they are fewer than asked, the
+            // best weak rows (below the floor, at or above its weak bound), labelled.
+            let matched = ranked.iter().filter(|r| r.3).count().min(limit);
+            let weak = if matched < limit { q.weak } else { 0 };
+            let mut weak_left = weak;
+            let mut kept = 0;
+            ranked.retain(|r| {
+                if r.3 {
+                    kept += 1;
+                    kept <= limit
+                } else if weak_left > 0 && r.2 >= floor.weak && r.2 > 0.0 {
+                    weak_left -= 1;
+                    true
+                } else {
+                    false
+                }
+            });
+        } else {
+            ranked.truncate(limit);
+        }
         let claims = rx.open_table(CLAIMS)?;
         let mut hits = Vec::with_capacity(ranked.len());
         for (slug, c, score, matched) in ranked {

@@ -975,3 +975,68 @@ fn histories_answers_what_history_answers_slug_by_slug() {
     assert_eq!(s.histories(&slugs).unwrap(), one_by_one);
     assert!(s.histories(&[]).unwrap().is_empty());
 }
+
+/// Issue 49 (SPEC §5, law 4): what the floor only half-recognises is returned as weak
+/// rows, labelled `matched: false`, on request and only while the matched rows are fewer
+/// than asked; the matched rows are the same with or without them.
+#[test]
+fn weak_rows_fill_in_below_the_floor_labelled_and_bounded() {
+    for vectors in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let clock = Arc::new(FixedClock::new(T0));
+        let mut s = open(d.path(), &clock, vectors);
+        for i in 0..40 {
+            s.memorize(input(
+                &format!("note {i}"),
+                &format!("note {i} about the release train and the deploy window {i}"),
+            ))
+            .unwrap();
+        }
+        s.memorize(input(
+            "release process",
+            "we ship a version with make release; never tag by hand",
+        ))
+        .unwrap();
+        // One common word: it clears no gate, so nothing matches...
+        let plain = s.recall(&q("version", 10)).unwrap();
+        let asked = RecallQuery {
+            weak: 3,
+            ..q("version", 10)
+        };
+        let with_weak = s.recall(&asked).unwrap();
+        let matched = |r: &brains::RecallResult| -> Vec<String> {
+            r.hits
+                .iter()
+                .filter(|h| h.matched)
+                .map(|h| h.claim.slug.clone())
+                .collect()
+        };
+        assert_eq!(matched(&plain), matched(&with_weak), "vectors={vectors}");
+        let weak: Vec<&brains::Hit> = with_weak.hits.iter().filter(|h| !h.matched).collect();
+        assert!(weak.len() <= 3, "vectors={vectors}: {}", weak.len());
+        assert!(
+            plain.hits.iter().all(|h| h.matched),
+            "no weak row unless asked"
+        );
+        if plain.hits.len() < 10 {
+            assert!(
+                weak.iter().any(|h| h.claim.slug == "release-process"),
+                "vectors={vectors}: the half-recognised claim is shown, not hidden: {:?}",
+                slugs(&with_weak)
+            );
+            let f = brains::recall::Fusion::DEFAULT;
+            assert!(weak
+                .iter()
+                .all(|h| h.score >= f.lexical.weak.min(f.fused.weak)));
+        }
+        // Enough matched rows: no weak row.
+        let full = s
+            .recall(&RecallQuery {
+                weak: 3,
+                ..q("release train deploy window", 5)
+            })
+            .unwrap();
+        assert_eq!(full.hits.len(), 5, "vectors={vectors}");
+        assert!(full.hits.iter().all(|h| h.matched), "vectors={vectors}");
+    }
+}

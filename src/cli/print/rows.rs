@@ -156,9 +156,11 @@ pub fn seek(e: Envelope<SeekAnswer>) {
             Some(note) => out!("{note} (retrieval: {retrieval})"),
             None => out!("no claim matched (retrieval: {retrieval})"),
         }
+        weak_rows(&flat.weak);
         return;
     }
     print_rows(&flat.results);
+    weak_rows(&flat.weak);
     out!(
         "{}",
         paint(
@@ -169,6 +171,42 @@ pub fn seek(e: Envelope<SeekAnswer>) {
             )
         )
     );
+}
+
+/// `seek`'s weak rows, dimmed, under a heading that says what they are.
+fn weak_rows(weak: &[Row]) {
+    if weak.is_empty() {
+        return;
+    }
+    let w = width();
+    out!(
+        "{}",
+        paint(
+            YELLOW,
+            fit(
+                "below the relevance floor, may be unrelated (judge before use):",
+                w
+            )
+        )
+    );
+    let inner = w.saturating_sub(INDENT.len());
+    for r in weak {
+        out!("{}", paint(DIM, fit(&r.slug, w)));
+        for line in wrap(&r.text, inner, TEXT_LINES) {
+            out!("{INDENT}{}", paint(DIM, line));
+        }
+        let mut scores = format!("weak · score {:.2}", r.score.unwrap_or(0.0));
+        if let Some(l) = r.lexical {
+            scores.push_str(&format!(" · words {l:.2}"));
+        }
+        if let Some(c) = r.cosine {
+            scores.push_str(&format!(" · cosine {c:.2}"));
+        }
+        out!(
+            "{INDENT}{}",
+            paint(DIM, fit(&format!("{} · {scores}", provenance(r)), inner))
+        );
+    }
 }
 
 /// `history`: every version, oldest first.

@@ -20,6 +20,11 @@ use crate::store_id::{Fingerprint, StoreId};
 
 pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 200;
+/// The most weak rows a seek returns (SPEC §5): a model judges three candidates well.
+pub const WEAK_ROWS: usize = 3;
+/// The heading of the weak rows, in the answer just before them.
+pub const WEAK_NOTE: &str =
+    "these rows did not clear the relevance floor and may be unrelated: judge each before using it";
 
 /// Which stores a seek reads.
 #[derive(
@@ -87,7 +92,16 @@ pub struct SeekArgs {
 pub struct Flat {
     /// `project`, `medulla`, or `project+medulla` for the default beat.
     pub tier: Cow<'static, str>,
+    /// The confident rows: each cleared the relevance floor.
     pub results: Vec<Row>,
+    /// Says what the weak rows are, when there are any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weak_note: Option<Cow<'static, str>>,
+    /// When the confident rows are fewer than asked: up to three rows below the floor
+    /// but above its weak bound, each `weak: true` with its scores. Never in `north`,
+    /// `delegate` or `prime`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weak: Vec<Row>,
     /// When nothing cleared the relevance floor: how many live claims each store asked
     /// holds (no false absence, and no false presence).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,13 +124,16 @@ pub struct Counts {
 }
 
 impl Flat {
-    fn new(tier: &'static str, results: Vec<Row>, retrieval: Retrieval) -> Flat {
+    fn new(tier: &'static str, found: Found, detail: bool) -> Flat {
+        let weak = shown(found.weak, detail);
         Flat {
             tier: tier.into(),
-            results,
+            results: shown(found.rows, detail),
+            weak_note: (!weak.is_empty()).then_some(Cow::Borrowed(WEAK_NOTE)),
+            weak,
             memory_exists: None,
             note: None,
-            retrieval,
+            retrieval: found.retrieval,
         }
     }
 
@@ -145,6 +162,12 @@ impl Flat {
             .join(", ");
         self.note = Some(if total == 0 {
             "no memory yet: the stores asked hold no claims".into()
+        } else if !self.weak.is_empty() {
+            format!(
+                "memory exists ({held} claims) but none cleared the relevance floor for this query; \
+                 {} below it may answer it (`weak`): judge them, or try other words",
+                self.weak.len()
+            )
         } else {
             format!(
                 "memory exists ({held} claims) but none cleared the relevance floor for this query; \
@@ -209,7 +232,7 @@ impl Verb for Seek {
             check_query("scope", sc)?;
         }
         let limit = check_limit(a.limit, DEFAULT_LIMIT, MAX_LIMIT)?;
-        let q = svc
+        let mut q = svc
             .query(
                 a.query,
                 a.scope,
@@ -221,27 +244,28 @@ impl Verb for Seek {
         if let Some(b) = brain {
             svc.counters(&b.fingerprint).recalled();
         }
+        if a.tier == Some(SeekTier::AllBrains) {
+            return all_brains(svc, &q, a.detail).await.map(SeekAnswer::Grouped);
+        }
+        // A flat seek may fill in below the floor (SPEC §5); the grouped pull does not.
+        q.weak = WEAK_ROWS;
         match a.tier {
-            Some(SeekTier::AllBrains) => {
-                return all_brains(svc, &q, a.detail).await.map(SeekAnswer::Grouped)
-            }
             Some(SeekTier::Project) => {
                 let b = write_target(cx.routed)?;
-                let (mut results, retrieval) =
+                let mut found =
                     recall_rows(svc, &StoreId::brain(&b.fingerprint), &q, StoreTier::Project)
                         .await?;
-                drift::mark(svc, cx.routed, cx.input, &mut results).await;
-                return Flat::new("project", shown(results, a.detail), retrieval)
+                found.mark_drift(svc, cx).await;
+                return Flat::new("project", found, a.detail)
                     .stamp_when_empty(svc, Some(&b.fingerprint), false)
                     .await
                     .map(SeekAnswer::Flat);
             }
             Some(SeekTier::Medulla) => {
-                let (mut results, retrieval) =
-                    recall_rows(svc, &StoreId::Medulla, &q, StoreTier::Medulla).await?;
-                mark_superseded(svc, cx.routed, cx.input, &mut results).await?;
-                drift::mark(svc, cx.routed, cx.input, &mut results).await;
-                return Flat::new("medulla", shown(results, a.detail), retrieval)
+                let mut found = recall_rows(svc, &StoreId::Medulla, &q, StoreTier::Medulla).await?;
+                mark_superseded(svc, cx.routed, cx.input, &mut found.rows).await?;
+                found.mark_drift(svc, cx).await;
+                return Flat::new("medulla", found, a.detail)
                     .stamp_when_empty(svc, None, true)
                     .await
                     .map(SeekAnswer::Flat);
@@ -251,16 +275,11 @@ impl Verb for Seek {
                     .registry
                     .team()
                     .ok_or(crate::error::OwnerError::NoTeam)?;
-                let (mut results, retrieval) =
-                    recall_rows(svc, &StoreId::Team, &q, StoreTier::Team).await?;
-                drift::mark(svc, cx.routed, cx.input, &mut results).await;
-                return Ok(SeekAnswer::Flat(Flat::new(
-                    "team",
-                    shown(results, a.detail),
-                    retrieval,
-                )));
+                let mut found = recall_rows(svc, &StoreId::Team, &q, StoreTier::Team).await?;
+                found.mark_drift(svc, cx).await;
+                return Ok(SeekAnswer::Flat(Flat::new("team", found, a.detail)));
             }
-            None => {}
+            Some(SeekTier::AllBrains) | None => {}
         }
         // The default beat: this brain plus the medulla (and the team medulla, when a
         // team is joined), nothing else, asked at once.
@@ -289,20 +308,14 @@ impl Verb for Seek {
             project,
             team
         );
-        let (mut rows, mut retrieval) = medulla?;
-        if let Some((t, r)) = team? {
-            rows.extend(t);
-            if r == Retrieval::Lexical {
-                retrieval = r;
-            }
+        let mut found = medulla?;
+        if let Some(t) = team? {
+            found.join(t);
         }
-        mark_superseded(svc, cx.routed, cx.input, &mut rows).await?;
-        if let Some((mut p, r)) = project? {
-            merge_promoted(&mut p, &mut rows);
-            rows.extend(p);
-            if r == Retrieval::Lexical {
-                retrieval = r;
-            }
+        mark_superseded(svc, cx.routed, cx.input, &mut found.rows).await?;
+        if let Some(mut p) = project? {
+            merge_promoted(&mut p.rows, &mut found.rows);
+            found.join(p);
         }
         let tier = match (brain.is_some(), team_joined) {
             (true, false) => "project+medulla",
@@ -310,12 +323,43 @@ impl Verb for Seek {
             (true, true) => "project+medulla+team",
             (false, true) => "medulla+team",
         };
-        let mut rows = best(rows, limit);
-        drift::mark(svc, cx.routed, cx.input, &mut rows).await;
-        Flat::new(tier, shown(rows, a.detail), retrieval)
+        found.rows = best(found.rows, limit);
+        // Weak rows only while the confident ones are fewer than asked, the best three of
+        // every store's.
+        found.weak = if found.rows.len() < limit {
+            best(found.weak, WEAK_ROWS)
+        } else {
+            Vec::new()
+        };
+        found.mark_drift(svc, cx).await;
+        Flat::new(tier, found, a.detail)
             .stamp_when_empty(svc, brain.map(|b| &b.fingerprint), true)
             .await
             .map(SeekAnswer::Flat)
+    }
+}
+
+/// One recall's rows: the confident ones, the weak ones (below the floor, labelled), and
+/// how they were found.
+pub struct Found {
+    pub rows: Vec<Row>,
+    pub weak: Vec<Row>,
+    pub retrieval: Retrieval,
+}
+
+impl Found {
+    /// Another store's rows beside these; lexical-only when either was.
+    fn join(&mut self, other: Found) {
+        self.rows.extend(other.rows);
+        self.weak.extend(other.weak);
+        if other.retrieval == Retrieval::Lexical {
+            self.retrieval = Retrieval::Lexical;
+        }
+    }
+
+    async fn mark_drift(&mut self, svc: &Service, cx: Cx<'_>) {
+        drift::mark(svc, cx.routed, cx.input, &mut self.rows).await;
+        drift::mark(svc, cx.routed, cx.input, &mut self.weak).await;
     }
 }
 
@@ -335,21 +379,29 @@ fn best(mut rows: Vec<Row>, limit: usize) -> Vec<Row> {
     rows
 }
 
-/// Recall one store and render its rows.
+/// Recall one store and render its rows: those that cleared the floor, and the weak
+/// ones the query asked for.
 pub async fn recall_rows(
     svc: &Service,
     store: &StoreId,
     q: &RecallQuery,
     tier: StoreTier,
-) -> Result<(Vec<Row>, Retrieval)> {
+) -> Result<Found> {
     let res = svc.owner.recall(store, q.clone()).await?;
     let now = svc.now();
-    let rows = res
-        .hits
-        .iter()
-        .map(|h| Row::of(&h.claim, tier, now, Some(h.score)))
-        .collect();
-    Ok((rows, res.retrieval))
+    let (mut rows, mut weak) = (Vec::new(), Vec::new());
+    for h in &res.hits {
+        if h.matched {
+            rows.push(Row::of(&h.claim, tier, now, Some(h.score)));
+        } else {
+            weak.push(Row::weak(&h.claim, tier, now, h));
+        }
+    }
+    Ok(Found {
+        rows,
+        weak,
+        retrieval: res.retrieval,
+    })
 }
 
 async fn all_brains(svc: &Service, q: &RecallQuery, detail: bool) -> Result<Grouped> {
@@ -370,7 +422,9 @@ async fn all_brains(svc: &Service, q: &RecallQuery, detail: bool) -> Result<Grou
             .map(|id| recall_rows(svc, id, q, StoreTier::Project)),
     )
     .await;
-    let (medulla_rows, _) = recall_rows(svc, &StoreId::Medulla, q, StoreTier::Medulla).await?;
+    let medulla_rows = recall_rows(svc, &StoreId::Medulla, q, StoreTier::Medulla)
+        .await?
+        .rows;
     if !dormant.is_empty() {
         let owner = svc.owner.clone();
         tokio::spawn(async move {
@@ -383,8 +437,8 @@ async fn all_brains(svc: &Service, q: &RecallQuery, detail: bool) -> Result<Grou
     let mut failed = Vec::new();
     for (m, res) in manifests.iter().zip(per_brain) {
         match res {
-            Ok((rows, _)) => {
-                for r in rows {
+            Ok(found) => {
+                for r in found.rows {
                     groups.entry(r.origin_brain.clone()).or_default().push(r);
                 }
             }
