@@ -113,6 +113,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         | Command::Disconnect(_)
         | Command::Sync(_)
         | Command::Restore(_)
+        | Command::Service(_)
         | Command::Team(_) => {
             unreachable!("not a client command")
         }

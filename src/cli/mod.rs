@@ -28,6 +28,7 @@ mod paths;
 mod prime;
 mod print;
 mod restore;
+mod service;
 mod sync;
 mod team;
 mod values;
@@ -258,6 +259,9 @@ $MEDULLA_HOME/replaced/<time>/, never deleted. Refused while an owner runs on th
 `medulla stop` first."
     )]
     Restore(restore::RestoreArgs),
+    /// Keep the owner running as a user service (systemd user unit, launchd agent)
+    #[command(subcommand)]
+    Service(service::ServiceCmd),
     /// A team on PostgreSQL: init, add-member (admin), join, share, status, leave, purge
     #[command(subcommand)]
     Team(team::TeamCmd),
@@ -409,6 +413,7 @@ impl Command {
             | C::Prime(_)
             | C::Sync(_)
             | C::Restore(_)
+            | C::Service(_)
             | C::Team(_) => return None,
             C::Connect(a) => &a.c,
             C::Disconnect(a) => &a.c,
@@ -458,6 +463,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Connect(a) => connect::connect(a),
         Command::Disconnect(a) => connect::disconnect(a),
         Command::Restore(args) => restore::run(args),
+        Command::Service(cmd) => service::run(cmd),
         Command::Team(cmd) => team::run(cmd),
         Command::Completions { shell } => {
             use clap::CommandFactory;

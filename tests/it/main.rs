@@ -23,5 +23,6 @@ mod python;
 mod readme;
 mod recall;
 mod retire;
+mod service;
 mod team;
 mod transfer;
