@@ -210,7 +210,7 @@ fn install(p: &Plan, dry_run: bool) -> anyhow::Result<i32> {
     let text = unit::render(p.manager, &p.spec);
     let file = utf8(&p.file)?;
     if dry_run {
-        note!("would write {} ({}):", file, p.manager.file_kind());
+        note!("would write {file} ({}):", p.manager.file_kind());
         out!("{}", text.trim_end());
         note!("would run:");
         for s in manager::install_steps(p.manager, &file, true) {
