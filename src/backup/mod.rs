@@ -16,8 +16,10 @@
 //! ```
 //!
 //! - [`manifest`]: the manifest and its verification.
+//! - [`catalog`]: the backups a directory holds, and the one a restore of it takes.
 //! - [`restore`]: putting a verified backup (or one store of it) in place.
 
+pub mod catalog;
 pub mod manifest;
 pub mod restore;
 
@@ -35,7 +37,7 @@ pub const DIR: &str = "backups";
 pub enum BackupError {
     #[error("a backup is already being written ({0}): wait for it to finish; backups never run two at once")]
     Running(String),
-    #[error("{dir} is not a backup: it has no {MANIFEST}; name a directory a backup wrote, e.g. one under $MEDULLA_HOME/backups/")]
+    #[error("{dir} is not a backup and holds none: neither it nor any directory in it has a {MANIFEST}; name a directory `medulla backup DIR` wrote into (or one backup in it, e.g. under $MEDULLA_HOME/backups/); `medulla restore DIR --list` shows what a directory holds")]
     ManifestMissing { dir: String },
     #[error("{dir} is an unfinished backup (its name ends in .partial): it was interrupted; restore from a complete one")]
     Incomplete { dir: String },

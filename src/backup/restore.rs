@@ -45,6 +45,9 @@ pub struct Restored {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub backup: PathBuf,
+    /// The directory named, when it held backups and `backup` is the newest of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chosen_from: Option<PathBuf>,
     pub home: PathBuf,
     pub restored: Vec<Restored>,
     /// Brains in the home the backup does not hold: left as they were.
@@ -208,6 +211,7 @@ pub fn restore(
     };
     Ok(Report {
         backup: backup.to_path_buf(),
+        chosen_from: None,
         home: home.to_path_buf(),
         restored,
         untouched,

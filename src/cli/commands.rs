@@ -120,6 +120,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         | Command::Sync(_)
         | Command::Restore(_)
         | Command::Logs(_)
+        | Command::Service(_)
         | Command::Team(_) => {
             unreachable!("not a client command")
         }

@@ -30,6 +30,7 @@ mod paths;
 mod prime;
 mod print;
 mod restore;
+mod service;
 mod sync;
 mod team;
 mod values;
@@ -269,6 +270,9 @@ $MEDULLA_HOME/replaced/<time>/, never deleted. Refused while an owner runs on th
 `medulla stop` first."
     )]
     Restore(restore::RestoreArgs),
+    /// Keep the owner running as a user service (systemd user unit, launchd agent)
+    #[command(subcommand)]
+    Service(service::ServiceCmd),
     /// A team on PostgreSQL: init, add-member (admin), join, share, status, leave, purge
     #[command(subcommand)]
     Team(team::TeamCmd),
@@ -421,6 +425,7 @@ impl Command {
             | C::Sync(_)
             | C::Restore(_)
             | C::Logs(_)
+            | C::Service(_)
             | C::Team(_) => return None,
             C::Connect(a) => &a.c,
             C::Disconnect(a) => &a.c,
@@ -472,6 +477,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Connect(a) => connect::connect(a),
         Command::Disconnect(a) => connect::disconnect(a),
         Command::Restore(args) => restore::run(args),
+        Command::Service(cmd) => service::run(cmd),
         Command::Team(cmd) => team::run(cmd),
         Command::Completions { shell } => {
             use clap::CommandFactory;

@@ -239,7 +239,7 @@ pub fn restart(c: &Client, opts: &ClientOpts) -> anyhow::Result<i32> {
     let url = match before.as_ref().map(|h| h.keeper) {
         Some(k @ (Keeper::Systemd | Keeper::Launchd)) => {
             let old = before.as_ref().map_or(0, |h| h.pid);
-            restart_supervised(k)?;
+            super::service::restart_supervised(k)?;
             wait_for_new_pid(&home, old)?
         }
         Some(_) => {
@@ -286,35 +286,6 @@ pub fn restart(c: &Client, opts: &ClientOpts) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
-}
-
-/// The launchd agent's label (`medulla service install` on macOS).
-pub const LAUNCHD_LABEL: &str = "dev.medulla.owner";
-
-/// Tell the service manager that keeps the owner to restart it.
-fn restart_supervised(k: crate::service::life::Keeper) -> anyhow::Result<()> {
-    let mut cmd = if k == crate::service::life::Keeper::Systemd {
-        let mut c = Command::new("systemctl");
-        c.args(["--user", "restart", "medulla.service"]);
-        c
-    } else {
-        #[cfg(unix)]
-        let uid = rustix::process::getuid().as_raw();
-        #[cfg(not(unix))]
-        let uid = 0;
-        let mut c = Command::new("launchctl");
-        c.args(["kickstart", "-k", &format!("gui/{uid}/{LAUNCHD_LABEL}")]);
-        c
-    };
-    let status = cmd
-        .stdin(Stdio::null())
-        .status()
-        .with_context(|| format!("cannot run {cmd:?}"))?;
-    anyhow::ensure!(
-        status.success(),
-        "{cmd:?} failed ({status}): see `medulla service status`"
-    );
-    Ok(())
 }
 
 /// After a service manager was told to restart the owner: the URL of an owner of `home`

@@ -38,6 +38,7 @@ fn live(o: &Owner, brain: &str) -> (u64, HashSet<String>) {
 /// `medulla restore ARGS` run by a user whose home is `home`.
 fn restore(home: &Path, args: &[&str]) -> Run {
     let out = medulla_cmd(home, home)
+        .env("MEDULLA_NO_AUTOSTART", "1")
         .arg("restore")
         .args(args)
         .output()
@@ -452,4 +453,145 @@ fn scheduled_backups_rotate_to_backup_keep() {
         assert_eq!(m["trigger"], "scheduled");
         assert_eq!(m["stores"].as_array().unwrap().len(), 2, "{m}");
     }
+}
+
+/// `medulla backup DIR` writes `DIR/<time>/`, yet `medulla restore DIR` (the directory
+/// the user named) used to refuse it as "not a backup: it has no manifest.json". A
+/// directory holding backups restores its newest complete one and names it; `--list`
+/// shows them newest first; a directory holding none is refused with the fix.
+#[test]
+fn restore_of_the_directory_backups_were_written_into_takes_the_newest() {
+    let mut o = Owner::start();
+    let projects = o.projects.path().to_path_buf();
+    let dir = tempfile::tempdir().unwrap();
+    let dir_path = std::fs::canonicalize(dir.path()).unwrap();
+    let dir_s = dir_path.to_str().unwrap();
+    let cli = |home: &Path, args: &[&str]| -> Run {
+        let out = medulla_cmd(home, &projects)
+            .env("MEDULLA_NO_AUTOSTART", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    };
+    let home = o.home.path().to_path_buf();
+    let backup_into = |dir: &str| -> PathBuf {
+        let r = cli(&home, &["backup", dir, "--json"]);
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        PathBuf::from(v["dir"].as_str().unwrap())
+    };
+    let (root, older, newer) = {
+        let b = o.brain("p");
+        b.memorize("before both", "written before the first backup");
+        let older = backup_into(dir_s);
+        b.memorize("between", "written between the two backups");
+        let newer = backup_into(dir_s);
+        b.memorize("after both", "written after the second backup");
+        (b.root.clone(), older, newer)
+    };
+    assert_ne!(older, newer);
+    assert!(older.starts_with(&dir_path) && newer.starts_with(&dir_path));
+    // An unfinished backup, however new, is never taken.
+    std::fs::create_dir_all(dir_path.join("2999-01-01T00-00-00.000Z.partial")).unwrap();
+
+    let r = cli(&home, &["restore", dir_s, "--list", "--json"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let listed: Vec<PathBuf> = v["backups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| PathBuf::from(b["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![newer.clone(), older.clone()],
+        "newest first: {v}"
+    );
+    assert_eq!(v["backups"][0]["stores"], 2, "{v}");
+    assert!(v["backups"][0]["bytes"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["unfinished"].as_array().unwrap().len(), 1, "{v}");
+    let r = cli(&home, &["restore", dir_s, "--list"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let (at_new, at_old) = (
+        r.stdout.find(newer.to_str().unwrap()),
+        r.stdout.find(older.to_str().unwrap()),
+    );
+    assert!(
+        r.stdout.starts_with("2 backups in") && at_new.unwrap() < at_old.unwrap(),
+        "{}",
+        r.stdout
+    );
+    assert!(o.terminate().success());
+
+    // Restored into a fresh home through --home: the newer backup, named.
+    let fresh = tempfile::tempdir().unwrap();
+    let r = cli(
+        &home,
+        &["restore", dir_s, "--home", fresh.path().to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("restoring the newest complete one")
+            && r.stdout.contains(newer.to_str().unwrap()),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!("restored brain {root}")),
+        "{}",
+        r.stdout
+    );
+    let other = tempfile::tempdir().unwrap();
+    let r = cli(
+        &home,
+        &[
+            "restore",
+            dir_s,
+            "--home",
+            other.path().to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(PathBuf::from(v["backup"].as_str().unwrap()), newer, "{v}");
+    assert_eq!(
+        PathBuf::from(v["chosen_from"].as_str().unwrap()),
+        dir_path,
+        "{v}"
+    );
+
+    let o2 = Owner::start_in(fresh, tempfile::tempdir().unwrap(), OwnerOptions::default());
+    let (_, labels) = live(&o2, &root);
+    assert!(
+        labels.contains("before both") && labels.contains("between"),
+        "every claim acknowledged before the newer backup: {labels:?}"
+    );
+    assert!(!labels.contains("after both"), "{labels:?}");
+
+    // A directory that neither is nor holds a backup: refused, naming the fix.
+    let empty = tempfile::tempdir().unwrap();
+    let r = cli(
+        &home,
+        &[
+            "restore",
+            empty.path().to_str().unwrap(),
+            "--home",
+            other.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("backup_manifest_missing")
+            && r.stderr.contains("--list")
+            && r.stderr.contains("medulla backup DIR"),
+        "{}",
+        r.stderr
+    );
 }

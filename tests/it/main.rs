@@ -24,5 +24,6 @@ mod python;
 mod readme;
 mod recall;
 mod retire;
+mod service;
 mod team;
 mod transfer;
