@@ -311,3 +311,61 @@ fn rows_are_compact_unless_detail_is_asked() {
     }
     assert!(compact.to_string().len() < full.to_string().len());
 }
+
+/// Issue 49 (law 4): a brain held `release process: We release with make release; never
+/// tag by hand.`, and `seek "how do we ship a version"` said memory exists but none
+/// cleared the floor: the claim that answers the question was hidden. It comes back as
+/// a weak row, labelled, under a heading; the confident rows stay confident, and a beat
+/// (`north`) never carries weak rows.
+#[test]
+fn a_paraphrase_the_floor_half_recognises_comes_back_as_a_labelled_weak_row() {
+    let o = Owner::start_with(OwnerOptions::with_model());
+    let x = three_claims(&o);
+    x.memorize(
+        "release process",
+        "We release with make release; never tag by hand.",
+    );
+    let v = x.ok("seek", json!({ "query": "how do we ship a version" }));
+    assert_eq!(v["retrieval"], "hybrid", "{v}");
+    let found: Vec<String> = slugs(&v["results"])
+        .into_iter()
+        .chain(slugs(&v["weak"]))
+        .collect();
+    assert!(found.contains(&"release-process".to_string()), "{v}");
+    let weak = v["weak"].as_array().cloned().unwrap_or_default();
+    assert!(weak.len() <= 3, "{v}");
+    for r in &weak {
+        assert_eq!(r["weak"], true, "{r}");
+        assert!(r["score"].is_number() && r["lexical"].is_number(), "{r}");
+        assert!(r["cosine"].is_number(), "{r}");
+    }
+    for r in v["results"].as_array().unwrap() {
+        assert!(r.get("weak").is_none(), "a confident row is not weak: {r}");
+    }
+    if !weak.is_empty() {
+        assert!(
+            v["below_floor"]
+                .as_str()
+                .is_some_and(|n| n.contains("did not clear the relevance floor")),
+            "{v}"
+        );
+    }
+    // The MCP text shows the heading before the weak rows.
+    let mut m = o.mcp();
+    let root = x.root.clone();
+    m.initialize(&[("Medulla-Caller-Root", root.as_str())]);
+    let r = m.request(
+        "tools/call",
+        json!({ "name": "seek", "arguments": { "query": "how do we ship a version" } }),
+        &[("Medulla-Caller-Root", root.as_str())],
+    );
+    let text = r["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    if !weak.is_empty() {
+        let note = text.find("did not clear the relevance floor").expect("the heading");
+        let row = text.find("\"weak\":[").expect("the weak list");
+        assert!(note < row, "the heading comes first: {text}");
+    }
+    // A beat stays confident.
+    let n = x.ok("north", json!({ "task": "how do we ship a version" }));
+    assert!(!n.to_string().contains("\"weak\":true"), "{n}");
+}

@@ -96,7 +96,7 @@ pub struct Flat {
     pub results: Vec<Row>,
     /// Says what the weak rows are, when there are any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weak_note: Option<Cow<'static, str>>,
+    pub below_floor: Option<Cow<'static, str>>,
     /// When the confident rows are fewer than asked: up to three rows below the floor
     /// but above its weak bound, each `weak: true` with its scores. Never in `north`,
     /// `delegate` or `prime`.
@@ -129,7 +129,7 @@ impl Flat {
         Flat {
             tier: tier.into(),
             results: shown(found.rows, detail),
-            weak_note: (!weak.is_empty()).then_some(Cow::Borrowed(WEAK_NOTE)),
+            below_floor: (!weak.is_empty()).then_some(Cow::Borrowed(WEAK_NOTE)),
             weak,
             memory_exists: None,
             note: None,

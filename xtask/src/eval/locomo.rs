@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use brains::{Embedder, RankMode};
+use brains::{Embedder, RankMode, RecallQuery};
 use serde_json::{json, Value};
 
 use super::{open_store, query, Args, Figures, DEV_SPLIT, MODES};
@@ -133,8 +133,15 @@ impl Sums {
     }
 }
 
-/// Per ranking: floor off, floor on.
-type Table = [[Sums; 2]; 3];
+/// Per ranking: floor off, floor on, floor on with `seek`'s weak rows counted as found.
+type Table = [[Sums; 3]; 3];
+
+/// The three ways a ranking is read: (floor on, weak rows asked, name in the figures).
+const FLOORS: [(bool, usize, &str); 3] = [
+    (false, 0, "floor_off"),
+    (true, 0, "floor_on"),
+    (true, 3, "floor_weak"),
+];
 
 /// One split's totals: the rankings' sums and the off-topic counts.
 pub(super) struct Split {
@@ -143,6 +150,9 @@ pub(super) struct Split {
     totals: Table,
     /// Off-topic (queries, answered with a matched row) for fused and lexical-only.
     off: [(usize, usize); 2],
+    /// Off-topic weak rows for fused and lexical-only: (queries with any, rows in all,
+    /// the most on one query).
+    off_weak: [(usize, usize, usize); 2],
 }
 
 impl Split {
@@ -151,7 +161,7 @@ impl Split {
         let key = self.name.replace(' ', "_");
         for (m, (ranking, _)) in MODES.iter().enumerate() {
             let ranking = ranking.split(' ').next().unwrap_or(ranking);
-            for (f, floor) in ["floor_off", "floor_on"].iter().enumerate() {
+            for (f, (_, _, floor)) in FLOORS.iter().enumerate() {
                 let s = &self.totals[m][f];
                 if s.n == 0 {
                     continue;
@@ -169,6 +179,15 @@ impl Split {
                     format!("locomo.{key}.off_topic.{ranking}"),
                     a as f64 / n as f64,
                 );
+                let (any, rows, _) = self.off_weak[k];
+                figures.insert(
+                    format!("locomo.{key}.off_topic_weak_share.{ranking}"),
+                    any as f64 / n as f64,
+                );
+                figures.insert(
+                    format!("locomo.{key}.off_topic_weak_rows.{ranking}"),
+                    rows as f64 / n as f64,
+                );
             }
         }
     }
@@ -185,7 +204,7 @@ fn print_splits(splits: &[Split]) {
     println!("{head}");
     println!("{rule}");
     for (m, (name, _)) in MODES.iter().enumerate() {
-        for (f, floor) in ["off", "on"].iter().enumerate() {
+        for (f, floor) in ["off", "on", "on + weak"].iter().enumerate() {
             if splits.iter().all(|s| s.totals[m][f].n == 0) {
                 continue;
             }
@@ -220,6 +239,26 @@ fn print_splits(splits: &[Split]) {
             pct(s.off[0]),
             pct(s.off[1])
         );
+    }
+    println!();
+    println!("Off-topic weak rows (`seek` adds up to 3 below the floor, labelled; the share of off-topic queries given any, rows per query, the most on one):");
+    println!("| split | fused: share | fused: rows/query | fused: most | lexical-only: share | lexical-only: rows/query | lexical-only: most |");
+    println!("|---|---|---|---|---|---|---|");
+    for s in splits {
+        let cell = |k: usize| {
+            let n = s.off[k].0;
+            let (any, rows, most) = s.off_weak[k];
+            if n == 0 {
+                "– | – | –".to_string()
+            } else {
+                format!(
+                    "{:.1} % | {:.2} | {most}",
+                    100.0 * any as f64 / n as f64,
+                    rows as f64 / n as f64
+                )
+            }
+        };
+        println!("| {} | {} | {} |", s.name, cell(0), cell(1));
     }
 }
 
@@ -312,6 +351,7 @@ fn run_split(
     }
     let mut totals: Table = Default::default();
     let mut off = [(0usize, 0usize); 2];
+    let mut off_weak = [(0usize, 0usize, 0usize); 2];
     for (id, (claims, questions)) in &loaded {
         let dir = tempfile::tempdir()?;
         let pairs: Vec<(String, String)> = claims
@@ -337,8 +377,11 @@ fn run_split(
                 if embedder.is_none() && *mode != RankMode::Lexical {
                     continue;
                 }
-                for (f, floor) in [false, true].into_iter().enumerate() {
-                    let res = store.recall(&query(&q.text, 10, *mode, floor))?;
+                for (f, (floor, weak, _)) in FLOORS.into_iter().enumerate() {
+                    let res = store.recall(&RecallQuery {
+                        weak,
+                        ..query(&q.text, 10, *mode, floor)
+                    })?;
                     let ranked: Vec<bool> = res
                         .hits
                         .iter()
@@ -371,9 +414,17 @@ fn run_split(
                     if embedder.is_none() && mode != RankMode::Lexical {
                         continue;
                     }
-                    let res = store.recall(&query(&q.text, 10, mode, true))?;
+                    let res = store.recall(&RecallQuery {
+                        weak: 3,
+                        ..query(&q.text, 10, mode, true)
+                    })?;
+                    let matched = res.hits.iter().filter(|h| h.matched).count();
+                    let weak = res.hits.len() - matched;
                     off[k].0 += 1;
-                    off[k].1 += usize::from(!res.hits.is_empty());
+                    off[k].1 += usize::from(matched > 0);
+                    off_weak[k].0 += usize::from(weak > 0);
+                    off_weak[k].1 += weak;
+                    off_weak[k].2 = off_weak[k].2.max(weak);
                 }
                 if let Some(w) = dump.as_mut() {
                     let res = store.recall(&query(&q.text, 200, RankMode::Auto, false))?;
@@ -398,12 +449,13 @@ fn run_split(
         for (m, (name, _)) in MODES.iter().enumerate() {
             if per[m][0].n > 0 {
                 println!(
-                    "  | {name} | {} | {} |",
+                    "  | {name} | {} | {} | {} |",
                     per[m][0].cells(),
-                    per[m][1].cells()
+                    per[m][1].cells(),
+                    per[m][2].cells()
                 );
             }
-            for f in 0..2 {
+            for f in 0..3 {
                 totals[m][f].merge(&per[m][f]);
             }
         }
@@ -413,5 +465,6 @@ fn run_split(
         conversations,
         totals,
         off,
+        off_weak,
     })
 }
