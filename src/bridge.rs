@@ -118,6 +118,8 @@ pub async fn run(url: String) -> anyhow::Result<()> {
     let binding = std::env::var("MEDULLA_BRAIN")
         .ok()
         .filter(|b| !b.is_empty());
+    // The client token, where the owner asks for it (SPEC §15); read once.
+    let bearer = crate::client_token::bearer();
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(300))
         .build()?;
@@ -166,6 +168,9 @@ pub async fn run(url: String) -> anyhow::Result<()> {
             .body(line.clone());
         if let Some(b) = &binding {
             req = req.header(headers::BRAIN, b);
+        }
+        if let Some(t) = &bearer {
+            req = req.header(reqwest::header::AUTHORIZATION, t);
         }
         if let Some(s) = &session {
             req = req.header(headers::SESSION, s);
@@ -245,11 +250,11 @@ pub async fn run(url: String) -> anyhow::Result<()> {
     }
     // End the HTTP session so the owner can drop it.
     if let Some(s) = session {
-        let _ = http
-            .delete(&endpoint)
-            .header(headers::SESSION, s)
-            .send()
-            .await;
+        let mut end = http.delete(&endpoint).header(headers::SESSION, s);
+        if let Some(t) = &bearer {
+            end = end.header(reqwest::header::AUTHORIZATION, t);
+        }
+        let _ = end.send().await;
     }
     Ok(())
 }

@@ -57,14 +57,11 @@ async fn running_owner(cfg: &Config) -> Option<(u64, String)> {
         .timeout(std::time::Duration::from_secs(2))
         .build()
         .ok()?;
-    let health: serde_json::Value = http
-        .get(format!("{url}/api/health"))
-        .send()
-        .await
-        .ok()?
-        .json()
-        .await
-        .ok()?;
+    let mut req = http.get(format!("{url}/api/health"));
+    if let Some(t) = crate::client_token::read(&cfg.home) {
+        req = req.header(reqwest::header::AUTHORIZATION, format!("Bearer {t}"));
+    }
+    let health: serde_json::Value = req.send().await.ok()?.json().await.ok()?;
     (health["pid"].as_u64() == Some(pid)).then_some((pid, url))
 }
 
@@ -138,6 +135,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
         founder_token: Arc::new(founder_token),
         anchors: Default::default(),
         backups: Default::default(),
+        refusals: Default::default(),
     };
 
     let url = format!("http://{addr}");

@@ -352,6 +352,7 @@ mod tests {
             founder_token: Arc::new("test-founder-token".repeat(4)),
             anchors: Default::default(),
             backups: Default::default(),
+            refusals: Default::default(),
         }
     }
 
