@@ -6,13 +6,9 @@
 //! the port, or an agent that only knows its own caller root, cannot present it.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const FILE: &str = "founder.token";
-
-pub fn path(home: &Path) -> PathBuf {
-    home.join(FILE)
-}
 
 /// A fresh random secret: 64 hex digits (256 bits), alphanumeric, for tokens,
 /// tickets, sessions and generated passwords.
@@ -95,7 +91,7 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(path(home.path()))
+            let mode = std::fs::metadata(home.path().join(FILE))
                 .unwrap()
                 .permissions()
                 .mode();

@@ -116,6 +116,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let founder_token = crate::founder::ensure(&cfg.home)
         .with_context(|| format!("cannot create the founder token in {}", cfg.home.display()))?;
+    // Before the address is announced: a client that reads it finds the token there.
+    crate::client_token::ensure(&cfg.home)
+        .with_context(|| format!("cannot create the client token in {}", cfg.home.display()))?;
     let (owner, join) = OwnerHandle::start(cfg.clone(), opts).await.map_err(|e| {
         // The store lock is the last line: another process holds this home's stores.
         if format!("{e:#}").contains("held by another process") {
