@@ -262,6 +262,41 @@ mod tests {
         }
     }
 
+    /// The lookup's cost with a few hundred sockets open (docs/BENCHMARKS.md):
+    /// `cargo test -p medulla --lib lookup_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn lookup_cost() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let local = listener.local_addr().unwrap();
+        let mut held = Vec::new();
+        for _ in 0..300 {
+            let c = std::net::TcpStream::connect(local).unwrap();
+            held.push((listener.accept().unwrap(), c));
+        }
+        let peer = held[150].0 .1;
+        for (name, f) in [
+            ("sock_diag", linux::sock_diag as fn(_, _) -> _),
+            ("/proc/net/tcp", |p, l| {
+                linux::proc_net(p, l).map_err(linux::Diag::Failed)
+            }),
+        ] {
+            let mut t: Vec<std::time::Duration> = (0..2000)
+                .map(|_| {
+                    let at = std::time::Instant::now();
+                    assert!(f(peer, local).is_ok());
+                    at.elapsed()
+                })
+                .collect();
+            t.sort();
+            println!(
+                "{name} with 600 sockets open: p50 {:?}, p95 {:?}",
+                t[t.len() / 2],
+                t[t.len() * 95 / 100]
+            );
+        }
+    }
+
     #[test]
     fn an_address_with_no_socket_is_not_found() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
