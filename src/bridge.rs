@@ -125,6 +125,8 @@ struct Upstream {
     url: String,
     cwd: String,
     binding: Option<String>,
+    /// The client token, sent where the owner asks for it (SPEC §15).
+    bearer: Option<String>,
     http: reqwest::Client,
     session: Option<String>,
     /// The protocol version negotiated at `initialize`, sent on every later request as
@@ -168,6 +170,9 @@ impl Upstream {
             .body(line.to_string());
         if let Some(b) = &self.binding {
             req = req.header(headers::BRAIN, b);
+        }
+        if let Some(t) = &self.bearer {
+            req = req.header(reqwest::header::AUTHORIZATION, t);
         }
         if let Some(s) = &self.session {
             req = req.header(headers::SESSION, s);
@@ -345,12 +350,15 @@ pub async fn run(home: PathBuf, url: Option<String>) -> anyhow::Result<()> {
     let binding = std::env::var("MEDULLA_BRAIN")
         .ok()
         .filter(|b| !b.is_empty());
+    // The client token, where the owner asks for it (SPEC §15); read once.
+    let bearer = crate::client_token::bearer();
     let mut up = Upstream {
         url: crate::launch::locate(&home, url.as_deref()).url,
         home,
         explicit: url,
         cwd,
         binding,
+        bearer,
         http: reqwest::Client::builder()
             .timeout(Duration::from_secs(300))
             .build()?,
@@ -399,12 +407,11 @@ pub async fn run(home: PathBuf, url: Option<String>) -> anyhow::Result<()> {
     }
     // End the HTTP session so the owner can drop it.
     if let Some(s) = up.session.take() {
-        let _ = up
-            .http
-            .delete(up.endpoint())
-            .header(headers::SESSION, s)
-            .send()
-            .await;
+        let mut end = up.http.delete(up.endpoint()).header(headers::SESSION, s);
+        if let Some(t) = &up.bearer {
+            end = end.header(reqwest::header::AUTHORIZATION, t);
+        }
+        let _ = end.send().await;
     }
     Ok(())
 }

@@ -59,6 +59,10 @@ pub struct Config {
     pub clock_file: Option<PathBuf>,
     /// The team this owner joined (`[team]` in `config.toml`, SPEC §13); `None` = none.
     pub team: Option<TeamConfig>,
+    /// Ask the kernel which user owns each connection's other end and serve only our own
+    /// (SPEC §15, on by default). `peer_check = false` asks every caller for the client
+    /// token instead, as on systems where the kernel cannot say (and in tests).
+    pub peer_check: bool,
 }
 
 /// A joined team: its database and how often the mirrors poll behind LISTEN/NOTIFY.
@@ -114,6 +118,7 @@ struct FileConfig {
     backup_keep: Option<usize>,
     clock_file: Option<PathBuf>,
     team: Option<TeamFile>,
+    peer_check: Option<bool>,
 }
 
 /// A TOML error as line, column and message, never quoting the file's bytes.
@@ -196,6 +201,7 @@ impl Config {
                 url: t.url,
                 poll: Duration::from_millis(t.poll_ms.unwrap_or(1000).max(50)),
             }),
+            peer_check: file.peer_check.unwrap_or(true),
             user_home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(|h| std::fs::canonicalize(&h).unwrap_or_else(|_| PathBuf::from(h))),

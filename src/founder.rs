@@ -6,13 +6,9 @@
 //! the port, or an agent that only knows its own caller root, cannot present it.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const FILE: &str = "founder.token";
-
-pub fn path(home: &Path) -> PathBuf {
-    home.join(FILE)
-}
 
 /// A fresh random secret: 64 hex digits (256 bits), alphanumeric, for tokens,
 /// tickets, sessions and generated passwords.
@@ -26,21 +22,27 @@ pub fn random_secret() -> String {
 
 /// The token, created (0600) when missing; a file others could read is made private.
 pub fn ensure(home: &Path) -> std::io::Result<String> {
-    let p = path(home);
-    if let Some(t) = read(home) {
+    ensure_secret(home, FILE)
+}
+
+/// The secret in `home/file`, created (0600) when missing; a file others could read is
+/// made private. The founder token and the client token (`client_token`) are both made so.
+pub fn ensure_secret(home: &Path, file: &str) -> std::io::Result<String> {
+    let p = home.join(file);
+    if let Some(t) = read_secret(home, file) {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(&p)?.permissions().mode();
             if mode & 0o077 != 0 {
-                tracing::warn!(path = %p.display(), "the founder token was readable by others; made it private (0600)");
+                tracing::warn!(path = %p.display(), "a token was readable by others; made it private (0600)");
                 std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))?;
             }
         }
         return Ok(t);
     }
     let token = random_secret();
-    let tmp = home.join(format!(".{FILE}.{}", std::process::id()));
+    let tmp = home.join(format!(".{file}.{}", std::process::id()));
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -57,7 +59,12 @@ pub fn ensure(home: &Path) -> std::io::Result<String> {
 
 /// The token when the file exists and holds one.
 pub fn read(home: &Path) -> Option<String> {
-    let t = std::fs::read_to_string(path(home)).ok()?;
+    read_secret(home, FILE)
+}
+
+/// The secret in `home/file` when the file exists and holds one.
+pub fn read_secret(home: &Path, file: &str) -> Option<String> {
+    let t = std::fs::read_to_string(home.join(file)).ok()?;
     let t = t.trim();
     (t.len() >= 32).then(|| t.to_string())
 }
@@ -84,7 +91,7 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(path(home.path()))
+            let mode = std::fs::metadata(home.path().join(FILE))
                 .unwrap()
                 .permissions()
                 .mode();

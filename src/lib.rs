@@ -5,6 +5,8 @@
 //! - [`config`]: `$MEDULLA_HOME`, `config.toml`, listen address and timeouts.
 //! - [`floor`]: the hygiene floor over every field of shared, committable or project text.
 //! - [`founder`]: the founder token, which marks the founder surface (CLI, the Hall).
+//! - [`client_token`]: the client token, proof of the owner's own user where the kernel
+//!   cannot tell who calls.
 //! - [`store_id`]: [`store_id::StoreId`], which store a request is about, and brain
 //!   fingerprints.
 //! - [`roster`]: which brains exist; disk is the truth; root matching.
@@ -37,6 +39,7 @@ mod brain;
 mod bridge;
 mod call;
 pub mod cli;
+mod client_token;
 mod clock;
 mod config;
 mod error;
@@ -78,8 +81,9 @@ mod layering {
         ("floor", 4),
         ("call", 4),
         ("error", 3),
+        ("client_token", 2),
         ("model", 2),
-        ("launch", 2),
+        ("launch", 3),
         ("backup", 2),
         ("clock", 1),
         ("config", 1),

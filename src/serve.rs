@@ -58,14 +58,11 @@ async fn running_owner(cfg: &Config) -> Option<(u64, String)> {
         .timeout(std::time::Duration::from_secs(2))
         .build()
         .ok()?;
-    let health: serde_json::Value = http
-        .get(format!("{url}/api/health"))
-        .send()
-        .await
-        .ok()?
-        .json()
-        .await
-        .ok()?;
+    let mut req = http.get(format!("{url}/api/health"));
+    if let Some(t) = crate::client_token::read(&cfg.home) {
+        req = req.header(reqwest::header::AUTHORIZATION, format!("Bearer {t}"));
+    }
+    let health: serde_json::Value = req.send().await.ok()?.json().await.ok()?;
     (health["pid"].as_u64() == Some(pid)).then_some((pid, url))
 }
 
@@ -133,6 +130,9 @@ pub async fn run(cfg: Config, keeper: Keeper) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     let founder_token = crate::founder::ensure(&cfg.home)
         .with_context(|| format!("cannot create the founder token in {}", cfg.home.display()))?;
+    // Before the address is announced: a client that reads it finds the token there.
+    crate::client_token::ensure(&cfg.home)
+        .with_context(|| format!("cannot create the client token in {}", cfg.home.display()))?;
     let (owner, join) = OwnerHandle::start(cfg.clone(), opts).await.map_err(|e| {
         // The store lock is the last line: another process holds this home's stores.
         if format!("{e:#}").contains("held by another process") {
@@ -153,6 +153,7 @@ pub async fn run(cfg: Config, keeper: Keeper) -> anyhow::Result<()> {
         anchors: Default::default(),
         backups: Default::default(),
         life: Arc::new(Life::begin(keeper)),
+        refusals: Default::default(),
     };
 
     let url = format!("http://{addr}");

@@ -180,6 +180,10 @@ impl Client {
         if let Some(t) = crate::founder::read(&default_home()) {
             req = req.header(headers::FOUNDER, t);
         }
+        // Proof of the owner's user where the kernel cannot say (SPEC §15).
+        if let Some(b) = crate::client_token::bearer() {
+            req = req.header(reqwest::header::AUTHORIZATION, b);
+        }
         if let Ok(b) = std::env::var("MEDULLA_BRAIN") {
             if !b.is_empty() {
                 req = req.header(headers::BRAIN, b);

@@ -294,7 +294,7 @@ fn wait_for_new_pid(home: &std::path::Path, old: u32) -> anyhow::Result<String> 
     let deadline = std::time::Instant::now() + crate::launch::WAIT;
     loop {
         let url = crate::launch::locate(home, None).url;
-        if let Some(h) = crate::launch::health(&url, Duration::from_millis(500)) {
+        if let Some(h) = crate::launch::health(home, &url, Duration::from_millis(500)) {
             if h["pid"].as_u64().is_some_and(|p| p != u64::from(old)) {
                 return Ok(url);
             }

@@ -142,6 +142,7 @@ pub(super) fn fetch(url: Option<&str>, wait: Duration) -> anyhow::Result<Option<
         let http = reqwest::Client::builder().timeout(wait).build()?;
         let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
         let token = crate::founder::read(&crate::config::default_home());
+        let bearer = crate::client_token::bearer();
         let req = |method: reqwest::Method, path: &str| {
             let mut r = http
                 .request(method, format!("{base}{path}"))
@@ -149,6 +150,9 @@ pub(super) fn fetch(url: Option<&str>, wait: Duration) -> anyhow::Result<Option<
                 .header("Medulla-Agent", "human:founder");
             if let Some(t) = &token {
                 r = r.header("Medulla-Founder-Token", t.as_str());
+            }
+            if let Some(b) = &bearer {
+                r = r.header(reqwest::header::AUTHORIZATION, b.as_str());
             }
             r
         };

@@ -1,6 +1,8 @@
 //! The HTTP face: hyper 1.x on loopback. `POST /mcp` is MCP Streamable HTTP (rmcp);
 //! `/api/*` is the small REST surface.
 //!
+//! - [`gate`]: who may call: only the owner's OS user (the kernel's peer uid, else the
+//!   client token); [`peer`]: the uid owning a connection's other end.
 //! - [`guard`]: the loopback guard on every route.
 //! - [`hall`]: the Hall's page and files (`GET /`, `GET /hall/*`).
 //! - [`headers`]: the headers medulla reads, and the routing facts they carry.
@@ -16,6 +18,7 @@
 //! JSON-RPC.
 
 pub mod events;
+pub mod gate;
 pub mod guard;
 pub mod hall;
 pub mod hall_auth;
@@ -23,6 +26,7 @@ pub mod headers;
 pub mod jsonrpc;
 pub mod mcp;
 mod mcp_fixtures;
+pub mod peer;
 pub mod rest;
 pub mod resume;
 pub mod sessions;
@@ -68,6 +72,8 @@ pub struct App {
     mcp: StreamableHttpService<McpHandler, LocalSessionManager>,
     sessions: Sessions,
     hall: hall_auth::HallAuth,
+    /// Who may call: checked per connection (the peer's uid) or per request (the token).
+    gate: gate::Gate,
     /// Cancelled at shutdown: long-lived streams (MCP SSE, `/api/events`) end with it.
     cancel: CancellationToken,
     /// `POST /api/shutdown` (`medulla stop`) asks the server to stop through this.
@@ -253,6 +259,14 @@ impl App {
     }
 
     async fn answer(self: Arc<Self>, req: Request<Incoming>) -> Response<Body> {
+        if let Err(e) = self.gate.check(&req, &self.hall) {
+            let mut resp = http_error(&e);
+            resp.headers_mut().insert(
+                http::header::WWW_AUTHENTICATE,
+                http::HeaderValue::from_static("Bearer realm=\"medulla\""),
+            );
+            return resp;
+        }
         if let Err(msg) = guard::check_origin(&req) {
             return http_error(&HttpError::ForbiddenOrigin(msg));
         }
@@ -305,11 +319,22 @@ pub async fn serve(
     let body_timeout = svc.owner.config.body_timeout;
     let stop = Arc::new(tokio::sync::Notify::new());
     let sessions = Sessions::new(manager, kept, svc.owner.config.max_sessions);
+    let home = &svc.owner.config.home;
+    let client_token = crate::client_token::ensure(home).map_err(|e| {
+        anyhow::anyhow!("cannot create the client token in {}: {e}", home.display())
+    })?;
+    let gate = gate::Gate::new(&svc.owner.config, client_token, svc.refusals.clone());
+    if gate.asks_token() {
+        tracing::info!(
+            "every caller presents the client token (the kernel's peer check is off here)"
+        );
+    }
     let app = Arc::new(App {
         svc,
         mcp,
         sessions,
         hall: hall_auth::HallAuth::default(),
+        gate,
         cancel: cancel.clone(),
         stop: stop.clone(),
         max_body,
@@ -320,7 +345,7 @@ pub async fn serve(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let (stream, _) = match accepted {
+                let (stream, peer) = match accepted {
                     Ok(s) => s,
                     Err(e) => {
                         tracing::warn!(error = %e, "accept failed");
@@ -328,6 +353,14 @@ pub async fn serve(
                         continue;
                     }
                 };
+                // Before any byte is read: another OS user gets one refusal and the close.
+                // Checked here, in the loop, because it is one syscall pair (~µs) and
+                // nothing of the connection may exist before it.
+                let local = stream.local_addr().unwrap_or(peer);
+                if let Err(refusal) = app.gate.admit(peer, local) {
+                    tokio::spawn(gate::refuse(stream, refusal));
+                    continue;
+                }
                 // Answers go out in several small writes (a streamed MCP answer: head,
                 // priming event, message): with Nagle on, the last waits for the client's
                 // delayed ACK, ~40 ms a call on a kept-alive connection.

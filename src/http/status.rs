@@ -75,6 +75,12 @@ pub enum HttpError {
     MissingParam(String),
     #[error("bad query string: {0}")]
     BadQuery(String),
+    #[error("this medulla owner serves only the OS user {user}, and this connection comes from another user (uid {uid}): run your own owner (`medulla serve --listen 127.0.0.1:<port>` with your own MEDULLA_HOME)")]
+    ForeignUser { user: String, uid: u32 },
+    #[error("this medulla owner serves only the OS user {user}, and the kernel did not say who is calling ({why}): connect again")]
+    PeerUnknown { user: String, why: String },
+    #[error("this medulla owner asks every caller for its client token: send `Authorization: Bearer <token>` with the token kept in {file} (readable by {user} only)")]
+    TokenRequired { user: String, file: String },
 }
 
 impl HttpError {
@@ -86,6 +92,9 @@ impl HttpError {
             HttpError::ForbiddenOrigin(_) => "forbidden_origin",
             HttpError::NotFound(_) => "not_found",
             HttpError::MissingParam(_) | HttpError::BadQuery(_) => "invalid_input",
+            HttpError::ForeignUser { .. } => "foreign_user",
+            HttpError::PeerUnknown { .. } => "peer_unknown",
+            HttpError::TokenRequired { .. } => "token_required",
         }
     }
 
@@ -94,7 +103,10 @@ impl HttpError {
             HttpError::BodyTooLarge { .. } => 413,
             HttpError::BodyTimeout { .. } => 408,
             HttpError::Parse(_) | HttpError::MissingParam(_) | HttpError::BadQuery(_) => 400,
-            HttpError::ForbiddenOrigin(_) => 403,
+            HttpError::ForbiddenOrigin(_)
+            | HttpError::ForeignUser { .. }
+            | HttpError::PeerUnknown { .. } => 403,
+            HttpError::TokenRequired { .. } => 401,
             HttpError::NotFound(_) => 404,
         }
     }

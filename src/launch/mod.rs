@@ -153,14 +153,15 @@ pub fn autostart_off(home: &Path) -> Option<&'static str> {
     (v.get("autostart")?.as_bool() == Some(false)).then_some("autostart = false in config.toml")
 }
 
-/// Does an owner answer `GET /api/health` at `url` within `wait`? Blocking; a plain
-/// HTTP/1.1 request on a socket of its own, so it needs no runtime.
-pub fn answers(url: &str, wait: Duration) -> bool {
-    health(url, wait).is_some()
+/// Does the owner of `home` answer `GET /api/health` at `url` within `wait`? Blocking;
+/// a plain HTTP/1.1 request on a socket of its own, so it needs no runtime.
+pub fn answers(home: &Path, url: &str, wait: Duration) -> bool {
+    health(home, url, wait).is_some()
 }
 
-/// The owner's health answer at `url`, when it gives one within `wait`.
-pub fn health(url: &str, wait: Duration) -> Option<serde_json::Value> {
+/// The owner's health answer at `url`, when it gives one within `wait` (presenting the
+/// home's client token, for an owner that asks for it: SPEC §15).
+pub fn health(home: &Path, url: &str, wait: Duration) -> Option<serde_json::Value> {
     use std::io::{Read, Write};
     let addr: SocketAddr = url
         .strip_prefix("http://")?
@@ -170,9 +171,12 @@ pub fn health(url: &str, wait: Duration) -> Option<serde_json::Value> {
     let mut s = std::net::TcpStream::connect_timeout(&addr, wait).ok()?;
     s.set_read_timeout(Some(wait)).ok()?;
     s.set_write_timeout(Some(wait)).ok()?;
+    let token = crate::client_token::read(home)
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
     write!(
         s,
-        "GET /api/health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET /api/health HTTP/1.1\r\nHost: {addr}\r\n{token}Connection: close\r\n\r\n"
     )
     .ok()?;
     let mut buf = Vec::new();
@@ -190,7 +194,7 @@ pub fn health(url: &str, wait: Duration) -> Option<serde_json::Value> {
 /// (unless autostart is off, or the caller named a URL of its own).
 pub fn ensure(home: &Path, explicit: Option<&str>) -> Result<String, LaunchError> {
     let found = locate(home, explicit);
-    if answers(&found.url, Duration::from_secs(2)) {
+    if answers(home, &found.url, Duration::from_secs(2)) {
         return Ok(found.url);
     }
     if found.from == Source::Explicit {
@@ -306,7 +310,13 @@ mod tests {
 
     #[test]
     fn nothing_listening_does_not_answer() {
-        assert!(!answers("http://127.0.0.1:9", Duration::from_millis(200)));
-        assert!(!answers("not a url", Duration::from_millis(200)));
+        let home = tempfile::tempdir().unwrap();
+        let h = home.path();
+        assert!(!answers(
+            h,
+            "http://127.0.0.1:9",
+            Duration::from_millis(200)
+        ));
+        assert!(!answers(h, "not a url", Duration::from_millis(200)));
     }
 }

@@ -45,7 +45,7 @@ fn wait_until_it_answers(home: &Path, deadline: Instant) -> Result<String, Launc
     let mut child: Option<Child> = None;
     loop {
         let found = locate(home, None);
-        if answers(&found.url, LOOK) {
+        if answers(home, &found.url, LOOK) {
             if let Some(mut c) = child {
                 // Reaped when it ends, so a long-lived caller (the bridge) leaves no zombie.
                 std::thread::spawn(move || c.wait());

@@ -146,6 +146,10 @@ pub struct Doctor {
     /// members, shared brains) and the conflicts between members' versions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub team: Option<super::verbs::team::TeamStatusAnswer>,
+    /// Callers refused since the owner started: another OS user, an unknown peer, no
+    /// client token (SPEC §15).
+    #[serde(default)]
+    pub refused_callers: super::callers::RefusedCallers,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -367,6 +371,7 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         near_duplicates,
         deep,
         team: super::verbs::team::report(svc).await?,
+        refused_callers: svc.refusals.snapshot(),
     })
 }
 

@@ -6,6 +6,7 @@
 //! - [`route`]: which brain serves a request.
 //! - [`rows`]: claims as the rows every answer carries.
 //! - [`mailbox`]: one box's letters and `doctor`.
+//! - [`callers`]: the callers refused (another OS user, no client token), for `doctor`.
 //! - [`resources`], [`prompts`], [`watch`]: memory as MCP resources and prompts, and
 //!   which of a session's resources changed.
 //! - [`schema`]: tool schemas with the formats JSON Schema defines and no others.
@@ -16,6 +17,7 @@
 pub mod anchor_watch;
 pub mod anchors;
 pub mod backup;
+pub mod callers;
 pub mod drift;
 pub mod health;
 pub mod life;
@@ -66,6 +68,8 @@ pub struct Service {
     pub backups: Arc<backup::Backups>,
     /// Which build runs, since when, and who keeps it running.
     pub life: Arc<life::Life>,
+    /// Callers refused since the owner started (counted by the HTTP layer).
+    pub refusals: Arc<callers::Refusals>,
 }
 
 /// Longest accepted query or task, in bytes.

@@ -18,6 +18,7 @@ mod live;
 mod mcp;
 mod near_duplicates;
 mod owner;
+mod peer;
 #[path = "../../xtask/src/pg.rs"]
 mod pg;
 mod python;

@@ -359,9 +359,13 @@ fn a_paraphrase_the_floor_half_recognises_comes_back_as_a_labelled_weak_row() {
         json!({ "name": "seek", "arguments": { "query": "how do we ship a version" } }),
         &[("Medulla-Caller-Root", root.as_str())],
     );
-    let text = r["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    let text = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
     if !weak.is_empty() {
-        let note = text.find("did not clear the relevance floor").expect("the heading");
+        let note = text
+            .find("did not clear the relevance floor")
+            .expect("the heading");
         let row = text.find("\"weak\":[").expect("the weak list");
         assert!(note < row, "the heading comes first: {text}");
     }

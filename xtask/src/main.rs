@@ -9,6 +9,8 @@
 //! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]
 //!   [--rounds 300] [--round-trips-only]`: figures through the real owner over HTTP
 //!   (build `--release` first).
+//! - `bench --http --connections [--idle 300] [--rounds 300] [--pairs 3]`: what the peer
+//!   check costs a new connection, against kept-alive round trips (build `--release` first).
 //! - `bench --near [--sizes 1000,10000] [--ops 300]`: what the near-duplicate check adds
 //!   to a memorize.
 //! - `bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]`: what
@@ -52,6 +54,7 @@ mod bench;
 mod bench_anchors;
 mod bench_autostart;
 mod bench_backup;
+mod bench_connect;
 mod bench_hall;
 mod bench_hnsw;
 mod bench_http;
@@ -79,6 +82,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench [--sizes 1000,10000] [--ops 300] [--modes lexical,hybrid] [--batch-fill] [--keep DIR]
   bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]
   bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000] [--rounds 300] [--round-trips-only]
+  bench --http --connections [--idle 300] [--rounds 300] [--pairs 3]
   bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]
   bench --near [--sizes 1000,10000] [--ops 300]
   bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]
@@ -167,6 +171,17 @@ fn main() -> Result<()> {
                 num("--per-brain", 20)?,
                 num("--claims", 10_000)?,
                 num("--loads", 7)?.max(1),
+            )
+        }
+        "bench"
+            if rest.first().map(String::as_str) == Some("--http")
+                && rest.iter().any(|a| a == "--connections") =>
+        {
+            let num = |flag: &str, default: usize| flag_num(rest, flag, default);
+            bench_connect::run(
+                num("--idle", 300)?,
+                num("--rounds", 300)?.max(1),
+                num("--pairs", 3)?.max(1),
             )
         }
         "bench" if rest.first().map(String::as_str) == Some("--http") => {

@@ -362,6 +362,19 @@ pub fn doctor(d: Doctor) {
             out!("    {}", fit(&slugs.join(", "), width().saturating_sub(4)));
         }
     }
+    let r = &d.refused_callers;
+    out!();
+    out!("{}", paint(CYAN, "callers refused since the owner started"));
+    let line = format!(
+        "{} from another OS user, {} whose user the kernel did not name, {} without the client token",
+        r.foreign_user, r.peer_unknown, r.token_required
+    );
+    let shown = fit(&line, width().saturating_sub(2));
+    if r.foreign_user + r.peer_unknown + r.token_required > 0 {
+        out!("  {}", paint(YELLOW, shown));
+    } else {
+        out!("  {shown}");
+    }
 }
 
 pub fn audit(e: Envelope<AuditLog>) {

@@ -353,6 +353,7 @@ mod tests {
             anchors: Default::default(),
             backups: Default::default(),
             life: Default::default(),
+            refusals: Default::default(),
         }
     }
 

@@ -353,7 +353,10 @@ pub(super) fn synthetic(
                 figures.insert(format!("{key}.paraphrased"), r(1));
                 cells.push(format!("{:.2} | {:.2} | {all:.2}", r(0), r(1)));
             }
-            println!("| {n} | {name} | {} | {} | {} |", cells[0], cells[1], cells[2]);
+            println!(
+                "| {n} | {name} | {} | {} | {} |",
+                cells[0], cells[1], cells[2]
+            );
         }
     }
     Ok(())
