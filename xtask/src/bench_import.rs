@@ -469,24 +469,31 @@ mod tests {
     use super::cpu_secs;
 
     /// The CPU the bench reports is the process's own, every thread's: a thread that
-    /// spins for a stretch shows up in it. (Only a lower bound: the harness runs other
-    /// tests in this process at the same time.)
+    /// spins shows up in it. The thread spins until the reading has grown by 0.2 s (a
+    /// reader of the wrong fields never sees it grow, and fails at the deadline); on a
+    /// loaded machine that takes longer than 0.2 s of wall time, never less CPU. (The
+    /// harness runs other tests in this process too, so the growth is a lower bound.)
     #[test]
     fn cpu_secs_counts_a_spinning_thread() {
         let me = std::process::id();
         let before = cpu_secs(me).expect("this process's CPU time");
-        let spinner = std::thread::spawn(|| {
-            let spin = std::time::Instant::now();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let spinner = std::thread::spawn(move || {
             let mut x = 0u64;
-            while spin.elapsed() < std::time::Duration::from_millis(400) {
-                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            loop {
+                for _ in 0..1_000_000 {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+                let spun = cpu_secs(me).expect("this process's CPU time") - before;
+                if spun >= 0.2 || std::time::Instant::now() > deadline {
+                    return spun;
+                }
             }
         });
-        spinner.join().expect("the spinning thread");
-        let spun = cpu_secs(me).expect("this process's CPU time") - before;
+        let spun = spinner.join().expect("the spinning thread");
         assert!(
             spun >= 0.2,
-            "400 ms of spinning counted as {spun:.2} s of CPU"
+            "20 s of spinning counted as {spun:.2} s of CPU"
         );
         assert_eq!(cpu_secs(u32::MAX), None, "no such process");
     }
