@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::cli::Run;
 use crate::common::BIN;
 
 /// A home whose owners are started by clients; every one of them is stopped on drop.
@@ -73,11 +74,32 @@ impl Home {
 
     fn run(&self, cwd: &Path, args: &[&str]) -> Run {
         let out = self.cmd(cwd).args(args).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::of(out)
+    }
+
+    /// `medulla ARGS`, which must succeed.
+    fn ok(&self, cwd: &Path, args: &[&str]) -> Run {
+        let r = self.run(cwd, args);
+        assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
+        r
+    }
+
+    /// A project `name`, bootstrapped through the command line (which starts the owner),
+    /// holding the `release-process` claim.
+    fn project_with_a_claim(&self, name: &str) -> PathBuf {
+        let proj = self.project(name);
+        self.ok(&proj, &["bootstrap"]);
+        self.ok(
+            &proj,
+            &[
+                "memorize",
+                "--label",
+                "release process",
+                "--text",
+                "we release with make release",
+            ],
+        );
+        proj
     }
 
     /// The pids of every `medulla serve` of this home (read from the process table).
@@ -152,12 +174,6 @@ fn owners_of(home: &Path) -> Vec<u32> {
         }
     }
     pids
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
 }
 
 struct Bridge {
@@ -275,20 +291,7 @@ fn eight_bridges_started_at_once_with_no_owner_are_all_served_by_one_owner() {
 #[test]
 fn a_restart_under_a_bridge_session_is_invisible_to_its_client() {
     let home = Home::new();
-    let proj = home.project("p");
-    let r = home.run(&proj, &["bootstrap"]);
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let r = home.run(
-        &proj,
-        &[
-            "memorize",
-            "--label",
-            "release process",
-            "--text",
-            "we release with make release",
-        ],
-    );
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let proj = home.project_with_a_claim("p");
     let mut b = home.bridge(&proj);
     b.handshake();
     let before = b.seek(1, "release");
@@ -298,8 +301,7 @@ fn a_restart_under_a_bridge_session_is_invisible_to_its_client() {
     );
     let pid = home.health()["pid"].as_u64().unwrap();
 
-    let r = home.run(&proj, &["restart"]);
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = home.ok(&proj, &["restart"]);
     assert!(r.stdout.contains("restarted"), "{}", r.stdout);
     let after_pid = home.health()["pid"].as_u64().unwrap();
     assert_ne!(pid, after_pid, "a new owner");
@@ -322,24 +324,10 @@ fn a_restart_under_a_bridge_session_is_invisible_to_its_client() {
 #[test]
 fn prime_with_no_owner_running_starts_one_and_prints_the_memory() {
     let home = Home::new();
-    let proj = home.project("p");
-    for args in [
-        &["bootstrap"][..],
-        &[
-            "memorize",
-            "--label",
-            "release process",
-            "--text",
-            "we release with make release",
-        ],
-        &["stop"],
-    ] {
-        let r = home.run(&proj, args);
-        assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
-    }
+    let proj = home.project_with_a_claim("p");
+    home.ok(&proj, &["stop"]);
     assert!(home.owners().is_empty(), "stopped");
-    let r = home.run(&proj, &["prime", "--client", "claude"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = home.ok(&proj, &["prime", "--client", "claude"]);
     let v: Value =
         serde_json::from_str(&r.stdout).unwrap_or_else(|_| panic!("{r:?}", r = r.stdout));
     let ctx = v["hookSpecificOutput"]["additionalContext"]
@@ -399,17 +387,14 @@ fn with_autostart_off_nothing_starts_and_the_refusal_names_the_fix() {
 fn the_owners_log_version_and_lock_are_a_command_away() {
     let home = Home::new();
     let proj = home.project("p");
-    let r = home.run(&proj, &["brains"]);
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let r = home.run(&proj, &["logs", "-n", "50"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    home.ok(&proj, &["brains"]);
+    let r = home.ok(&proj, &["logs", "-n", "50"]);
     assert!(
         r.stdout.contains("medulla listening on http://127.0.0.1:"),
         "{}",
         r.stdout
     );
-    let r = home.run(&proj, &["status"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = home.ok(&proj, &["status"]);
     let h = home.health();
     assert!(
         r.stdout.contains(h["version"].as_str().unwrap()),
@@ -445,20 +430,7 @@ fn free_port() -> u16 {
 fn the_python_sdk_rides_an_owner_restart() {
     let port = free_port();
     let home = Home::with_config(&format!("listen = \"127.0.0.1:{port}\"\n"));
-    let proj = home.project("p");
-    for args in [
-        &["bootstrap"][..],
-        &[
-            "memorize",
-            "--label",
-            "release process",
-            "--text",
-            "we release with make release",
-        ],
-    ] {
-        let r = home.run(&proj, args);
-        assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
-    }
+    let proj = home.project_with_a_claim("p");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/restart_client.py");
     let mut py = Command::new(crate::python::python())
         .arg(&script)
@@ -472,8 +444,7 @@ fn the_python_sdk_rides_an_owner_restart() {
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
     assert_eq!(line.trim(), "seeked");
-    let r = home.run(&proj, &["restart"]);
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    home.ok(&proj, &["restart"]);
     writeln!(py.stdin.as_mut().unwrap()).unwrap();
     line.clear();
     out.read_line(&mut line).unwrap();

@@ -38,16 +38,11 @@ fn live(o: &Owner, brain: &str) -> (u64, HashSet<String>) {
 /// `medulla restore ARGS` run by a user whose home is `home`.
 fn restore(home: &Path, args: &[&str]) -> Run {
     let out = medulla_cmd(home, home)
-        .env("MEDULLA_NO_AUTOSTART", "1")
         .arg("restore")
         .args(args)
         .output()
         .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::of(out)
 }
 
 fn backup(o: &Owner) -> Value {
@@ -467,16 +462,8 @@ fn restore_of_the_directory_backups_were_written_into_takes_the_newest() {
     let dir_path = std::fs::canonicalize(dir.path()).unwrap();
     let dir_s = dir_path.to_str().unwrap();
     let cli = |home: &Path, args: &[&str]| -> Run {
-        let out = medulla_cmd(home, &projects)
-            .env("MEDULLA_NO_AUTOSTART", "1")
-            .args(args)
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        let out = medulla_cmd(home, &projects).args(args).output().unwrap();
+        Run::of(out)
     };
     let home = o.home.path().to_path_buf();
     let backup_into = |dir: &str| -> PathBuf {

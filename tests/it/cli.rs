@@ -18,6 +18,15 @@ pub struct Run {
 }
 
 impl Run {
+    /// A finished process's exit code and output, as text.
+    pub fn of(out: std::process::Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
     fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|_| panic!("not JSON:\n{}\n{}", self.stdout, self.stderr))
@@ -44,11 +53,7 @@ pub fn medulla_cmd(home: &Path, cwd: &Path) -> Command {
 /// may appear in it (issue 15, item 10).
 pub fn medulla(o: &Owner, cwd: &Path, args: &[&str]) -> Run {
     let out = medulla_cmd(o.home.path(), cwd).args(args).output().unwrap();
-    let r = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let r = Run::of(out);
     assert!(
         !r.stdout.contains('\u{1b}') && !r.stderr.contains('\u{1b}'),
         "ANSI codes off a terminal from {args:?}:\n{}\n{}",
@@ -236,11 +241,7 @@ fn bootstrap_says_what_it_did_whatever_the_working_directory() {
         .env_remove("CLICOLOR_FORCE")
         .output()
         .unwrap();
-    let first = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let first = Run::of(out);
     ok(&first);
     assert!(
         first.stdout.starts_with("created brain"),

@@ -41,11 +41,7 @@ impl User {
             .env_remove("CLICOLOR_FORCE")
             .output()
             .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::of(out)
     }
 
     fn unit(&self) -> PathBuf {
