@@ -281,31 +281,30 @@ impl Upstream {
         }
         let had_session = self.session.is_some();
         let first = self.post(line, parsed).await;
+        // Send it again once: after the owner was found (or started) anew, or when it
+        // answered 404 for a session it no longer knows.
         let again = match &first {
             Err(e) if !e.is_timeout() => {
                 tracing::info!(error = %e, "the owner did not answer: looking for it again");
-                match self.find_owner().await {
-                    Ok(()) => Some(true),
-                    Err(msg) => return error_for(id, msg),
+                if let Err(msg) = self.find_owner().await {
+                    return error_for(id, msg);
                 }
+                true
             }
-            Ok(r) if r.status == reqwest::StatusCode::NOT_FOUND && had_session && !opening => {
-                Some(false)
-            }
-            _ => None,
+            Ok(r) => r.status == reqwest::StatusCode::NOT_FOUND && had_session && !opening,
+            Err(_) => false,
         };
-        let reply = match again {
-            None => first,
-            Some(_) => {
-                if !opening {
-                    if let Err(msg) = self.reopen().await {
-                        return error_for(id, msg);
-                    }
-                } else {
-                    self.session = None;
+        let reply = if again {
+            // An `initialize` opens its own session; anything else needs one opened
+            // with the client's `initialize`.
+            if !opening {
+                if let Err(msg) = self.reopen().await {
+                    return error_for(id, msg);
                 }
-                self.post(line, parsed).await
             }
+            self.post(line, parsed).await
+        } else {
+            first
         };
         let reply = match reply {
             Ok(r) => r,

@@ -49,21 +49,13 @@ async fn shutdown_signal() {
     }
 }
 
-/// An owner already serving this home, as its `owner.json` says and its health confirms.
+/// An owner already serving this home (`launch::running`, a blocking look of at most 2 s).
 async fn running_owner(cfg: &Config) -> Option<(u64, String)> {
-    let text = std::fs::read_to_string(cfg.owner_file()).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let (pid, url) = (v["pid"].as_u64()?, v["url"].as_str()?.to_string());
-    let http = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(2))
-        .build()
-        .ok()?;
-    let mut req = http.get(format!("{url}/api/health"));
-    if let Some(t) = crate::client_token::read(&cfg.home) {
-        req = req.header(reqwest::header::AUTHORIZATION, format!("Bearer {t}"));
-    }
-    let health: serde_json::Value = req.send().await.ok()?.json().await.ok()?;
-    (health["pid"].as_u64() == Some(pid)).then_some((pid, url))
+    let home = cfg.home.clone();
+    tokio::task::spawn_blocking(move || crate::launch::running(&home))
+        .await
+        .ok()
+        .flatten()
 }
 
 /// Run the owner until a shutdown signal (or `medulla stop`).

@@ -126,12 +126,12 @@ impl Client {
         self.base.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Nothing answered at the base URL: start an owner when this client may (or say
-    /// why not), and return where it answers.
     fn owner_gone(&self) -> anyhow::Error {
         OwnerNotRunning::at(&self.base()).into()
     }
 
+    /// Nothing answered at the base URL: start an owner when this client may (or say
+    /// why not), and return where it answers.
     fn start_owner(&self) -> Result<String, OwnerNotRunning> {
         let url = self.base();
         if !self.autostart {

@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use super::client::Client;
 use super::print::{self, out, paint, plural, BOLD, DIM, GREEN};
 use crate::backup::catalog::{self, Catalog};
 use crate::backup::restore::{restore, Report, Target};
@@ -42,11 +41,7 @@ pub struct RestoreArgs {
 
 /// An owner serving `home`, as its `owner.json` says and its health confirms.
 pub(super) fn running_owner(home: &std::path::Path) -> Option<String> {
-    let text = std::fs::read_to_string(home.join("owner.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let url = v["url"].as_str()?.to_string();
-    let health = Client::new(Some(&url)).ok()?.get("/api/health").ok()?;
-    (health.ok() && health.body["pid"] == v["pid"]).then_some(url)
+    crate::launch::running(home).map(|(_, url)| url)
 }
 
 fn run_restore(a: &RestoreArgs) -> anyhow::Result<Result<Report, BackupError>> {

@@ -135,12 +135,16 @@ pub fn owner_file_url(home: &Path) -> Option<String> {
     v["url"].as_str().map(str::to_string)
 }
 
-/// `listen` from the home's `config.toml`, read leniently: a client only needs the
-/// address (a broken file is the owner's to report, when it starts).
-fn configured_listen(home: &Path) -> Option<SocketAddr> {
+/// The home's `config.toml`, read leniently: a client only needs a key or two from it
+/// (a broken file is the owner's to report, when it starts).
+fn client_config(home: &Path) -> Option<toml::Table> {
     let text = std::fs::read_to_string(home.join("config.toml")).ok()?;
-    let v: toml::Table = toml::from_str(&text).ok()?;
-    v.get("listen")?.as_str()?.parse().ok()
+    toml::from_str(&text).ok()
+}
+
+/// `listen` from the home's `config.toml`.
+fn configured_listen(home: &Path) -> Option<SocketAddr> {
+    client_config(home)?.get("listen")?.as_str()?.parse().ok()
 }
 
 /// Why autostart is off for `home`, or `None` when it is on.
@@ -148,9 +152,8 @@ pub fn autostart_off(home: &Path) -> Option<&'static str> {
     if std::env::var(NO_AUTOSTART_ENV).is_ok_and(|v| !v.is_empty() && v != "0") {
         return Some("MEDULLA_NO_AUTOSTART is set");
     }
-    let text = std::fs::read_to_string(home.join("config.toml")).ok()?;
-    let v: toml::Table = toml::from_str(&text).ok()?;
-    (v.get("autostart")?.as_bool() == Some(false)).then_some("autostart = false in config.toml")
+    (client_config(home)?.get("autostart")?.as_bool() == Some(false))
+        .then_some("autostart = false in config.toml")
 }
 
 /// Does the owner of `home` answer `GET /api/health` at `url` within `wait`? Blocking;
@@ -188,6 +191,16 @@ pub fn health(home: &Path, url: &str, wait: Duration) -> Option<serde_json::Valu
     }
     let v: serde_json::Value = serde_json::from_str(body.trim()).ok()?;
     (v["status"] == "ok").then_some(v)
+}
+
+/// The owner serving `home`, as its `owner.json` says and its health confirms (the pid
+/// it answers with is the one the file names): its pid and URL.
+pub fn running(home: &Path) -> Option<(u64, String)> {
+    let text = std::fs::read_to_string(home.join(OWNER_FILE)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let (pid, url) = (v["pid"].as_u64()?, v["url"].as_str()?.to_string());
+    let h = health(home, &url, Duration::from_secs(2))?;
+    (h["pid"].as_u64() == Some(pid)).then_some((pid, url))
 }
 
 /// The URL of an owner for `home` that answers: the one running, else one started now

@@ -64,7 +64,7 @@ fn wait_until_it_answers(home: &Path, deadline: Instant) -> Result<String, Launc
                 }
             }
             None => {
-                let free = try_lock(&home.join(OWNER_LOCK)).map_err(|e| LaunchError::Spawn {
+                let free = super::hold_owner_lock(home).map_err(|e| LaunchError::Spawn {
                     home: home.display().to_string(),
                     detail: format!("cannot read {OWNER_LOCK} ({e})"),
                 })?;

@@ -141,16 +141,9 @@ pub fn run(cmd: ServiceCmd) -> anyhow::Result<i32> {
 /// An owner serving the home outside the service: its URL, when one runs and the manager
 /// does not report it as its own.
 fn unsupervised_owner(p: &Plan, reach: &Reach) -> Option<String> {
-    let url = super::restore::running_owner(&p.home)?;
-    if matches!(reach, Reach::Running) {
-        let pid = std::fs::read_to_string(p.home.join("owner.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .and_then(|v| v["pid"].as_u64());
-        let ours = manager::view(p.manager).pid.map(u64::from);
-        if pid.is_some() && pid == ours {
-            return None;
-        }
+    let (pid, url) = crate::launch::running(&p.home)?;
+    if matches!(reach, Reach::Running) && manager::view(p.manager).pid.map(u64::from) == Some(pid) {
+        return None;
     }
     Some(url)
 }
