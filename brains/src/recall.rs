@@ -179,6 +179,10 @@ pub struct RecallQuery {
     /// Ignored when its dimensions are not the store's model's.
     #[serde(skip)]
     pub vector: Option<Arc<[f32]>>,
+    /// The id of the model `vector` was made with: a store under another model (one
+    /// part-way through a change of model) embeds the text itself.
+    #[serde(skip)]
+    pub vector_model: Option<Arc<str>>,
     /// Return only rows whose evidence passes the relevance floor (default). Off, every
     /// candidate comes back ranked, each saying whether it passed.
     #[serde(default = "yes")]
@@ -201,6 +205,7 @@ impl Default for RecallQuery {
             limit: 10,
             mode: RankMode::Auto,
             vector: None,
+            vector_model: None,
             matched_only: true,
             weak: 0,
             filter: RecallFilter::default(),

@@ -33,6 +33,13 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     fn id(&self) -> &str;
     fn dims(&self) -> usize;
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Whether writes go on without waiting for this model: a store under it leaves a
+    /// new claim's vector to the owner's background embedding
+    /// (`Store::attach_vectors`); the claim is found by its words meanwhile. A model that
+    /// costs milliseconds a text (a transformer) defers; the static model does not.
+    fn deferred(&self) -> bool {
+        false
+    }
 }
 
 /// Embed a recall query once, to hand the same vector to every store a request reads

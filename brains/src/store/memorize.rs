@@ -243,7 +243,8 @@ impl Store {
             origin_created: input.origin_created,
             origin_agent: input.origin_agent,
         };
-        let model = self.opts.embedder.as_deref().map(|e| (e.id(), e.dims()));
+        let writer = self.write_embedder();
+        let model = writer.as_deref().map(|e| (e.id(), e.dims()));
         let ahead = ahead.filter(|d| d.fits(model, &claim.label, &claim.text));
         Ok(Plan::Write(Box::new(Planned {
             claim,
@@ -269,7 +270,7 @@ impl Store {
         if plans.is_empty() {
             return Ok(());
         }
-        let embedder = self.opts.embedder.clone();
+        let embedder = self.write_embedder();
         let embedder = embedder.as_deref();
         let together = plans.len() >= PARALLEL_INDEX_BATCH && self.vindex.is_some();
         let to_derive = plans.len() - ahead.iter().flatten().count();
@@ -440,7 +441,7 @@ impl Store {
         plans: &[Planned],
         derived: impl FnOnce() -> Result<Derived, StoreError>,
     ) -> Result<Written, StoreError> {
-        let has_model = self.opts.embedder.is_some();
+        let has_model = self.write_embedder().is_some();
         let mut keys: Vec<VectorKeys> = Vec::with_capacity(plans.len());
         let mut batch_keys: HashMap<&str, u64> = HashMap::new();
         let mut acts = Vec::with_capacity(plans.len());

@@ -27,6 +27,7 @@ use tables::{ACTS, CLAIMS, HISTORY, KV, VECTORS};
 mod acts;
 mod ahead;
 pub mod backup;
+mod embedding;
 mod fault;
 mod integrity;
 mod kv;
@@ -43,6 +44,7 @@ mod write;
 
 pub use ahead::Derivation;
 pub use backup::{BackupSource, CopyCounts, StoreCopy};
+pub use embedding::{Switched, ToEmbed};
 pub use integrity::Integrity;
 pub use share::{Applied, Cursor, Entry, Incoming, Outgoing, ShareState, SharedAct, SharedOp};
 pub use similar::{Clusters, SimilarHit};

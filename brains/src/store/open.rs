@@ -314,9 +314,12 @@ impl Store {
         }
         // Claims without a vector: embed them now, in batches, one transaction each.
         // Only these claims are read from redb; the others' texts stay on disk.
+        // A model that defers leaves them to the owner's background embedding: the
+        // store opens at once and they are found by their words meanwhile.
         let mut missing: Vec<String> = self
             .index
             .docs()
+            .filter(|_| !embedder.deferred())
             .filter(|d| self.index.key(*d).is_none())
             .map(|d| self.index.slug(d).to_string())
             .collect();

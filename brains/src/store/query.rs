@@ -70,7 +70,11 @@ impl Store {
             return Ok(None);
         };
         let v = match &q.vector {
-            Some(v) if v.len() == e.dims() => v.clone(),
+            Some(v)
+                if v.len() == e.dims() && q.vector_model.as_deref().is_none_or(|m| m == e.id()) =>
+            {
+                v.clone()
+            }
             _ => crate::embed::embed_query(e.as_ref(), &q.text)
                 .map_err(|e| StoreError::Embedding(e.to_string()))?,
         };

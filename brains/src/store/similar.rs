@@ -105,6 +105,9 @@ impl Store {
                 };
                 match stored {
                     Some(v) => Some(v),
+                    // A model that defers is not waited for on the write path: the
+                    // words alone find the neighbours until the vector comes.
+                    None if e.deferred() => None,
                     None => e
                         .embed(&[super::embed_text(label, text).as_str()])
                         .map_err(|e| StoreError::Embedding(e.to_string()))?

@@ -5,6 +5,7 @@ mod backup;
 mod batch;
 mod common;
 mod crash;
+mod deferred;
 mod embed;
 mod hygiene;
 mod legacy;
