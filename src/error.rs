@@ -76,6 +76,10 @@ pub enum OwnerError {
     Io { path: String, detail: String },
     #[error(transparent)]
     Backup(#[from] crate::backup::BackupError),
+    #[error(transparent)]
+    Model(#[from] crate::model::ModelError),
+    #[error("a change of model to {to} is under way: wait for it (`medulla model status`), then ask again")]
+    ModelSwitching { to: String },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -125,6 +129,8 @@ impl OwnerError {
             OwnerError::DiskFull { .. } => "disk_full",
             OwnerError::Io { .. } => "io",
             OwnerError::Backup(e) => e.code(),
+            OwnerError::Model(e) => e.code(),
+            OwnerError::ModelSwitching { .. } => "model_switching",
             OwnerError::Internal(_) => "internal",
         }
     }

@@ -12,10 +12,25 @@ use crate::owner::OwnerHandle;
 use crate::service::life::{Keeper, Life};
 use crate::service::Service;
 
-/// Find and load the embedding model; `Err(note)` says why recall is lexical-only.
+/// Find and load the embedding model; `Err(note)` says why recall is lexical-only. A
+/// transformer the user chose (`medulla model use`) that cannot load now leaves the
+/// owner on the static model, and the log says why.
 pub fn load_embedder(cfg: &Config) -> Result<Arc<dyn Embedder>, String> {
     if cfg.no_model {
         return Err("the model is disabled (no_model)".into());
+    }
+    match crate::model::Choice::read(&cfg.home) {
+        Ok(None) | Ok(Some(crate::model::Choice::Static)) => {}
+        Ok(Some(choice)) => match choice.load(cfg.model_dir.as_deref()) {
+            Ok(Some(e)) => return Ok(e),
+            Ok(None) => {}
+            Err(e) => tracing::error!(
+                model = %choice.describe(),
+                error = %e,
+                "the chosen model did not load; serving with the static model (`medulla model status`)"
+            ),
+        },
+        Err(e) => tracing::error!(error = %e, "serving with the static model"),
     }
     let dir = match &cfg.model_dir {
         Some(dir) => Some(dir.clone()).filter(|d| crate::model::is_complete(d)),

@@ -14,10 +14,12 @@ pub mod cell;
 pub mod stores;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use brains::store::{Derivation, OpenReport};
+use brains::store::{Derivation, OpenReport, Switched, ToEmbed};
 use brains::{
-    Claim, MemorizeInput, MemorizeOutcome, PurgeReport, Store, StoreError, StoreOptions, Verdict,
+    Claim, Embedder, MemorizeInput, MemorizeOutcome, PurgeReport, Store, StoreError, StoreOptions,
+    Verdict,
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
@@ -110,6 +112,15 @@ pub enum BrainMsg {
     CheckIntegrity(Reply<brains::store::Integrity>),
     /// A timed reopen of a store whose disk was full or whose file failed.
     Recover,
+    /// Embed claims written without a vector (a model that defers), in the background.
+    EmbedPending,
+    /// Vectors the background made under the model (its id): take them.
+    Attach(String, Vec<(ToEmbed, Vec<f32>)>),
+    /// The background could not embed: try again later.
+    EmbedFailed,
+    /// Change the store's model, taking vectors made under it for its live claims
+    /// (`Store::switch_model`).
+    SwitchModel(Arc<dyn Embedder>, Vec<(ToEmbed, Vec<f32>)>, Reply<Switched>),
     /// Fail the actor on purpose; exercised by the supervision tests.
     #[cfg(test)]
     Crash,
@@ -221,7 +232,14 @@ pub struct BrainState {
     backoff: std::time::Duration,
     /// A timed reopen is scheduled.
     retry_pending: bool,
+    /// A batch of claims is being embedded in the background.
+    embedding: bool,
 }
+
+/// Claims the background embeds in one go (one model call, one transaction).
+const EMBED_BATCH: usize = 64;
+/// The wait before trying again after the background could not embed.
+const EMBED_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub struct BrainActor;
 
@@ -283,6 +301,65 @@ impl BrainState {
 }
 
 impl BrainState {
+    /// Whether the store's model defers its writes' vectors to the background.
+    fn defers(&self) -> bool {
+        self.opts.embedder.as_ref().is_some_and(|e| e.deferred())
+    }
+
+    /// Start embedding the next batch of claims that have no vector, unless a batch is
+    /// under way or the model does not defer. The vectors come back as
+    /// [`BrainMsg::Attach`]; the actor goes on serving meanwhile.
+    async fn embed_pending(&mut self, me: &ActorRef<BrainMsg>) {
+        if self.embedding || !self.defers() {
+            return;
+        }
+        let got = self
+            .store
+            .read(|s| {
+                let e = s.embedder().filter(|e| e.deferred()).cloned();
+                match e {
+                    Some(e) => Ok(Some((e, s.unembedded(EMBED_BATCH)?))),
+                    None => Ok(None),
+                }
+            })
+            .await;
+        let Ok(Some(Some((model, todo)))) = got else {
+            return;
+        };
+        if todo.is_empty() {
+            return;
+        }
+        self.embedding = true;
+        let me = me.clone();
+        tokio::spawn(async move {
+            let id = model.id().to_string();
+            let texts: Vec<String> = todo.iter().map(|t| t.text.clone()).collect();
+            let made = tokio::task::spawn_blocking(move || {
+                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                model.embed(&refs)
+            })
+            .await;
+            let msg = match made {
+                Ok(Ok(vs)) if vs.len() == todo.len() => {
+                    BrainMsg::Attach(id, todo.into_iter().zip(vs).collect())
+                }
+                Ok(Ok(vs)) => {
+                    tracing::warn!(model = %id, asked = todo.len(), got = vs.len(), "the model returned the wrong number of vectors; retrying later");
+                    BrainMsg::EmbedFailed
+                }
+                Ok(Err(e)) => {
+                    tracing::warn!(model = %id, error = %e, "background embedding failed; retrying later");
+                    BrainMsg::EmbedFailed
+                }
+                Err(e) => {
+                    tracing::warn!(model = %id, error = %e, "background embedding panicked; retrying later");
+                    BrainMsg::EmbedFailed
+                }
+            };
+            let _ = me.send_message(msg);
+        });
+    }
+
     /// The deep check. A quarantined store is opened afresh for it (it is not read
     /// otherwise); found clean, its quarantine is lifted.
     async fn check_integrity(
@@ -345,7 +422,13 @@ impl Actor for BrainActor {
             opts: args.opts,
             backoff: FIRST_RETRY,
             retry_pending: false,
+            embedding: false,
         };
+        // Claims a deferring model has not embedded yet (written before a restart, or
+        // the store just changed model on open) are embedded from the start.
+        if st.defers() {
+            let _ = _me.send_message(BrainMsg::EmbedPending);
+        }
         Ok(st)
     }
 
@@ -357,13 +440,45 @@ impl Actor for BrainActor {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             BrainMsg::Memorize(input, r) => {
-                send(r, st.run(&me, move |s| s.memorize(*input)).await?)
+                send(r, st.run(&me, move |s| s.memorize(*input)).await?);
+                st.embed_pending(&me).await;
             }
-            BrainMsg::MemorizeMany(inputs, ahead, r) => send(
-                r,
-                st.run(&me, move |s| s.memorize_many_ahead(inputs, ahead))
-                    .await?,
-            ),
+            BrainMsg::MemorizeMany(inputs, ahead, r) => {
+                send(
+                    r,
+                    st.run(&me, move |s| s.memorize_many_ahead(inputs, ahead))
+                        .await?,
+                );
+                st.embed_pending(&me).await;
+            }
+            BrainMsg::EmbedPending => st.embed_pending(&me).await,
+            BrainMsg::Attach(model, items) => {
+                st.embedding = false;
+                match st
+                    .run(&me, move |s| s.attach_vectors(&model, items))
+                    .await?
+                {
+                    Ok(_) => st.embed_pending(&me).await,
+                    Err(e) => {
+                        tracing::warn!(store = %st.store.dir().display(), error = %e, "could not take the background's vectors; retrying later");
+                        me.send_after(EMBED_RETRY, || BrainMsg::EmbedPending);
+                    }
+                }
+            }
+            BrainMsg::EmbedFailed => {
+                st.embedding = false;
+                me.send_after(EMBED_RETRY, || BrainMsg::EmbedPending);
+            }
+            BrainMsg::SwitchModel(model, staged, reply) => {
+                let next = model.clone();
+                let r = st.run(&me, move |s| s.switch_model(next, staged)).await?;
+                if r.is_ok() {
+                    // A reopen after a fault opens under the new model too.
+                    st.opts.embedder = Some(model);
+                }
+                send(reply, r);
+                st.embed_pending(&me).await;
+            }
             BrainMsg::Learn {
                 slug,
                 verdict,
@@ -455,7 +570,8 @@ impl Actor for BrainActor {
                 send(reply, st.run(&me, move |s| s.delivered(&ids)).await?)
             }
             BrainMsg::ApplyTeam(batch, reply) => {
-                send(reply, st.run(&me, move |s| s.apply_team(batch)).await?)
+                send(reply, st.run(&me, move |s| s.apply_team(batch)).await?);
+                st.embed_pending(&me).await;
             }
             BrainMsg::CheckIntegrity(reply) => send(reply, st.check_integrity(&me).await),
             BrainMsg::Recover => {

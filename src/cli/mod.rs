@@ -25,6 +25,7 @@ mod commands;
 mod connect;
 mod logs;
 mod model;
+mod model_use;
 mod owner;
 mod paths;
 mod prime;

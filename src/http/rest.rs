@@ -160,6 +160,24 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             }
         }
         (Method::POST, "/api/mailbox/distribute") => answer(svc.owner.distribute().await),
+        (Method::GET, "/api/model") => answer(svc.model_status().await),
+        (Method::POST, "/api/model") => {
+            if !input.founder {
+                return error_response(&crate::error::OwnerError::FounderOnly {
+                    what: "changing the embedding model".into(),
+                });
+            }
+            let body = match read_json(req, app.max_body, app.body_timeout).await {
+                Ok(v) => v,
+                Err(resp) => return resp,
+            };
+            match serde_json::from_value::<crate::service::model::UseModel>(body) {
+                Ok(u) => answer(svc.use_model(u).await),
+                Err(e) => error_response(&crate::error::OwnerError::BadInput(format!(
+                    "{e}: send {{\"model\": \"static\" | DIR | NAME, \"pooling\": \"mean\" | \"cls\"}}"
+                ))),
+            }
+        }
         (Method::GET, "/api/doctor") => match read_query() {
             Ok(q) => answer(crate::service::mailbox::doctor(svc, q.deep.unwrap_or(false)).await),
             Err(e) => http_error(&e),

@@ -6,6 +6,7 @@ use brains::StoreError;
 
 use crate::backup::BackupError;
 use crate::error::OwnerError;
+use crate::model::ModelError;
 
 pub fn of(e: &OwnerError) -> u16 {
     match e {
@@ -54,6 +55,13 @@ pub fn of(e: &OwnerError) -> u16 {
             | BackupError::UnknownStore { .. } => 422,
             BackupError::Io { .. } => 500,
         },
+        // A model that is not there or not a model is the caller's to fix; one that
+        // cannot run here (no ONNX Runtime, no network for a named model) is unavailable.
+        OwnerError::Model(
+            ModelError::UnknownModel { .. } | ModelError::Embed(_) | ModelError::Choice { .. },
+        ) => 400,
+        OwnerError::Model(_) => 503,
+        OwnerError::ModelSwitching { .. } => 409,
         OwnerError::Internal(_) => 500,
     }
 }

@@ -107,10 +107,15 @@ impl Choice {
     }
 
     /// Load the chosen model: `Ok(None)` for the static model when its files are not
-    /// on this machine (lexical-only, said in every answer).
-    pub fn load(&self) -> Result<Option<Arc<dyn Embedder>>, ModelError> {
+    /// on this machine (lexical-only, said in every answer). `static_dir`: where the
+    /// static model is when the owner was told (`--model-dir`), else found as usual.
+    pub fn load(&self, static_dir: Option<&Path>) -> Result<Option<Arc<dyn Embedder>>, ModelError> {
         match self {
-            Choice::Static => load_default(),
+            Choice::Static => match static_dir {
+                Some(d) if super::is_complete(d) => super::load(d).map(Some),
+                Some(_) => Ok(None),
+                None => load_default(),
+            },
             Choice::Named { name } => Ok(Some(Arc::new(Transformer::named(name, &named_cache())?))),
             Choice::Dir { dir, pooling } => {
                 Ok(Some(Arc::new(Transformer::from_dir(dir, *pooling)?)))

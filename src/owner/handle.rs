@@ -33,6 +33,17 @@ pub struct OwnerHandle {
     pub opts: StoreOptions,
 }
 
+impl OwnerHandle {
+    /// How a store is opened now: under the model the owner serves with now (a change
+    /// of model moves it, [`crate::owner::active_model`]).
+    pub fn store_opts(&self) -> StoreOptions {
+        StoreOptions {
+            embedder: self.registry.model.current(),
+            ..self.opts.clone()
+        }
+    }
+}
+
 impl Stores for OwnerHandle {
     fn actor<'a>(&'a self, id: &'a StoreId) -> BoxFuture<'a, Result<ActorRef<BrainMsg>>> {
         Box::pin(async move {

@@ -15,6 +15,7 @@
 //! Architecture invariant: one map from actor id to the child it is ([`Child`]); a
 //! supervision event about an id the map lacks is an unloaded brain finishing its stop.
 
+pub mod active_model;
 pub mod counters;
 pub mod handle;
 pub mod registry;
@@ -206,7 +207,7 @@ impl OwnerState {
         let progress = Arc::new(brains::OpenProgress::default());
         let opts = StoreOptions {
             progress: Some(progress.clone()),
-            ..self.handle.opts.clone()
+            ..self.handle.store_opts()
         };
         let (tx, rx) = watch::channel(None);
         let opening = Opening {
@@ -449,7 +450,7 @@ impl OwnerState {
         let team = open_and_spawn(
             me.get_cell(),
             self.config().team_dir().join("medulla"),
-            self.handle.opts.clone(),
+            self.handle.store_opts(),
             None,
         )
         .await
@@ -510,7 +511,7 @@ impl OwnerState {
         let (me, dir, opts) = (
             me.clone(),
             self.config().medulla_dir(),
-            self.handle.opts.clone(),
+            self.handle.store_opts(),
         );
         tokio::spawn(async move {
             crate::brain::close(old).await;
@@ -601,6 +602,7 @@ impl Actor for OwnerActor {
             }),
             args.opts.clock.clone(),
         ));
+        registry.model.set(args.opts.embedder.clone());
         let handle = OwnerHandle {
             actor: me.clone(),
             registry: registry.clone(),

@@ -83,6 +83,8 @@ pub struct Registry {
     pub mailbox_view: Arc<MailboxView>,
     /// Every change of state, announced for live views.
     pub events: Arc<Events>,
+    /// The model stores open under, and a change of model under way.
+    pub model: crate::owner::active_model::ActiveModel,
     started: Instant,
     /// Bumped whenever a brain is loaded or unloaded, so waiters need not poll.
     changes: tokio::sync::watch::Sender<u64>,
@@ -116,6 +118,7 @@ impl Registry {
             mailbox: RwLock::new(None),
             mailbox_view: Arc::new(MailboxView::default()),
             events: Arc::new(Events::default()),
+            model: Default::default(),
             started: Instant::now(),
             changes: tokio::sync::watch::channel(0).0,
         }

@@ -22,6 +22,7 @@ pub mod drift;
 pub mod health;
 pub mod life;
 pub mod mailbox;
+pub mod model;
 pub mod progress;
 pub mod prompts;
 pub mod provenance;

@@ -105,22 +105,27 @@ impl Service {
         limit: usize,
         filter: RecallFilter,
     ) -> Result<RecallQuery> {
-        let vector = match (&self.owner.opts.embedder, text.trim().is_empty()) {
+        // Under the model the owner serves with now; a store still under another (a
+        // change of model under way) embeds the text itself.
+        let model = self.owner.registry.model.current();
+        let (vector, vector_model) = match (model, text.trim().is_empty()) {
             (Some(e), false) => {
-                let (e, t) = (Arc::clone(e), text.clone());
+                let id: Arc<str> = e.id().into();
+                let t = text.clone();
                 let v = tokio::task::spawn_blocking(move || brains::embed_query(e.as_ref(), &t))
                     .await
                     .map_err(|e| OwnerError::Internal(e.to_string()))?
                     .map_err(|e| OwnerError::Store(brains::StoreError::Embedding(e.to_string())))?;
-                Some(v)
+                (Some(v), Some(id))
             }
-            _ => None,
+            _ => (None, None),
         };
         Ok(RecallQuery {
             text,
             scope,
             limit,
             vector,
+            vector_model,
             filter,
             ..Default::default()
         })

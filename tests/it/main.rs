@@ -16,6 +16,7 @@ mod guarantees;
 mod hall;
 mod live;
 mod mcp;
+mod model_switch;
 mod near_duplicates;
 mod owner;
 mod peer;

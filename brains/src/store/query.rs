@@ -63,6 +63,18 @@ impl<'a> Admit<'a> {
 }
 
 impl Store {
+    /// A candidate's cosine: the one found, else 0 for a claim with a vector the search
+    /// did not reach; `None` for a claim with no vector yet (a deferring model's
+    /// background has not embedded it), which is then ranked by its words alone rather
+    /// than as a claim unlike the query.
+    fn cosine_or_none(&self, d: DocId, found: Option<f64>) -> Option<f64> {
+        match (found, self.index.key(d)) {
+            (Some(c), _) => Some(c),
+            (None, Some(_)) => Some(0.0),
+            (None, None) => None,
+        }
+    }
+
     /// The query's vector: the caller's when it fits this store's model, else embedded
     /// here. `None` without a model or when the text has no known token.
     fn query_vector(&self, q: &RecallQuery) -> Result<Option<Arc<[f32]>>, StoreError> {
@@ -213,16 +225,16 @@ impl Store {
             // The graph nominated; every candidate is ranked by its stored vector.
             let exact = self.stored_cosines(&rx, qv, cands.keys().copied())?;
             for (d, c) in cands.iter_mut() {
-                c.cos = exact.get(d).copied().or(Some(0.0));
+                c.cos = self.cosine_or_none(*d, exact.get(d).copied());
             }
         } else if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
             for (d, c) in cands.iter_mut().filter(|(_, c)| c.cos.is_none()) {
-                c.cos = self
+                let sim = self
                     .index
                     .key(*d)
                     .and_then(|k| ix.similarity(k, qv))
-                    .map(f64::from)
-                    .or(Some(0.0));
+                    .map(f64::from);
+                c.cos = self.cosine_or_none(*d, sim);
             }
         }
         let mode = match q.mode {

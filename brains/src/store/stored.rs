@@ -24,14 +24,14 @@ impl Store {
         let vectors = rx.open_table(VECTORS)?;
         let mut out = HashMap::new();
         for d in docs {
-            let cos = match self.index.key(d) {
-                Some(k) => vectors
+            // A claim with no vector yet is left out: it has no cosine to rank by.
+            if let Some(k) = self.index.key(d) {
+                let cos = vectors
                     .get(k)?
                     .map(|v| crate::vector::cosine(&from_bytes(v.value()), q))
-                    .map_or(0.0, f64::from),
-                None => 0.0,
-            };
-            out.insert(d, cos);
+                    .map_or(0.0, f64::from);
+                out.insert(d, cos);
+            }
         }
         Ok(out)
     }

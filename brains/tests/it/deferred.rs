@@ -81,6 +81,17 @@ fn a_deferred_write_is_found_by_words_at_once_and_by_meaning_once_attached() {
         "the write left its vector to later"
     );
     assert_eq!(found(&s, "make release", "deploy-steps"), (true, false));
+    // Unembedded, it is ranked by its words, not as a claim unlike the query: the best
+    // row for its own words, with no cosine.
+    let top = s
+        .recall(&RecallQuery {
+            text: "make release".into(),
+            limit: 1,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(top.hits[0].claim.slug, "deploy-steps");
+    assert_eq!(top.hits[0].vector, None);
     // A vector made under another model, or for a version no longer live, is refused.
     let todo = s.unembedded(10).unwrap();
     let v = BagOfWords.embed(&[todo[0].text.as_str()]).unwrap();
@@ -147,7 +158,12 @@ fn a_change_of_model_swaps_every_vector_and_leaves_later_writes_to_the_deferred_
         assert!(by_words, "fact-{i} lost in the switch");
     }
     assert_eq!(s.unembedded_count(), 2);
-    assert_eq!(catch_up(&mut s), 2);
+    // A write under the new model is found by its words at once.
+    s.memorize(input("fact 41", "word41 shared note")).unwrap();
+    assert_eq!(found(&s, "word41", "fact-41"), (true, false));
+    assert_eq!(s.unembedded_count(), 3);
+    assert_eq!(catch_up(&mut s), 3);
+    assert_eq!(found(&s, "word41", "fact-41"), (true, true));
     assert_eq!(found(&s, "word40", "fact-40"), (true, true));
     // The switch is durable: a reopen under the new model re-embeds nothing.
     drop(s);

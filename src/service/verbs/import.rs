@@ -140,7 +140,10 @@ impl Verb for Import {
         };
         let agent = a.agent_id.clone().unwrap_or_else(|| "human:founder".into());
         brains::claim::validate_agent_id(&agent)?;
-        let mut run = Run::new(&plan, a.dry_run, agent, svc.owner.opts.embedder.clone());
+        // Vectors worked out ahead only for a model writes wait for: a deferring one's
+        // come from the brain's background embedding.
+        let embedder = svc.owner.registry.model.current().filter(|e| !e.deferred());
+        let mut run = Run::new(&plan, a.dry_run, agent, embedder);
         let started = std::time::Instant::now();
         let progress = cx.progress.clone();
         let read = tokio::task::spawn_blocking(move || {
