@@ -185,7 +185,7 @@ fn echo_server() -> Result<String> {
 /// A tool call that must succeed.
 /// Call a tool; the size in bytes of the answer's text (what an agent reads into its
 /// context).
-fn tool<L: HttpLink>(s: &mut HttpSession<L>, name: &str, args: Value) -> Result<usize> {
+pub(crate) fn tool<L: HttpLink>(s: &mut HttpSession<L>, name: &str, args: Value) -> Result<usize> {
     let a = s.call_tool(name, args)?;
     if a.is_error {
         bail!("{name} refused: {}", a.text);
@@ -198,7 +198,7 @@ fn median(mut v: Vec<usize>) -> usize {
     v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
-fn fill(o: &Owner, root: &str, n: usize, tag: &str) -> Result<()> {
+pub(crate) fn fill(o: &Owner, root: &str, n: usize, tag: &str) -> Result<()> {
     for i in 0..n {
         o.call(
             "memorize",

@@ -28,6 +28,9 @@
 //! - `bench --autostart [--runs 10] [--no-model]`: a command with no owner running (it
 //!   starts one) against the same command with the owner running (build `--release`
 //!   first).
+//! - `bench --models [--claims 1000] [--rounds 200]`: the static model against the
+//!   transformer all-MiniLM-L6-v2 (`medulla model use DIR`), memorize and seek p50 in one
+//!   alternated run (build `--release` first).
 //! - `bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]`:
 //!   one memory workload against medulla (HTTP, bridge) and other MCP memory servers
 //!   (installed under `target/peers/` with npm and pip).
@@ -61,6 +64,7 @@ mod bench_http;
 mod bench_import;
 #[cfg(feature = "tantivy-compare")]
 mod bench_lexical;
+mod bench_models;
 mod bench_near;
 mod bench_team;
 mod eval;
@@ -83,6 +87,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]
   bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000] [--rounds 300] [--round-trips-only]
   bench --http --connections [--idle 300] [--rounds 300] [--pairs 3]
+  bench --models [--claims 1000] [--rounds 200]
   bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]
   bench --near [--sizes 1000,10000] [--ops 300]
   bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]
@@ -196,6 +201,12 @@ fn main() -> Result<()> {
             })
         }
         "bench" if rest.first().map(String::as_str) == Some("--peers") => peers::run(&rest[1..]),
+        "bench" if rest.first().map(String::as_str) == Some("--models") => {
+            bench_models::run(bench_models::ModelsOpts {
+                claims: flag_num(rest, "--claims", 1000)?,
+                rounds: flag_num(rest, "--rounds", 200)?.max(1),
+            })
+        }
         "bench" if rest.first().map(String::as_str) == Some("--hnsw") => {
             bench_hnsw::run(&rest[1..])
         }
