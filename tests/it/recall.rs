@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{Brain, Owner, OwnerOptions};
+use crate::common::{labels, Brain, Owner, OwnerOptions};
 
 fn slugs(rows: &Value) -> Vec<String> {
     rows.as_array()
@@ -372,4 +372,11 @@ fn a_paraphrase_the_floor_half_recognises_comes_back_as_a_labelled_weak_row() {
     // A beat stays confident.
     let n = x.ok("north", json!({ "task": "how do we ship a version" }));
     assert!(!n.to_string().contains("\"weak\":true"), "{n}");
+    assert!(
+        labels(&json!({"results": n["project"]})).is_empty(),
+        "no weak row among the beat's rows: {n}"
+    );
+    // ... and says that seek would show what fell short of the floor.
+    let note = n["note"].as_str().unwrap_or_default();
+    assert!(note.contains("weak match") && note.contains("seek"), "{n}");
 }

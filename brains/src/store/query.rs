@@ -155,7 +155,11 @@ impl Store {
                 retrieval: self.retrieval(),
             });
         }
-        let fusion = Fusion::DEFAULT;
+        let fusion = self
+            .opts
+            .embedder
+            .as_ref()
+            .map_or(Fusion::DEFAULT, |e| e.fusion());
         let depth = (limit * 4).max(50);
         let admit = Admit::new(q);
         let keep = |d: DocId| admit.admits(&self.index, d);

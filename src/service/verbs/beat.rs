@@ -70,6 +70,9 @@ pub struct Beat {
     pub medulla_error: Option<ErrorBody>,
     pub exists: Exists,
     pub recent: Vec<Row>,
+    /// Rows below the relevance floor but above its weak bound: counted, never shown
+    /// (a beat stays confident); `north` says `seek` shows them.
+    pub weak: usize,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -136,6 +139,12 @@ impl Verb for North {
             cx.svc.counters(&b.fingerprint).beat();
         }
         let mut note = beat.note();
+        if beat.project.is_empty() && beat.medulla.is_empty() && beat.weak > 0 {
+            note.push_str(&format!(
+                "; {} weak match(es) fell short of the relevance floor: `seek` the same words to see them, labelled",
+                beat.weak.min(super::seek::WEAK_ROWS)
+            ));
+        }
         let verify_first = beat.verify_first();
         if !verify_first.is_empty() {
             note.push_str(&format!(
@@ -225,7 +234,9 @@ pub async fn compose(
     limit: usize,
     filter: RecallFilter,
 ) -> Result<Beat> {
-    let q = svc.query(task.to_string(), None, limit, filter).await?;
+    let mut q = svc.query(task.to_string(), None, limit, filter).await?;
+    // Weak rows are asked for only to be counted (SPEC §5): a beat shows none.
+    q.weak = super::seek::WEAK_ROWS;
     let now = svc.now();
     // The brain's part and the medulla's part are asked at once; the medulla's under its
     // budget, fail-open.
@@ -255,9 +266,11 @@ pub async fn compose(
         let ask = async {
             let res = svc.owner.recall(&StoreId::Medulla, q.clone()).await?;
             let count = svc.owner.stats(&StoreId::Medulla).await?.live_claims;
+            let mut weak = res.hits.iter().filter(|h| !h.matched).count();
             let mut rows: Vec<Row> = res
                 .hits
                 .iter()
+                .filter(|h| h.matched)
                 .map(|h| Row::of(&h.claim, StoreTier::Medulla, now, Some(h.score)))
                 .collect();
             let mut count = count;
@@ -265,15 +278,17 @@ pub async fn compose(
             if svc.owner.registry.team_store().is_some() {
                 let team = svc.owner.recall(&StoreId::Team, q.clone()).await?;
                 count += svc.owner.stats(&StoreId::Team).await?.live_claims;
+                weak += team.hits.iter().filter(|h| !h.matched).count();
                 rows.extend(
                     team.hits
                         .iter()
+                        .filter(|h| h.matched)
                         .map(|h| Row::of(&h.claim, StoreTier::Team, now, Some(h.score))),
                 );
                 rows.sort_by(Row::by_score);
                 rows.truncate(q.limit);
             }
-            Ok::<_, OwnerError>((rows, count))
+            Ok::<_, OwnerError>((rows, count, weak))
         };
         tokio::time::timeout(budget, ask).await.map_err(|_| ())
     };
@@ -281,10 +296,15 @@ pub async fn compose(
     let (hits, project_count) = project_part?;
     let project: Vec<Row> = hits
         .iter()
+        .filter(|h| h.matched)
         .map(|h| Row::of(&h.claim, StoreTier::Project, now, Some(h.score)))
         .collect();
+    let mut weak = hits.iter().filter(|h| !h.matched).count();
     let (medulla, medulla_count, medulla_error) = match outcome {
-        Ok(Ok((rows, count))) => (rows, Some(count), None),
+        Ok(Ok((rows, count, w))) => {
+            weak += w;
+            (rows, Some(count), None)
+        }
         Ok(Err(e)) => (vec![], None, Some(ErrorBody::from(&e))),
         Err(_) => (
             vec![],
@@ -322,6 +342,7 @@ pub async fn compose(
             medulla: medulla_count,
         },
         recent,
+        weak,
     })
 }
 
