@@ -40,12 +40,6 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     fn deferred(&self) -> bool {
         false
     }
-    /// How recall fuses and floors this model's cosines: where unrelated texts fall and
-    /// the floors (`cargo xtask eval` calibrates them per model on the dev split). The
-    /// static model's by default.
-    fn fusion(&self) -> crate::recall::Fusion {
-        crate::recall::Fusion::DEFAULT
-    }
 }
 
 /// Embed a recall query once, to hand the same vector to every store a request reads

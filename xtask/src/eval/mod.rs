@@ -48,7 +48,7 @@ pub const DEV_SPLIT: [&str; 3] = ["conv-26", "conv-30", "conv-41"];
 
 pub(super) const MODES: [(&str, RankMode); 3] = [
     ("lexical", RankMode::Lexical),
-    ("dense (static)", RankMode::Vector),
+    ("dense", RankMode::Vector),
     ("fused", RankMode::Auto),
 ];
 
