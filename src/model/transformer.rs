@@ -19,6 +19,9 @@ use super::{io, runtime, ModelError, Pooling};
 const MAX_TOKENS: usize = 256;
 /// Texts a single model call takes at most.
 const BATCH: usize = 32;
+/// ONNX Runtime's threads per model call: one, so the background's embedding leaves the
+/// other cores to the requests being answered (and to the user's own work).
+const THREADS: usize = 1;
 
 /// A loaded transformer model.
 pub struct Transformer {
@@ -84,7 +87,8 @@ impl Transformer {
         let inner = TextEmbedding::try_new(
             TextInitOptions::new(model)
                 .with_cache_dir(cache.to_path_buf())
-                .with_max_length(MAX_TOKENS),
+                .with_max_length(MAX_TOKENS)
+                .with_intra_threads(THREADS),
         )
         .map_err(failed(&id))?;
         Transformer::ready(id, inner)
@@ -147,7 +151,9 @@ impl Transformer {
         });
         let inner = TextEmbedding::try_new_from_user_defined(
             model,
-            InitOptionsUserDefined::new().with_max_length(MAX_TOKENS),
+            InitOptionsUserDefined::new()
+                .with_max_length(MAX_TOKENS)
+                .with_intra_threads(THREADS),
         )
         .map_err(failed(&id))?;
         Transformer::ready(id, inner)

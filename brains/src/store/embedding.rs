@@ -167,7 +167,12 @@ impl Store {
             return Ok(0);
         }
         let first = self.next_key;
-        let tx = self.db.begin_write()?;
+        let mut tx = self.db.begin_write()?;
+        // Vectors are derived: this commit is made durable by the next write's, and a
+        // crash before that loses only vectors the background makes again after open.
+        // A write that waits behind it pays no second fsync.
+        tx.set_durability(redb::Durability::None)
+            .map_err(|e| StoreError::Storage(e.into()))?;
         {
             let mut vk = tx.open_table(VEC_KEYS)?;
             let mut vt = tx.open_table(VECTORS)?;
