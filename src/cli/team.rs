@@ -203,14 +203,26 @@ fn status_lines(b: &Value) {
     }
     if let Some(cs) = b["conflicts"].as_array() {
         for r in cs {
-            println!(
-                "conflict: {} ({}) by {} vs {} by {}",
-                r["label"].as_str().unwrap_or(""),
-                r["tier"].as_str().unwrap_or(""),
-                r["member"].as_str().unwrap_or("?"),
-                r["conflict"]["with"].as_str().unwrap_or(""),
-                r["conflict"]["member"].as_str().unwrap_or("")
-            );
+            if r["conflict"].is_object() {
+                println!(
+                    "conflict: {} ({}) by {} vs {} by {}",
+                    r["label"].as_str().unwrap_or(""),
+                    r["tier"].as_str().unwrap_or(""),
+                    r["member"].as_str().unwrap_or("?"),
+                    r["conflict"]["with"].as_str().unwrap_or(""),
+                    r["conflict"]["member"].as_str().unwrap_or("")
+                );
+            }
+            for x in r["races"].as_array().into_iter().flatten() {
+                println!(
+                    "conflict: {} ({}): {} ({}) meant {}, superseded meanwhile",
+                    r["label"].as_str().unwrap_or(""),
+                    r["tier"].as_str().unwrap_or(""),
+                    x["member"].as_str().unwrap_or(""),
+                    x["act"].as_str().unwrap_or(""),
+                    x["version"].as_str().unwrap_or("")
+                );
+            }
         }
     }
 }

@@ -211,3 +211,71 @@ fn sharing_queues_live_claims_and_a_tombstone_erases_every_mirror_copy() {
         assert!(s.get("keep").unwrap().is_some());
     }
 }
+
+/// Issue 51: a `learn wrong` (or a `retire`) on B racing a supersede on A of the same
+/// claim was silently skipped on A (the version was no longer live there) and B never
+/// learned it lost. Every racing act lands as a race naming the member and the version
+/// he meant, on both mirrors, whichever order the log holds them in.
+#[test]
+fn a_verdict_or_a_retirement_racing_a_supersede_is_kept_on_both_mirrors() {
+    for retire in [false, true] {
+        for bob_first in [false, true] {
+            let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let clock = Arc::new(FixedClock::new(T0));
+            let mut a = shared(da.path(), &clock, "alice");
+            let mut b = shared(db.path(), &clock, "bob");
+            let mut log = Log::default();
+            a.memorize(input("port", "the api listens on 8080"))
+                .unwrap();
+            log.push(&mut a, "alice");
+            log.pull(&mut b);
+            log.pull(&mut a);
+            let graded = b.get("port").unwrap().unwrap().version_id();
+            clock.advance(10);
+            a.memorize(input("port", "the api listens on 9090"))
+                .unwrap();
+            if retire {
+                b.retire("port", "claude:maker", "the api moved behind the gateway")
+                    .unwrap();
+            } else {
+                b.learn("port", brains::Verdict::Wrong, "claude:maker", None)
+                    .unwrap();
+            }
+            if bob_first {
+                log.push(&mut b, "bob");
+                log.push(&mut a, "alice");
+            } else {
+                log.push(&mut a, "alice");
+                log.push(&mut b, "bob");
+            }
+            // Two rounds: what a pull queues (a race announced) is sent and read too.
+            for _ in 0..2 {
+                log.pull(&mut a);
+                log.pull(&mut b);
+                log.push(&mut a, "alice");
+                log.push(&mut b, "bob");
+            }
+            let act = if retire { "retired" } else { "learn wrong" };
+            let case = format!("retire={retire} bob_first={bob_first}");
+            for (who, s) in [("alice", &a), ("bob", &b)] {
+                let versions = s.history("port").unwrap();
+                let meant = versions
+                    .iter()
+                    .find(|c| c.version_id() == graded)
+                    .unwrap_or_else(|| panic!("{who} keeps the version graded, {case}"));
+                let want = brains::Race {
+                    member: "bob".into(),
+                    act: act.into(),
+                    version: graded.clone(),
+                };
+                assert_eq!(meant.races, vec![want.clone()], "{who}'s mirror, {case}");
+                let live = s.get("port").unwrap().expect("alice's version stays live");
+                assert_eq!(live.text, "the api listens on 9090", "{who}, {case}");
+                assert_eq!(live.races, vec![want], "{who}'s live version, {case}");
+                if !retire {
+                    assert_eq!(meant.trust.wrong, 1, "the verdict counts, {who}, {case}");
+                }
+            }
+        }
+    }
+}

@@ -349,6 +349,16 @@ pub fn doctor(d: Doctor) {
                     c.member
                 );
             }
+            for x in &r.races {
+                out!(
+                    "    {} {}: {} ({}) meant {}, superseded meanwhile",
+                    paint(YELLOW, "conflict:"),
+                    r.slug,
+                    x.member,
+                    x.act,
+                    x.version
+                );
+            }
         }
     }
     for n in &d.near_duplicates {

@@ -20,8 +20,9 @@ pub struct TeamStatusArgs {}
 pub struct TeamStatusAnswer {
     #[serde(flatten)]
     pub view: TeamView,
-    /// Versions that another member superseded at the same time, in the team medulla
-    /// and this owner's shared brains: shown, never resolved silently.
+    /// Versions that another member superseded at the same time, and live versions a
+    /// verdict or retirement raced (`races`), in the team medulla and this owner's shared
+    /// brains: shown, never resolved silently.
     pub conflicts: Vec<Row>,
 }
 
@@ -60,7 +61,10 @@ pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAn
     );
     for (id, tier) in stores {
         if let Ok(cs) = svc.owner.live_claims(&id).await {
-            for c in cs.iter().filter(|c| c.conflict.is_some()) {
+            for c in cs
+                .iter()
+                .filter(|c| c.conflict.is_some() || !c.races.is_empty())
+            {
                 conflicts.push(Row::of(c, tier, now, None));
             }
         }
