@@ -142,6 +142,14 @@ impl SyncState {
             .unwrap_or_default()
     }
 
+    /// The database, without its password: what a mirror's cursor belongs to.
+    fn db_shown(&self) -> String {
+        self.target
+            .as_ref()
+            .map(|t| t.shown.clone())
+            .unwrap_or_default()
+    }
+
     fn disconnect(&mut self, why: String) {
         if self.client.is_some() {
             tracing::warn!(error = %why, "the team database is unreachable: offline, reads serve the mirrors, writes queue");
@@ -236,6 +244,7 @@ impl SyncState {
         let state = ShareState {
             key: TEAM_KEY.into(),
             member: self.member(),
+            db: self.db_shown(),
         };
         if self.member().is_empty() {
             return;
@@ -417,6 +426,7 @@ impl SyncState {
         let state = ShareState {
             key: repo.key.clone(),
             member: self.member(),
+            db: self.db_shown(),
         };
         let done = ask(self.owner.stores.as_ref(), &StoreId::brain(&fp), |r| {
             BrainMsg::StartSharing(state, r)

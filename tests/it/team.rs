@@ -311,6 +311,17 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
             .find(|r| r["slug"] == "build-cache" && r["member"] == "alice")
             .cloned()
     });
+    // Issue 51: a member's local purge of a shared claim erased only this copy and said
+    // so. Refused with the fix (the admin's purge reaches every mirror); nothing erased.
+    let (s, v) = b.call("purge", json!({ "slug": "build-cache" }), &bc);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (409, Some("shared_purge")),
+        "{v}"
+    );
+    assert!(v.to_string().contains("medulla team purge"), "{v}");
+    let (_, h) = b.call("history", json!({ "slug": "build-cache" }), &bc);
+    assert!(h.to_string().contains("target-shared"), "still here: {h}");
 
     // 6. The database stopped mid-traffic: writes queue, answers say offline, and on
     // restart every act arrives exactly once.

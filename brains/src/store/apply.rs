@@ -9,7 +9,9 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use super::race;
 use super::share::{Applied, Cursor, Entry, Incoming, SharedAct, SharedOp};
-use super::tables::{CLAIMS, HISTORY, META, TEAM_PENDING, TEAM_SEEN, VECTORS, VEC_KEYS};
+use super::tables::{
+    CLAIMS, HISTORY, META, TEAM_PENDING, TEAM_SEEN, TEAM_SLUGS, VECTORS, VEC_KEYS,
+};
 use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{ActKind, Claim, ClaimState, Conflict, Race};
 use crate::error::StoreError;
@@ -35,11 +37,11 @@ impl Store {
         let mut done = Applied::default();
         let mut run: Vec<Incoming> = Vec::new();
         for inc in batch {
-            if let Entry::Tombstone(targets) = &inc.entry {
-                let targets = targets.clone();
+            if let Entry::Tombstone { targets, slugs } = &inc.entry {
+                let (targets, slugs) = (targets.clone(), slugs.clone());
                 let at = inc.cursor;
                 self.apply_run(std::mem::take(&mut run), &mut done)?;
-                done.purged += self.apply_tombstone(&targets, at)?;
+                done.purged += self.apply_tombstone(&targets, slugs, at)?;
                 continue;
             }
             run.push(inc);
@@ -48,8 +50,13 @@ impl Store {
         Ok(done)
     }
 
-    fn apply_tombstone(&mut self, targets: &[String], at: Cursor) -> Result<u64, StoreError> {
-        let mut slugs = Vec::new();
+    fn apply_tombstone(
+        &mut self,
+        targets: &[String],
+        mut slugs: Vec<String>,
+        at: Cursor,
+    ) -> Result<u64, StoreError> {
+        // An older tombstone names hashes alone: the legacy per-act table says their slugs.
         {
             let rx = self.db.begin_read()?;
             match rx.open_table(TEAM_SEEN) {
@@ -67,8 +74,8 @@ impl Store {
         slugs.sort();
         slugs.dedup();
         let mut n = 0;
-        for slug in slugs {
-            match self.purge(&slug, "team:admin") {
+        for slug in &slugs {
+            match self.erase(slug, "team:admin") {
                 Ok(_) => n += 1,
                 Err(StoreError::NothingToPurge { .. }) => {}
                 Err(e) => return Err(e),
@@ -78,9 +85,13 @@ impl Store {
         {
             let mut seen = tx.open_table(TEAM_SEEN)?;
             let mut pending = tx.open_table(TEAM_PENDING)?;
+            let mut shared = tx.open_table(TEAM_SLUGS)?;
             for h in targets {
                 seen.remove(h.as_str())?;
                 pending.remove(h.as_str())?;
+            }
+            for s in &slugs {
+                shared.remove(s.as_str())?;
             }
             tx.open_table(META)?
                 .insert("team_cursor", at.text().as_str())?;
@@ -136,7 +147,7 @@ impl Store {
             let mut vt = tx.open_table(VECTORS)?;
             let mut vk = tx.open_table(VEC_KEYS)?;
             let mut pending = tx.open_table(TEAM_PENDING)?;
-            let mut seen = tx.open_table(TEAM_SEEN)?;
+            let mut shared = tx.open_table(TEAM_SLUGS)?;
             // Versions still waiting to be sent from here: later in the log than anything
             // arriving now; and verdicts and leaves made here, as racing as they.
             let (mut waiting, own_acts) = race::waiting(&pending)?;
@@ -148,14 +159,13 @@ impl Store {
                     done.echoes += 1;
                     continue;
                 }
+                // No per-act record: the cursor, committed with this run, is what says
+                // an entry was applied (the log holds each hash once).
                 let act = match inc.entry {
                     Entry::Act(a) => a,
-                    Entry::Erased | Entry::Tombstone(_) => continue,
+                    Entry::Erased | Entry::Tombstone { .. } => continue,
                 };
-                if seen.get(inc.hash.as_str())?.is_some() {
-                    continue;
-                }
-                seen.insert(inc.hash.as_str(), act.op.slug())?;
+                shared.insert(act.op.slug(), ())?;
                 let actor = format!("team:{}", inc.member);
                 match act.op {
                     SharedOp::Write { claim } => {

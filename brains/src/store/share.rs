@@ -17,18 +17,22 @@ use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, WriteTransact
 use serde::{Deserialize, Serialize};
 
 use super::race::{self, Pending};
-use super::tables::{META, TEAM_OUTBOX, TEAM_PENDING, TEAM_SEEN};
+use super::tables::{META, TEAM_OUTBOX, TEAM_PENDING, TEAM_SEEN, TEAM_SLUGS};
 use super::{sha, Store};
 use crate::claim::{Claim, Race, Verdict};
 use crate::error::StoreError;
 
 /// Which team store a local store mirrors, and as whom this owner writes to it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShareState {
     /// The team store's key: `team`, or `repo:<root commit>`.
     pub key: String,
     /// This owner's member name (its PostgreSQL role).
     pub member: String,
+    /// The team database (its URL without the password): a cursor into one database's
+    /// log means nothing in another's.
+    #[serde(default)]
+    pub db: String,
 }
 
 /// One act of a shared store, as it travels.
@@ -135,8 +139,12 @@ pub struct Incoming {
 #[derive(Debug, Clone)]
 pub enum Entry {
     Act(SharedAct),
-    /// An admin erased these acts: purge what they wrote, everywhere.
-    Tombstone(Vec<String>),
+    /// An admin erased these acts (`targets`, their hashes) of these claims (`slugs`):
+    /// purge what they wrote, everywhere. An older tombstone names hashes alone.
+    Tombstone {
+        targets: Vec<String>,
+        slugs: Vec<String>,
+    },
     /// An act whose content an admin erased, read before its tombstone: nothing to apply.
     Erased,
 }
@@ -179,6 +187,44 @@ pub struct Shared {
 }
 
 impl Store {
+    /// The team store `slug` is in, when this store is shared and the slug is in the
+    /// team's log (queued from here or arrived): a local purge would not reach the team.
+    pub fn shared_slug(&self, slug: &str) -> Result<Option<String>, StoreError> {
+        let Some(share) = &self.share else {
+            return Ok(None);
+        };
+        let rx = self.db.begin_read()?;
+        let there = match rx.open_table(TEAM_SLUGS) {
+            Ok(t) => t.get(slug)?.is_some(),
+            Err(redb::TableError::TableDoesNotExist(_)) => false,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(there.then(|| share.key.clone()))
+    }
+
+    /// What a shared store keeps to follow the team's log, in bytes as redb stores them:
+    /// the pending echoes, the slugs in the log, and the legacy per-act table.
+    pub fn team_state_bytes(&self) -> Result<u64, StoreError> {
+        let rx = self.db.begin_read()?;
+        let mut n = 0;
+        macro_rules! add {
+            ($t:expr) => {
+                match rx.open_table($t) {
+                    Ok(t) => {
+                        let s = t.stats()?;
+                        n += s.stored_bytes() + s.metadata_bytes() + s.fragmented_bytes();
+                    }
+                    Err(redb::TableError::TableDoesNotExist(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            };
+        }
+        add!(TEAM_PENDING);
+        add!(TEAM_SEEN);
+        add!(TEAM_SLUGS);
+        Ok(n)
+    }
+
     /// The team store this one mirrors, when it is shared.
     pub fn share(&self) -> Option<&ShareState> {
         self.share.as_ref()
@@ -187,18 +233,34 @@ impl Store {
     /// Share this store: from now on every write is queued for the team, and every
     /// live claim is queued now (the floor over every field; what fails it stays here).
     pub fn start_sharing(&mut self, state: ShareState) -> Result<Shared, StoreError> {
-        if self.share.as_ref() == Some(&state) {
-            return Ok(Shared::default());
+        let same = self.share.as_ref().is_some_and(|s| {
+            s.key == state.key && s.member == state.member && (s.db == state.db || s.db.is_empty())
+        });
+        let tx = self.db.begin_write()?;
+        {
+            let mut meta = tx.open_table(META)?;
+            meta.insert(
+                "team_share",
+                serde_json::to_string(&state)
+                    .expect("a share state serializes")
+                    .as_str(),
+            )?;
+            // The cursor is this database's log position for this store: kept across a
+            // leave and a join of the same one (nothing applied twice: the cursor is the
+            // only record of what was applied), dropped for another.
+            let of = format!("{} {}", state.key, state.db);
+            let before = meta.get("team_cursor_of")?.map(|v| v.value().to_string());
+            if before.is_some_and(|b| b != of) {
+                meta.remove("team_cursor")?;
+            }
+            meta.insert("team_cursor_of", of.as_str())?;
         }
         self.share = Some(state.clone());
+        if same {
+            tx.commit()?;
+            return Ok(Shared::default());
+        }
         let live = self.live_claims()?;
-        let tx = self.db.begin_write()?;
-        tx.open_table(META)?.insert(
-            "team_share",
-            serde_json::to_string(&state)
-                .expect("a share state serializes")
-                .as_str(),
-        )?;
         let mut out = Shared::default();
         for mut c in live {
             c.member = Some(state.member.clone());
@@ -218,11 +280,24 @@ impl Store {
         let dropped = {
             let mut outbox = tx.open_table(TEAM_OUTBOX)?;
             let n = outbox.len()?;
+            // What was never sent never echoes: its pending mark goes with it. What was
+            // sent keeps its mark, so its echo is still skipped after a join.
+            let mut unsent = Vec::new();
+            for row in outbox.iter()? {
+                let (_, v) = row?;
+                if let Ok(o) = serde_json::from_slice::<Outgoing>(v.value()) {
+                    unsent.push(o.hash);
+                }
+            }
             outbox.retain(|_, _| false)?;
-            tx.open_table(TEAM_PENDING)?.retain(|_, _| false)?;
+            let mut pending = tx.open_table(TEAM_PENDING)?;
+            for h in &unsent {
+                pending.remove(h.as_str())?;
+            }
             let mut meta = tx.open_table(META)?;
+            // The cursor stays (with the database it belongs to): a join of the same
+            // database resumes where this mirror stopped.
             meta.remove("team_share")?;
-            meta.remove("team_cursor")?;
             n
         };
         tx.commit()?;
@@ -304,8 +379,7 @@ impl Store {
         )?;
         tx.open_table(TEAM_PENDING)?
             .insert(hash.as_str(), mark.as_str())?;
-        tx.open_table(TEAM_SEEN)?
-            .insert(hash.as_str(), slug.as_str())?;
+        tx.open_table(TEAM_SLUGS)?.insert(slug.as_str(), ())?;
         Ok(true)
     }
 
