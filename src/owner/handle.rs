@@ -398,6 +398,27 @@ impl OwnerHandle {
         .await
     }
 
+    /// Join the team config.toml names, while running (whether it was joined now).
+    pub async fn join_team(&self, team: crate::config::TeamConfig) -> Result<bool> {
+        self.call_owner(|reply| OwnerMsg::JoinTeam { team, reply })
+            .await?
+    }
+
+    /// Stop syncing with the team (whether one was joined).
+    pub async fn stop_sync(&self) -> Result<bool> {
+        self.call_owner(OwnerMsg::StopSync).await
+    }
+
+    /// Stop a shared store's sharing; what it had queued and never sent is dropped.
+    pub async fn stop_sharing(&self, id: &StoreId) -> Result<u64> {
+        self.ask(id, BrainMsg::StopSharing).await
+    }
+
+    /// Close the team medulla's mirror.
+    pub async fn close_team_store(&self) -> Result<()> {
+        self.call_owner(OwnerMsg::CloseTeamStore).await
+    }
+
     pub async fn purge(&self, id: &StoreId, slug: &str, actor: &str) -> Result<PurgeReport> {
         self.ask(id, |reply| BrainMsg::Purge {
             slug: slug.to_string(),

@@ -548,15 +548,11 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     assert_eq!(v["status"], "connected", "{v}");
     assert_eq!(v["members"], json!(["alice", "bob"]), "{v}");
 
-    // Leaving: refused while the owner runs; with it stopped, shared stores stop
-    // queueing and the owner starts without a team.
+    // Leaving while the owner runs (issue 51): shared stores stop queueing at once, and
+    // a restart finds no team either.
     let (ok, out) = medulla(b.home.path(), &["team", "leave"]);
-    assert!(!ok && out.contains("stop it first"), "{out}");
-    let home_b = b.home.path().to_path_buf();
-    let (b, _) = b.restart_after(OwnerOptions::default(), || {
-        let (ok, out) = medulla(&home_b, &["team", "leave"]);
-        assert!(ok, "{out}");
-    });
+    assert!(ok, "{out}");
+    let (b, _) = b.restart(OwnerOptions::default());
     let cfg = std::fs::read_to_string(b.home.path().join("config.toml")).unwrap();
     assert!(!cfg.contains("[team]"), "{cfg}");
     let (s, v) = b.call(
@@ -572,6 +568,88 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
         (409, Some("no_team")),
         "{v}"
     );
+}
+
+/// Issue 51: `medulla team join URL` took effect only after an owner restart, and `team
+/// leave` needed the owner stopped. A running owner joins and sees the team's doctrine
+/// within a second, every answer carrying `team` at once; it leaves while running and
+/// stops queueing.
+#[test]
+fn a_running_owner_joins_and_leaves_the_team_without_a_restart() {
+    let (_pg, urls) = team_database(&["alice".to_string(), "bob".to_string()]);
+    let a = member_owner(&urls[0]);
+    let b = Owner::start();
+    let ab = a.brain("app");
+    let bb = b.brain("app");
+    let w = ab.ok(
+        "memorize",
+        json!({ "label": "release", "text": "we deploy with make release, never by hand", "tier": "team" }),
+    );
+    assert_eq!(w["team"]["status"], "connected", "{w}");
+    eventually(15, "alice's doctrine in the team's log", || {
+        let (_, v) = a.get("/api/team");
+        (v["queued"] == 0).then_some(())
+    });
+    let before = bb.seek("how do we deploy release");
+    assert!(before.get("team").is_none(), "no team yet: {before}");
+
+    let (ok, out) = medulla(b.home.path(), &["team", "join", &urls[1]]);
+    assert!(ok, "{out}");
+    assert!(out.contains("syncs now"), "{out}");
+    let joined = Instant::now();
+    let row = eventually(10, "the team's doctrine on B, no restart", || {
+        team_rows(&bb.seek("how do we deploy release"))
+            .into_iter()
+            .next()
+    });
+    let took = joined.elapsed();
+    assert_eq!(row["member"], "alice", "{row}");
+    assert!(took < Duration::from_secs(1), "within a second: {took:?}");
+    let w = bb.memorize("lint", "we lint with make lint");
+    assert_eq!(
+        w["team"]["status"], "connected",
+        "every answer says it: {w}"
+    );
+    // B writes to the team and A reads it: the link runs both ways.
+    bb.ok(
+        "memorize",
+        json!({ "label": "review", "text": "two approvals before merging", "tier": "team" }),
+    );
+    eventually(15, "B's doctrine on A", || {
+        team_rows(&ab.seek("approvals before merging"))
+            .into_iter()
+            .find(|r| r["member"] == "bob")
+    });
+
+    // Leaving while running: no team note, no team tier, nothing more queued.
+    let (ok, out) = medulla(b.home.path(), &["team", "leave"]);
+    assert!(ok, "{out}");
+    let cfg = std::fs::read_to_string(b.home.path().join("config.toml")).unwrap();
+    assert!(!cfg.contains("[team]"), "{cfg}");
+    let w = bb.memorize("after leaving", "stays on this machine");
+    assert!(w.get("team").is_none(), "no team, no team note: {w}");
+    let (s, v) = bb.call(
+        "memorize",
+        json!({ "label": "late", "text": "never queued", "tier": "team" }),
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (409, Some("no_team")),
+        "{v}"
+    );
+    let (s, v) = b.get("/api/team");
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (409, Some("no_team")),
+        "{v}"
+    );
+    // And it joins again, resuming where its mirror stopped.
+    let (ok, out) = medulla(b.home.path(), &["team", "join", &urls[1]]);
+    assert!(ok, "{out}");
+    eventually(10, "the team again", || {
+        let v = bb.seek("approvals before merging");
+        (v["team"]["status"] == "connected" && !team_rows(&v).is_empty()).then_some(())
+    });
 }
 
 /// The `openssl` command, installed with apt-get when missing and running as root;

@@ -22,6 +22,7 @@ pub mod report;
 pub mod retire;
 pub mod seek;
 pub mod team;
+pub mod team_link;
 pub mod triage;
 
 use std::borrow::Cow;

@@ -47,7 +47,7 @@ impl Verb for TeamStatus {
 
 /// The team's status with its conflicts, when a team is joined (`team_status`, doctor).
 pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAnswer>> {
-    let Some(status) = svc.owner.registry.team_status.as_ref() else {
+    let Some(status) = svc.owner.registry.team_status() else {
         return Ok(None);
     };
     let view = status.view();
