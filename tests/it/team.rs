@@ -610,10 +610,20 @@ fn a_running_owner_joins_and_leaves_the_team_without_a_restart() {
         w["team"]["status"], "connected",
         "every answer says it: {w}"
     );
-    // B writes to the team and A reads it: the link runs both ways.
-    bb.ok(
+    // B writes to the team and A reads it: the link runs both ways. The answer reports
+    // the team medulla's own soft cap, not the personal medulla's (issue 51).
+    let w = bb.ok(
         "memorize",
         json!({ "label": "review", "text": "two approvals before merging", "tier": "team" }),
+    );
+    assert_eq!(w["medulla_cap"]["tier"], "team", "{w}");
+    assert_eq!(w["medulla_cap"]["soft_cap"], 400, "{w}");
+    assert_eq!(w["medulla_cap"]["live"], 2, "the team medulla's count: {w}");
+    let (_, st) = b.get("/api/team");
+    assert_eq!(
+        (st["cap"]["tier"].as_str(), st["cap"]["live"].as_u64()),
+        (Some("team"), Some(2)),
+        "{st}"
     );
     eventually(15, "B's doctrine on A", || {
         team_rows(&ab.seek("approvals before merging"))

@@ -24,6 +24,9 @@ pub struct TeamStatusAnswer {
     /// verdict or retirement raced (`races`), in the team medulla and this owner's shared
     /// brains: shown, never resolved silently.
     pub conflicts: Vec<Row>,
+    /// The team medulla's live claims against the team's own soft cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap: Option<super::Cap>,
 }
 
 impl Answer for TeamStatusAnswer {}
@@ -69,7 +72,17 @@ pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAn
             }
         }
     }
-    Ok(Some(TeamStatusAnswer { view, conflicts }))
+    let cap = svc
+        .owner
+        .stats(&StoreId::Team)
+        .await
+        .ok()
+        .map(|s| super::Cap::of_store(StoreTier::Team, s.live_claims));
+    Ok(Some(TeamStatusAnswer {
+        view,
+        conflicts,
+        cap,
+    }))
 }
 
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema, clap::Args)]
