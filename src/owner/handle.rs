@@ -269,6 +269,17 @@ impl OwnerHandle {
         self.read(id, move |s| s.recent(n)).await
     }
 
+    /// Read a warm brain in place without marking it used (`None` when it is dormant):
+    /// a listing never keeps a brain warm.
+    pub async fn read_warm<T, F>(&self, fp: &Fingerprint, f: F) -> Option<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> std::result::Result<T, brains::StoreError> + Send + 'static,
+    {
+        let store = self.registry.peek(fp)?;
+        crate::brain::read(store, f).await.ok().flatten()
+    }
+
     pub async fn stats(&self, id: &StoreId) -> Result<StoreStats> {
         self.read(id, |s| s.stats()).await
     }
@@ -313,8 +324,9 @@ impl OwnerHandle {
         match id {
             StoreId::Medulla => self.registry.medulla_store().fault(),
             StoreId::Team => self.registry.team_store().and_then(|s| s.fault()),
-            StoreId::Brain(fp) => match self.registry.warm(fp) {
-                Some(w) => w.store.fault(),
+            // A look, not a use: asking for a fault never keeps a brain warm.
+            StoreId::Brain(fp) => match self.registry.peek(fp) {
+                Some(store) => store.fault(),
                 None => crate::brain::cell::quarantined(&self.config.brains_dir().join(fp)),
             },
         }

@@ -551,6 +551,7 @@ impl Actor for OwnerActor {
                     crate::team::db::Target::parse(&t.url)
                         .map(|t| t.member)
                         .unwrap_or_default(),
+                    &args.config.team_dir(),
                 ))
             }),
             args.opts.clock.clone(),

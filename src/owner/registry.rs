@@ -184,6 +184,16 @@ impl Registry {
         Some(w.clone())
     }
 
+    /// A warm brain's store, without marking it used: the sync actor's bookkeeping reads
+    /// never keep a brain warm.
+    pub fn peek(&self, fp: &str) -> Option<Shared> {
+        self.warm
+            .read()
+            .expect("registry lock")
+            .get(fp)
+            .map(|w| w.store.clone())
+    }
+
     pub fn is_warm(&self, fp: &str) -> bool {
         self.warm.read().expect("registry lock").contains_key(fp)
     }

@@ -36,10 +36,15 @@ impl OwnerState {
         let (Some(team), Some(status)) = (self.team.clone(), self.registry().team_status()) else {
             return Ok(());
         };
-        let (r1, r2) = (self.handle.registry.clone(), self.handle.registry.clone());
+        let (r1, r2, r3) = (
+            self.handle.registry.clone(),
+            self.handle.registry.clone(),
+            self.handle.registry.clone(),
+        );
         let owner = crate::team::sync::OwnerView {
             stores: Arc::new(self.handle.clone()),
             is_warm: Arc::new(move |fp| r1.is_warm(fp)),
+            peek: Arc::new(move |fp| r3.peek(fp)),
             brains: Arc::new(move || {
                 r2.all_manifests()
                     .into_iter()
@@ -92,6 +97,7 @@ impl OwnerState {
             .set_team_status(Some(Arc::new(TeamStatus::new(
                 crate::team::db::without_password(&team.url),
                 member,
+                &self.config().team_dir(),
             ))));
         self.team = Some(team);
         if self.registry().team_store().is_none() {

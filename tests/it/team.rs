@@ -570,6 +570,123 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     );
 }
 
+/// A member's owner with top-level settings of its own in config.toml.
+fn member_owner_with(url: &str, top: &str) -> Owner {
+    let home = tempfile::tempdir().unwrap();
+    let (ok, out) = medulla(home.path(), &["team", "join", url]);
+    assert!(ok, "{out}");
+    let cfg = home.path().join("config.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{top}{text}poll_ms = 200\n")).unwrap();
+    Owner::start_in(home, tempfile::tempdir().unwrap(), OwnerOptions::default())
+}
+
+/// Issue 51: a verdict racing a supersession of the same claim on another owner was
+/// silently skipped there, and `team status` and `doctor` loaded every dormant shared
+/// brain to find conflicts. The race is kept on both mirrors, naming bob and the version
+/// he graded; status and doctor show it with the brain left dormant.
+#[test]
+fn a_racing_verdict_on_a_shared_brain_is_kept_and_shown_without_loading_it() {
+    let (mut pg, urls) = team_database(&["alice".to_string(), "bob".to_string()]);
+    let a = member_owner(&urls[0]);
+    let b = member_owner_with(&urls[1], "idle_unload_secs = 2\n");
+    let ab = a.brain("repo");
+    let repo = a.project("repo");
+    git(&repo, &["init", "-q"]);
+    std::fs::write(repo.join("README"), "r\n").unwrap();
+    git(&repo, &["add", "README"]);
+    git(&repo, &["commit", "-q", "-m", "first"]);
+    ab.memorize("build cache", "the build cache lives in target-shared");
+    let (s, v) = a.founder_call("team_share", json!({}), &ab.headers());
+    assert_eq!(s, 200, "{v}");
+    let clone = b.projects.path().join("elsewhere");
+    let out = Command::new("git")
+        .args(["clone", "-q"])
+        .arg(&repo)
+        .arg(&clone)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let clone = std::fs::canonicalize(&clone).unwrap();
+    b.bootstrap(&clone);
+    let root = clone.to_string_lossy().into_owned();
+    let bc = [
+        (header::CALLER_ROOT, root.as_str()),
+        (header::AGENT, "claude:maker"),
+    ];
+    let row = eventually(30, "the shared brain on B's clone", || {
+        let (_, v) = b.call(
+            "seek",
+            json!({ "query": "build cache", "tier": "project" }),
+            &bc,
+        );
+        v["results"]
+            .as_array()?
+            .iter()
+            .find(|r| r["slug"] == "build-cache" && r["member"] == "alice")
+            .cloned()
+    });
+    let graded = format!("build-cache@{}", row["created"]);
+
+    // Apart: A supersedes, B grades the version it has wrong.
+    pg.stop();
+    ab.memorize("build cache", "the build cache lives in target-new");
+    let (s, v) = b.call(
+        "learn",
+        json!({ "slug": "build-cache", "verdict": "wrong" }),
+        &bc,
+    );
+    assert_eq!(s, 200, "{v}");
+    pg.start_again();
+    let want = json!([{ "member": "bob", "act": "learn wrong", "version": graded }]);
+    for (who, o, h) in [("A", &a, ab.headers()), ("B", &b, bc)] {
+        eventually(30, "the race on both mirrors", || {
+            let (_, v) = o.call(
+                "seek",
+                json!({ "query": "build cache", "tier": "project" }),
+                &h,
+            );
+            v["results"]
+                .as_array()?
+                .iter()
+                .find(|r| {
+                    r["slug"] == "build-cache"
+                        && r["text"] == "the build cache lives in target-new"
+                        && r["races"] == want
+                })
+                .cloned()
+        });
+        let (_, hist) = o.call("history", json!({ "slug": "build-cache" }), &h);
+        assert!(
+            hist.to_string().contains(&format!("\"races\":{want}")),
+            "{who}: the version graded carries it: {hist}"
+        );
+    }
+
+    // Dormant, the brain's race is still shown, and nothing loads it.
+    eventually(20, "B's clone unloaded", || {
+        (b.instance(&root)["warm"] == false).then_some(())
+    });
+    let (_, st) = b.get("/api/team");
+    assert!(
+        st["conflicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["slug"] == "build-cache" && r["races"] == want),
+        "{st}"
+    );
+    assert_eq!(
+        b.instance(&root)["warm"],
+        false,
+        "team status left the brain dormant"
+    );
+    // Doctor's team part is the same report (doctor itself still reads every brain for
+    // evidence drift and near-duplicates).
+    let (_, doc) = b.get("/api/doctor");
+    assert!(doc["team"].to_string().contains("learn wrong"), "{doc}");
+}
+
 /// Issue 51: `medulla team join URL` took effect only after an owner restart, and `team
 /// leave` needed the owner stopped. A running owner joins and sees the team's doctrine
 /// within a second, every answer carrying `team` at once; it leaves while running and

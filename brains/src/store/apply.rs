@@ -366,6 +366,7 @@ impl Store {
                                 });
                             }
                         }
+                        done.conflicts += 1;
                         done.applied += 1;
                     }
                     SharedOp::Leave {

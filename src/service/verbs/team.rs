@@ -56,20 +56,26 @@ pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAn
     let view = status.view();
     let now = svc.now();
     let mut conflicts = Vec::new();
-    let mut stores = vec![(StoreId::Team, StoreTier::Team)];
-    stores.extend(
-        view.shared
-            .iter()
-            .map(|s| (StoreId::brain(&s.fingerprint), StoreTier::Project)),
-    );
-    for (id, tier) in stores {
-        if let Ok(cs) = svc.owner.live_claims(&id).await {
-            for c in cs
-                .iter()
-                .filter(|c| c.conflict.is_some() || !c.races.is_empty())
-            {
-                conflicts.push(Row::of(c, tier, now, None));
+    let mut stores = vec![(crate::team::TEAM_KEY.to_string(), StoreId::Team, true)];
+    stores.extend(view.shared.iter().map(|s| {
+        let warm = svc.owner.registry.is_warm(&s.fingerprint);
+        (s.key.clone(), StoreId::brain(&s.fingerprint), warm)
+    }));
+    for (key, id, warm) in stores {
+        let tier = if id == StoreId::Team {
+            StoreTier::Team
+        } else {
+            StoreTier::Project
+        };
+        // A warm store is read (and what it says kept); a dormant brain is never loaded
+        // for this: its conflicts as of its last apply or warm read are shown.
+        if warm {
+            if let Ok(cs) = svc.owner.live_claims(&id).await {
+                status.conflicts.set(&key, cs);
             }
+        }
+        for c in status.conflicts.get(&key) {
+            conflicts.push(Row::of(&c, tier, now, None));
         }
     }
     let cap = svc

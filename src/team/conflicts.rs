@@ -1,0 +1,79 @@
+//! The conflicted versions of each shared store (a `conflict` or `races` on a live
+//! version), as of the last time the store was applied to or read warm, kept on disk in
+//! `$MEDULLA_HOME/team/conflicts.json`: `team_status` and `doctor` show a dormant shared
+//! brain's conflicts without loading it (issue 51). Written by the sync actor when it
+//! applies the team's log (the store is warm then) and by a status read of a warm store.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use brains::Claim;
+
+/// Per store key (`team`, `repo:<root commit>`): its live versions carrying a conflict.
+#[derive(Debug)]
+pub struct Conflicts {
+    file: PathBuf,
+    by_store: Mutex<HashMap<String, Vec<Claim>>>,
+}
+
+impl Conflicts {
+    /// What the file holds (nothing when it is absent or unreadable: the next apply or
+    /// warm read writes it again).
+    pub fn load(team_dir: &Path) -> Conflicts {
+        let file = team_dir.join("conflicts.json");
+        let by_store = std::fs::read(&file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Conflicts {
+            file,
+            by_store: Mutex::new(by_store),
+        }
+    }
+
+    /// A store's conflicted versions as last known.
+    pub fn get(&self, key: &str) -> Vec<Claim> {
+        self.by_store
+            .lock()
+            .expect("conflicts lock")
+            .get(key)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Record a store's conflicted versions (from its live claims); the file is written
+    /// only when they changed.
+    pub fn set(&self, key: &str, live: impl IntoIterator<Item = Claim>) {
+        let now: Vec<Claim> = live
+            .into_iter()
+            .filter(|c| c.conflict.is_some() || !c.races.is_empty())
+            .collect();
+        let mut m = self.by_store.lock().expect("conflicts lock");
+        if m.get(key).map_or(now.is_empty(), |old| *old == now) {
+            return;
+        }
+        if now.is_empty() {
+            m.remove(key);
+        } else {
+            m.insert(key.to_string(), now);
+        }
+        let text = serde_json::to_vec(&*m).expect("claims serialize");
+        drop(m);
+        if let Some(dir) = self.file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let tmp = self.file.with_extension("json.tmp");
+        if let Err(e) = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, &self.file)) {
+            tracing::warn!(file = %self.file.display(), error = %e, "cannot record the team's conflicts; they are shown from the stores while warm");
+        }
+    }
+
+    /// Whether a store has conflicted versions as last known.
+    pub fn any(&self, key: &str) -> bool {
+        self.by_store
+            .lock()
+            .expect("conflicts lock")
+            .contains_key(key)
+    }
+}
