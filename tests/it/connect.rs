@@ -795,6 +795,19 @@ fn a_committed_mcp_json_routes_each_clone_to_its_own_brain() {
             "never to the other clone's: {theirs:?}"
         );
     }
+    // A client that sends the variable unexpanded (no PWD in its environment) is told
+    // why and how, never routed anywhere.
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "nowhere", "text": "unrouted" }),
+        &[("Medulla-Caller-Root", "${PWD}")],
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("caller_root_unexpanded")),
+        "{v}"
+    );
+    assert!(v.to_string().contains("--scope user"), "{v}");
     // `connect` in the clone: the committed file already says it, and the check passes.
     let r = run(&o, home.path(), &clone, &["connect", "claude-code"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
