@@ -27,4 +27,5 @@ mod recall;
 mod retire;
 mod service;
 mod team;
+mod team_live;
 mod transfer;
