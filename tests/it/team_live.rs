@@ -161,6 +161,7 @@ fn a_running_owner_joins_and_leaves_the_team_without_a_restart() {
     });
     let took = joined.elapsed();
     assert_eq!(row["member"], "alice", "{row}");
+    eprintln!("the team's doctrine on a running owner {took:?} after its join");
     assert!(took < Duration::from_secs(1), "within a second: {took:?}");
     let w = bb.memorize("lint", "we lint with make lint");
     assert_eq!(
