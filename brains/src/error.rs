@@ -41,7 +41,7 @@ pub enum StoreError {
     UnknownClaim { slug: String },
     #[error("no claim {slug:?} in this store, live or in history: nothing to purge")]
     NothingToPurge { slug: String },
-    #[error("{slug:?} is in the team's shared store {store}: a purge here would erase only this machine's copy while the team's log and every other mirror keep it, so nothing was erased; the team admin erases it everywhere with `medulla team purge --url ADMIN_URL --store {store} --slug {slug}` (every mirror, this one included, follows)")]
+    #[error("{slug:?} is in the team's shared store {store}: a purge here would erase only this machine's copy while the team's log and every other mirror keep it, so nothing was erased; a purge request is sent to the team (every member's `medulla team status` lists it), and the team admin erases it everywhere with `medulla team purge --url ADMIN_URL --store {store} --slug {slug}` (every mirror, this one included, follows)")]
     SharedPurge { slug: String, store: String },
     #[error("no key {key:?} in boot memory: list keys with op list")]
     UnknownKey { key: String },

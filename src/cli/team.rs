@@ -202,6 +202,15 @@ fn status_lines(b: &Value) {
             );
         }
     }
+    for r in b["purge_requests"].as_array().into_iter().flatten() {
+        println!(
+            "purge requested by {}: {} in {} (admin: {})",
+            r["member"].as_str().unwrap_or(""),
+            r["slug"].as_str().unwrap_or(""),
+            r["store"].as_str().unwrap_or(""),
+            r["fix"].as_str().unwrap_or("")
+        );
+    }
     if let Some(cs) = b["conflicts"].as_array() {
         for r in cs {
             if r["conflict"].is_object() {

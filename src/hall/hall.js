@@ -1092,6 +1092,11 @@ function teamPanel(t) {
     (t.conflicts || []).length
       ? [h('h3', { text: `Conflicts (${t.conflicts.length})` }), claimList(t.conflicts, ctx)]
       : h('p', { class: 'good', text: 'No conflicting versions between members.' }),
+    (t.purge_requests || []).length
+      ? [h('h3', { text: `Purges asked of the admin (${t.purge_requests.length})` }),
+        h('ul', { class: 'purge-requests' }, t.purge_requests.map((r) => h('li', { class: 'warnline' },
+          `${r.member} asked to erase `, h('code', { text: r.slug }), ` in ${r.store}: `, h('code', { text: r.fix }))))]
+      : null,
     claims);
 }
 

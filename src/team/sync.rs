@@ -387,6 +387,13 @@ impl SyncState {
                         }
                     }
                     if done.applied > 0 || done.purged > 0 {
+                        if let Some(r) = self
+                            .owner
+                            .read_quietly(id, false, |s| s.purge_requests())
+                            .await
+                        {
+                            self.status.conflicts.set_requests(key, r);
+                        }
                         tracing::debug!(
                             store = key,
                             applied = done.applied,

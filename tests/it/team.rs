@@ -322,6 +322,15 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     assert!(v.to_string().contains("medulla team purge"), "{v}");
     let (_, h) = b.call("history", json!({ "slug": "build-cache" }), &bc);
     assert!(h.to_string().contains("target-shared"), "still here: {h}");
+    // The refusal went to the team as a request: A's `team status` lists it for the admin.
+    eventually(15, "bob's purge request on A", || {
+        let (_, v) = a.get("/api/team");
+        v["purge_requests"]
+            .as_array()?
+            .iter()
+            .find(|r| r["slug"] == "build-cache" && r["member"] == "bob")
+            .cloned()
+    });
 
     // 6. The database stopped mid-traffic: writes queue, answers say offline, and on
     // restart every act arrives exactly once.

@@ -10,7 +10,7 @@ use redb::{ReadableDatabase, ReadableTable};
 use super::race;
 use super::share::{Applied, Cursor, Entry, Incoming, SharedAct, SharedOp};
 use super::tables::{
-    CLAIMS, HISTORY, META, TEAM_PENDING, TEAM_SEEN, TEAM_SLUGS, VECTORS, VEC_KEYS,
+    CLAIMS, HISTORY, META, TEAM_PENDING, TEAM_REQUESTS, TEAM_SEEN, TEAM_SLUGS, VECTORS, VEC_KEYS,
 };
 use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{ActKind, Claim, ClaimState, Conflict, Race};
@@ -86,12 +86,14 @@ impl Store {
             let mut seen = tx.open_table(TEAM_SEEN)?;
             let mut pending = tx.open_table(TEAM_PENDING)?;
             let mut shared = tx.open_table(TEAM_SLUGS)?;
+            let mut requests = tx.open_table(TEAM_REQUESTS)?;
             for h in targets {
                 seen.remove(h.as_str())?;
                 pending.remove(h.as_str())?;
             }
             for s in &slugs {
                 shared.remove(s.as_str())?;
+                requests.remove(s.as_str())?;
             }
             tx.open_table(META)?
                 .insert("team_cursor", at.text().as_str())?;
@@ -148,6 +150,7 @@ impl Store {
             let mut vk = tx.open_table(VEC_KEYS)?;
             let mut pending = tx.open_table(TEAM_PENDING)?;
             let mut shared = tx.open_table(TEAM_SLUGS)?;
+            let mut requests = tx.open_table(TEAM_REQUESTS)?;
             // Versions still waiting to be sent from here: later in the log than anything
             // arriving now; and verdicts and leaves made here, as racing as they.
             let (mut waiting, own_acts) = race::waiting(&pending)?;
@@ -352,6 +355,10 @@ impl Store {
                             key: None,
                             vector: None,
                         });
+                        done.applied += 1;
+                    }
+                    SharedOp::PurgeRequest { slug } => {
+                        requests.insert(slug.as_str(), inc.member.as_str())?;
                         done.applied += 1;
                     }
                     SharedOp::Race { slug, race: r } => {

@@ -17,7 +17,7 @@ use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, WriteTransact
 use serde::{Deserialize, Serialize};
 
 use super::race::{self, Pending};
-use super::tables::{META, TEAM_OUTBOX, TEAM_PENDING, TEAM_SEEN, TEAM_SLUGS};
+use super::tables::{META, TEAM_OUTBOX, TEAM_PENDING, TEAM_REQUESTS, TEAM_SEEN, TEAM_SLUGS};
 use super::{sha, Store};
 use crate::claim::{Claim, Race, Verdict};
 use crate::error::StoreError;
@@ -72,6 +72,10 @@ pub enum SharedOp {
     /// (its own superseding version still waited to be sent, so the acting owner cannot
     /// see the race): every mirror marks it.
     Race { slug: String, race: Race },
+    /// A member asked the team admin to erase a claim (a local purge of a shared claim
+    /// is refused: it would erase one copy only). Every mirror lists it until a
+    /// tombstone erases the claim.
+    PurgeRequest { slug: String },
 }
 
 impl SharedOp {
@@ -80,7 +84,8 @@ impl SharedOp {
             SharedOp::Write { claim } => &claim.slug,
             SharedOp::Learn { slug, .. }
             | SharedOp::Leave { slug, .. }
-            | SharedOp::Race { slug, .. } => slug,
+            | SharedOp::Race { slug, .. }
+            | SharedOp::PurgeRequest { slug } => slug,
         }
     }
 
@@ -98,6 +103,7 @@ impl SharedOp {
             SharedOp::Learn { note, .. } => note.as_deref().into_iter().collect(),
             SharedOp::Leave { reason, .. } => vec![reason.as_str()],
             SharedOp::Race { race, .. } => vec![race.act.as_str()],
+            SharedOp::PurgeRequest { .. } => vec![],
         }
     }
 
@@ -200,6 +206,44 @@ impl Store {
             Err(e) => return Err(e.into()),
         };
         Ok(there.then(|| share.key.clone()))
+    }
+
+    /// Ask the team admin to erase `slug` everywhere (queued for the team, listed here at
+    /// once); `false` when it is already asked for.
+    pub fn request_purge(&mut self, slug: &str) -> Result<bool, StoreError> {
+        let Some(member) = self.share.as_ref().map(|s| s.member.clone()) else {
+            return Ok(false);
+        };
+        if self.purge_requests()?.iter().any(|(s, _)| s == slug) {
+            return Ok(false);
+        }
+        let tx = self.db.begin_write()?;
+        tx.open_table(TEAM_REQUESTS)?
+            .insert(slug, member.as_str())?;
+        self.queue_shared(
+            &tx,
+            SharedOp::PurgeRequest {
+                slug: slug.to_string(),
+            },
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// The purges members asked the team admin for: (slug, member).
+    pub fn purge_requests(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let t = match rx.open_table(TEAM_REQUESTS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(vec![]),
+            Err(e) => return Err(e.into()),
+        };
+        let mut out = Vec::new();
+        for row in t.iter()? {
+            let (k, v) = row?;
+            out.push((k.value().to_string(), v.value().to_string()));
+        }
+        Ok(out)
     }
 
     /// What a shared store keeps to follow the team's log, in bytes as redb stores them:
@@ -354,7 +398,7 @@ impl Store {
                 act: how.clone(),
                 version: version.clone(),
             },
-            SharedOp::Race { .. } => Pending::Other,
+            SharedOp::Race { .. } | SharedOp::PurgeRequest { .. } => Pending::Other,
         }
         .mark();
         let act = SharedAct {

@@ -123,6 +123,8 @@ impl Store {
         // A claim in the team's log: erasing this copy alone would leave the team's and
         // every other mirror's, and say it was erased. The team admin's purge reaches all.
         if let Some(key) = self.shared_slug(slug)? {
+            // Refused, and turned into a request every member's `team status` lists.
+            self.request_purge(slug)?;
             return Err(StoreError::SharedPurge {
                 slug: slug.to_string(),
                 store: key,

@@ -392,6 +392,48 @@ fn a_local_purge_of_a_shared_claim_is_refused_with_the_fix() {
         "{msg}"
     );
     assert!(a.get("deploy").unwrap().is_some(), "nothing was erased");
+    // Turned into a request the team sees (once, however often it is tried).
+    assert_eq!(
+        a.purge_requests().unwrap(),
+        vec![("deploy".to_string(), "alice".to_string())]
+    );
+    let _ = a.purge("deploy", "claude:maker").unwrap_err();
+    let d2 = tempfile::tempdir().unwrap();
+    let mut b = shared(d2.path(), &clock, "bob");
+    let mut log = Log::default();
+    log.push(&mut a, "alice");
+    let requests = log
+        .rows
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.2.as_ref().map(|a| &a.op),
+                Some(brains::store::SharedOp::PurgeRequest { .. })
+            )
+        })
+        .count();
+    assert_eq!(requests, 1, "asked once");
+    log.pull(&mut b);
+    assert_eq!(
+        b.purge_requests().unwrap(),
+        vec![("deploy".to_string(), "alice".to_string())],
+        "every mirror lists it"
+    );
+    // The admin's purge: its tombstone erases the claim and clears the request.
+    let hashes: Vec<String> = log
+        .rows
+        .iter()
+        .filter(|r| r.2.as_ref().is_some_and(|a| a.op.slug() == "deploy"))
+        .map(|r| r.0.clone())
+        .collect();
+    log.rows
+        .push(("tomb".into(), "admin".into(), None, Some(hashes)));
+    log.tomb_slugs = vec!["deploy".into()];
+    for s in [&mut a, &mut b] {
+        log.pull(s);
+        assert!(s.history("deploy").unwrap().is_empty());
+        assert!(s.purge_requests().unwrap().is_empty());
+    }
     // Kept here by the floor: never in the team's log, so the local purge is the erasure.
     let mut i = input("push", "pushed fine");
     i.evidence = vec!["log: ghp_Q7xK3m2P9lW4zB6nR8tY1uI5oA0sD3fG7hJk".into()];

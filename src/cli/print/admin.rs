@@ -338,6 +338,16 @@ pub fn doctor(d: Doctor) {
             v.refused,
             v.lag
         );
+        for r in &t.purge_requests {
+            out!(
+                "    {} {} in {} by {}: {}",
+                paint(YELLOW, "purge requested:"),
+                r.slug,
+                r.store,
+                r.member,
+                r.fix
+            );
+        }
         for r in &t.conflicts {
             if let Some(c) = &r.conflict {
                 out!(

@@ -24,12 +24,28 @@ pub struct TeamStatusAnswer {
     /// verdict or retirement raced (`races`), in the team medulla and this owner's shared
     /// brains: shown, never resolved silently.
     pub conflicts: Vec<Row>,
+    /// Purges members asked the team admin for (a local purge of a shared claim is
+    /// refused and sent as a request): the admin's `medulla team purge` clears them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub purge_requests: Vec<PurgeRequest>,
     /// The team medulla's live claims against the team's own soft cap.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cap: Option<super::Cap>,
 }
 
 impl Answer for TeamStatusAnswer {}
+
+/// A member's request that the team admin erase a claim everywhere.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PurgeRequest {
+    /// The shared store: `team`, or `repo:<root commit>`.
+    pub store: String,
+    pub slug: String,
+    /// Who asked (as the database stamped it, or this owner's member).
+    pub member: String,
+    /// The command that does it.
+    pub fix: String,
+}
 
 pub struct TeamStatus;
 
@@ -56,6 +72,7 @@ pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAn
     let view = status.view();
     let now = svc.now();
     let mut conflicts = Vec::new();
+    let mut purge_requests = Vec::new();
     let mut stores = vec![(crate::team::TEAM_KEY.to_string(), StoreId::Team, true)];
     stores.extend(view.shared.iter().map(|s| {
         let warm = svc.owner.registry.is_warm(&s.fingerprint);
@@ -73,9 +90,20 @@ pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAn
             if let Ok(cs) = svc.owner.live_claims(&id).await {
                 status.conflicts.set(&key, cs);
             }
+            if let Ok(r) = svc.owner.read(&id, |s| s.purge_requests()).await {
+                status.conflicts.set_requests(&key, r);
+            }
         }
         for c in status.conflicts.get(&key) {
             conflicts.push(Row::of(&c, tier, now, None));
+        }
+        for (slug, member) in status.conflicts.requests(&key) {
+            purge_requests.push(PurgeRequest {
+                fix: format!("medulla team purge --url ADMIN_URL --store {key} --slug {slug}"),
+                store: key.clone(),
+                slug,
+                member,
+            });
         }
     }
     let cap = svc
@@ -87,6 +115,7 @@ pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAn
     Ok(Some(TeamStatusAnswer {
         view,
         conflicts,
+        purge_requests,
         cap,
     }))
 }
