@@ -247,7 +247,8 @@ impl Store {
     }
 
     /// What a shared store keeps to follow the team's log, in bytes as redb stores them:
-    /// the pending echoes, the slugs in the log, and the legacy per-act table.
+    /// the pending echoes, the slugs in the log, the purge requests, and the legacy
+    /// per-act table.
     pub fn team_state_bytes(&self) -> Result<u64, StoreError> {
         let rx = self.db.begin_read()?;
         let mut n = 0;
@@ -266,6 +267,7 @@ impl Store {
         add!(TEAM_PENDING);
         add!(TEAM_SEEN);
         add!(TEAM_SLUGS);
+        add!(TEAM_REQUESTS);
         Ok(n)
     }
 
