@@ -24,7 +24,7 @@ pub enum OwnerError {
     },
     #[error("{what} is for the founder only: run it from the medulla command line, which presents the owner's founder token")]
     FounderOnly { what: String },
-    #[error("this owner has joined no team: run `medulla team join URL` (the URL a team admin gave you), then restart the owner")]
+    #[error("this owner has joined no team: run `medulla team join URL` (the URL a team admin gave you); a running owner joins at once")]
     NoTeam,
     #[error("the team: {0}")]
     Team(String),

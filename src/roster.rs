@@ -35,6 +35,9 @@ pub const MAX_PATH_BYTES: usize = 4096;
 pub enum PathError {
     #[error("{raw:?} is not an absolute path: send the absolute path of your working directory")]
     NotAbsolute { raw: String },
+    /// A committed project file's variable that reached the owner as written.
+    #[error("{raw:?} is a variable the client did not expand: a project file `medulla connect` wrote names the caller root as a variable the client expands to the directory it runs in (`${{PWD}}` for Claude Code and Gemini CLI, `${{workspaceFolder}}` for VS Code and Cursor); start the client from a shell in the project, so PWD is set, or register the stdio bridge instead with `medulla connect CLIENT --scope user`")]
+    Unexpanded { raw: String },
     #[error("a path is {len} bytes, over the limit of {max}: shorten it")]
     TooLong { len: usize, max: usize },
     #[error("a path carries a control character: send a plain path")]
@@ -47,6 +50,7 @@ impl PathError {
     pub fn code(&self) -> &'static str {
         match self {
             PathError::NotAbsolute { .. } => "invalid_input",
+            PathError::Unexpanded { .. } => "caller_root_unexpanded",
             PathError::TooLong { .. } => "too_long",
             PathError::ControlCharacters => "control_characters",
             PathError::Refused { why, .. } => why.code(),
@@ -68,6 +72,11 @@ pub fn normalize_caller_root(raw: &str) -> Result<PathBuf> {
     }
     if raw.chars().any(char::is_control) {
         return Err(PathError::ControlCharacters);
+    }
+    if raw.starts_with("${") {
+        return Err(PathError::Unexpanded {
+            raw: raw.to_string(),
+        });
     }
     let p = Path::new(raw);
     if raw.is_empty() || !p.is_absolute() {

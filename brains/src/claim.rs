@@ -168,6 +168,24 @@ pub struct Claim {
     /// same time; both versions name each other. Never resolved silently.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conflict: Option<Conflict>,
+    /// A shared store's version only: verdicts and retirements another member made on a
+    /// version that another owner superseded meanwhile (on the version meant and on the
+    /// live one). Recorded and shown, never dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub races: Vec<Race>,
+}
+
+/// An act that raced a supersession: a member graded or retired a version that, by the
+/// time the act reached the team's log, another member had superseded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct Race {
+    /// Who acted (as the database stamped it).
+    pub member: String,
+    /// What they did: `learn wrong` (`learn <verdict>`), `retired`, `demoted`.
+    pub act: String,
+    /// The version they meant (`<slug>@<created>`).
+    pub version: String,
 }
 
 /// Two members superseded the same version of a label: the later in the team's log is

@@ -41,6 +41,8 @@ pub enum StoreError {
     UnknownClaim { slug: String },
     #[error("no claim {slug:?} in this store, live or in history: nothing to purge")]
     NothingToPurge { slug: String },
+    #[error("{slug:?} is in the team's shared store {store}: a purge here would erase only this machine's copy while the team's log and every other mirror keep it, so nothing was erased; a purge request is sent to the team (every member's `medulla team status` lists it), and the team admin erases it everywhere with `medulla team purge --url ADMIN_URL --store {store} --slug {slug}` (every mirror, this one included, follows)")]
+    SharedPurge { slug: String, store: String },
     #[error("no key {key:?} in boot memory: list keys with op list")]
     UnknownKey { key: String },
     #[error("the store at {path} is held by another process: stop the other medulla owner, or point MEDULLA_HOME elsewhere")]
@@ -102,6 +104,7 @@ impl StoreError {
             StoreError::LabelCollision { .. } => "label_collision",
             StoreError::UnknownClaim { .. } => "unknown_claim",
             StoreError::NothingToPurge { .. } => "nothing_to_purge",
+            StoreError::SharedPurge { .. } => "shared_purge",
             StoreError::UnknownKey { .. } => "unknown_key",
             StoreError::StoreLocked { .. } => "store_locked",
             StoreError::Damaged { .. } => "store_damaged",

@@ -39,8 +39,8 @@ pub mod vector;
 
 pub use anchor::Anchor;
 pub use claim::{
-    slugify, Act, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome, Strength, Trust,
-    Verdict,
+    slugify, Act, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome, Race, Strength,
+    Trust, Verdict,
 };
 pub use clock::{Clock, FixedClock, SystemClock};
 pub use embed::{embed_query, EmbedError, Embedder, StaticModel};

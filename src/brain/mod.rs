@@ -102,6 +102,9 @@ pub enum BrainMsg {
         brains::store::ShareState,
         Reply<brains::store::share::Shared>,
     ),
+    /// Stop sharing (a team left while running): nothing more is queued; what was
+    /// queued and never sent is dropped (its count replied).
+    StopSharing(Reply<u64>),
     /// The team's log holds these outbox entries.
     Delivered(Vec<u64>, Reply<()>),
     /// Apply entries of the team's log, with their cursor.
@@ -565,6 +568,9 @@ impl Actor for BrainActor {
             ),
             BrainMsg::StartSharing(state, reply) => {
                 send(reply, st.run(&me, move |s| s.start_sharing(state)).await?)
+            }
+            BrainMsg::StopSharing(reply) => {
+                send(reply, st.run(&me, move |s| s.stop_sharing()).await?)
             }
             BrainMsg::Delivered(ids, reply) => {
                 send(reply, st.run(&me, move |s| s.delivered(&ids)).await?)

@@ -27,7 +27,8 @@ pub enum TeamCmd {
         #[arg(long)]
         url: String,
     },
-    /// Join a team: write its URL into config.toml (the password into a 0600 pgpass file)
+    /// Join a team: write its URL into config.toml (the password into a 0600 pgpass
+    /// file); a running owner joins at once
     Join {
         /// postgres://MEMBER[:PASSWORD]@HOST:PORT/DATABASE[?sslmode=require|verify-full]
         url: String,
@@ -42,8 +43,8 @@ pub enum TeamCmd {
         #[command(flatten)]
         c: ClientOpts,
     },
-    /// Stop syncing with the team (the owner stopped): shared stores stop queueing,
-    /// config.toml's [team] goes; the mirrors stay on disk
+    /// Stop syncing with the team (a running owner stops at once): shared stores stop
+    /// queueing, config.toml's [team] goes; the mirrors stay on disk
     Leave,
     /// Erase a claim from a shared store everywhere (admin): a content-free tombstone
     Purge {
@@ -201,16 +202,37 @@ fn status_lines(b: &Value) {
             );
         }
     }
+    for r in b["purge_requests"].as_array().into_iter().flatten() {
+        println!(
+            "purge requested by {}: {} in {} (admin: {})",
+            r["member"].as_str().unwrap_or(""),
+            r["slug"].as_str().unwrap_or(""),
+            r["store"].as_str().unwrap_or(""),
+            r["fix"].as_str().unwrap_or("")
+        );
+    }
     if let Some(cs) = b["conflicts"].as_array() {
         for r in cs {
-            println!(
-                "conflict: {} ({}) by {} vs {} by {}",
-                r["label"].as_str().unwrap_or(""),
-                r["tier"].as_str().unwrap_or(""),
-                r["member"].as_str().unwrap_or("?"),
-                r["conflict"]["with"].as_str().unwrap_or(""),
-                r["conflict"]["member"].as_str().unwrap_or("")
-            );
+            if r["conflict"].is_object() {
+                println!(
+                    "conflict: {} ({}) by {} vs {} by {}",
+                    r["label"].as_str().unwrap_or(""),
+                    r["tier"].as_str().unwrap_or(""),
+                    r["member"].as_str().unwrap_or("?"),
+                    r["conflict"]["with"].as_str().unwrap_or(""),
+                    r["conflict"]["member"].as_str().unwrap_or("")
+                );
+            }
+            for x in r["races"].as_array().into_iter().flatten() {
+                println!(
+                    "conflict: {} ({}): {} ({}) meant {}, superseded meanwhile",
+                    r["label"].as_str().unwrap_or(""),
+                    r["tier"].as_str().unwrap_or(""),
+                    x["member"].as_str().unwrap_or(""),
+                    x["act"].as_str().unwrap_or(""),
+                    x["version"].as_str().unwrap_or("")
+                );
+            }
         }
     }
 }
@@ -238,10 +260,29 @@ fn join(url: &str, home: &Path) -> anyhow::Result<i32> {
         let c = db::connect_client(&t, home).await?;
         db::schema_ready(&c).await
     });
+    // A running owner joins now: no restart.
+    let live = match super::restore::running_owner(home) {
+        Some(owner) => {
+            let a = Client::new(Some(&owner))?.call("team_join", json!({}))?;
+            if !a.ok() {
+                super::print::error(&a.body);
+                return Ok(1);
+            }
+            true
+        }
+        None => false,
+    };
     match reached {
+        Ok(true) if live => {
+            println!(
+                "joined {} as {}: the running owner syncs now",
+                t.shown, t.member
+            );
+            Ok(0)
+        }
         Ok(true) => {
             println!(
-                "joined {} as {}: restart the owner (`medulla stop`, then `medulla serve`) to start syncing",
+                "joined {} as {}: the owner syncs from its next start",
                 t.shown, t.member
             );
             Ok(0)
@@ -272,16 +313,25 @@ fn write_private(file: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Leave the team: with the owner stopped, every shared store stops sharing (its
-/// outbox is dropped: nothing more is queued or sent), `[team]` and the pgpass go.
+/// Leave the team: every shared store stops sharing (what it queued and never sent is
+/// dropped: nothing more is queued or sent), then `[team]` and the pgpass go. A running
+/// owner does the first part itself (`team_leave`); otherwise the stores are opened here.
 fn leave(home: &Path) -> anyhow::Result<i32> {
-    if let Some(url) = super::restore::running_owner(home) {
-        bail!(
-            "an owner serves {} at {url}: stop it first (`medulla stop`), then leave",
-            home.display()
-        );
-    }
     let team_dir = home.join("team");
+    if let Some(owner) = super::restore::running_owner(home) {
+        let a = Client::new(Some(&owner))?.call("team_leave", json!({}))?;
+        if !a.ok() {
+            super::print::error(&a.body);
+            return Ok(1);
+        }
+        if a.body["dropped"].as_u64().unwrap_or(0) > 0 {
+            println!(
+                "{} act(s) that were never sent are dropped",
+                a.body["dropped"]
+            );
+        }
+        return forget_team(home);
+    }
     let mut dirs = vec![team_dir.join("medulla")];
     dirs.extend(
         crate::team::shares::load(&team_dir)
@@ -304,6 +354,11 @@ fn leave(home: &Path) -> anyhow::Result<i32> {
         }
     }
     let _ = std::fs::remove_file(team_dir.join("shares.json"));
+    forget_team(home)
+}
+
+/// Take `[team]` out of config.toml and the pgpass away.
+fn forget_team(home: &Path) -> anyhow::Result<i32> {
     let cfg = home.join("config.toml");
     let text = std::fs::read_to_string(&cfg).unwrap_or_default();
     let mut doc: toml_edit::DocumentMut = text
@@ -316,7 +371,7 @@ fn leave(home: &Path) -> anyhow::Result<i32> {
     std::fs::write(&cfg, doc.to_string())?;
     let _ = std::fs::remove_file(home.join("team").join("pgpass"));
     println!(
-        "left the team: restart the owner; the mirrors stay in {} until you remove them",
+        "left the team: nothing more is queued or sent; the mirrors stay in {} until you remove them",
         home.join("team").display()
     );
     Ok(0)

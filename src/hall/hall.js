@@ -561,6 +561,7 @@ function claimItem(r, ctx) {
       r.tier === 'team' ? badge('team', 'promoted', 'the team medulla') : null,
       r.member ? badge(`by ${r.member}`, '', 'the team member who wrote it (the database says so)') : null,
       r.conflict ? badge('conflict', 'flag', `${r.conflict.member} superseded the same version at the same time: ${r.conflict.with}`) : null,
+      r.races?.length ? badge('conflict', 'flag', r.races.map((x) => `${x.member} (${x.act}) meant ${x.version}`).join('; ')) : null,
       r.strength ? badge(r.strength, `strength-${r.strength}`, 'strength') : null,
       badge(`trust ${trust}`, '', tc ? `graded correct ${tc.correct}, partial ${tc.partial}, wrong ${tc.wrong}` : 'trust'),
       typeof r.version === 'number' ? badge(`v${r.version}`, '', 'version') : null,
@@ -584,6 +585,7 @@ function claimItem(r, ctx) {
     r.evidence_changed?.length ? evidenceLine(r.evidence_changed) : null,
     r.outdated_reason ? h('p', { class: 'warnline', text: `outdated: ${r.outdated_reason}` }) : null,
     r.conflict ? h('p', { class: 'warnline conflict', text: `conflict: ${r.conflict.member} wrote ${r.conflict.with} over the same version at the same time; this one is ${r.state === 'outdated' ? 'kept in history' : 'live (later in the team\'s log)'}. Read both, then write the version that holds.` }) : null,
+    ...(r.races || []).map((x) => h('p', { class: 'warnline conflict', text: `conflict: ${x.member} (${x.act}) meant ${x.version}, which another member superseded meanwhile; the act is kept here, not applied to the live version. Read both, then grade or retire the version that holds.` })),
     h('div', { class: 'actions' }, actions),
     hist,
   ]);
@@ -1090,6 +1092,11 @@ function teamPanel(t) {
     (t.conflicts || []).length
       ? [h('h3', { text: `Conflicts (${t.conflicts.length})` }), claimList(t.conflicts, ctx)]
       : h('p', { class: 'good', text: 'No conflicting versions between members.' }),
+    (t.purge_requests || []).length
+      ? [h('h3', { text: `Purges asked of the admin (${t.purge_requests.length})` }),
+        h('ul', { class: 'purge-requests' }, t.purge_requests.map((r) => h('li', { class: 'warnline' },
+          `${r.member} asked to erase `, h('code', { text: r.slug }), ` in ${r.store}: `, h('code', { text: r.fix }))))]
+      : null,
     claims);
 }
 

@@ -16,6 +16,7 @@ pub fn of(e: &OwnerError) -> u16 {
             StoreError::WouldDowngrade { .. } | StoreError::LabelCollision { .. },
         ) => 409,
         OwnerError::Store(StoreError::NothingToPurge { .. }) => 404,
+        OwnerError::Store(StoreError::SharedPurge { .. }) => 409,
         OwnerError::Store(StoreError::StoreLocked { .. } | StoreError::Closed) => 503,
         // The disk holding the store is full: 507 Insufficient Storage; the store recovers
         // by itself once there is room.

@@ -280,6 +280,17 @@ impl OwnerHandle {
         self.read(id, move |s| s.recent(n)).await
     }
 
+    /// Read a warm brain in place without marking it used (`None` when it is dormant):
+    /// a listing never keeps a brain warm.
+    pub async fn read_warm<T, F>(&self, fp: &Fingerprint, f: F) -> Option<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> std::result::Result<T, brains::StoreError> + Send + 'static,
+    {
+        let store = self.registry.peek(fp)?;
+        crate::brain::read(store, f).await.ok().flatten()
+    }
+
     pub async fn stats(&self, id: &StoreId) -> Result<StoreStats> {
         self.read(id, |s| s.stats()).await
     }
@@ -324,8 +335,9 @@ impl OwnerHandle {
         match id {
             StoreId::Medulla => self.registry.medulla_store().fault(),
             StoreId::Team => self.registry.team_store().and_then(|s| s.fault()),
-            StoreId::Brain(fp) => match self.registry.warm(fp) {
-                Some(w) => w.store.fault(),
+            // A look, not a use: asking for a fault never keeps a brain warm.
+            StoreId::Brain(fp) => match self.registry.peek(fp) {
+                Some(store) => store.fault(),
                 None => crate::brain::cell::quarantined(&self.config.brains_dir().join(fp)),
             },
         }
@@ -407,6 +419,27 @@ impl OwnerHandle {
             reply,
         })
         .await
+    }
+
+    /// Join the team config.toml names, while running (whether it was joined now).
+    pub async fn join_team(&self, team: crate::config::TeamConfig) -> Result<bool> {
+        self.call_owner(|reply| OwnerMsg::JoinTeam { team, reply })
+            .await?
+    }
+
+    /// Stop syncing with the team (whether one was joined).
+    pub async fn stop_sync(&self) -> Result<bool> {
+        self.call_owner(OwnerMsg::StopSync).await
+    }
+
+    /// Stop a shared store's sharing; what it had queued and never sent is dropped.
+    pub async fn stop_sharing(&self, id: &StoreId) -> Result<u64> {
+        self.ask(id, BrainMsg::StopSharing).await
+    }
+
+    /// Close the team medulla's mirror.
+    pub async fn close_team_store(&self) -> Result<()> {
+        self.call_owner(OwnerMsg::CloseTeamStore).await
     }
 
     pub async fn purge(&self, id: &StoreId, slug: &str, actor: &str) -> Result<PurgeReport> {

@@ -19,6 +19,7 @@ pub mod active_model;
 pub mod counters;
 pub mod handle;
 pub mod registry;
+mod team;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -75,6 +76,15 @@ pub enum OwnerMsg {
         fp: Fingerprint,
         reply: RpcReplyPort<bool>,
     },
+    /// Join a team while running (replies whether it was joined now).
+    JoinTeam {
+        team: crate::config::TeamConfig,
+        reply: RpcReplyPort<Result<bool>>,
+    },
+    /// Stop the sync actor (replies whether a team was joined).
+    StopSync(RpcReplyPort<bool>),
+    /// Close the team medulla's mirror, its sharing stopped.
+    CloseTeamStore(RpcReplyPort<()>),
 }
 
 /// What `Load` answers: the writer, or the load to wait on.
@@ -111,6 +121,9 @@ pub struct OwnerState {
     loads: HashMap<Fingerprint, watch::Sender<Opened>>,
     /// The writer side of each close under way.
     closes: HashMap<Fingerprint, watch::Sender<bool>>,
+    /// The team joined: config.toml's at start, then what `team_join` and `team_leave`
+    /// made it.
+    team: Option<crate::config::TeamConfig>,
 }
 
 pub struct OwnerActor;
@@ -445,65 +458,6 @@ impl OwnerState {
         Ok(())
     }
 
-    /// The team medulla's mirror: opened like the medulla, written only by its actor.
-    async fn spawn_team_store(&mut self, me: &ActorRef<OwnerMsg>) -> Result<()> {
-        let team = open_and_spawn(
-            me.get_cell(),
-            self.config().team_dir().join("medulla"),
-            self.handle.store_opts(),
-            None,
-        )
-        .await
-        .map_err(|f| {
-            OwnerError::Internal(format!(
-                "the team medulla's mirror could not be opened: {}",
-                f.message
-            ))
-        })?;
-        self.children.insert(team.0.get_id(), Child::Team);
-        *self.registry().team.write().expect("registry lock") = Some(team);
-        Ok(())
-    }
-
-    async fn spawn_sync(&mut self, me: &ActorRef<OwnerMsg>) -> Result<()> {
-        let (Some(team), Some(status)) = (
-            self.config().team.clone(),
-            self.registry().team_status.clone(),
-        ) else {
-            return Ok(());
-        };
-        let (r1, r2) = (self.handle.registry.clone(), self.handle.registry.clone());
-        let owner = crate::team::sync::OwnerView {
-            stores: Arc::new(self.handle.clone()),
-            is_warm: Arc::new(move |fp| r1.is_warm(fp)),
-            brains: Arc::new(move || {
-                r2.all_manifests()
-                    .into_iter()
-                    .map(|m| (m.fingerprint, m.root))
-                    .collect()
-            }),
-            home: self.config().home.clone(),
-            clock: self.handle.opts.clock.clone(),
-        };
-        let args = crate::team::sync::SyncArgs {
-            owner,
-            team,
-            status,
-            wake: self.registry().team_wake.clone(),
-        };
-        let (sync, _) =
-            Actor::spawn_linked(None, crate::team::sync::SyncActor, args, me.get_cell())
-                .await
-                .map_err(|e| OwnerError::Unreachable {
-                    actor: "team sync".into(),
-                    detail: e.to_string(),
-                })?;
-        self.children.insert(sync.get_id(), Child::Sync);
-        self.registry().kick_sync_with(&sync);
-        *self.registry().sync.write().expect("registry lock") = Some(sync);
-        Ok(())
-    }
-
     /// Reopen the medulla after its actor failed, beside the supervisor: the failed
     /// actor ran no `post_stop`, so its store is released first, then opened again.
     fn restart_medulla(&mut self, me: &ActorRef<OwnerMsg>) {
@@ -598,6 +552,7 @@ impl Actor for OwnerActor {
                     crate::team::db::Target::parse(&t.url)
                         .map(|t| t.member)
                         .unwrap_or_default(),
+                    &args.config.team_dir(),
                 ))
             }),
             args.opts.clock.clone(),
@@ -624,10 +579,11 @@ impl Actor for OwnerActor {
             mailbox_args,
             loads: HashMap::new(),
             closes: HashMap::new(),
+            team: args.config.team.clone(),
         };
         state.spawn_mailbox(&me).await?;
         state.spawn_audit(&me).await?;
-        if state.config().team.is_some() {
+        if state.team.is_some() {
             state.spawn_team_store(&me).await?;
             state.spawn_sync(&me).await?;
         }
@@ -738,6 +694,16 @@ impl Actor for OwnerActor {
             OwnerMsg::Unload { fp, reply } => {
                 let was = st.unload(&fp);
                 let _ = reply.send(was);
+            }
+            OwnerMsg::JoinTeam { team, reply } => {
+                let _ = reply.send(st.join_team(&me, team).await);
+            }
+            OwnerMsg::StopSync(reply) => {
+                let _ = reply.send(st.stop_sync());
+            }
+            OwnerMsg::CloseTeamStore(reply) => {
+                st.close_team_store().await;
+                let _ = reply.send(());
             }
         }
         Ok(())

@@ -72,8 +72,9 @@ pub struct Registry {
     pub(super) team: RwLock<Option<(ActorRef<BrainMsg>, Shared)>>,
     /// The sync actor, when a team is joined.
     pub(super) sync: RwLock<Option<ActorRef<crate::team::sync::SyncMsg>>>,
-    /// The team as answers show it, when a team is joined.
-    pub team_status: Option<Arc<crate::team::status::TeamStatus>>,
+    /// The team as answers show it, when a team is joined (set and cleared while the
+    /// owner runs: `team_join`, `team_leave`).
+    team_status: RwLock<Option<Arc<crate::team::status::TeamStatus>>>,
     /// Coalesces the sync actor's wake-ups.
     pub team_wake: Arc<std::sync::atomic::AtomicBool>,
     team_dir: PathBuf,
@@ -105,7 +106,7 @@ impl Registry {
             team_dir,
             team: RwLock::new(None),
             sync: RwLock::new(None),
-            team_status,
+            team_status: RwLock::new(team_status),
             team_wake: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             clock,
             manifests: RwLock::new(HashMap::new()),
@@ -186,6 +187,16 @@ impl Registry {
         Some(w.clone())
     }
 
+    /// A warm brain's store, without marking it used: the sync actor's bookkeeping reads
+    /// never keep a brain warm.
+    pub fn peek(&self, fp: &str) -> Option<Shared> {
+        self.warm
+            .read()
+            .expect("registry lock")
+            .get(fp)
+            .map(|w| w.store.clone())
+    }
+
     pub fn is_warm(&self, fp: &str) -> bool {
         self.warm.read().expect("registry lock").contains_key(fp)
     }
@@ -243,6 +254,15 @@ impl Registry {
         self.team_wake
             .store(false, std::sync::atomic::Ordering::Release);
         crate::team::sync::kick(s, &self.team_wake);
+    }
+
+    /// The team as answers show it, when a team is joined.
+    pub fn team_status(&self) -> Option<Arc<crate::team::status::TeamStatus>> {
+        self.team_status.read().expect("registry lock").clone()
+    }
+
+    pub(super) fn set_team_status(&self, s: Option<Arc<crate::team::status::TeamStatus>>) {
+        *self.team_status.write().expect("registry lock") = s;
     }
 
     pub fn sync(&self) -> Option<ActorRef<crate::team::sync::SyncMsg>> {

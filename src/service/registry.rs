@@ -142,7 +142,7 @@ async fn call<V: Verb>(cx: Cx<'_>, args: Arguments) -> Result<Value> {
 /// actor is asked for a pass.
 async fn team_note(cx: Cx<'_>, wrote: bool) -> Option<crate::team::status::TeamNote> {
     let registry = &cx.svc.owner.registry;
-    let status = registry.team_status.as_ref()?;
+    let status = registry.team_status()?;
     let mut note = status.note();
     if wrote {
         registry.kick_sync();
@@ -218,6 +218,8 @@ registry! {
     verbs::retire::Retire,
     verbs::team::TeamStatus,
     verbs::team::TeamShare,
+    verbs::team_link::TeamJoin,
+    verbs::team_link::TeamLeave,
 }
 
 /// Route a call and run it: the one entry of MCP and REST.

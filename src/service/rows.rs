@@ -122,6 +122,10 @@ pub struct Row {
     /// and its member. Shown, never resolved silently.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conflict: Option<brains::claim::Conflict>,
+    /// Verdicts and retirements a member made on a version another member superseded
+    /// meanwhile: who, what, and the version meant. Shown, never dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub races: Vec<brains::claim::Race>,
 }
 
 /// Both identities of a promoted claim.
@@ -201,6 +205,7 @@ impl Row {
             matched_task: None,
             member: c.member.clone(),
             conflict: c.conflict.clone(),
+            races: c.races.clone(),
         }
     }
 

@@ -424,18 +424,23 @@ pub async fn pull(
         let kind: String = r.get(4);
         let hash: String = r.get(2);
         let entry = match (kind.as_str(), body) {
-            ("tombstone", Some(b)) => Entry::Tombstone(
-                serde_json::from_str::<serde_json::Value>(&b)
-                    .ok()
-                    .and_then(|v| {
-                        v.get("targets")?.as_array().map(|a| {
+            ("tombstone", Some(b)) => {
+                let v = serde_json::from_str::<serde_json::Value>(&b).unwrap_or_default();
+                let list = |k: &str| -> Vec<String> {
+                    v.get(k)
+                        .and_then(|a| a.as_array())
+                        .map(|a| {
                             a.iter()
                                 .filter_map(|t| t.as_str().map(str::to_string))
                                 .collect()
                         })
-                    })
-                    .unwrap_or_default(),
-            ),
+                        .unwrap_or_default()
+                };
+                Entry::Tombstone {
+                    targets: list("targets"),
+                    slugs: list("slugs"),
+                }
+            }
             (_, None) => Entry::Erased,
             (_, Some(b)) => match serde_json::from_str::<SharedAct>(&b) {
                 Ok(a) => Entry::Act(a),
@@ -567,7 +572,8 @@ pub async fn purge(client: &mut Client, store: &str, slug: &str) -> Result<usize
         return Ok(0);
     }
     targets.sort();
-    let body = serde_json::json!({ "targets": targets }).to_string();
+    // The slug travels with the hashes: a mirror erases by slug, with no per-act record.
+    let body = serde_json::json!({ "targets": targets, "slugs": [slug] }).to_string();
     let hash = {
         use sha2::Digest;
         hex::encode(sha2::Sha256::digest(

@@ -8,7 +8,9 @@
 //! - [`shares`]: which local brains are shared, on disk.
 //! - [`sync`]: the sync actor, the only holder of the database connections.
 //! - [`status`]: what every answer and `team status` say about the team.
+//! - [`conflicts`]: each shared store's conflicted versions, kept at apply time.
 
+pub mod conflicts;
 pub mod db;
 pub mod repo;
 pub mod shares;

@@ -54,13 +54,15 @@ pub struct TeamView {
 }
 
 /// The live status, behind a lock held for microseconds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TeamStatus {
     view: Mutex<TeamView>,
+    /// Each shared store's conflicted versions, kept when the log is applied.
+    pub conflicts: super::conflicts::Conflicts,
 }
 
 impl TeamStatus {
-    pub fn new(url: String, member: String) -> TeamStatus {
+    pub fn new(url: String, member: String, team_dir: &std::path::Path) -> TeamStatus {
         TeamStatus {
             view: Mutex::new(TeamView {
                 url,
@@ -68,6 +70,7 @@ impl TeamStatus {
                 status: "connecting".into(),
                 ..Default::default()
             }),
+            conflicts: super::conflicts::Conflicts::load(team_dir),
         }
     }
 

@@ -55,12 +55,17 @@ pub enum SyncMsg {
     },
 }
 
+/// A warm brain's store, if it is warm, without marking it used.
+pub type Peek = dyn Fn(&Fingerprint) -> Option<crate::brain::Shared> + Send + Sync;
+
 /// What the sync actor sees of the owner: the stores (through the narrow [`Stores`]
 /// handle, as the audit actor does), which brains are warm, and the brains on disk.
 #[derive(Clone)]
 pub struct OwnerView {
     pub stores: Arc<dyn Stores>,
     pub is_warm: Arc<dyn Fn(&Fingerprint) -> bool + Send + Sync>,
+    /// A warm brain's store, read without marking the brain used.
+    pub peek: Arc<Peek>,
     /// Every brain on disk: (fingerprint, root).
     pub brains: Arc<dyn Fn() -> Vec<(Fingerprint, String)> + Send + Sync>,
     pub home: std::path::PathBuf,
@@ -78,6 +83,27 @@ impl OwnerView {
         F: Fn(&brains::Store) -> Result<T, brains::StoreError> + Clone + Send + 'static,
     {
         read(self.stores.as_ref(), id, f).await
+    }
+
+    /// Read a store without keeping it warm: a warm brain is read in place (not marked
+    /// used, so the sync actor's passes never stop it unloading); a dormant one is
+    /// loaded only when `load` says it must be (an outbox that may hold something).
+    async fn read_quietly<T, F>(&self, id: &StoreId, load: bool, f: F) -> Option<T>
+    where
+        T: Send + 'static,
+        F: Fn(&brains::Store) -> Result<T, brains::StoreError> + Clone + Send + 'static,
+    {
+        if let StoreId::Brain(fp) = id {
+            if let Some(shared) = (self.peek)(fp) {
+                if let Ok(Some(v)) = crate::brain::read(shared, f.clone()).await {
+                    return Some(v);
+                }
+            }
+            if !load {
+                return None;
+            }
+        }
+        self.read(id, f).await.ok()
     }
 }
 
@@ -139,6 +165,14 @@ impl SyncState {
         self.target
             .as_ref()
             .map(|t| t.member.clone())
+            .unwrap_or_default()
+    }
+
+    /// The database, without its password: what a mirror's cursor belongs to.
+    fn db_shown(&self) -> String {
+        self.target
+            .as_ref()
+            .map(|t| t.shown.clone())
             .unwrap_or_default()
     }
 
@@ -236,6 +270,7 @@ impl SyncState {
         let state = ShareState {
             key: TEAM_KEY.into(),
             member: self.member(),
+            db: self.db_shown(),
         };
         if self.member().is_empty() {
             return;
@@ -275,10 +310,10 @@ impl SyncState {
             return Ok(());
         }
         loop {
-            let out = match self.owner.read(id, |s| s.outbox(BATCH)).await {
-                Ok(o) => o,
-                Err(e) => {
-                    tracing::warn!(store = key, error = %e, "cannot read the outbox");
+            let out = match self.owner.read_quietly(id, true, |s| s.outbox(BATCH)).await {
+                Some(o) => o,
+                None => {
+                    tracing::warn!(store = key, "cannot read the outbox");
                     return Ok(());
                 }
             };
@@ -340,7 +375,25 @@ impl SyncState {
             .await
             {
                 Ok(done) => {
+                    // Conflicts are counted now, while the store is warm, so status
+                    // and doctor never load a dormant brain for them.
+                    if done.conflicts > 0 || (done.applied > 0 && self.status.conflicts.any(key)) {
+                        if let Some(live) = self
+                            .owner
+                            .read_quietly(id, false, |s| s.live_claims())
+                            .await
+                        {
+                            self.status.conflicts.set(key, live);
+                        }
+                    }
                     if done.applied > 0 || done.purged > 0 {
+                        if let Some(r) = self
+                            .owner
+                            .read_quietly(id, false, |s| s.purge_requests())
+                            .await
+                        {
+                            self.status.conflicts.set_requests(key, r);
+                        }
                         tracing::debug!(
                             store = key,
                             applied = done.applied,
@@ -417,6 +470,7 @@ impl SyncState {
         let state = ShareState {
             key: repo.key.clone(),
             member: self.member(),
+            db: self.db_shown(),
         };
         let done = ask(self.owner.stores.as_ref(), &StoreId::brain(&fp), |r| {
             BrainMsg::StartSharing(state, r)
@@ -449,7 +503,11 @@ impl SyncState {
                     continue;
                 }
             }
-            if let Ok((q, r)) = self.owner.read(&id, |s| s.outbox_len()).await {
+            if let Some((q, r)) = self
+                .owner
+                .read_quietly(&id, false, |s| s.outbox_len())
+                .await
+            {
                 queued += q;
                 refused += r;
                 if q > 0 {

@@ -56,7 +56,10 @@ fn every_client_gets_its_own_file_in_its_shape_merged_and_checked() {
     let rs = root.to_string_lossy().to_string();
     let url = format!("{}/mcp", o.url);
     let bin = crate::common::BIN;
-    let headers = |agent: &str| json!({ "Medulla-Caller-Root": rs, "Medulla-Agent": agent });
+    // A project file is committed: its caller root is what the client expands, never
+    // this machine's path.
+    let headers =
+        |root: &str, agent: &str| json!({ "Medulla-Caller-Root": root, "Medulla-Agent": agent });
     let bridge = json!({ "command": bin, "args": ["bridge"] });
     let cases = vec![
         Case {
@@ -65,7 +68,7 @@ fn every_client_gets_its_own_file_in_its_shape_merged_and_checked() {
             file: root.join(".mcp.json"),
             json: true,
             keys: &["mcpServers", "medulla"],
-            expect: json!({ "type": "http", "url": url, "headers": headers("claude:maker") }),
+            expect: json!({ "type": "http", "url": url, "headers": headers("${PWD}", "claude:maker") }),
         },
         Case {
             client: "claude-code",
@@ -89,7 +92,8 @@ fn every_client_gets_its_own_file_in_its_shape_merged_and_checked() {
             file: root.join(".codex/config.toml"),
             json: false,
             keys: &["mcp_servers", "medulla"],
-            expect: json!({ "url": url, "http_headers": headers("codex:maker") }),
+            expect: json!({ "url": url, "http_headers": { "Medulla-Agent": "codex:maker" },
+                            "env_http_headers": { "Medulla-Caller-Root": "PWD" } }),
         },
         Case {
             client: "codex",
@@ -105,7 +109,7 @@ fn every_client_gets_its_own_file_in_its_shape_merged_and_checked() {
             file: root.join(".cursor/mcp.json"),
             json: true,
             keys: &["mcpServers", "medulla"],
-            expect: json!({ "url": url, "headers": headers("cursor:maker") }),
+            expect: json!({ "url": url, "headers": headers("${workspaceFolder}", "cursor:maker") }),
         },
         Case {
             client: "cursor",
@@ -121,7 +125,7 @@ fn every_client_gets_its_own_file_in_its_shape_merged_and_checked() {
             file: root.join(".vscode/mcp.json"),
             json: true,
             keys: &["servers", "medulla"],
-            expect: json!({ "type": "http", "url": url, "headers": { "Medulla-Caller-Root": "${workspaceFolder}", "Medulla-Agent": "copilot:maker" } }),
+            expect: json!({ "type": "http", "url": url, "headers": headers("${workspaceFolder}", "copilot:maker") }),
         },
         Case {
             client: "vscode",
@@ -137,7 +141,7 @@ fn every_client_gets_its_own_file_in_its_shape_merged_and_checked() {
             file: root.join(".gemini/settings.json"),
             json: true,
             keys: &["mcpServers", "medulla"],
-            expect: json!({ "httpUrl": url, "headers": headers("gemini:maker") }),
+            expect: json!({ "httpUrl": url, "headers": headers("${PWD}", "gemini:maker") }),
         },
         Case {
             client: "gemini",
@@ -221,12 +225,10 @@ fn every_client_gets_its_own_file_in_its_shape_merged_and_checked() {
             doc[c.keys[0]]["theirs"]["command"], "their-server",
             "their server kept: {text}"
         );
-        if c.scope == "user" {
-            assert!(
-                !text.contains(&rs),
-                "a user-wide file never names one project's root: {text}"
-            );
-        }
+        assert!(
+            !text.contains(&rs),
+            "no file connect writes names this machine's path: {text}"
+        );
 
         // Again: nothing changes, byte for byte.
         let again = run(
@@ -681,11 +683,138 @@ fn codex_itself_reads_the_entries_connect_writes() {
         "{project}"
     );
     assert_eq!(
-        project["transport"]["http_headers"]["Medulla-Caller-Root"],
-        rs.as_str(),
+        project["transport"]["env_http_headers"]["Medulla-Caller-Root"], "PWD",
         "{project}"
     );
+    assert!(!project.to_string().contains(&rs), "{project}");
     let user = medulla(&list(&home.path().join(".codex")));
     assert_eq!(user["transport"]["type"], "stdio", "{user}");
     assert_eq!(user["transport"]["args"], json!(["bridge"]), "{user}");
+}
+
+/// Claude Code's expansion of a string in `.mcp.json` (its documentation: `${VAR}` is the
+/// variable, `${VAR:-default}` the variable or the default; a variable unset with no
+/// default fails the file), with `env` as the client's environment.
+fn claude_code_expands(v: &str, env: &[(&str, &str)]) -> String {
+    let mut out = String::new();
+    let mut rest = v;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find('}').expect("a closed ${") + at;
+        let inner = &rest[at + 2..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        let value = env.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        match (value, default) {
+            (Some(x), _) => out.push_str(x),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => panic!("Claude Code refuses the file: {name} is unset"),
+        }
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// Issue 51: `connect claude-code` wrote this machine's absolute path into `.mcp.json`,
+/// the file teams commit, so a clone at another path was routed to the first clone's
+/// brain (or to none).
+#[test]
+fn a_committed_mcp_json_routes_each_clone_to_its_own_brain() {
+    let o = Owner::start();
+    let home = tempfile::tempdir().unwrap();
+    let first = o.project("first/app");
+    git(&first, &["init", "-q"]);
+    std::fs::write(first.join("README"), "app\n").unwrap();
+    o.bootstrap(&first);
+    let r = run(&o, home.path(), &first, &["connect", "claude-code"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("checked:"), "{}", r.stdout);
+    git(&first, &["add", "README", ".mcp.json"]);
+    git(&first, &["commit", "-q", "-m", "first"]);
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = Command::new("git")
+        .arg("clone")
+        .arg("-q")
+        .arg(&first)
+        .arg(elsewhere.path().join("clone"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let clone = std::fs::canonicalize(elsewhere.path().join("clone")).unwrap();
+    o.bootstrap(&clone);
+
+    let text = std::fs::read_to_string(clone.join(".mcp.json")).unwrap();
+    assert!(
+        !text.contains(&*first.to_string_lossy()),
+        "the committed file names no machine's path: {text}"
+    );
+    let doc = json_at(&clone.join(".mcp.json"));
+    let headers = doc["mcpServers"]["medulla"]["headers"].as_object().unwrap();
+    // What Claude Code sends from each clone, started by a shell in it.
+    for (dir, other) in [(&clone, &first), (&first, &clone)] {
+        let ds = dir.to_string_lossy();
+        let env = [("PWD", &*ds), ("HOME", "/home/someone")];
+        let sent: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.clone(), claude_code_expands(v.as_str().unwrap(), &env)))
+            .collect();
+        let sent: Vec<(&str, &str)> = sent.iter().map(|(k, v)| (&**k, &**v)).collect();
+        let label = format!("where {ds} lives");
+        let (s, v) = o.call(
+            "memorize",
+            json!({ "label": label, "text": "this clone's own note" }),
+            &sent,
+        );
+        assert_eq!(s, 200, "{v}");
+        let mine = o.claims(&ds);
+        assert!(
+            mine.iter().any(|c| c["label"] == label.as_str()),
+            "routed to its own brain: {mine:?}"
+        );
+        let theirs = o.claims(&other.to_string_lossy());
+        assert!(
+            !theirs.iter().any(|c| c["label"] == label.as_str()),
+            "never to the other clone's: {theirs:?}"
+        );
+    }
+    // A client that sends the variable unexpanded (no PWD in its environment) is told
+    // why and how, never routed anywhere.
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "nowhere", "text": "unrouted" }),
+        &[("Medulla-Caller-Root", "${PWD}")],
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("caller_root_unexpanded")),
+        "{v}"
+    );
+    assert!(v.to_string().contains("--scope user"), "{v}");
+    // `connect` in the clone: the committed file already says it, and the check passes.
+    let r = run(&o, home.path(), &clone, &["connect", "claude-code"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("already connected"), "{}", r.stdout);
+    assert!(r.stdout.contains("checked:"), "{}", r.stdout);
+    assert_eq!(
+        std::fs::read_to_string(clone.join(".mcp.json")).unwrap(),
+        text
+    );
 }

@@ -28,4 +28,5 @@ mod recall;
 mod retire;
 mod service;
 mod team;
+mod team_live;
 mod transfer;

@@ -135,6 +135,7 @@ fn claim(i: usize, v: usize, root: &str, state: ClaimState) -> Claim {
         anchors: Vec::new(),
         member: None,
         conflict: None,
+        races: Vec::new(),
     }
 }
 

@@ -25,7 +25,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::tables::{
-    ACTS, CLAIMS, HISTORY, KV, META, TEAM_OUTBOX, TEAM_PENDING, TEAM_SEEN, VECTORS, VEC_KEYS,
+    ACTS, CLAIMS, HISTORY, KV, META, TEAM_OUTBOX, TEAM_PENDING, TEAM_REQUESTS, TEAM_SEEN,
+    TEAM_SLUGS, VECTORS, VEC_KEYS,
 };
 use super::{Store, DB_FILE};
 use crate::error::StoreError;
@@ -86,7 +87,7 @@ impl Store {
 
 /// The tables a copy holds; a source with any other table is refused rather than
 /// copied without it.
-const TABLES: [&str; 10] = [
+const TABLES: [&str; 12] = [
     "claims",
     "history",
     "acts",
@@ -98,6 +99,8 @@ const TABLES: [&str; 10] = [
     "team_outbox",
     "team_pending",
     "team_seen",
+    "team_slugs",
+    "team_requests",
 ];
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -181,6 +184,12 @@ impl BackupSource {
         }
         if has("team_seen") {
             copy_table(&rx, &tx, TEAM_SEEN)?;
+        }
+        if has("team_slugs") {
+            copy_table(&rx, &tx, TEAM_SLUGS)?;
+        }
+        if has("team_requests") {
+            copy_table(&rx, &tx, TEAM_REQUESTS)?;
         }
         tx.commit()?;
         drop(rx);

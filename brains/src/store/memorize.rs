@@ -231,6 +231,7 @@ impl Store {
             anchors: input.anchors,
             member: self.share.as_ref().map(|s| s.member.clone()),
             conflict: None,
+            races: Vec::new(),
             label: input.label,
             text: input.text,
             source_agent: input.source_agent,

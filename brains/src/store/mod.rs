@@ -26,6 +26,7 @@ use tables::{ACTS, CLAIMS, HISTORY, KV, VECTORS};
 
 mod acts;
 mod ahead;
+mod apply;
 pub mod backup;
 mod embedding;
 mod fault;
@@ -34,6 +35,7 @@ mod kv;
 mod memorize;
 mod open;
 mod query;
+mod race;
 mod read;
 pub mod share;
 pub mod similar;

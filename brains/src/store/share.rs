@@ -1,10 +1,9 @@
-//! A store shared with a team (SPEC §13): the outbox every local write queues into in
-//! its own transaction, the acts queued here and not yet seen back from the team's log
-//! (their echo is skipped), and applying the team's log in order, each batch in one
-//! transaction with the cursor it reaches.
+//! A store shared with a team (SPEC §13): what travels, the outbox every local write
+//! queues into in its own transaction, and the acts queued here and not yet seen back
+//! from the team's log (their echo is skipped). Applying the log is `apply.rs`.
 //!
 //! What travels is a [`SharedAct`]: a whole version (`write`), a verdict (`learn`), a
-//! version leaving recall (`leave`). Versions are identified across owners by their
+//! version leaving recall (`leave`), a racing act announced (`race`, `race.rs`). Versions are identified across owners by their
 //! version id (`<slug>@<created>`); local version numbers are this mirror's own.
 //!
 //! Conflicts: a `write` whose base (the version its writer superseded) is not the live
@@ -14,25 +13,26 @@
 //! later in the log than anything arriving now (it has not been sent), so an arriving
 //! rival goes to history.
 
-use std::collections::HashMap;
-
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
-use super::tables::{
-    CLAIMS, HISTORY, META, TEAM_OUTBOX, TEAM_PENDING, TEAM_SEEN, VECTORS, VEC_KEYS,
-};
-use super::{embed_text, encode, sha, to_bytes, Store};
-use crate::claim::{ActKind, Claim, ClaimState, Conflict, Verdict};
+use super::race::{self, Pending};
+use super::tables::{META, TEAM_OUTBOX, TEAM_PENDING, TEAM_REQUESTS, TEAM_SEEN, TEAM_SLUGS};
+use super::{sha, Store};
+use crate::claim::{Claim, Race, Verdict};
 use crate::error::StoreError;
 
 /// Which team store a local store mirrors, and as whom this owner writes to it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShareState {
     /// The team store's key: `team`, or `repo:<root commit>`.
     pub key: String,
     /// This owner's member name (its PostgreSQL role).
     pub member: String,
+    /// The team database (its URL without the password): a cursor into one database's
+    /// log means nothing in another's.
+    #[serde(default)]
+    pub db: String,
 }
 
 /// One act of a shared store, as it travels.
@@ -68,13 +68,24 @@ pub enum SharedOp {
         reason: String,
         by: String,
     },
+    /// A verdict or leave that raced a supersession, announced by the owner that saw it
+    /// (its own superseding version still waited to be sent, so the acting owner cannot
+    /// see the race): every mirror marks it.
+    Race { slug: String, race: Race },
+    /// A member asked the team admin to erase a claim (a local purge of a shared claim
+    /// is refused: it would erase one copy only). Every mirror lists it until a
+    /// tombstone erases the claim.
+    PurgeRequest { slug: String },
 }
 
 impl SharedOp {
     pub fn slug(&self) -> &str {
         match self {
             SharedOp::Write { claim } => &claim.slug,
-            SharedOp::Learn { slug, .. } | SharedOp::Leave { slug, .. } => slug,
+            SharedOp::Learn { slug, .. }
+            | SharedOp::Leave { slug, .. }
+            | SharedOp::Race { slug, .. }
+            | SharedOp::PurgeRequest { slug } => slug,
         }
     }
 
@@ -91,6 +102,8 @@ impl SharedOp {
             }
             SharedOp::Learn { note, .. } => note.as_deref().into_iter().collect(),
             SharedOp::Leave { reason, .. } => vec![reason.as_str()],
+            SharedOp::Race { race, .. } => vec![race.act.as_str()],
+            SharedOp::PurgeRequest { .. } => vec![],
         }
     }
 
@@ -132,8 +145,12 @@ pub struct Incoming {
 #[derive(Debug, Clone)]
 pub enum Entry {
     Act(SharedAct),
-    /// An admin erased these acts: purge what they wrote, everywhere.
-    Tombstone(Vec<String>),
+    /// An admin erased these acts (`targets`, their hashes) of these claims (`slugs`):
+    /// purge what they wrote, everywhere. An older tombstone names hashes alone.
+    Tombstone {
+        targets: Vec<String>,
+        slugs: Vec<String>,
+    },
     /// An act whose content an admin erased, read before its tombstone: nothing to apply.
     Erased,
 }
@@ -153,7 +170,7 @@ impl Cursor {
             seq: q.parse().ok()?,
         })
     }
-    fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         format!("{}:{}", self.xid, self.seq)
     }
 }
@@ -175,20 +192,85 @@ pub struct Shared {
     pub refused: u64,
 }
 
-/// A change to the in-memory indexes, made after the commit.
-enum IndexChange {
-    Upsert {
-        claim: Box<Claim>,
-        key: Option<(u64, Option<u64>)>,
-        vector: Option<Vec<f32>>,
-    },
-    Remove {
-        slug: String,
-        key: Option<u64>,
-    },
-}
-
 impl Store {
+    /// The team store `slug` is in, when this store is shared and the slug is in the
+    /// team's log (queued from here or arrived): a local purge would not reach the team.
+    pub fn shared_slug(&self, slug: &str) -> Result<Option<String>, StoreError> {
+        let Some(share) = &self.share else {
+            return Ok(None);
+        };
+        let rx = self.db.begin_read()?;
+        let there = match rx.open_table(TEAM_SLUGS) {
+            Ok(t) => t.get(slug)?.is_some(),
+            Err(redb::TableError::TableDoesNotExist(_)) => false,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(there.then(|| share.key.clone()))
+    }
+
+    /// Ask the team admin to erase `slug` everywhere (queued for the team, listed here at
+    /// once); `false` when it is already asked for.
+    pub fn request_purge(&mut self, slug: &str) -> Result<bool, StoreError> {
+        let Some(member) = self.share.as_ref().map(|s| s.member.clone()) else {
+            return Ok(false);
+        };
+        if self.purge_requests()?.iter().any(|(s, _)| s == slug) {
+            return Ok(false);
+        }
+        let tx = self.db.begin_write()?;
+        tx.open_table(TEAM_REQUESTS)?
+            .insert(slug, member.as_str())?;
+        self.queue_shared(
+            &tx,
+            SharedOp::PurgeRequest {
+                slug: slug.to_string(),
+            },
+        )?;
+        tx.commit()?;
+        Ok(true)
+    }
+
+    /// The purges members asked the team admin for: (slug, member).
+    pub fn purge_requests(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let t = match rx.open_table(TEAM_REQUESTS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(vec![]),
+            Err(e) => return Err(e.into()),
+        };
+        let mut out = Vec::new();
+        for row in t.iter()? {
+            let (k, v) = row?;
+            out.push((k.value().to_string(), v.value().to_string()));
+        }
+        Ok(out)
+    }
+
+    /// What a shared store keeps to follow the team's log, in bytes as redb stores them:
+    /// the pending echoes, the slugs in the log, the purge requests, and the legacy
+    /// per-act table.
+    pub fn team_state_bytes(&self) -> Result<u64, StoreError> {
+        let rx = self.db.begin_read()?;
+        let mut n = 0;
+        macro_rules! add {
+            ($t:expr) => {
+                match rx.open_table($t) {
+                    Ok(t) => {
+                        let s = t.stats()?;
+                        n += s.stored_bytes() + s.metadata_bytes() + s.fragmented_bytes();
+                    }
+                    Err(redb::TableError::TableDoesNotExist(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            };
+        }
+        add!(TEAM_PENDING);
+        add!(TEAM_SEEN);
+        add!(TEAM_SLUGS);
+        add!(TEAM_REQUESTS);
+        Ok(n)
+    }
+
     /// The team store this one mirrors, when it is shared.
     pub fn share(&self) -> Option<&ShareState> {
         self.share.as_ref()
@@ -197,18 +279,34 @@ impl Store {
     /// Share this store: from now on every write is queued for the team, and every
     /// live claim is queued now (the floor over every field; what fails it stays here).
     pub fn start_sharing(&mut self, state: ShareState) -> Result<Shared, StoreError> {
-        if self.share.as_ref() == Some(&state) {
-            return Ok(Shared::default());
+        let same = self.share.as_ref().is_some_and(|s| {
+            s.key == state.key && s.member == state.member && (s.db == state.db || s.db.is_empty())
+        });
+        let tx = self.db.begin_write()?;
+        {
+            let mut meta = tx.open_table(META)?;
+            meta.insert(
+                "team_share",
+                serde_json::to_string(&state)
+                    .expect("a share state serializes")
+                    .as_str(),
+            )?;
+            // The cursor is this database's log position for this store: kept across a
+            // leave and a join of the same one (nothing applied twice: the cursor is the
+            // only record of what was applied), dropped for another.
+            let of = format!("{} {}", state.key, state.db);
+            let before = meta.get("team_cursor_of")?.map(|v| v.value().to_string());
+            if before.is_some_and(|b| b != of) {
+                meta.remove("team_cursor")?;
+            }
+            meta.insert("team_cursor_of", of.as_str())?;
         }
         self.share = Some(state.clone());
+        if same {
+            tx.commit()?;
+            return Ok(Shared::default());
+        }
         let live = self.live_claims()?;
-        let tx = self.db.begin_write()?;
-        tx.open_table(META)?.insert(
-            "team_share",
-            serde_json::to_string(&state)
-                .expect("a share state serializes")
-                .as_str(),
-        )?;
         let mut out = Shared::default();
         for mut c in live {
             c.member = Some(state.member.clone());
@@ -228,11 +326,24 @@ impl Store {
         let dropped = {
             let mut outbox = tx.open_table(TEAM_OUTBOX)?;
             let n = outbox.len()?;
+            // What was never sent never echoes: its pending mark goes with it. What was
+            // sent keeps its mark, so its echo is still skipped after a join.
+            let mut unsent = Vec::new();
+            for row in outbox.iter()? {
+                let (_, v) = row?;
+                if let Ok(o) = serde_json::from_slice::<Outgoing>(v.value()) {
+                    unsent.push(o.hash);
+                }
+            }
             outbox.retain(|_, _| false)?;
-            tx.open_table(TEAM_PENDING)?.retain(|_, _| false)?;
+            let mut pending = tx.open_table(TEAM_PENDING)?;
+            for h in &unsent {
+                pending.remove(h.as_str())?;
+            }
             let mut meta = tx.open_table(META)?;
+            // The cursor stays (with the database it belongs to): a join of the same
+            // database resumes where this mirror stopped.
             meta.remove("team_share")?;
-            meta.remove("team_cursor")?;
             n
         };
         tx.commit()?;
@@ -277,10 +388,21 @@ impl Store {
             meta.insert("team_refused", (n + 1).to_string().as_str())?;
             return Ok(false);
         }
-        let version = match &op {
-            SharedOp::Write { claim } => claim.version_id(),
-            _ => String::new(),
-        };
+        let mark = match &op {
+            SharedOp::Write { claim } => Pending::Write(claim.version_id()),
+            SharedOp::Learn {
+                version, verdict, ..
+            } => Pending::Act {
+                act: race::learn_act(*verdict),
+                version: version.clone(),
+            },
+            SharedOp::Leave { version, how, .. } => Pending::Act {
+                act: how.clone(),
+                version: version.clone(),
+            },
+            SharedOp::Race { .. } | SharedOp::PurgeRequest { .. } => Pending::Other,
+        }
+        .mark();
         let act = SharedAct {
             origin: self.created.clone(),
             at: self.now_ms(),
@@ -302,9 +424,8 @@ impl Store {
                 .as_slice(),
         )?;
         tx.open_table(TEAM_PENDING)?
-            .insert(hash.as_str(), version.as_str())?;
-        tx.open_table(TEAM_SEEN)?
-            .insert(hash.as_str(), slug.as_str())?;
+            .insert(hash.as_str(), mark.as_str())?;
+        tx.open_table(TEAM_SLUGS)?.insert(slug.as_str(), ())?;
         Ok(true)
     }
 
@@ -370,350 +491,5 @@ impl Store {
             .get("team_cursor")?
             .and_then(|v| Cursor::parse(v.value()))
             .unwrap_or_default())
-    }
-
-    /// Apply entries of the team's log, in log order; each run of acts in one
-    /// transaction with the cursor it reaches, so an entry is applied exactly once
-    /// whatever stops the owner. A tombstone purges what its acts wrote.
-    pub fn apply_team(&mut self, batch: Vec<Incoming>) -> Result<Applied, StoreError> {
-        let mut done = Applied::default();
-        let mut run: Vec<Incoming> = Vec::new();
-        for inc in batch {
-            if let Entry::Tombstone(targets) = &inc.entry {
-                let targets = targets.clone();
-                let at = inc.cursor;
-                self.apply_run(std::mem::take(&mut run), &mut done)?;
-                done.purged += self.apply_tombstone(&targets, at)?;
-                continue;
-            }
-            run.push(inc);
-        }
-        self.apply_run(run, &mut done)?;
-        Ok(done)
-    }
-
-    fn apply_tombstone(&mut self, targets: &[String], at: Cursor) -> Result<u64, StoreError> {
-        let mut slugs = Vec::new();
-        {
-            let rx = self.db.begin_read()?;
-            match rx.open_table(TEAM_SEEN) {
-                Ok(seen) => {
-                    for h in targets {
-                        if let Some(s) = seen.get(h.as_str())? {
-                            slugs.push(s.value().to_string());
-                        }
-                    }
-                }
-                Err(redb::TableError::TableDoesNotExist(_)) => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        slugs.sort();
-        slugs.dedup();
-        let mut n = 0;
-        for slug in slugs {
-            match self.purge(&slug, "team:admin") {
-                Ok(_) => n += 1,
-                Err(StoreError::NothingToPurge { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let tx = self.db.begin_write()?;
-        {
-            let mut seen = tx.open_table(TEAM_SEEN)?;
-            let mut pending = tx.open_table(TEAM_PENDING)?;
-            for h in targets {
-                seen.remove(h.as_str())?;
-                pending.remove(h.as_str())?;
-            }
-            tx.open_table(META)?
-                .insert("team_cursor", at.text().as_str())?;
-        }
-        tx.commit()?;
-        Ok(n)
-    }
-
-    /// Apply a run of log entries (no tombstone among them) in one transaction.
-    fn apply_run(&mut self, run: Vec<Incoming>, done: &mut Applied) -> Result<(), StoreError> {
-        let Some(last) = run.last().map(|i| i.cursor) else {
-            return Ok(());
-        };
-        // The vectors of every version that arrives, in one embedder call.
-        let writes: Vec<&Claim> = run
-            .iter()
-            .filter_map(|i| match &i.entry {
-                Entry::Act(SharedAct {
-                    op: SharedOp::Write { claim },
-                    ..
-                }) => Some(claim.as_ref()),
-                _ => None,
-            })
-            .collect();
-        let mut vectors: HashMap<String, Vec<f32>> = HashMap::new();
-        if let Some(e) = &self.opts.embedder {
-            if !writes.is_empty() {
-                let texts: Vec<String> = writes
-                    .iter()
-                    .map(|c| embed_text(&c.label, &c.text))
-                    .collect();
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                let vs = e
-                    .embed(&refs)
-                    .map_err(|e| StoreError::Embedding(e.to_string()))?;
-                for (c, v) in writes.iter().zip(vs) {
-                    vectors.insert(c.version_id(), v);
-                }
-            }
-        }
-        let mut changes: Vec<IndexChange> = Vec::new();
-        let mut acts = Vec::new();
-        let tx = self.db.begin_write()?;
-        {
-            let mut claims = tx.open_table(CLAIMS)?;
-            let mut hist = tx.open_table(HISTORY)?;
-            let mut vt = tx.open_table(VECTORS)?;
-            let mut vk = tx.open_table(VEC_KEYS)?;
-            let mut pending = tx.open_table(TEAM_PENDING)?;
-            let mut seen = tx.open_table(TEAM_SEEN)?;
-            // Versions still waiting to be sent from here: later in the log than anything
-            // arriving now.
-            let mut waiting: std::collections::HashSet<String> = std::collections::HashSet::new();
-            for row in pending.iter()? {
-                let (_, v) = row?;
-                if !v.value().is_empty() {
-                    waiting.insert(v.value().to_string());
-                }
-            }
-            for inc in run {
-                if let Some(version) = pending.remove(inc.hash.as_str())? {
-                    // Our own act, seen back: applied here when it was written, and from
-                    // now on earlier in the log than anything still to come.
-                    waiting.remove(version.value());
-                    done.echoes += 1;
-                    continue;
-                }
-                let act = match inc.entry {
-                    Entry::Act(a) => a,
-                    Entry::Erased | Entry::Tombstone(_) => continue,
-                };
-                if seen.get(inc.hash.as_str())?.is_some() {
-                    continue;
-                }
-                seen.insert(inc.hash.as_str(), act.op.slug())?;
-                let actor = format!("team:{}", inc.member);
-                match act.op {
-                    SharedOp::Write { claim } => {
-                        let mut new = *claim;
-                        new.member = Some(inc.member.clone());
-                        new.conflict = None;
-                        new.state = ClaimState::Authored;
-                        let slug = new.slug.clone();
-                        let live = match claims.get(slug.as_str())? {
-                            Some(v) => Some(super::decode(v.value())?),
-                            None => None,
-                        };
-                        let newest = hist
-                            .range((slug.as_str(), 0u64)..=(slug.as_str(), u64::MAX))?
-                            .next_back()
-                            .transpose()?
-                            .map(|(k, _)| k.value().1)
-                            .unwrap_or(0);
-                        let top = newest.max(live.as_ref().map_or(0, |l| l.version));
-                        if live.as_ref().map(Claim::version_id) == Some(new.version_id()) {
-                            continue;
-                        }
-                        new.version = top + 1;
-                        let (kind, before) = match live {
-                            None => (ActKind::Memorize, None),
-                            Some(l) if new.supersedes.as_deref() == Some(&l.version_id()) => {
-                                let mut out = l.clone();
-                                out.state = ClaimState::Outdated;
-                                out.outdated_reason = Some("superseded".into());
-                                out.outdated_at = Some(act.at);
-                                hist.insert((slug.as_str(), l.version), encode(&out).as_slice())?;
-                                (ActKind::Supersede, Some(l.content_hash))
-                            }
-                            Some(mut l) => {
-                                done.conflicts += 1;
-                                let mine_waits = waiting.contains(&l.version_id());
-                                let l_member = l.member.clone().unwrap_or_else(|| "unknown".into());
-                                if mine_waits {
-                                    // Ours is later in the log: the arrival goes to history.
-                                    new.state = ClaimState::Outdated;
-                                    new.outdated_reason = Some(format!(
-                                        "conflict: {l_member} superseded the same version"
-                                    ));
-                                    new.outdated_at = Some(act.at);
-                                    new.conflict = Some(Conflict {
-                                        with: l.version_id(),
-                                        member: l_member,
-                                    });
-                                    l.conflict = Some(Conflict {
-                                        with: new.version_id(),
-                                        member: inc.member.clone(),
-                                    });
-                                    claims.insert(slug.as_str(), encode(&l).as_slice())?;
-                                    hist.insert(
-                                        (slug.as_str(), new.version),
-                                        encode(&new).as_slice(),
-                                    )?;
-                                    changes.push(IndexChange::Upsert {
-                                        claim: Box::new(l),
-                                        key: None,
-                                        vector: None,
-                                    });
-                                    acts.push((
-                                        ActKind::Supersede,
-                                        slug,
-                                        actor,
-                                        None,
-                                        Some(new.content_hash.clone()),
-                                        Some(format!(
-                                            "conflict: kept {} live",
-                                            new.conflict
-                                                .as_ref()
-                                                .map(|c| c.with.as_str())
-                                                .unwrap_or_default()
-                                        )),
-                                    ));
-                                    done.applied += 1;
-                                    continue;
-                                }
-                                let mut out = l.clone();
-                                out.state = ClaimState::Outdated;
-                                out.outdated_reason = Some(format!(
-                                    "conflict: {} superseded the same version later",
-                                    inc.member
-                                ));
-                                out.outdated_at = Some(act.at);
-                                out.conflict = Some(Conflict {
-                                    with: new.version_id(),
-                                    member: inc.member.clone(),
-                                });
-                                new.conflict = Some(Conflict {
-                                    with: l.version_id(),
-                                    member: l_member,
-                                });
-                                hist.insert((slug.as_str(), l.version), encode(&out).as_slice())?;
-                                (ActKind::Supersede, Some(l.content_hash))
-                            }
-                        };
-                        claims.insert(slug.as_str(), encode(&new).as_slice())?;
-                        let old_key = vk.get(slug.as_str())?.map(|k| k.value());
-                        let vector = vectors.remove(&new.version_id());
-                        let key = if let Some(v) = &vector {
-                            let k = self.next_key;
-                            self.next_key += 1;
-                            if let Some(ok) = old_key {
-                                vt.remove(ok)?;
-                            }
-                            vt.insert(k, to_bytes(v).as_slice())?;
-                            vk.insert(slug.as_str(), k)?;
-                            Some((k, old_key))
-                        } else {
-                            None
-                        };
-                        acts.push((
-                            kind,
-                            slug,
-                            actor,
-                            before,
-                            Some(new.content_hash.clone()),
-                            None,
-                        ));
-                        changes.push(IndexChange::Upsert {
-                            claim: Box::new(new),
-                            key,
-                            vector,
-                        });
-                        done.applied += 1;
-                    }
-                    SharedOp::Learn {
-                        slug,
-                        version,
-                        verdict,
-                        note,
-                    } => {
-                        let Some(mut c) = super::read::live_in(&claims, &slug)? else {
-                            continue;
-                        };
-                        if c.version_id() != version {
-                            continue;
-                        }
-                        c.trust.record(verdict);
-                        claims.insert(slug.as_str(), encode(&c).as_slice())?;
-                        let h = c.content_hash.clone();
-                        let note = Some(verdict.act_note(note.as_deref()));
-                        acts.push((ActKind::Learn, slug, actor, Some(h.clone()), Some(h), note));
-                        changes.push(IndexChange::Upsert {
-                            claim: Box::new(c),
-                            key: None,
-                            vector: None,
-                        });
-                        done.applied += 1;
-                    }
-                    SharedOp::Leave {
-                        slug,
-                        version,
-                        how,
-                        reason,
-                        by,
-                    } => {
-                        let Some(live) = super::read::live_in(&claims, &slug)? else {
-                            continue;
-                        };
-                        if live.version_id() != version {
-                            continue;
-                        }
-                        let mut out = live.clone();
-                        out.state = ClaimState::Outdated;
-                        out.outdated_reason = Some(format!("{how}: {reason}"));
-                        out.outdated_at = Some(act.at);
-                        out.outdated_by = Some(format!("{by} ({})", inc.member));
-                        claims.remove(slug.as_str())?;
-                        hist.insert((slug.as_str(), live.version), encode(&out).as_slice())?;
-                        let key = vk.remove(slug.as_str())?.map(|k| k.value());
-                        if let Some(k) = key {
-                            vt.remove(k)?;
-                        }
-                        let kind = if how == "demoted" {
-                            ActKind::Demote
-                        } else {
-                            ActKind::Retire
-                        };
-                        acts.push((
-                            kind,
-                            slug.clone(),
-                            actor,
-                            Some(live.content_hash),
-                            None,
-                            Some(reason),
-                        ));
-                        changes.push(IndexChange::Remove { slug, key });
-                        done.applied += 1;
-                    }
-                }
-            }
-            let mut meta = tx.open_table(META)?;
-            meta.insert("team_cursor", last.text().as_str())?;
-            meta.insert("next_key", self.next_key.to_string().as_str())?;
-        }
-        let acts: Vec<_> = acts
-            .into_iter()
-            .map(|(kind, subject, actor, before, after, note)| {
-                self.new_act(kind, &subject, &actor, before, after, note)
-            })
-            .collect();
-        self.record_acts(&tx, acts)?;
-        tx.commit()?;
-        for ch in changes {
-            match ch {
-                IndexChange::Upsert { claim, key, vector } => {
-                    self.index_live(&claim, key, vector.as_deref())?
-                }
-                IndexChange::Remove { slug, key } => self.index_gone(&slug, key)?,
-            }
-        }
-        Ok(())
     }
 }

@@ -15,5 +15,13 @@ pub(super) const META: TableDefinition<&str, &str> = TableDefinition::new("meta"
 pub(super) const TEAM_OUTBOX: TableDefinition<u64, &[u8]> = TableDefinition::new("team_outbox");
 /// Acts written here and not yet seen back from the team's log: hash → version id.
 pub(super) const TEAM_PENDING: TableDefinition<&str, &str> = TableDefinition::new("team_pending");
-/// Every act of the team's log this mirror holds: hash → slug (what a tombstone erases).
+/// Legacy (before issue 51): one row per act of the team's log, hash → slug. No longer
+/// written: the cursor alone says what was applied, and a tombstone names its slugs.
+/// Read only for an older tombstone that names hashes alone; emptied as they apply.
 pub(super) const TEAM_SEEN: TableDefinition<&str, &str> = TableDefinition::new("team_seen");
+/// The slugs that are in the team's log (written here and queued, or arrived): one row
+/// per slug, never per act. A local `purge` of one is refused (the team keeps its copy).
+pub(super) const TEAM_SLUGS: TableDefinition<&str, ()> = TableDefinition::new("team_slugs");
+/// Purges a member asked the team admin for: slug → who asked (one row per slug, gone
+/// when a tombstone erases it).
+pub(super) const TEAM_REQUESTS: TableDefinition<&str, &str> = TableDefinition::new("team_requests");

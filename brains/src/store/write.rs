@@ -120,6 +120,21 @@ impl Store {
     /// are released rather than kept.
     pub fn purge(&mut self, slug: &str, actor: &str) -> Result<PurgeReport, StoreError> {
         crate::claim::validate_agent_id(actor)?;
+        // A claim in the team's log: erasing this copy alone would leave the team's and
+        // every other mirror's, and say it was erased. The team admin's purge reaches all.
+        if let Some(key) = self.shared_slug(slug)? {
+            // Refused, and turned into a request every member's `team status` lists.
+            self.request_purge(slug)?;
+            return Err(StoreError::SharedPurge {
+                slug: slug.to_string(),
+                store: key,
+            });
+        }
+        self.erase(slug, actor)
+    }
+
+    /// Erase a slug's every version here, whatever the team holds (a tombstone's work).
+    pub(super) fn erase(&mut self, slug: &str, actor: &str) -> Result<PurgeReport, StoreError> {
         let versions = self.history(slug)?;
         if versions.is_empty() {
             return Err(StoreError::NothingToPurge {

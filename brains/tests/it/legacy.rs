@@ -111,6 +111,7 @@ fn render_then_parse_keeps_every_provenance_field() {
         anchors: Vec::new(),
         member: None,
         conflict: None,
+        races: Vec::new(),
     };
     let p = parse(&render(&claim)).unwrap();
     assert_eq!(p.label, claim.label);
@@ -212,6 +213,7 @@ fn claim_of(i: &brains::MemorizeInput) -> Claim {
         anchors: Vec::new(),
         member: None,
         conflict: None,
+        races: Vec::new(),
     }
 }
 

@@ -45,16 +45,23 @@ fn tools_in(answer: &Value) -> anyhow::Result<usize> {
 pub fn reaches(t: &Transport, root: &Path) -> anyhow::Result<usize> {
     match t {
         Transport::Http { url, headers } => {
-            // VS Code expands `${workspaceFolder}`: the check sends what it would.
-            let root = root.to_string_lossy();
             let headers: Vec<(String, String)> = headers
                 .iter()
-                .map(|(k, v)| (k.clone(), v.replace("${workspaceFolder}", &root)))
+                .map(|(k, v)| (k.clone(), as_client_sends(v, root)))
                 .collect();
             over_http(url, &headers)
         }
         Transport::Stdio { command, args } => over_stdio(command, args, root),
     }
+}
+
+/// A header's value as the client sends it when it runs in `root`: `${workspaceFolder}`
+/// (VS Code, Cursor) and `${PWD}` (Claude Code, Gemini CLI, Codex's `env_http_headers`)
+/// are that directory.
+fn as_client_sends(v: &str, root: &Path) -> String {
+    let root = root.to_string_lossy();
+    v.replace("${workspaceFolder}", &root)
+        .replace("${PWD}", &root)
 }
 
 /// A JSON-RPC answer from a Streamable HTTP response: a JSON body, or the first

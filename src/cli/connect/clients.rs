@@ -1,8 +1,9 @@
 //! Each agent client's own configuration file and the entry medulla writes there, in that
-//! client's shape. A project scope names its root (the file sits in the project); a user
-//! scope is shared by every project, so it registers the stdio bridge, which sends its
-//! working directory as the caller root: one project's root is never written into a
-//! user-wide file.
+//! client's shape. A project scope is committed and cloned, so its caller root is a
+//! variable the client expands (its own: `${workspaceFolder}` for VS Code and Cursor,
+//! `${PWD}` for Claude Code and Gemini CLI, Codex's `env_http_headers` naming `PWD`),
+//! never this machine's path; a user scope is shared by every project, so it registers
+//! the stdio bridge, which sends its working directory as the caller root.
 
 use std::path::{Path, PathBuf};
 
@@ -57,7 +58,8 @@ pub struct Entry {
 /// How a configured client reaches the owner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
-    /// Streamable HTTP to the owner with these headers.
+    /// Streamable HTTP to the owner with these headers (values as written: a variable
+    /// the client expands stays a variable; the check expands it as the client would).
     Http {
         url: String,
         headers: Vec<(String, String)>,
@@ -132,8 +134,10 @@ impl AgentClient {
         url: &str,
         bin: &str,
     ) -> anyhow::Result<Entry> {
-        let root_s = root.to_string_lossy().into_owned();
         let mcp = format!("{}/mcp", url.trim_end_matches('/'));
+        // What each client expands in a committed file to the directory it runs in.
+        const PWD: &str = "${PWD}";
+        const WORKSPACE: &str = "${workspaceFolder}";
         let headers = |root: &str| {
             vec![
                 ("Medulla-Caller-Root".to_string(), root.to_string()),
@@ -163,12 +167,14 @@ impl AgentClient {
             )
         };
         let e = match (self, scope) {
+            // Claude Code expands `${VAR}` and `${VAR:-default}` in `headers` from its own
+            // environment; the shell that starts it sets `PWD` to where it runs.
             (AgentClient::ClaudeCode, Scope::Project) => Entry {
                 file: root.join(".mcp.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "type": "http", "url": mcp, "headers": header_map(&headers(&root_s)) }),
-                transport: http(&root_s),
+                value: json!({ "type": "http", "url": mcp, "headers": header_map(&headers(PWD)) }),
+                transport: http(PWD),
             },
             (AgentClient::ClaudeCode, Scope::User) => Entry {
                 file: places.home.join(".claude.json"),
@@ -191,9 +197,14 @@ impl AgentClient {
                 file: root.join(".codex").join("config.toml"),
                 syntax: Syntax::Toml,
                 keys: vec!["mcp_servers", "medulla"],
-                // Codex reads `http_headers`; a plain `headers` key is ignored there.
-                value: json!({ "url": mcp, "http_headers": header_map(&headers(&root_s)) }),
-                transport: http(&root_s),
+                // Codex reads `http_headers` (literal values; a plain `headers` key is
+                // ignored there) and `env_http_headers` (a header from the variable named).
+                value: json!({
+                    "url": mcp,
+                    "http_headers": { "Medulla-Agent": self.agent() },
+                    "env_http_headers": { "Medulla-Caller-Root": "PWD" },
+                }),
+                transport: http(PWD),
             },
             (AgentClient::Codex, Scope::User) => Entry {
                 file: places.home.join(".codex").join("config.toml"),
@@ -202,12 +213,13 @@ impl AgentClient {
                 value: json!({ "command": bin, "args": ["bridge"] }),
                 transport: stdio,
             },
+            // Cursor expands `${workspaceFolder}` in `headers`, as VS Code does.
             (AgentClient::Cursor, Scope::Project) => Entry {
                 file: root.join(".cursor").join("mcp.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "url": mcp, "headers": header_map(&headers(&root_s)) }),
-                transport: http(&root_s),
+                value: json!({ "url": mcp, "headers": header_map(&headers(WORKSPACE)) }),
+                transport: http(WORKSPACE),
             },
             (AgentClient::Cursor, Scope::User) => Entry {
                 file: places.home.join(".cursor").join("mcp.json"),
@@ -222,8 +234,8 @@ impl AgentClient {
                 file: root.join(".vscode").join("mcp.json"),
                 syntax: Syntax::Json,
                 keys: vec!["servers", "medulla"],
-                value: json!({ "type": "http", "url": mcp, "headers": header_map(&headers("${workspaceFolder}")) }),
-                transport: http(&root_s),
+                value: json!({ "type": "http", "url": mcp, "headers": header_map(&headers(WORKSPACE)) }),
+                transport: http(WORKSPACE),
             },
             (AgentClient::Vscode, Scope::User) => Entry {
                 file: places.config.join("Code").join("User").join("mcp.json"),
@@ -232,13 +244,14 @@ impl AgentClient {
                 value: json!({ "type": "stdio", "command": bin, "args": ["bridge"] }),
                 transport: stdio,
             },
-            // Gemini CLI: `httpUrl` is Streamable HTTP (a plain `url` would mean SSE).
+            // Gemini CLI: `httpUrl` is Streamable HTTP (a plain `url` would mean SSE); it
+            // resolves `$VAR` and `${VAR}` in every string of settings.json.
             (AgentClient::Gemini, Scope::Project) => Entry {
                 file: root.join(".gemini").join("settings.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "httpUrl": mcp, "headers": header_map(&headers(&root_s)) }),
-                transport: http(&root_s),
+                value: json!({ "httpUrl": mcp, "headers": header_map(&headers(PWD)) }),
+                transport: http(PWD),
             },
             (AgentClient::Gemini, Scope::User) => Entry {
                 file: places.home.join(".gemini").join("settings.json"),

@@ -338,6 +338,16 @@ pub fn doctor(d: Doctor) {
             v.refused,
             v.lag
         );
+        for r in &t.purge_requests {
+            out!(
+                "    {} {} in {} by {}: {}",
+                paint(YELLOW, "purge requested:"),
+                r.slug,
+                r.store,
+                r.member,
+                r.fix
+            );
+        }
         for r in &t.conflicts {
             if let Some(c) = &r.conflict {
                 out!(
@@ -347,6 +357,16 @@ pub fn doctor(d: Doctor) {
                     r.member.as_deref().unwrap_or("?"),
                     c.with,
                     c.member
+                );
+            }
+            for x in &r.races {
+                out!(
+                    "    {} {}: {} ({}) meant {}, superseded meanwhile",
+                    paint(YELLOW, "conflict:"),
+                    r.slug,
+                    x.member,
+                    x.act,
+                    x.version
                 );
             }
         }

@@ -49,10 +49,15 @@ pub fn bootstrap(e: Envelope<BootstrapAnswer>) {
     );
 }
 
-/// The medulla's size after a write into it, and a warning past its soft cap.
+/// The written medulla's size (the personal or the team's), and a warning past its
+/// soft cap.
 fn medulla_cap(cap: &Cap) {
     let live = plural(cap.live, "live claim", "live claims");
-    let line = format!("the medulla holds {live} (soft cap {})", cap.soft_cap);
+    let name = match cap.tier {
+        crate::service::rows::StoreTier::Team => "the team medulla",
+        _ => "the medulla",
+    };
+    let line = format!("{name} holds {live} (soft cap {})", cap.soft_cap);
     out!("{}", paint(DIM, line));
     if let Some(m) = &cap.message {
         for line in wrap(m, width(), 3) {

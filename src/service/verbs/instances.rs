@@ -96,8 +96,9 @@ impl Verb for Brains {
 pub async fn instance_row(svc: &Service, m: &Manifest) -> InstanceRow {
     let warm = svc.owner.registry.is_warm(&m.fingerprint);
     let c = svc.counters(&m.fingerprint);
+    // Read in place: listing brains never keeps one warm.
     let live = if warm {
-        svc.owner.stats(&StoreId::brain(&m.fingerprint)).await.ok()
+        svc.owner.read_warm(&m.fingerprint, |s| s.stats()).await
     } else {
         None
     };

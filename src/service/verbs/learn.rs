@@ -97,13 +97,13 @@ impl Verb for Learn {
                     demoted: Row::of(&c, tier, now, None),
                     witness_untouched: c.origin_claim.clone(),
                     etiquette: Etiquette::of(&actor),
-                    medulla_cap: Cap::of(live),
+                    medulla_cap: Cap::of_store(tier, live),
                 }),
                 MedullaLearn::Graded(c) => LearnAnswer::Graded(Graded {
                     verdict: a.verdict,
                     claim: Row::of(&c, tier, now, None),
                     etiquette: Some(Etiquette::of(&actor)),
-                    medulla_cap: Some(Cap::of(live)),
+                    medulla_cap: Some(Cap::of_store(tier, live)),
                 }),
             });
         }

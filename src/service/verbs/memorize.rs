@@ -212,7 +212,7 @@ pub async fn doctrine_birth(
         unchanged: outcome.unchanged(),
         claim: Row::of(outcome.claim(), tier, svc.now(), None),
         etiquette: Etiquette::of(&agent),
-        medulla_cap: Cap::of(live),
+        medulla_cap: Cap::of_store(tier, live),
         similar,
     })
 }

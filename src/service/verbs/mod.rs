@@ -22,6 +22,7 @@ pub mod report;
 pub mod retire;
 pub mod seek;
 pub mod team;
+pub mod team_link;
 pub mod triage;
 
 use std::borrow::Cow;
@@ -153,10 +154,18 @@ pub fn agent(arg: Option<String>, input: &RouteInput) -> Result<String> {
 /// The medulla's soft cap on live claims, and the count from which it warns.
 pub const SOFT_CAP: u64 = 200;
 pub const WARN_FROM: u64 = 300;
+/// The team medulla's own: the doctrine of several people, not one person's index, so
+/// twice the personal medulla's (issue 51: a team answer reported the personal cap).
+pub const TEAM_SOFT_CAP: u64 = 400;
+pub const TEAM_WARN_FROM: u64 = 600;
 
-/// The medulla's live count against its soft cap, on every medulla write (INV-8).
+/// The written store's live count against its soft cap, on every medulla and team
+/// medulla write (INV-8): the personal medulla's cap for the medulla, the team's for the
+/// team medulla.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Cap {
+    /// Whose cap: `medulla` or `team`.
+    pub tier: crate::service::rows::StoreTier,
     pub live: u64,
     pub soft_cap: u64,
     pub warn_from: u64,
@@ -167,21 +176,43 @@ pub struct Cap {
 }
 
 impl Cap {
+    /// The personal medulla's.
     pub fn of(live: u64) -> Cap {
-        let status = if live >= WARN_FROM {
+        Cap::of_store(crate::service::rows::StoreTier::Medulla, live)
+    }
+
+    /// The cap of the store written: the team medulla's for `team`, else the medulla's.
+    pub fn of_store(tier: crate::service::rows::StoreTier, live: u64) -> Cap {
+        let team = tier == crate::service::rows::StoreTier::Team;
+        let (soft_cap, warn_from, name, scope) = if team {
+            (
+                TEAM_SOFT_CAP,
+                TEAM_WARN_FROM,
+                "the team medulla",
+                "across the team",
+            )
+        } else {
+            (SOFT_CAP, WARN_FROM, "the medulla", "across projects")
+        };
+        let status = if live >= warn_from {
             "warn"
-        } else if live > SOFT_CAP {
+        } else if live > soft_cap {
             "over_soft_cap"
         } else {
             "ok"
         };
         Cap {
+            tier: if team {
+                crate::service::rows::StoreTier::Team
+            } else {
+                crate::service::rows::StoreTier::Medulla
+            },
             live,
-            soft_cap: SOFT_CAP,
-            warn_from: WARN_FROM,
+            soft_cap,
+            warn_from,
             status: status.into(),
             message: (status != "ok").then(|| format!(
-                "the medulla holds {live} live claims (soft cap {SOFT_CAP}): it is an index, not a warehouse; demote what no longer holds across projects"
+                "{name} holds {live} live claims (soft cap {soft_cap}): it is an index, not a warehouse; demote what no longer holds {scope}"
             )),
         }
     }

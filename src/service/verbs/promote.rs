@@ -153,7 +153,7 @@ impl Verb for Promote {
                 promoted_to: done.stamp,
             },
             etiquette: Etiquette::of(&agent),
-            medulla_cap: Cap::of(done.medulla_live),
+            medulla_cap: Cap::of_store(tier, done.medulla_live),
         })
     }
 }

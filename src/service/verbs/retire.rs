@@ -87,7 +87,7 @@ impl Verb for Retire {
                 witness_untouched: retired.origin_claim.clone(),
                 retired: Row::of(&retired, tier, now, None),
                 etiquette: Some(Etiquette::of(&actor)),
-                medulla_cap: Some(Cap::of(live)),
+                medulla_cap: Some(Cap::of_store(tier, live)),
             });
         }
         let target = write_target(cx.routed)?;

@@ -20,12 +20,32 @@ pub struct TeamStatusArgs {}
 pub struct TeamStatusAnswer {
     #[serde(flatten)]
     pub view: TeamView,
-    /// Versions that another member superseded at the same time, in the team medulla
-    /// and this owner's shared brains: shown, never resolved silently.
+    /// Versions that another member superseded at the same time, and live versions a
+    /// verdict or retirement raced (`races`), in the team medulla and this owner's shared
+    /// brains: shown, never resolved silently.
     pub conflicts: Vec<Row>,
+    /// Purges members asked the team admin for (a local purge of a shared claim is
+    /// refused and sent as a request): the admin's `medulla team purge` clears them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub purge_requests: Vec<PurgeRequest>,
+    /// The team medulla's live claims against the team's own soft cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cap: Option<super::Cap>,
 }
 
 impl Answer for TeamStatusAnswer {}
+
+/// A member's request that the team admin erase a claim everywhere.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PurgeRequest {
+    /// The shared store: `team`, or `repo:<root commit>`.
+    pub store: String,
+    pub slug: String,
+    /// Who asked (as the database stamped it, or this owner's member).
+    pub member: String,
+    /// The command that does it.
+    pub fix: String,
+}
 
 pub struct TeamStatus;
 
@@ -46,26 +66,58 @@ impl Verb for TeamStatus {
 
 /// The team's status with its conflicts, when a team is joined (`team_status`, doctor).
 pub async fn report(svc: &crate::service::Service) -> Result<Option<TeamStatusAnswer>> {
-    let Some(status) = svc.owner.registry.team_status.as_ref() else {
+    let Some(status) = svc.owner.registry.team_status() else {
         return Ok(None);
     };
     let view = status.view();
     let now = svc.now();
     let mut conflicts = Vec::new();
-    let mut stores = vec![(StoreId::Team, StoreTier::Team)];
-    stores.extend(
-        view.shared
-            .iter()
-            .map(|s| (StoreId::brain(&s.fingerprint), StoreTier::Project)),
-    );
-    for (id, tier) in stores {
-        if let Ok(cs) = svc.owner.live_claims(&id).await {
-            for c in cs.iter().filter(|c| c.conflict.is_some()) {
-                conflicts.push(Row::of(c, tier, now, None));
+    let mut purge_requests = Vec::new();
+    let mut stores = vec![(crate::team::TEAM_KEY.to_string(), StoreId::Team, true)];
+    stores.extend(view.shared.iter().map(|s| {
+        let warm = svc.owner.registry.is_warm(&s.fingerprint);
+        (s.key.clone(), StoreId::brain(&s.fingerprint), warm)
+    }));
+    for (key, id, warm) in stores {
+        let tier = if id == StoreId::Team {
+            StoreTier::Team
+        } else {
+            StoreTier::Project
+        };
+        // A warm store is read (and what it says kept); a dormant brain is never loaded
+        // for this: its conflicts as of its last apply or warm read are shown.
+        if warm {
+            if let Ok(cs) = svc.owner.live_claims(&id).await {
+                status.conflicts.set(&key, cs);
+            }
+            if let Ok(r) = svc.owner.read(&id, |s| s.purge_requests()).await {
+                status.conflicts.set_requests(&key, r);
             }
         }
+        for c in status.conflicts.get(&key) {
+            conflicts.push(Row::of(&c, tier, now, None));
+        }
+        for (slug, member) in status.conflicts.requests(&key) {
+            purge_requests.push(PurgeRequest {
+                fix: format!("medulla team purge --url ADMIN_URL --store {key} --slug {slug}"),
+                store: key.clone(),
+                slug,
+                member,
+            });
+        }
     }
-    Ok(Some(TeamStatusAnswer { view, conflicts }))
+    let cap = svc
+        .owner
+        .stats(&StoreId::Team)
+        .await
+        .ok()
+        .map(|s| super::Cap::of_store(StoreTier::Team, s.live_claims));
+    Ok(Some(TeamStatusAnswer {
+        view,
+        conflicts,
+        purge_requests,
+        cap,
+    }))
 }
 
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema, clap::Args)]
