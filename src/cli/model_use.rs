@@ -128,7 +128,8 @@ pub fn run(
     })
 }
 
-/// `medulla model status`: the exit code (0 a model serves or is ready, 1 none).
+/// `medulla model status`: the exit code (0 told; without an owner, 1 when no model is
+/// on this machine).
 pub fn status(json: bool, url: Option<&str>) -> anyhow::Result<i32> {
     let client = Client::without_autostart(url)?;
     if let Some(view) = owner_view(&client)? {
@@ -136,8 +137,12 @@ pub fn status(json: bool, url: Option<&str>) -> anyhow::Result<i32> {
             print::out!("{}", serde_json::to_string_pretty(&view)?);
         } else {
             print_view(&view);
+            if view["active"].is_null() {
+                // Lexical-only: where the next owner would find the static model.
+                super::model::static_status(false)?;
+            }
         }
-        return Ok(if view["active"].is_null() { 1 } else { 0 });
+        return Ok(0);
     }
     let choice = Choice::read(&default_home());
     match choice {
