@@ -11,6 +11,7 @@
 //! read; a write waits only for the reads already under way.
 
 pub mod cell;
+mod embedding;
 pub mod stores;
 
 use std::path::PathBuf;
@@ -239,11 +240,6 @@ pub struct BrainState {
     embedding: bool,
 }
 
-/// Claims the background embeds in one go (one model call, one transaction).
-const EMBED_BATCH: usize = 64;
-/// The wait before trying again after the background could not embed.
-const EMBED_RETRY: std::time::Duration = std::time::Duration::from_secs(5);
-
 pub struct BrainActor;
 
 /// The first wait before a timed reopen of a faulted store.
@@ -304,65 +300,6 @@ impl BrainState {
 }
 
 impl BrainState {
-    /// Whether the store's model defers its writes' vectors to the background.
-    fn defers(&self) -> bool {
-        self.opts.embedder.as_ref().is_some_and(|e| e.deferred())
-    }
-
-    /// Start embedding the next batch of claims that have no vector, unless a batch is
-    /// under way or the model does not defer. The vectors come back as
-    /// [`BrainMsg::Attach`]; the actor goes on serving meanwhile.
-    async fn embed_pending(&mut self, me: &ActorRef<BrainMsg>) {
-        if self.embedding || !self.defers() {
-            return;
-        }
-        let got = self
-            .store
-            .read(|s| {
-                let e = s.embedder().filter(|e| e.deferred()).cloned();
-                match e {
-                    Some(e) => Ok(Some((e, s.unembedded(EMBED_BATCH)?))),
-                    None => Ok(None),
-                }
-            })
-            .await;
-        let Ok(Some(Some((model, todo)))) = got else {
-            return;
-        };
-        if todo.is_empty() {
-            return;
-        }
-        self.embedding = true;
-        let me = me.clone();
-        tokio::spawn(async move {
-            let id = model.id().to_string();
-            let texts: Vec<String> = todo.iter().map(|t| t.text.clone()).collect();
-            let made = tokio::task::spawn_blocking(move || {
-                let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                model.embed(&refs)
-            })
-            .await;
-            let msg = match made {
-                Ok(Ok(vs)) if vs.len() == todo.len() => {
-                    BrainMsg::Attach(id, todo.into_iter().zip(vs).collect())
-                }
-                Ok(Ok(vs)) => {
-                    tracing::warn!(model = %id, asked = todo.len(), got = vs.len(), "the model returned the wrong number of vectors; retrying later");
-                    BrainMsg::EmbedFailed
-                }
-                Ok(Err(e)) => {
-                    tracing::warn!(model = %id, error = %e, "background embedding failed; retrying later");
-                    BrainMsg::EmbedFailed
-                }
-                Err(e) => {
-                    tracing::warn!(model = %id, error = %e, "background embedding panicked; retrying later");
-                    BrainMsg::EmbedFailed
-                }
-            };
-            let _ = me.send_message(msg);
-        });
-    }
-
     /// The deep check. A quarantined store is opened afresh for it (it is not read
     /// otherwise); found clean, its quarantine is lifted.
     async fn check_integrity(
@@ -464,13 +401,13 @@ impl Actor for BrainActor {
                     Ok(_) => st.embed_pending(&me).await,
                     Err(e) => {
                         tracing::warn!(store = %st.store.dir().display(), error = %e, "could not take the background's vectors; retrying later");
-                        me.send_after(EMBED_RETRY, || BrainMsg::EmbedPending);
+                        me.send_after(embedding::EMBED_RETRY, || BrainMsg::EmbedPending);
                     }
                 }
             }
             BrainMsg::EmbedFailed => {
                 st.embedding = false;
-                me.send_after(EMBED_RETRY, || BrainMsg::EmbedPending);
+                me.send_after(embedding::EMBED_RETRY, || BrainMsg::EmbedPending);
             }
             BrainMsg::SwitchModel(model, staged, reply) => {
                 let next = model.clone();
