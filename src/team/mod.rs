@@ -16,6 +16,7 @@ pub mod repo;
 pub mod shares;
 pub mod status;
 pub mod sync;
+mod target;
 pub mod tls;
 
 /// The team medulla's key in the log.
