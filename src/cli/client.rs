@@ -71,6 +71,17 @@ pub struct Progress<'a> {
     pub what: &'a str,
 }
 
+/// An answer read back as the type the owner serialized it from (read in place: an
+/// answer can be large).
+pub fn read<T: serde::de::DeserializeOwned>(body: &Value, what: &str) -> anyhow::Result<T> {
+    T::deserialize(body).with_context(|| {
+        format!(
+            "the owner's answer to {what} is not the shape this command line reads: run a \
+             command line and an owner of the same version (`medulla --version`, `medulla status`)"
+        )
+    })
+}
+
 /// The owner's URL: `--url`/`MEDULLA_URL`, else `$MEDULLA_HOME/owner.json`, else
 /// `config.toml`'s `listen`, else the default listen address.
 pub fn owner_url(explicit: Option<&str>) -> String {

@@ -6,7 +6,7 @@ use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use super::client::{encode, Answer, Client};
+use super::client::{encode, read, Answer, Client};
 use super::print::{self, out};
 use super::values::name;
 use super::{paths, ClientOpts, Command, KvCmd, MailboxCmd, FOUNDER};
@@ -47,17 +47,6 @@ fn finish_with(
 /// serialized), so a printer works on typed fields.
 fn answer<V: Verb>(body: &Value) -> anyhow::Result<Envelope<V::Answer>> {
     read(body, V::NAME)
-}
-
-/// An answer read back as the type the owner serialized it from (read in place: an
-/// answer can be large).
-pub(super) fn read<T: DeserializeOwned>(body: &Value, what: &str) -> anyhow::Result<T> {
-    T::deserialize(body).with_context(|| {
-        format!(
-            "the owner's answer to {what} is not the shape this command line reads: run a \
-             command line and an owner of the same version (`medulla --version`, `medulla status`)"
-        )
-    })
 }
 
 /// A `GET` read printed from its typed answer.

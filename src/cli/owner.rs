@@ -157,7 +157,7 @@ fn ask_to_stop(
     if !a.ok() {
         return Ok(Err(a));
     }
-    let stopping = super::commands::read::<Stopping>(&a.body, "stop")?;
+    let stopping = super::client::read::<Stopping>(&a.body, "stop")?;
     Ok(Ok((stopping, a.body)))
 }
 
@@ -228,7 +228,7 @@ pub fn restart(c: &Client, opts: &ClientOpts) -> anyhow::Result<i32> {
     use crate::service::life::Keeper;
     use crate::service::Health;
     let before = match c.get("/api/health") {
-        Ok(a) if a.ok() => Some(super::commands::read::<Health>(&a.body, "health")?),
+        Ok(a) if a.ok() => Some(super::client::read::<Health>(&a.body, "health")?),
         Ok(a) => return refused(opts, &a),
         Err(e) if e.downcast_ref::<OwnerNotRunning>().is_some() => None,
         Err(e) => return Err(e),
@@ -257,7 +257,7 @@ pub fn restart(c: &Client, opts: &ClientOpts) -> anyhow::Result<i32> {
         None => crate::launch::start(&home)?,
     };
     let after = super::client::Client::without_autostart(Some(&url))?.get("/api/health")?;
-    let now = super::commands::read::<Health>(&after.body, "health")?;
+    let now = super::client::read::<Health>(&after.body, "health")?;
     if opts.json {
         out!(
             "{}",
@@ -321,7 +321,7 @@ pub fn hall(c: &Client, opts: &ClientOpts, no_open: bool) -> anyhow::Result<i32>
         }
         return Ok(if a.ok() { 0 } else { 1 });
     }
-    let t = super::commands::read::<HallTicket>(&a.body, "a Hall ticket")?;
+    let t = super::client::read::<HallTicket>(&a.body, "a Hall ticket")?;
     let (url, secs) = (t.url.as_str(), t.expires_in_secs);
     // The URL alone on its line: it is copied whole, never wrapped or cut.
     out!(
