@@ -17,6 +17,7 @@ mod hall;
 mod live;
 mod mcp;
 mod near_duplicates;
+mod nudge;
 mod owner;
 mod peer;
 #[path = "../../xtask/src/pg.rs"]
