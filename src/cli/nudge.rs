@@ -11,8 +11,8 @@ use clap::Args;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::print::out;
 use super::prime::HookClient;
+use super::print::out;
 use crate::service::registry::Envelope;
 use crate::service::verbs::boot_memory::BootMemoryAnswer;
 use crate::service::ClaimsView;

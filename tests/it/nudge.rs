@@ -13,8 +13,10 @@ use crate::common::Owner;
 
 /// A Claude Code transcript: a user turn stamped `start`, then `tools` tool calls.
 fn transcript(dir: &Path, name: &str, start: &str, tools: usize) -> std::path::PathBuf {
-    let mut lines = vec![json!({ "type": "user", "timestamp": start, "sessionId": name,
-        "message": { "role": "user", "content": "fix the build" } })];
+    let mut lines = vec![
+        json!({ "type": "user", "timestamp": start, "sessionId": name,
+        "message": { "role": "user", "content": "fix the build" } }),
+    ];
     for i in 0..tools {
         lines.push(json!({ "type": "assistant", "timestamp": start, "message": { "role": "assistant",
             "content": [{ "type": "text", "text": "running" },
@@ -105,7 +107,10 @@ fn a_long_session_that_wrote_nothing_is_asked_once_and_nothing_else_is() {
     let (s, v) = o.call(
         "memorize",
         json!({ "label": "Release steps", "text": "release with make release" }),
-        &[("Medulla-Caller-Root", cr.as_str()), ("Medulla-Agent", "claude:maker")],
+        &[
+            ("Medulla-Caller-Root", cr.as_str()),
+            ("Medulla-Agent", "claude:maker"),
+        ],
     );
     assert_eq!(s, 200, "{v}");
     let (code, out) = nudge(home, &root, &stop("s-wrote", &root, &wrote, false));
