@@ -99,6 +99,9 @@ struct FileConfig {
     /// the owner does not refuse the key.
     #[allow(dead_code)]
     autostart: Option<bool>,
+    /// Read by `medulla nudge` (the launch module's `nudge_off`), not the owner.
+    #[allow(dead_code)]
+    nudge: Option<bool>,
     allow_remote: Option<bool>,
     idle_unload_secs: Option<u64>,
     max_warm_brains: Option<usize>,

@@ -104,6 +104,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         | Command::Completions { .. }
         | Command::Model(_)
         | Command::Prime(_)
+        | Command::Nudge(_)
         | Command::Connect(_)
         | Command::Disconnect(_)
         | Command::Sync(_)

@@ -26,6 +26,7 @@ mod connect;
 mod logs;
 mod model;
 mod model_use;
+mod nudge;
 mod owner;
 mod paths;
 mod prime;
@@ -297,6 +298,10 @@ claude-desktop ~/.config/Claude/claude_desktop_config.json; codex .codex/config.
     /// What an agent should know as a session opens here, for a session-start hook (always
     /// exits 0; prints nothing when no owner runs or no brain covers the directory)
     Prime(prime::PrimeArgs),
+    /// The end-of-turn hook: asks the agent once per session to debrief what it learned,
+    /// after real work that wrote nothing to this project's brain (always exits 0; never
+    /// starts an owner)
+    Nudge(nudge::NudgeArgs),
     /// Write durable memory into this repository's instruction files (AGENTS.md and the
     /// Cursor, Copilot and Windsurf rules), never over a person's edit
     Sync(sync::SyncArgs),
@@ -423,6 +428,7 @@ impl Command {
             | C::Completions { .. }
             | C::Model(_)
             | C::Prime(_)
+            | C::Nudge(_)
             | C::Sync(_)
             | C::Restore(_)
             | C::Logs(_)
@@ -474,6 +480,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Logs(a) => logs::logs(a),
         Command::Model(cmd) => model::run(cmd),
         Command::Prime(a) => Ok(prime::prime(a)),
+        Command::Nudge(a) => Ok(nudge::nudge(a)),
         Command::Sync(a) => sync::sync(a),
         Command::Connect(a) => connect::connect(a),
         Command::Disconnect(a) => connect::disconnect(a),

@@ -156,6 +156,11 @@ pub fn autostart_off(home: &Path) -> Option<&'static str> {
         .then_some("autostart = false in config.toml")
 }
 
+/// Is the end-of-turn nudge turned off (`nudge = false` in `config.toml`)?
+pub fn nudge_off(home: &Path) -> bool {
+    client_config(home).and_then(|c| c.get("nudge")?.as_bool()) == Some(false)
+}
+
 /// Does the owner of `home` answer `GET /api/health` at `url` within `wait`? Blocking;
 /// a plain HTTP/1.1 request on a socket of its own, so it needs no runtime.
 pub fn answers(home: &Path, url: &str, wait: Duration) -> bool {

@@ -818,3 +818,64 @@ fn a_committed_mcp_json_routes_each_clone_to_its_own_brain() {
         text
     );
 }
+
+/// Issue 53: `--hooks` also installs the end-of-turn nudge as Claude Code's `Stop` hook,
+/// merged beside the user's own hooks; `disconnect` takes out only medulla's.
+#[test]
+fn claude_hooks_add_the_stop_nudge_beside_the_users_and_disconnect_takes_only_medullas() {
+    let o = Owner::start();
+    let root = o.project("hooked");
+    o.bootstrap(&root);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.join(".claude")).unwrap();
+    let mine = json!({
+        "permissions": { "allow": ["Bash(ls)"] },
+        "hooks": {
+            "Stop": [{ "hooks": [{ "type": "command", "command": "notify-send done" }] }],
+            "SessionStart": [{ "matcher": "startup", "hooks": [{ "type": "command", "command": "echo hi" }] }]
+        }
+    });
+    std::fs::write(root.join(".claude/settings.json"), mine.to_string()).unwrap();
+    let r = run(
+        &o,
+        home.path(),
+        &root,
+        &["connect", "claude-code", "--hooks"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let s = json_at(&root.join(".claude/settings.json"));
+    assert_eq!(s["permissions"], mine["permissions"]);
+    let stop = s["hooks"]["Stop"].as_array().unwrap();
+    assert_eq!(stop.len(), 2, "{s}");
+    assert_eq!(
+        stop[0], mine["hooks"]["Stop"][0],
+        "the user's hook first, kept"
+    );
+    let cmd = stop[1]["hooks"][0]["command"].as_str().unwrap();
+    assert!(cmd.ends_with("nudge --client claude"), "{cmd}");
+    let start = s["hooks"]["SessionStart"].as_array().unwrap();
+    assert_eq!(start.len(), 2, "{s}");
+    assert!(start[1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .ends_with("prime --client claude"));
+
+    // Again: nothing changes.
+    let r = run(
+        &o,
+        home.path(),
+        &root,
+        &["connect", "claude-code", "--hooks"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        json_at(&root.join(".claude/settings.json")),
+        s,
+        "idempotent"
+    );
+
+    // Disconnect: medulla's two groups go, the user's stay.
+    let r = run(&o, home.path(), &root, &["disconnect", "claude-code"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(json_at(&root.join(".claude/settings.json")), mine);
+}

@@ -18,6 +18,7 @@ mod live;
 mod mcp;
 mod model_switch;
 mod near_duplicates;
+mod nudge;
 mod owner;
 mod peer;
 #[path = "../../xtask/src/pg.rs"]

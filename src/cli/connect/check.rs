@@ -237,6 +237,18 @@ pub fn hook_edits(
 /// Put `group` in `doc.hooks.SessionStart`, replacing medulla's earlier one (the group
 /// whose command runs `prime --client`), keeping every other hook.
 fn session_start(before: Option<&str>, path: &Path, group: Value) -> anyhow::Result<String> {
+    put_group(before, path, "SessionStart", " prime --client ", group)
+}
+
+/// Put `group` in `doc.hooks.<event>`, replacing medulla's earlier one (the group whose
+/// command contains `ours`), keeping every other hook.
+fn put_group(
+    before: Option<&str>,
+    path: &Path,
+    event: &str,
+    ours: &str,
+    group: Value,
+) -> anyhow::Result<String> {
     let mut doc = files::parse_json(before, path)?;
     let list = doc
         .as_object_mut()
@@ -245,25 +257,47 @@ fn session_start(before: Option<&str>, path: &Path, group: Value) -> anyhow::Res
         .or_insert_with(|| json!({}))
         .as_object_mut()
         .context("`hooks` is not an object")?
-        .entry("SessionStart")
+        .entry(event)
         .or_insert_with(|| json!([]))
         .as_array_mut()
-        .context("`hooks.SessionStart` is not a list")?;
-    let is_ours = |g: &Value| {
-        g["hooks"].as_array().is_some_and(|hs| {
-            hs.iter().any(|h| {
-                h["command"]
-                    .as_str()
-                    .is_some_and(|c| c.contains(" prime --client "))
-            })
-        })
-    };
-    match list.iter().position(is_ours) {
+        .with_context(|| format!("`hooks.{event}` is not a list"))?;
+    match list.iter().position(|g| is_ours(g, ours)) {
         Some(i) if list[i] == group => return Ok(before.unwrap_or_default().to_string()),
         Some(i) => list[i] = group,
         None => list.push(group),
     }
     files::json_text(&doc)
+}
+
+/// Is this hook group medulla's: does one of its commands contain `ours`?
+fn is_ours(g: &Value, ours: &str) -> bool {
+    g["hooks"].as_array().is_some_and(|hs| {
+        hs.iter()
+            .any(|h| h["command"].as_str().is_some_and(|c| c.contains(ours)))
+    })
+}
+
+/// `disconnect`: the settings text without medulla's hook groups (its `prime` and `nudge`
+/// commands), every other hook kept; `None` when it holds none.
+pub fn without_hooks(before: &str, path: &Path) -> anyhow::Result<Option<String>> {
+    let mut doc = files::parse_json(Some(before), path)?;
+    let Some(hooks) = doc.get_mut("hooks").and_then(Value::as_object_mut) else {
+        return Ok(None);
+    };
+    let mut changed = false;
+    for list in hooks.values_mut().filter_map(Value::as_array_mut) {
+        let n = list.len();
+        list.retain(|g| !is_ours(g, " prime --client ") && !is_ours(g, " nudge --client "));
+        changed |= list.len() != n;
+    }
+    if !changed {
+        return Ok(None);
+    }
+    hooks.retain(|_, v| v.as_array().is_none_or(|l| !l.is_empty()));
+    if hooks.is_empty() {
+        doc.as_object_mut().map(|o| o.remove("hooks"));
+    }
+    files::json_text(&doc).map(Some)
 }
 
 fn prime_command(client: &str) -> anyhow::Result<String> {
@@ -275,7 +309,12 @@ fn claude_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
         "matcher": "startup|resume|clear|compact",
         "hooks": [{ "type": "command", "command": prime_command("claude")? }]
     });
-    session_start(before, path, group)
+    let with_start = session_start(before, path, group)?;
+    // The end-of-turn nudge (issue 53): Claude Code's `Stop` hook.
+    let stop = json!({
+        "hooks": [{ "type": "command", "command": format!("{} nudge --client claude", super::this_binary()?), "timeout": 5 }]
+    });
+    put_group(Some(&with_start), path, "Stop", " nudge --client ", stop)
 }
 
 fn codex_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {

@@ -49,7 +49,7 @@ pub struct ConnectArgs {
     #[arg(long)]
     pub bootstrap: bool,
     /// Also install `medulla prime` as the client's session-start hook (Claude Code,
-    /// Codex, Gemini CLI)
+    /// Codex, Gemini CLI) and, for Claude Code, `medulla nudge` as its `Stop` hook
     #[arg(long)]
     pub hooks: bool,
     /// Write the file without checking the connection afterwards
@@ -153,8 +153,8 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
                 a.t.client.name(),
                 path.display()
             ),
-            (_, true) => out!("session-start hook: wrote {}", path.display()),
-            (_, false) => out!("session-start hook: {} unchanged", path.display()),
+            (_, true) => out!("hooks: wrote {}", path.display()),
+            (_, false) => out!("hooks: {} unchanged", path.display()),
         }
     }
     if a.no_check {
@@ -175,7 +175,24 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
 /// `medulla disconnect`.
 pub fn disconnect(a: DisconnectArgs) -> anyhow::Result<i32> {
     let url = super::client::owner_url(a.c.url.as_deref());
-    let (entry, _) = entry_for(&a.t, &url)?;
+    let (entry, root) = entry_for(&a.t, &url)?;
+    // medulla's hooks (`prime`, `nudge`) come out of the client's hook files too.
+    for h in check::hook_edits(a.t.client, a.t.scope, &root).unwrap_or_default() {
+        if h.path.extension().is_some_and(|e| e == "toml") {
+            continue;
+        }
+        let Some(before) = files::read(&h.path)? else {
+            continue;
+        };
+        if let Some(after) = check::without_hooks(&before, &h.path)? {
+            if a.t.dry_run {
+                out!("{}", files::diff(&h.path, Some(&before), &after));
+            } else {
+                files::write(&h.path, &after)?;
+                out!("hooks: took medulla's out of {}", h.path.display());
+            }
+        }
+    }
     let Some(before) = files::read(&entry.file)? else {
         out!(
             "{}: no such file, nothing to take out",

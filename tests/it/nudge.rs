@@ -1,0 +1,132 @@
+//! `medulla nudge`, driven the way Claude Code's `Stop` hook drives it: the hook's JSON on
+//! stdin, a transcript JSONL written here, the real owner. It asks once per session, after
+//! real work that wrote nothing, and otherwise says nothing and exits 0.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::Stdio;
+
+use serde_json::{json, Value};
+
+use crate::cli::medulla_cmd;
+use crate::common::Owner;
+
+/// A Claude Code transcript: a user turn stamped `start`, then `tools` tool calls.
+fn transcript(dir: &Path, name: &str, start: &str, tools: usize) -> std::path::PathBuf {
+    let mut lines = vec![
+        json!({ "type": "user", "timestamp": start, "sessionId": name,
+        "message": { "role": "user", "content": "fix the build" } }),
+    ];
+    for i in 0..tools {
+        lines.push(json!({ "type": "assistant", "timestamp": start, "message": { "role": "assistant",
+            "content": [{ "type": "text", "text": "running" },
+                        { "type": "tool_use", "id": format!("t{i}"), "name": "Bash", "input": { "command": "ls" } }] } }));
+        lines.push(json!({ "type": "user", "timestamp": start, "message": { "role": "user",
+            "content": [{ "type": "tool_result", "tool_use_id": format!("t{i}"), "content": "ok" }] } }));
+    }
+    let path = dir.join(format!("{name}.jsonl"));
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
+}
+
+/// Run `medulla nudge --client claude` in `cwd` with `stdin`: (exit code, stdout).
+fn nudge(home: &Path, cwd: &Path, stdin: &str) -> (i32, String) {
+    let mut child = medulla_cmd(home, cwd)
+        .args(["nudge", "--client", "claude"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+fn stop(session: &str, cwd: &Path, path: &Path, active: bool) -> String {
+    json!({ "session_id": session, "transcript_path": path, "cwd": cwd,
+            "hook_event_name": "Stop", "stop_hook_active": active })
+    .to_string()
+}
+
+#[test]
+fn a_long_session_that_wrote_nothing_is_asked_once_and_nothing_else_is() {
+    let o = Owner::start();
+    let home = o.home.path();
+    let root = o.project("app");
+    o.bootstrap(&root);
+    let t = tempfile::tempdir().unwrap();
+    // A session stamped far ahead: no claim in the brain was written after its start.
+    let later = "2100-01-01T00:00:00.000Z";
+
+    // Long, nothing written: asked once, in Claude Code's shape.
+    let long = transcript(t.path(), "s-long", later, 12);
+    let (code, out) = nudge(home, &root, &stop("s-long", &root, &long, false));
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(v["decision"], "block");
+    assert!(v["reason"].as_str().unwrap().contains("debrief"), "{v}");
+    // A second Stop in the same session: nothing.
+    let (code, out) = nudge(home, &root, &stop("s-long", &root, &long, false));
+    assert_eq!((code, out.as_str()), (0, ""));
+
+    // A stop hook already continued this turn: nothing (never a loop).
+    let active = transcript(t.path(), "s-active", later, 12);
+    let (code, out) = nudge(home, &root, &stop("s-active", &root, &active, true));
+    assert_eq!((code, out.as_str()), (0, ""));
+
+    // A short session: nothing.
+    let short = transcript(t.path(), "s-short", later, 9);
+    let (code, out) = nudge(home, &root, &stop("s-short", &root, &short, false));
+    assert_eq!((code, out.as_str()), (0, ""));
+
+    // Malformed or missing stdin: nothing, exit 0.
+    for bad in ["", "{not json", r#"{"session_id": 3}"#] {
+        let (code, out) = nudge(home, &root, bad);
+        assert_eq!((code, out.as_str()), (0, ""), "{bad:?}");
+    }
+
+    // No brain covers the directory: nothing.
+    let nowhere = o.project("nowhere");
+    let (code, out) = nudge(home, &nowhere, &stop("s-nowhere", &nowhere, &long, false));
+    assert_eq!((code, out.as_str()), (0, ""));
+
+    // A session that memorized anything: nothing.
+    let early = "2000-01-01T00:00:00.000Z";
+    let wrote = transcript(t.path(), "s-wrote", early, 12);
+    let cr = root.to_string_lossy().to_string();
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "Release steps", "text": "release with make release" }),
+        &[
+            ("Medulla-Caller-Root", cr.as_str()),
+            ("Medulla-Agent", "claude:maker"),
+        ],
+    );
+    assert_eq!(s, 200, "{v}");
+    let (code, out) = nudge(home, &root, &stop("s-wrote", &root, &wrote, false));
+    assert_eq!((code, out.as_str()), (0, ""));
+
+    // `nudge = false` in config.toml: nothing.
+    std::fs::write(home.join("config.toml"), "nudge = false\n").unwrap();
+    let off = transcript(t.path(), "s-off", later, 12);
+    let (code, out) = nudge(home, &root, &stop("s-off", &root, &off, false));
+    assert_eq!((code, out.as_str()), (0, ""));
+    std::fs::remove_file(home.join("config.toml")).unwrap();
+
+    // No owner at all: nothing, exit 0, and none started.
+    let mut o = o;
+    o.terminate();
+    let gone = transcript(t.path(), "s-gone", later, 12);
+    let (code, out) = nudge(o.home.path(), &root, &stop("s-gone", &root, &gone, false));
+    assert_eq!((code, out.as_str()), (0, ""));
+}
