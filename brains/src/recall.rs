@@ -131,35 +131,7 @@ impl RecallFilter {
     }
 }
 
-/// A claim's metadata, owned: what scope and filters read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClaimMeta {
-    /// Lowercased label (scope matches label prefixes case-insensitively).
-    pub label: String,
-    pub source_agent: String,
-    pub strength: Strength,
-    pub trust: f64,
-    pub created: i64,
-    pub evidence: Vec<String>,
-}
-
-impl ClaimMeta {
-    /// Borrowed, as the claim index hands metadata out.
-    pub fn as_ref(&self) -> MetaRef<'_> {
-        MetaRef::from(self)
-    }
-
-    pub fn of(c: &Claim) -> ClaimMeta {
-        ClaimMeta {
-            label: c.label.to_lowercase(),
-            source_agent: c.source_agent.clone(),
-            strength: c.strength,
-            trust: c.trust.score(),
-            created: c.created,
-            evidence: c.evidence.clone(),
-        }
-    }
-}
+pub use crate::index::ClaimMeta;
 
 fn yes() -> bool {
     true

@@ -12,8 +12,8 @@ use super::tables::{CLAIMS, HISTORY, META, VECTORS, VEC_KEYS};
 use super::{embed_text, encode, to_bytes, Store};
 use crate::claim::{content_hash, ActKind, Claim, ClaimState, MemorizeInput, MemorizeOutcome};
 use crate::error::StoreError;
+use crate::index::ClaimMeta;
 use crate::index::Terms;
-use crate::recall::ClaimMeta;
 use redb::ReadableDatabase;
 
 /// A batch at least this large has its vectors added to the index together.
