@@ -138,3 +138,33 @@ impl MemorizeInput {
         Ok(slug)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::{slug_words, slugify, MAX_SLUG_CHARS};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The byte-wise checks and the in-place slug cap and trim say what the
+        /// character-wise definitions say, for any text (control characters, C1 ones,
+        /// multi-byte letters, whitespace at either end and slugs past the length cap
+        /// included).
+        #[test]
+        fn byte_wise_checks_agree_with_the_character_definitions(
+            text in "[ \\t\\n\\r\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{a0}\\u{2028}a-zA-Z0-9ÄéßÜ中\\-!. ]{0,200}",
+        ) {
+            let line = text.chars().any(char::is_control);
+            prop_assert_eq!(check_line("f", &text).is_err(), line);
+            let free = text
+                .chars()
+                .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'));
+            prop_assert_eq!(check_text("f", &text).is_err(), free);
+            let mut trimmed = text.clone();
+            trim_in_place(&mut trimmed);
+            prop_assert_eq!(trimmed.as_str(), text.trim());
+            let capped: String = slug_words(&text).chars().take(MAX_SLUG_CHARS).collect();
+            prop_assert_eq!(slugify(&text), capped.trim_end_matches('-'));
+        }
+    }
+}

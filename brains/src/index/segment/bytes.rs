@@ -1,7 +1,7 @@
 //! The segment's byte encoding: each array as a length and its little-endian elements,
 //! written to a buffer or a summing file, and read back checked.
 
-use super::{Segment, Strs};
+use super::{strength_of, Segment, Strs};
 
 /// Where an encoding goes: a buffer, or a file summed as it is written (the
 /// snapshot's), so a large segment is never held whole a second time.
@@ -238,5 +238,93 @@ impl<'a> Reader<'a> {
             bound_len: Vec::new(),
             total_len: self.u64()?,
         })
+    }
+}
+
+impl Segment {
+    /// Append the segment's bytes to `out`.
+    pub(crate) fn write(&self, out: &mut impl Put) {
+        write(self, out);
+    }
+
+    /// Read what [`Segment::write`] wrote; `None` unless it reads whole and consistent:
+    /// every array of the right length, every offset in range and in order, every
+    /// document and term id in range, slugs and terms strictly ascending, postings by
+    /// document. A segment that passes can be read without a lookup failing.
+    pub(crate) fn read(r: &mut Reader<'_>) -> Option<Segment> {
+        let mut seg = r.segment()?;
+        let n = seg.slugs.len();
+        let t = seg.terms.len();
+        let sized = seg.labels.len() == n
+            && seg.doc_len.len() == n
+            && seg.strength.len() == n
+            && seg.trust.len() == n
+            && seg.created.len() == n
+            && seg.agent.len() == n
+            && seg.ev_off.len() == n + 1
+            && seg.key.len() == n
+            && seg.fwd_off.len() == n + 1
+            && seg.fwd_tf.len() == seg.fwd_term.len()
+            && seg.post_off.len() == t + 1
+            && seg.post_doc.len() == seg.post_tf.len()
+            && seg.post_doc.len() == seg.fwd_term.len();
+        if !sized {
+            return None;
+        }
+        let offsets = |off: &[u32], end: usize| {
+            off.first() == Some(&0)
+                && off.last().map(|l| *l as usize) == Some(end)
+                && off.windows(2).all(|w| w[0] <= w[1])
+        };
+        let ascending = |s: &Strs| (1..s.len()).all(|i| s.get(i - 1) < s.get(i));
+        if !(offsets(&seg.ev_off, seg.evidence.len())
+            && offsets(&seg.fwd_off, seg.fwd_term.len())
+            && offsets(&seg.post_off, seg.post_doc.len()))
+        {
+            return None;
+        }
+        // Two halves of the checks on two cores: the postings (with each term's bounds,
+        // read in the same pass) beside everything else.
+        let seg_ref = &seg;
+        let (ok, bounds) = std::thread::scope(|sc| {
+            let postings = sc.spawn(move || {
+                let mut bound_tf = vec![0u16; t];
+                let mut bound_len = vec![u32::MAX; t];
+                for x in 0..t {
+                    let (docs, tfs) = seg_ref.postings(x as u32);
+                    if !(docs.iter().all(|d| (*d as usize) < n)
+                        && docs.windows(2).all(|w| w[0] < w[1]))
+                    {
+                        return None;
+                    }
+                    for (d, f) in docs.iter().zip(tfs) {
+                        bound_tf[x] = bound_tf[x].max(*f);
+                        bound_len[x] = bound_len[x].min(seg_ref.doc_len[*d as usize]);
+                    }
+                }
+                Some((bound_tf, bound_len))
+            });
+            let ok = seg_ref
+                .agent
+                .iter()
+                .all(|a| (*a as usize) < seg_ref.agents.len())
+                && seg_ref.strength.iter().all(|c| strength_of(*c).is_some())
+                && ascending(&seg_ref.slugs)
+                && ascending(&seg_ref.terms)
+                && (0..n).all(|d| {
+                    let r = seg_ref.fwd_range(d as u32);
+                    let ts = &seg_ref.fwd_term[r];
+                    ts.iter().all(|x| (*x as usize) < t) && ts.windows(2).all(|w| w[0] < w[1])
+                })
+                && seg_ref.total_len == seg_ref.doc_len.iter().map(|l| u64::from(*l)).sum::<u64>();
+            (ok, postings.join().ok().flatten())
+        });
+        let (Some((bound_tf, bound_len)), true) = (bounds, ok) else {
+            return None;
+        };
+        seg.bound_tf = bound_tf;
+        seg.bound_len = bound_len;
+        seg.index_keys();
+        Some(seg)
     }
 }
