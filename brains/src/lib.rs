@@ -28,6 +28,8 @@ pub mod embed;
 pub mod error;
 pub mod hygiene;
 pub mod index;
+#[cfg(test)]
+mod layering;
 pub mod legacy;
 pub mod lexical;
 mod par;
