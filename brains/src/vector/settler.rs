@@ -55,7 +55,7 @@ pub(super) struct Shared {
     /// When both are held, `graph` is taken first.
     pub(super) graph: RwLock<Graph>,
     pub(super) fresh: RwLock<Fresh>,
-    /// Rows the fresh set keeps in full precision ([`FRESH_MAX`]).
+    /// Rows the fresh set keeps in full precision ([`FRESH_MAX`](super::FRESH_MAX)).
     pub(super) full_max: usize,
     /// Whether fresh rows past `full_max` are kept lean (the graph's precision rescores)
     /// rather than settled by the writer.
@@ -72,7 +72,7 @@ pub(super) struct Shared {
     /// The graph's size when its file was last written.
     pub(super) saved_size: AtomicUsize,
     /// Before this moment the settler starts no batch: a bulk write in progress keeps
-    /// the cores (see [`VectorIndex::hold_settling`]).
+    /// the cores (see [`VectorIndex::hold_settling`](super::VectorIndex::hold_settling)).
     pub(super) held_until: Mutex<Option<Instant>>,
     /// Wakes a settler waiting out a hold (a stop, or the hold moved).
     pub(super) resume: Condvar,
@@ -205,7 +205,8 @@ impl Shared {
     }
 
     /// The settler: batches until nothing is fresh (or the index is dropped). One thread
-    /// while the fresh set is within [`FRESH_MAX`]; every core for a backlog beyond it.
+    /// while the fresh set is within [`FRESH_MAX`](super::FRESH_MAX); every core for a
+    /// backlog beyond it.
     pub(super) fn run(self: Arc<Self>) {
         // A backlog past the bound being caught up on: since when, and how many moved.
         let mut backlog: Option<(Instant, usize)> = None;
