@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::claim::{Claim, Strength};
 use crate::index::MetaRef;
 
+pub use crate::index::ClaimMeta;
+
 /// Default staleness threshold: 30 days.
 pub const DEFAULT_STALE_AFTER_MS: i64 = 30 * 24 * 3600 * 1000;
 /// Default aging half-life: 720 hours.
@@ -130,8 +132,6 @@ impl RecallFilter {
         }
     }
 }
-
-pub use crate::index::ClaimMeta;
 
 fn yes() -> bool {
     true
