@@ -2,7 +2,9 @@
 //! BM25's parameters, and a prepared query and its hits. The index itself, postings
 //! and all, is the claim index (`crate::index`).
 
-use crate::index::DocId;
+/// A live claim's place in the claim index (`crate::index`): stable until its next
+/// compaction.
+pub type DocId = u32;
 
 pub(crate) const K1: f64 = 1.2;
 pub(crate) const B: f64 = 0.75;

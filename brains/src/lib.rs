@@ -10,13 +10,16 @@
 //! - [`index`]: the claim index: every live claim's terms (BM25), the metadata scope
 //!   and filters read, and its vector key; a flat base segment plus a small delta,
 //!   saved in a snapshot, rebuilt from redb when that is missing or stale.
-//! - [`lexical`]: the tokenizer and BM25's parameters.
+//! - [`lexical`]: the tokenizer, BM25's parameters, a prepared query and its hits.
 //! - [`vector`]: the usearch index, derived state reconciled against redb on open.
 //! - [`recall`]: hybrid ranking (lexical + vector fused) and the read-time aging overlay.
 //! - [`embed`]: the [`Embedder`] trait and the static (model2vec) model, loaded from a
 //!   directory; fetching the files is the owner's business.
 //! - [`hygiene`]: the secret and merge-conflict scanner used before anything is shared.
 //! - [`legacy`]: the `.light.md` frontmatter grammar, parsed and rendered.
+//!
+//! No two files name each other round a circle (`layering`, a test: a file may use its
+//! ancestors' module files; every other arrow runs one way).
 //!
 //! The crate is synchronous on purpose: no async runtime, no HTTP, no actors. The owner
 //! process wraps a [`Store`] in an actor; tests and benchmarks drive it directly.
@@ -28,6 +31,8 @@ pub mod embed;
 pub mod error;
 pub mod hygiene;
 pub mod index;
+#[cfg(test)]
+mod layering;
 pub mod legacy;
 pub mod lexical;
 mod par;

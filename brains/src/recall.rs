@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::claim::{Claim, Strength};
 use crate::index::MetaRef;
 
+pub use crate::index::ClaimMeta;
+
 /// Default staleness threshold: 30 days.
 pub const DEFAULT_STALE_AFTER_MS: i64 = 30 * 24 * 3600 * 1000;
 /// Default aging half-life: 720 hours.
@@ -127,36 +129,6 @@ impl RecallFilter {
         match self.evidence_prefix.as_deref().filter(|p| !p.is_empty()) {
             Some(p) => m.evidence().any(|e| e.starts_with(p)),
             None => true,
-        }
-    }
-}
-
-/// A claim's metadata, owned: what scope and filters read.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClaimMeta {
-    /// Lowercased label (scope matches label prefixes case-insensitively).
-    pub label: String,
-    pub source_agent: String,
-    pub strength: Strength,
-    pub trust: f64,
-    pub created: i64,
-    pub evidence: Vec<String>,
-}
-
-impl ClaimMeta {
-    /// Borrowed, as the claim index hands metadata out.
-    pub fn as_ref(&self) -> MetaRef<'_> {
-        MetaRef::from(self)
-    }
-
-    pub fn of(c: &Claim) -> ClaimMeta {
-        ClaimMeta {
-            label: c.label.to_lowercase(),
-            source_agent: c.source_agent.clone(),
-            strength: c.strength,
-            trust: c.trust.score(),
-            created: c.created,
-            evidence: c.evidence.clone(),
         }
     }
 }

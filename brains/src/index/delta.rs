@@ -4,7 +4,7 @@
 
 use foldhash::HashMap;
 
-use crate::recall::ClaimMeta;
+use super::meta::ClaimMeta;
 
 /// A claim of the delta. Its id is the base's size plus its place in `Delta::docs`.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! exhaustive search, and the two levels (base and delta) answering as one.
 
 use super::*;
-use crate::recall::ClaimMeta;
+use crate::claim::Strength;
 
 fn meta(label: &str) -> ClaimMeta {
     ClaimMeta {

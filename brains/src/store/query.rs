@@ -52,7 +52,7 @@ impl<'a> Admit<'a> {
 
     /// [`Admit::admits`] of a claim read whole from redb.
     fn admits_claim(&self, c: &crate::claim::Claim) -> bool {
-        let m = crate::recall::ClaimMeta::of(c);
+        let m = crate::index::ClaimMeta::of(c);
         if let Some(p) = &self.scope {
             if !c.slug.starts_with(p.as_str()) && !m.label.starts_with(p.as_str()) {
                 return false;

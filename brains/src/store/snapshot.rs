@@ -177,7 +177,7 @@ pub(super) fn save(dir: &Path, stamp: &Stamp, base: &Segment) -> Result<(), Stor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::recall::ClaimMeta;
+    use crate::index::ClaimMeta;
 
     /// A claim index of `n` claims whose texts span many blocks of every array.
     fn index(n: usize) -> ClaimIndex {

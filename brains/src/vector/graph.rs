@@ -14,8 +14,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
-use super::{err, Precision, INDEX_FILE};
+use super::precision::Precision;
 use crate::error::StoreError;
+
+/// The graph's file in the store's directory.
+pub const INDEX_FILE: &str = "vectors.usearch";
+
+/// A usearch failure as the store's error.
+pub(super) fn err(what: &str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::VectorIndex {
+        what: what.to_string(),
+        detail: e.to_string(),
+    }
+}
 
 /// How many usearch calls (searches, and the settler's inserts) may run at once. usearch
 /// keeps one context per concurrent thread and refuses a call when every context is

@@ -15,316 +15,31 @@
 //! a close saves the graph as it stands; what the file lacks is handed to the settler
 //! again, from redb, on the next open.
 
+mod arith;
 mod fresh;
 mod graph;
+mod precision;
+mod settler;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Instant;
 
 use crate::error::StoreError;
 use fresh::Fresh;
-use graph::{Contexts, Graph};
+use graph::{err, Contexts, Graph};
+use settler::{build_threads, read, relink, write, Shared};
 
-pub use graph::{key_hash, SEARCH_CONTEXTS, STAMP_FILE};
+pub use graph::{key_hash, INDEX_FILE, SEARCH_CONTEXTS, STAMP_FILE};
+pub use precision::Precision;
 
-pub const INDEX_FILE: &str = "vectors.usearch";
-
-/// Vectors the graph grows by, at least, between two checkpoints of its file.
-const CHECKPOINT_EVERY: usize = 256;
-/// Vectors the settler moves into the graph at a time.
-const SETTLE_BATCH: usize = 256;
 /// Fresh vectors kept in full precision. Beyond this an eight-bit index keeps them lean
 /// (a quarter of the memory, scored by their eight bits, as its graph scores them; a
 /// search's scan grows with them until the settler catches up); any other index has the
 /// writer settle the excess itself before it returns, so its scan stays bounded (~4 ms
 /// at 256 dimensions).
 const FRESH_MAX: usize = 131_072;
-
-fn err(what: &str, e: impl std::fmt::Display) -> StoreError {
-    StoreError::VectorIndex {
-        what: what.to_string(),
-        detail: e.to_string(),
-    }
-}
-
-/// How the graph holds a vector (redb always keeps the f32 vector: this is derived).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Precision {
-    /// Eight bits a component (the default): a quarter of f32's memory and file (a
-    /// million-claim graph is 405 MB, not 661 at f16), and a graph built twice as fast.
-    /// A cosine moves by ~3e-3 here, enough to reorder close candidates, so the graph
-    /// only nominates them: recall and the near-duplicate check rescore every
-    /// candidate with its stored f32 vector ([`Precision::rescores`]).
-    #[default]
-    I8,
-    /// Half precision: a cosine moves by ~1e-3 (`cargo xtask eval --f16`).
-    F16,
-    /// Full precision: the reference the others are measured against (`eval --f32`).
-    F32,
-}
-
-impl Precision {
-    /// Whether the graph's cosines are too coarse to rank by: candidates are rescored
-    /// with the stored vectors.
-    pub fn rescores(self) -> bool {
-        self == Precision::I8
-    }
-}
-
-/// Threads a bulk insert uses: every core the process may run on.
-fn build_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(SEARCH_CONTEXTS)
-}
-
-/// Link again the vectors an insert stranded ([`Graph::strays`]). One still stranded
-/// after is told in the log, never an error: its claim is still found by the lexical
-/// side, and by its vector once a rebuild links it.
-fn relink(g: &mut Graph, strays: &[u64]) -> Result<(), StoreError> {
-    if strays.is_empty() {
-        return Ok(());
-    }
-    let linked = g.relink(strays)?;
-    if linked < strays.len() {
-        tracing::warn!(
-            strays = strays.len(),
-            linked,
-            "some vectors no search reaches are still stranded after linking them again"
-        );
-    } else {
-        tracing::debug!(strays = strays.len(), "linked stranded vectors again");
-    }
-    Ok(())
-}
-
-fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|p| p.into_inner())
-}
-
-fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|p| p.into_inner())
-}
-
-/// What the store's thread and the settler share.
-struct Shared {
-    /// When both are held, `graph` is taken first.
-    graph: RwLock<Graph>,
-    fresh: RwLock<Fresh>,
-    /// Rows the fresh set keeps in full precision ([`FRESH_MAX`]).
-    full_max: usize,
-    /// Whether fresh rows past `full_max` are kept lean (the graph's precision rescores)
-    /// rather than settled by the writer.
-    lean: bool,
-    contexts: Contexts,
-    /// Held while a batch moves from fresh to the graph: one mover at a time.
-    settling: Mutex<()>,
-    /// Whether a settler thread is running.
-    running: Mutex<bool>,
-    idle: Condvar,
-    stop: AtomicBool,
-    /// The graph changed since its file was last written.
-    dirty: AtomicBool,
-    /// The graph's size when its file was last written.
-    saved_size: AtomicUsize,
-    /// Before this moment the settler starts no batch: a bulk write in progress keeps
-    /// the cores (see [`VectorIndex::hold_settling`]).
-    held_until: Mutex<Option<Instant>>,
-    /// Wakes a settler waiting out a hold (a stop, or the hold moved).
-    resume: Condvar,
-}
-
-impl Shared {
-    /// Move up to `n` fresh vectors into the graph, inserted on `threads` threads.
-    /// Returns how many moved. A vector removed while it moved is taken out again.
-    fn settle(&self, n: usize, threads: usize) -> Result<usize, StoreError> {
-        let _one = self.settling.lock().unwrap_or_else(|p| p.into_inner());
-        let batch = write(&self.fresh).take_batch(n);
-        if batch.is_empty() {
-            return Ok(0);
-        }
-        let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
-        self.dirty.store(true, Ordering::Release);
-        let added = self.insert(&batch, &keys, threads);
-        let gone = write(&self.fresh).settled(&keys);
-        if added.is_err() {
-            // Back to fresh as they were: nothing is lost, the next settle retries.
-            let mut f = write(&self.fresh);
-            f.forget_dropped(&gone);
-            for (k, v) in batch.iter().filter(|(k, _)| !gone.contains(k)) {
-                self.push_fresh(&mut f, *k, v);
-            }
-            drop(f);
-            let mut g = write(&self.graph);
-            for k in &keys {
-                g.remove(*k)?;
-            }
-            return added.map(|_| 0);
-        }
-        if !gone.is_empty() {
-            let mut g = write(&self.graph);
-            for k in &gone {
-                g.remove(*k)?;
-            }
-        }
-        write(&self.fresh).forget_dropped(&gone);
-        Ok(batch.len())
-    }
-
-    /// Add a vector to the fresh set: in full precision while it holds fewer than
-    /// `full_max` so, lean past that when the index keeps lean rows.
-    fn push_fresh(&self, f: &mut Fresh, key: u64, v: &[f32]) {
-        let lean = self.lean && f.full() >= self.full_max;
-        f.push(key, v, lean);
-    }
-
-    /// Insert a batch (its `keys` in order) into the graph on `threads` threads, then
-    /// link again what the threads stranded ([`Graph::strays`]).
-    fn insert(
-        &self,
-        batch: &[(u64, Vec<f32>)],
-        keys: &[u64],
-        threads: usize,
-    ) -> Result<(), StoreError> {
-        write(&self.graph).room(batch.len())?;
-        let g = read(&self.graph);
-        let was_empty = g.size() == 0;
-        let part = batch.len().div_ceil(threads.max(1));
-        let inserted = std::thread::scope(|s| {
-            let workers: Vec<_> = batch
-                .chunks(part)
-                .map(|chunk| {
-                    let (g, contexts) = (&g, &self.contexts);
-                    s.spawn(move || -> Result<(), StoreError> {
-                        for (key, v) in chunk {
-                            if !g.contains(*key) {
-                                contexts.with(|| g.add(*key, v))?;
-                            }
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            workers.into_iter().try_for_each(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err(err("add", "a settling thread panicked")))
-            })
-        });
-        inserted?;
-        let strays = g.strays(keys, was_empty, &self.contexts);
-        drop(g);
-        relink(&mut write(&self.graph), &strays)
-    }
-
-    /// Write the graph's file as it stands. The settler waits; searches do not (a save
-    /// only reads the graph).
-    fn save(&self) -> Result<(), StoreError> {
-        let _one = self.settling.lock().unwrap_or_else(|p| p.into_inner());
-        self.dirty.store(false, Ordering::Release);
-        let g = read(&self.graph);
-        let saved = g.save();
-        match &saved {
-            Ok(()) => self.saved_size.store(g.size(), Ordering::Release),
-            Err(_) => self.dirty.store(true, Ordering::Release),
-        }
-        saved
-    }
-
-    /// Whether the graph grew enough since its file was written to write it again:
-    /// by [`CHECKPOINT_EVERY`] vectors or an eighth of its size, whichever is more, so a
-    /// checkpoint's cost per vector stays constant as the index grows.
-    fn checkpoint_due(&self) -> bool {
-        let size = read(&self.graph).size();
-        let grown = size.saturating_sub(self.saved_size.load(Ordering::Acquire));
-        self.dirty.load(Ordering::Acquire) && grown >= CHECKPOINT_EVERY.max(size / 8)
-    }
-
-    /// Wait while settling is held; false when the index is being dropped.
-    fn wait_out_hold(&self) -> bool {
-        let mut held = self.held_until.lock().unwrap_or_else(|p| p.into_inner());
-        loop {
-            if self.stop.load(Ordering::Acquire) {
-                return false;
-            }
-            match *held {
-                Some(until) if until > Instant::now() => {
-                    let wait = until.saturating_duration_since(Instant::now());
-                    held = self
-                        .resume
-                        .wait_timeout(held, wait)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0;
-                }
-                _ => return true,
-            }
-        }
-    }
-
-    /// The settler: batches until nothing is fresh (or the index is dropped). One thread
-    /// while the fresh set is within [`FRESH_MAX`]; every core for a backlog beyond it.
-    fn run(self: Arc<Self>) {
-        // A backlog past the bound being caught up on: since when, and how many moved.
-        let mut backlog: Option<(Instant, usize)> = None;
-        loop {
-            if self.stop.load(Ordering::Acquire) || !self.wait_out_hold() {
-                break;
-            }
-            let fresh = read(&self.fresh).len();
-            let threads = if fresh > self.full_max {
-                if backlog.is_none() {
-                    tracing::info!(
-                        vectors = fresh,
-                        "the vector graph is catching up on a backlog"
-                    );
-                    backlog = Some((Instant::now(), 0));
-                }
-                build_threads()
-            } else {
-                1
-            };
-            let moved = self.settle(SETTLE_BATCH * threads, threads);
-            if let (Some((_, n)), Ok(m)) = (backlog.as_mut(), &moved) {
-                *n += m;
-            }
-            match moved {
-                Ok(0) => {
-                    if let Some((since, n)) = backlog.take() {
-                        tracing::info!(
-                            vectors = n,
-                            secs = since.elapsed().as_secs_f64(),
-                            "the vector graph caught up on its backlog"
-                        );
-                    }
-                    // Settled: the file is checkpointed here, off the write path.
-                    if self.checkpoint_due() {
-                        if let Err(e) = self.save() {
-                            tracing::warn!(error = %e, "could not save the settled vector index; it is repaired from redb on open");
-                        }
-                    }
-                    let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-                    // Checked again under the flag: a write since spawns no second thread.
-                    if read(&self.fresh).is_empty() || self.stop.load(Ordering::Acquire) {
-                        *running = false;
-                        self.idle.notify_all();
-                        return;
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    // The fresh vectors stay searchable; the next write or close retries.
-                    tracing::warn!(error = %e, "could not settle fresh vectors into the vector index");
-                    break;
-                }
-            }
-        }
-        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        *running = false;
-        self.idle.notify_all();
-    }
-}
 
 /// A store's vector index: the graph and the fresh vectors.
 pub struct VectorIndex {
@@ -693,12 +408,12 @@ impl VectorIndex {
             return None;
         }
         if let Some(v) = f.get(key) {
-            return Some(fresh::cosine(&v, q));
+            return Some(arith::cosine(&v, q));
         }
         drop(f);
         read(&self.shared.graph)
             .get(key)
-            .map(|v| fresh::cosine(&v, q))
+            .map(|v| arith::cosine(&v, q))
     }
 
     /// The stored vector of `key`, if the index holds it.
@@ -767,108 +482,8 @@ impl Drop for VectorIndex {
 
 /// Cosine similarity; 0 when either vector is zero.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    fresh::cosine(a, b)
+    arith::cosine(a, b)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A pseudo-random vector a key always gets.
-    fn vector(k: u64, dims: usize) -> Vec<f32> {
-        let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..dims)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % 2001) as f32 / 1000.0 - 1.0
-            })
-            .collect()
-    }
-
-    /// An index of `precision` keeping 64 fresh rows in full, its settler held, and 300
-    /// vectors for it.
-    fn held(precision: Precision) -> (tempfile::TempDir, VectorIndex, Vec<(u64, Vec<f32>)>) {
-        let dims = 16;
-        let d = tempfile::tempdir().unwrap();
-        let graph = Graph::empty(d.path(), dims, precision).unwrap();
-        let ix = VectorIndex::bounded(graph, dims, precision, 64);
-        ix.hold_settling(std::time::Duration::from_secs(600));
-        let items = (1..=300).map(|k| (k, vector(k, dims))).collect();
-        (d, ix, items)
-    }
-
-    /// Issue 24: past the fresh bound the writer inserted the excess into the graph
-    /// itself, so a million-claim import ran at the graph's pace (~8 000 claims/s). An
-    /// eight-bit index now keeps the excess lean and the writer returns at once; every
-    /// vector is found meanwhile, and the graph takes them all once it settles.
-    #[test]
-    fn past_the_fresh_bound_an_eight_bit_index_keeps_the_writer_off_the_graph() {
-        let (_d, mut ix, items) = held(Precision::I8);
-        for chunk in items.chunks(100) {
-            ix.add_many(chunk).unwrap();
-        }
-        assert_eq!(read(&ix.shared.graph).size(), 0, "the writer settled");
-        assert_eq!(ix.fresh(), 300);
-        assert_eq!(read(&ix.shared.fresh).full(), 64);
-        for (k, v) in &items {
-            assert!(ix.contains(*k));
-            let best = ix.search_all(v, 1).unwrap();
-            assert_eq!(best[0].0, *k, "vector {k} is found while it waits");
-            assert!((ix.similarity(*k, v).unwrap() - 1.0).abs() < 1e-3);
-        }
-        ix.settle_all().unwrap();
-        assert_eq!(
-            (read(&ix.shared.graph).size(), ix.fresh(), ix.size()),
-            (300, 0, 300)
-        );
-        for (k, v) in &items {
-            assert_eq!(ix.search_all(v, 1).unwrap()[0].0, *k, "vector {k} settled");
-        }
-    }
-
-    /// usearch's inserts on several threads strand a few vectors no search reaches,
-    /// though it holds them (its issue 735); a rebuild on every core links them again,
-    /// so each vector is found by itself. Without the relinking this test failed in
-    /// most runs on two cores.
-    #[test]
-    fn a_rebuild_on_every_core_leaves_no_vector_out_of_reach() {
-        const ROUNDS: u64 = 10;
-        const N: u64 = 1000;
-        let dims = 16;
-        for round in 0..ROUNDS {
-            let d = tempfile::tempdir().unwrap();
-            let graph = Graph::empty(d.path(), dims, Precision::I8).unwrap();
-            let mut ix = VectorIndex::bounded(graph, dims, Precision::I8, 64);
-            let keys = round * N + 1..=round * N + N;
-            let items: Vec<(u64, Vec<f32>)> = keys.map(|k| (k, vector(k, dims))).collect();
-            ix.build_from(items.len(), items.chunks(64).map(|c| Ok(c.to_vec())))
-                .unwrap();
-            for (k, v) in &items {
-                assert_eq!(
-                    ix.search_all(v, 1).unwrap()[0].0,
-                    *k,
-                    "vector {k} is reached"
-                );
-            }
-        }
-    }
-
-    /// A finer-precision index ranks by the cosines it holds: its fresh set stays in full
-    /// precision, and the writer settles what passes the bound.
-    #[test]
-    fn past_the_fresh_bound_a_full_precision_index_settles_the_excess() {
-        let (_d, mut ix, items) = held(Precision::F32);
-        ix.add_many(&items).unwrap();
-        let f = read(&ix.shared.fresh);
-        assert!(f.len() <= 64 && f.full() == f.len(), "{} fresh", f.len());
-        drop(f);
-        assert_eq!(ix.size(), 300);
-        for (k, v) in &items {
-            let best = ix.search_all(v, 1).unwrap();
-            assert_eq!(best[0].0, *k);
-            assert!((best[0].1 - 1.0).abs() < 1e-5);
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,101 @@
+//! The vector index's own tests: the writer settling past the fresh bound, lean rows, holds.
+
+use super::*;
+
+/// A pseudo-random vector a key always gets.
+fn vector(k: u64, dims: usize) -> Vec<f32> {
+    let mut x = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..dims)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % 2001) as f32 / 1000.0 - 1.0
+        })
+        .collect()
+}
+
+/// An index of `precision` keeping 64 fresh rows in full, its settler held, and 300
+/// vectors for it.
+fn held(precision: Precision) -> (tempfile::TempDir, VectorIndex, Vec<(u64, Vec<f32>)>) {
+    let dims = 16;
+    let d = tempfile::tempdir().unwrap();
+    let graph = Graph::empty(d.path(), dims, precision).unwrap();
+    let ix = VectorIndex::bounded(graph, dims, precision, 64);
+    ix.hold_settling(std::time::Duration::from_secs(600));
+    let items = (1..=300).map(|k| (k, vector(k, dims))).collect();
+    (d, ix, items)
+}
+
+/// Issue 24: past the fresh bound the writer inserted the excess into the graph
+/// itself, so a million-claim import ran at the graph's pace (~8 000 claims/s). An
+/// eight-bit index now keeps the excess lean and the writer returns at once; every
+/// vector is found meanwhile, and the graph takes them all once it settles.
+#[test]
+fn past_the_fresh_bound_an_eight_bit_index_keeps_the_writer_off_the_graph() {
+    let (_d, mut ix, items) = held(Precision::I8);
+    for chunk in items.chunks(100) {
+        ix.add_many(chunk).unwrap();
+    }
+    assert_eq!(read(&ix.shared.graph).size(), 0, "the writer settled");
+    assert_eq!(ix.fresh(), 300);
+    assert_eq!(read(&ix.shared.fresh).full(), 64);
+    for (k, v) in &items {
+        assert!(ix.contains(*k));
+        let best = ix.search_all(v, 1).unwrap();
+        assert_eq!(best[0].0, *k, "vector {k} is found while it waits");
+        assert!((ix.similarity(*k, v).unwrap() - 1.0).abs() < 1e-3);
+    }
+    ix.settle_all().unwrap();
+    assert_eq!(
+        (read(&ix.shared.graph).size(), ix.fresh(), ix.size()),
+        (300, 0, 300)
+    );
+    for (k, v) in &items {
+        assert_eq!(ix.search_all(v, 1).unwrap()[0].0, *k, "vector {k} settled");
+    }
+}
+
+/// usearch's inserts on several threads strand a few vectors no search reaches,
+/// though it holds them (its issue 735); a rebuild on every core links them again,
+/// so each vector is found by itself. Without the relinking this test failed in
+/// most runs on two cores.
+#[test]
+fn a_rebuild_on_every_core_leaves_no_vector_out_of_reach() {
+    const ROUNDS: u64 = 10;
+    const N: u64 = 1000;
+    let dims = 16;
+    for round in 0..ROUNDS {
+        let d = tempfile::tempdir().unwrap();
+        let graph = Graph::empty(d.path(), dims, Precision::I8).unwrap();
+        let mut ix = VectorIndex::bounded(graph, dims, Precision::I8, 64);
+        let keys = round * N + 1..=round * N + N;
+        let items: Vec<(u64, Vec<f32>)> = keys.map(|k| (k, vector(k, dims))).collect();
+        ix.build_from(items.len(), items.chunks(64).map(|c| Ok(c.to_vec())))
+            .unwrap();
+        for (k, v) in &items {
+            assert_eq!(
+                ix.search_all(v, 1).unwrap()[0].0,
+                *k,
+                "vector {k} is reached"
+            );
+        }
+    }
+}
+
+/// A finer-precision index ranks by the cosines it holds: its fresh set stays in full
+/// precision, and the writer settles what passes the bound.
+#[test]
+fn past_the_fresh_bound_a_full_precision_index_settles_the_excess() {
+    let (_d, mut ix, items) = held(Precision::F32);
+    ix.add_many(&items).unwrap();
+    let f = read(&ix.shared.fresh);
+    assert!(f.len() <= 64 && f.full() == f.len(), "{} fresh", f.len());
+    drop(f);
+    assert_eq!(ix.size(), 300);
+    for (k, v) in &items {
+        let best = ix.search_all(v, 1).unwrap();
+        assert_eq!(best[0].0, *k);
+        assert!((best[0].1 - 1.0).abs() < 1e-5);
+    }
+}
