@@ -48,6 +48,7 @@ mod floor;
 mod founder;
 mod git;
 mod hall;
+mod hook_sessions;
 mod http;
 mod launch;
 mod logfile;
@@ -91,6 +92,7 @@ mod layering {
         ("founder", 1),
         ("git", 1),
         ("hall", 1),
+        ("hook_sessions", 1),
         ("logfile", 1),
         ("roster", 1),
         ("store_id", 0),

@@ -59,6 +59,12 @@ pub fn nudge(a: NudgeArgs) -> i32 {
     0
 }
 
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
 /// The reason to give the agent, or `None` to let it stop.
 fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
     // Only Claude Code's Stop hook is installed today (docs/PROTOCOL.md, "nudge").
@@ -69,7 +75,7 @@ fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
     if input.stop_hook_active {
         return None;
     }
-    let marker = marker(home, &input.session_id)?;
+    let marker = crate::hook_sessions::nudged_file(home, &input.session_id)?;
     if marker.exists() {
         return None;
     }
@@ -84,20 +90,15 @@ fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
         return None;
     }
     // Mark first: a nudge that cannot be remembered is not given (never a loop).
-    std::fs::create_dir_all(marker.parent()?).ok()?;
-    std::fs::write(&marker, format!("{since}\n")).ok()?;
+    crate::hook_sessions::record_nudge(
+        home,
+        &input.session_id,
+        &input.cwd.to_string_lossy(),
+        since,
+        now_ms(),
+    )
+        .ok()?;
     Some(ASK)
-}
-
-/// Where a nudged session is remembered: `$MEDULLA_HOME/nudged/<session id>`; `None` for
-/// an id that is not a plain token.
-fn marker(home: &Path, session: &str) -> Option<PathBuf> {
-    let plain = !session.is_empty()
-        && session.len() <= 128
-        && session
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    plain.then(|| home.join("nudged").join(session))
 }
 
 /// What a Claude Code transcript (JSONL) says: its tool calls and its first timestamp.
@@ -224,6 +225,7 @@ mod tests {
     #[test]
     fn only_a_plain_session_id_names_a_marker() {
         let h = Path::new("/h");
+        let marker = crate::hook_sessions::nudged_file;
         assert!(marker(h, "abc-123_x").is_some());
         assert!(marker(h, "../etc").is_none());
         assert!(marker(h, "").is_none());

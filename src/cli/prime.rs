@@ -53,6 +53,9 @@ pub struct PrimeArgs {
 /// none can be had, one line on stderr says why (stdout stays empty: nothing is added to
 /// the session's context).
 pub fn prime(a: PrimeArgs) -> i32 {
+    if a.client.is_some() {
+        record_session(&crate::config::default_home());
+    }
     let url = match crate::launch::ensure(&crate::config::default_home(), a.url.as_deref()) {
         Ok(u) => u,
         Err(e) => {
@@ -74,6 +77,36 @@ pub fn prime(a: PrimeArgs) -> i32 {
         None => out!("{text}"),
     }
     0
+}
+
+/// How long a hook's JSON may take to arrive on stdin.
+const STDIN_WAIT: Duration = Duration::from_millis(100);
+
+/// Record the session the client's SessionStart hook announces on stdin (its
+/// `session_id` and `cwd`), so `doctor` can count the sessions the nudge saw. Nothing
+/// when stdin is a terminal, says nothing within [`STDIN_WAIT`], or is not the hook's
+/// JSON: `prime` run by hand goes on as before.
+fn record_session(home: &std::path::Path) {
+    use std::io::{IsTerminal, Read};
+    if std::io::stdin().is_terminal() {
+        return;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut raw = String::new();
+        let _ = std::io::stdin().take(64 * 1024).read_to_string(&mut raw);
+        let _ = tx.send(raw);
+    });
+    let Ok(raw) = rx.recv_timeout(STDIN_WAIT) else {
+        return;
+    };
+    let v: serde_json::Value = serde_json::from_str(&raw).unwrap_or_default();
+    if let (Some(id), Some(cwd)) = (v["session_id"].as_str(), v["cwd"].as_str()) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let _ = crate::hook_sessions::record_start(home, id, cwd, now);
+    }
 }
 
 /// At most `max` bytes of `s`, cut at a line (or a character) boundary.

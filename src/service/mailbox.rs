@@ -150,6 +150,11 @@ pub struct Doctor {
     /// client token (SPEC §15).
     #[serde(default)]
     pub refused_callers: super::callers::RefusedCallers,
+    /// Per brain, the agent sessions the client hooks saw, those the end-of-turn nudge
+    /// asked for a debrief, and the claims written within half an hour after a nudge:
+    /// whether the nudge pays. Brains no recorded session worked in are left out.
+    #[serde(default)]
+    pub nudges: Vec<super::nudges::NudgeCount>,
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -372,6 +377,7 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         deep,
         team: super::verbs::team::report(svc).await?,
         refused_callers: svc.refusals.snapshot(),
+        nudges: super::nudges::counts(svc).await?,
     })
 }
 

@@ -23,6 +23,7 @@ pub mod health;
 pub mod life;
 pub mod mailbox;
 pub mod model;
+pub mod nudges;
 pub mod progress;
 pub mod prompts;
 pub mod provenance;
