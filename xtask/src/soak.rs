@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use crate::bench_http::{require_binary, start_logged, Owner};
+use crate::bench::http::{require_binary, start_logged, Owner};
 use crate::mcp::{self, CallError, HttpSession, RawLink, Session};
 
 /// What `cargo xtask soak` runs.

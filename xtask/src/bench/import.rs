@@ -30,7 +30,7 @@ use anyhow::{bail, Context, Result};
 use brains::{Claim, ClaimState, Strength, Trust};
 use serde_json::{json, Value};
 
-use crate::bench_http::{require_binary, start_with};
+use crate::bench::http::{require_binary, start_with};
 
 const USAGE: &str =
     "usage: cargo xtask bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]";
@@ -427,7 +427,7 @@ const SEEKS: usize = 30;
 
 /// [`SEEKS`] hybrid seeks of the imported brain, one after another, in milliseconds,
 /// sorted.
-fn seek_times(o: &crate::bench_http::Owner, root: &str) -> Result<Vec<f64>> {
+fn seek_times(o: &crate::bench::http::Owner, root: &str) -> Result<Vec<f64>> {
     let mut ms = Vec::with_capacity(SEEKS);
     for i in 0..SEEKS {
         let query = format!("{} {} stalls under load", word(i * 5), word(i / 3 + 7));

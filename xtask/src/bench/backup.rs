@@ -19,8 +19,8 @@ use anyhow::{bail, Context, Result};
 use brains::{MemorizeInput, Store, StoreOptions};
 use serde_json::{json, Value};
 
-use crate::bench::pct;
-use crate::bench_http::{require_binary, session, start_logged, Owner};
+use crate::bench::http::{require_binary, session, start_logged, Owner};
+use crate::bench::runner::pct;
 use crate::mcp::Session;
 
 const WORDS: [&str; 12] = [

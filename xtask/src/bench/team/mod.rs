@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use crate::bench::pct;
-use crate::bench_http::{require_binary, start_logged, Owner};
+use crate::bench::http::{require_binary, start_logged, Owner};
+use crate::bench::runner::pct;
 use crate::pg::Postgres;
 
 const USAGE: &str = "usage: cargo xtask bench --team [--owners 3] [--samples 200] [--catchup 10000] [--offline 1000] [--writes 500] [--poll-ms MS]";

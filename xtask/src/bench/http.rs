@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use crate::bench::pct;
+use crate::bench::runner::pct;
 use crate::mcp::{self, HttpLink, HttpSession, RawLink, ReqwestLink, Session};
 
 pub(crate) struct Owner {

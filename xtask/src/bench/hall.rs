@@ -41,7 +41,7 @@ impl Drop for Owner {
 
 impl Owner {
     fn start(home: &Path) -> Result<Owner> {
-        let bin = crate::bench_http::binary();
+        let bin = crate::bench::http::binary();
         let mut child = Command::new(&bin)
             .args(["serve", "--no-model", "--listen", "127.0.0.1:0", "--home"])
             .arg(home)

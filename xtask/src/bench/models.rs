@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use crate::bench::pct;
-use crate::bench_http::{fill, session, start_logged, tool, Owner};
+use crate::bench::http::{fill, session, start_logged, tool, Owner};
+use crate::bench::runner::pct;
 
 /// What `cargo xtask bench --models` measures.
 #[derive(Debug, Clone)]

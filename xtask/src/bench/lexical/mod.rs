@@ -33,7 +33,8 @@ use tantivy::schema::{
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
-use crate::bench::{input, pct, Gen};
+use crate::bench::corpus::{input, Gen};
+use crate::bench::runner::pct;
 
 const USAGE: &str = "usage: cargo xtask bench-lexical [--sizes 100000,1000000] [--ops 300]";
 /// Results per query, as recall asks the lexical side for.
