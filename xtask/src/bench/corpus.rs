@@ -5,6 +5,35 @@ use anyhow::Result;
 use brains::recall::RankMode;
 use brains::{MemorizeInput, RecallQuery, Store};
 
+/// Topic words for the benches that write through an owner or import files: claim text
+/// made of them by index, not drawn from [`Gen`].
+pub(crate) const TOPICS: [&str; 24] = [
+    "cache",
+    "deploy",
+    "schema",
+    "router",
+    "timeout",
+    "flake",
+    "release",
+    "index",
+    "queue",
+    "migration",
+    "runner",
+    "token",
+    "parser",
+    "lockfile",
+    "fixture",
+    "retry",
+    "socket",
+    "backoff",
+    "snapshot",
+    "worker",
+    "bundle",
+    "linker",
+    "shard",
+    "replica",
+];
+
 /// A deterministic generator of claim-like text.
 pub(crate) struct Gen(pub(crate) u64);
 

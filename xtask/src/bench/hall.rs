@@ -45,22 +45,7 @@ impl Owner {
     }
 
     fn call(&self, tool: &str, args: Value, brain: Option<&str>) -> Result<Value> {
-        let mut r = self
-            .owner
-            .http
-            .post(format!("{}/api/call/{tool}", self.owner.url))
-            .header("Medulla-Founder-Token", self.token()?)
-            .json(&args);
-        if let Some(b) = brain {
-            r = r.header("Medulla-Brain", b);
-        }
-        let r = r.send()?;
-        let ok = r.status().is_success();
-        let v: Value = r.json()?;
-        if !ok {
-            bail!("{tool}: {v}");
-        }
-        Ok(v)
+        self.owner.call_as_founder(&self.home, tool, args, brain)
     }
 
     /// A fresh one-time ticket URL, as `medulla hall` asks for one.

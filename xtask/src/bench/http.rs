@@ -116,6 +116,31 @@ impl Owner {
         }
         Ok(v)
     }
+    /// A verb called as the founder (the token in `home`), on `brain` when given.
+    pub(crate) fn call_as_founder(
+        &self,
+        home: &Path,
+        verb: &str,
+        args: Value,
+        brain: Option<&str>,
+    ) -> Result<Value> {
+        let token = std::fs::read_to_string(home.join("founder.token"))?;
+        let mut r = self
+            .http
+            .post(format!("{}/api/call/{verb}", self.url))
+            .header("Medulla-Founder-Token", token.trim())
+            .json(&args);
+        if let Some(b) = brain {
+            r = r.header("Medulla-Brain", b);
+        }
+        let r = r.send()?;
+        let ok = r.status().is_success();
+        let v: Value = r.json()?;
+        if !ok {
+            bail!("{verb}: {v}");
+        }
+        Ok(v)
+    }
     pub(crate) fn rss_kib(&self) -> u64 {
         mcp::proc_status_kib(self.child.id(), "VmRSS:").unwrap_or(0)
     }

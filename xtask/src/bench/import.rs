@@ -30,37 +30,11 @@ use anyhow::{bail, Context, Result};
 use brains::{Claim, ClaimState, Strength, Trust};
 use serde_json::{json, Value};
 
-use crate::bench::http::{require_binary, start_with};
+use super::corpus::TOPICS;
+use super::http::{require_binary, start_with};
 
 const USAGE: &str =
     "usage: cargo xtask bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]";
-
-const WORDS: [&str; 24] = [
-    "cache",
-    "deploy",
-    "schema",
-    "router",
-    "timeout",
-    "flake",
-    "release",
-    "index",
-    "queue",
-    "migration",
-    "runner",
-    "token",
-    "parser",
-    "lockfile",
-    "fixture",
-    "retry",
-    "socket",
-    "backoff",
-    "snapshot",
-    "worker",
-    "bundle",
-    "linker",
-    "shard",
-    "replica",
-];
 
 /// Evidence files the claims cite, inside the brain's root.
 const EVIDENCE_FILES: usize = 50;
@@ -73,7 +47,7 @@ struct Legacy {
 }
 
 fn word(i: usize) -> &'static str {
-    WORDS[i % WORDS.len()]
+    TOPICS[i % TOPICS.len()]
 }
 
 /// One version of claim `i`, `v` its version (0 the newest).
