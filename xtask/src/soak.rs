@@ -13,6 +13,7 @@ use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use crate::bench::http::{require_binary, start_logged, Owner};
+use crate::bench::runner::header;
 use crate::mcp::{self, CallError, HttpSession, RawLink, Session};
 
 /// What `cargo xtask soak` runs.
@@ -447,8 +448,8 @@ fn report(opts: &SoakOpts, outs: &[ClientOut], wall: f64, owner_died: bool) -> R
         println!("expected refusals (not errors): {refusals:?}");
     }
 
-    println!("\n| verb | calls | share | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) | p99/p50 | calls/s | > 1 s |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!();
+    header("| verb | calls | share | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) | p99/p50 | calls/s | > 1 s |");
     let mut overall_ratio = f64::NAN;
     for verb in [
         Some(Verb::Seek),

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 use super::corpus::TOPICS;
 use super::http::{require_binary, session, start_logged, Owner};
-use super::runner::pct;
+use super::runner::{header, pct};
 use crate::mcp::Session;
 
 fn fill(dir: &Path, n: usize, tag: &str) -> Result<()> {
@@ -262,8 +262,7 @@ pub fn run(args: &[String]) -> Result<()> {
         ),
     ];
     println!("\n{n_clients} clients seeking on kept-alive MCP sessions (lexical), p99 alone over {secs} s and during the backup:\n");
-    println!("| home | stores (with the medulla) | live claims | backup size (MB) | backup (s) | seek p99 alone (ms) | seek p99 during backup (ms) | ratio | seeks during | restore (s) | first seek of every restored brain (s) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    header("| home | stores (with the medulla) | live claims | backup size (MB) | backup (s) | seek p99 alone (ms) | seek p99 during backup (ms) | ratio | seeks during | restore (s) | first seek of every restored brain (s) |");
     for (name, f) in &rows {
         println!(
             "| {name} | {} | {} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {:.2} |",

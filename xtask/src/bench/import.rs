@@ -32,6 +32,7 @@ use serde_json::{json, Value};
 
 use super::corpus::TOPICS;
 use super::http::{require_binary, start_with};
+use super::runner::header;
 
 const USAGE: &str =
     "usage: cargo xtask bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]";
@@ -326,10 +327,7 @@ pub fn run(args: &[String]) -> Result<()> {
         },
         bin.display()
     );
-    println!(
-        "| run | wall (s) | files/s | owner CPU (s) | owner: read | look-ups | anchors | writes | demotions |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    header("| run | wall (s) | files/s | owner CPU (s) | owner: read | look-ups | anchors | writes | demotions |");
     println!(
         "| dry run (read, parse, hygiene, look-ups) | {dry_s:.2} | {:.0} | {dry_cpu:.1} | {dry_phases} |",
         rate(dry_s)

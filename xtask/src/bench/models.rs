@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use crate::bench::http::{fill, session, start_logged, tool, Owner};
-use crate::bench::runner::pct;
+use super::http::{fill, session, start_logged, tool, Owner};
+use super::runner::{header, pct};
 
 /// What `cargo xtask bench --models` measures.
 #[derive(Debug, Clone)]
@@ -142,8 +142,7 @@ pub fn run(opts: ModelsOpts) -> Result<()> {
         "\n### Models: static against a transformer (one run, {} claims, {} alternated rounds)\n",
         opts.claims, opts.rounds
     );
-    println!("| model | memorize p50 | memorize p95 | seek p50 | seek p95 | fill, then background to every vector | after the rounds |");
-    println!("|---|---|---|---|---|---|---|");
+    header("| model | memorize p50 | memorize p95 | seek p50 | seek p95 | fill, then background to every vector | after the rounds |");
     for i in 0..2 {
         println!(
             "| {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} s + {:.1} s | {:.2} s |",

@@ -34,7 +34,7 @@ use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::bench::corpus::{input, Gen};
-use crate::bench::runner::pct;
+use crate::bench::runner::{header, pct};
 
 const USAGE: &str = "usage: cargo xtask bench-lexical [--sizes 100000,1000000] [--ops 300]";
 /// Results per query, as recall asks the lexical side for.
@@ -695,8 +695,7 @@ pub fn run(args: &[String]) -> Result<()> {
         lines.extend(r.lines);
         notes.extend(r.notes);
     }
-    println!("| claims | engine | build | on disk (MB) | open, fresh process (ms) | open + first query (ms) | top-{K} query p50 / p99 (ms) | RSS after open + {ops} queries (MB) | write until visible p50 / p99 (ms) |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    header(&format!("| claims | engine | build | on disk (MB) | open, fresh process (ms) | open + first query (ms) | top-{K} query p50 / p99 (ms) | RSS after open + {ops} queries (MB) | write until visible p50 / p99 (ms) |"));
     for l in lines {
         println!("{l}");
     }

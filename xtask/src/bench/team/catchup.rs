@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::bench::runner::pct;
+use crate::bench::runner::{header, pct};
 use crate::pg::Postgres;
 
 use super::cluster::{Running, Team, GIVE_UP};
@@ -66,8 +66,7 @@ pub(super) fn catch_up(pg: &Postgres, opts: &Opts) -> Result<Vec<Duration>> {
         n as f64 / wrote.as_secs_f64(),
         in_log.as_secs_f64()
     );
-    println!("| joiner | owner up (s) | connected, lag 0 (s) | newest act found by seek (s) |");
-    println!("|---|---|---|---|");
+    header("| joiner | owner up (s) | connected, lag 0 (s) | newest act found by seek (s) |");
     for k in 0..3 {
         let home = team.member(&format!("c_join{k}"))?;
         let t0 = Instant::now();
@@ -173,8 +172,7 @@ pub(super) fn offline(pg: &mut Postgres, opts: &Opts) -> Result<Offline> {
     let once = c[0] == n as u64 && c[1] == n as u64;
     let after = a.team()?;
     println!("\n## offline: {n} team writes while the server was down\n");
-    println!("| memorize p50 / p95 offline (ms) | queued, last answer | status before the restart | first in the log after the restart (s) | all in the log (s) | last one seen by the other owner (s) | rows / distinct labels 3 s later | queued after |");
-    println!("|---|---|---|---|---|---|---|---|");
+    header("| memorize p50 / p95 offline (ms) | queued, last answer | status before the restart | first in the log after the restart (s) | all in the log (s) | last one seen by the other owner (s) | rows / distinct labels 3 s later | queued after |");
     println!(
         "| {:.3} / {:.3} | {queued} | {} | {:.2} | {:.2} | {:.2} | {} / {} | {} |",
         pct(&mut w, 0.5),

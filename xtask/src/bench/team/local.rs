@@ -1,12 +1,11 @@
 //! The team bench's first phase: memorize p50 on an owner with a team joined against
 //! one without, interleaved.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Result};
-use serde_json::Value;
 
-use crate::bench::runner::pct;
+use crate::bench::runner::{header, pct, sample};
 use crate::pg::Postgres;
 
 use super::cluster::{Home, Team};
@@ -25,25 +24,19 @@ pub(super) fn local_writes(pg: &Postgres, opts: &Opts) -> Result<Vec<(String, f6
         joined.memorize(&format!("warm {i}"), "warming up the owner", "project")?;
     }
     let mut t = [(); 4].map(|_| Vec::with_capacity(n));
-    let timed = |v: &mut Vec<Duration>, f: &dyn Fn() -> Result<Value>| -> Result<Value> {
-        let s = Instant::now();
-        let a = f()?;
-        v.push(s.elapsed());
-        Ok(a)
-    };
     for i in 0..n {
         let label = format!("local-{i:05}");
         let text = format!(
             "local write {i} about build cache flakes and deploy timeouts {}",
             i % 97
         );
-        timed(&mut t[0], &|| solo.memorize(&label, &text, "project"))?;
-        let a = timed(&mut t[1], &|| joined.memorize(&label, &text, "project"))?;
+        sample(&mut t[0], || solo.memorize(&label, &text, "project"))?;
+        let a = sample(&mut t[1], || joined.memorize(&label, &text, "project"))?;
         if a["team"]["status"] != "connected" {
             bail!("the joined owner's answer has no connected team note: {a}");
         }
-        timed(&mut t[2], &|| solo.memorize(&label, &text, "medulla"))?;
-        timed(&mut t[3], &|| joined.memorize(&label, &text, "team"))?;
+        sample(&mut t[2], || solo.memorize(&label, &text, "medulla"))?;
+        sample(&mut t[3], || joined.memorize(&label, &text, "team"))?;
     }
     let [mut sp, mut jp, mut sm, mut jt] = t;
     let rows = vec![
@@ -59,10 +52,7 @@ pub(super) fn local_writes(pg: &Postgres, opts: &Opts) -> Result<Vec<(String, f6
         ),
     ];
     println!("\n## local writes ({n} each, interleaved, one kept-alive client per owner)\n");
-    println!(
-        "| memorize | without a team p50 / p95 (ms) | with a team p50 / p95 (ms) | p50 ratio |"
-    );
-    println!("|---|---|---|---|");
+    header("| memorize | without a team p50 / p95 (ms) | with a team p50 / p95 (ms) | p50 ratio |");
     println!(
         "| project tier | {:.3} / {:.3} | {:.3} / {:.3} | {:.2}× |",
         pct(&mut sp, 0.5),
@@ -86,13 +76,9 @@ pub(super) fn local_writes(pg: &Postgres, opts: &Opts) -> Result<Vec<(String, f6
     for i in 0..m {
         let label = format!("spaced-{i:05}");
         let text = format!("spaced write {i} about build cache flakes {}", i % 97);
-        let t = Instant::now();
-        solo.memorize(&label, &text, "medulla")?;
-        ss.push(t.elapsed());
+        sample(&mut ss, || solo.memorize(&label, &text, "medulla"))?;
         std::thread::sleep(Duration::from_millis(20));
-        let t = Instant::now();
-        joined.memorize(&label, &text, "team")?;
-        js.push(t.elapsed());
+        sample(&mut js, || joined.memorize(&label, &text, "team"))?;
         std::thread::sleep(Duration::from_millis(20));
     }
     println!(

@@ -33,6 +33,7 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 
 use crate::bench::http::require_binary;
+use crate::bench::runner::{header, median};
 use crate::pg::Postgres;
 
 use catchup::{catch_up, offline};
@@ -108,8 +109,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let offline = offline(&mut pg, &opts)?;
 
     println!("\n## summary\n");
-    println!("| figure | measured | target | |");
-    println!("|---|---|---|---|");
+    header("| figure | measured | target | |");
     for p in &props {
         println!(
             "| propagation, {} owners (1 writer, {} readers polling {}, {} samples): p50 / p99 / max | {:.1} / {:.1} / {:.1} ms | p50 ≤ 100 ms, p99 ≤ 1000 ms | {} |",
@@ -149,9 +149,7 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 fn median_secs(v: &[Duration]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort();
-    v[v.len() / 2].as_secs_f64()
+    median(&mut v.to_vec()).unwrap_or_default().as_secs_f64()
 }
 
 fn max_secs(v: &[Duration]) -> f64 {

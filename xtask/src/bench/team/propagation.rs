@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::bench::runner::pct;
+use crate::bench::runner::{header, pct};
 use crate::pg::Postgres;
 
 use super::cluster::{Running, Team, GIVE_UP};
@@ -140,8 +140,7 @@ pub(super) fn propagation(
         "\n## propagation, {owners} owners (1 writer, {} readers polling seek --tier team)\n",
         owners - 1
     );
-    println!("| owners | readers poll | samples | p50 (ms) | p90 (ms) | p99 (ms) | max (ms) | seeks per sample per reader | writer's team memorize p50 (ms) |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    header("| owners | readers poll | samples | p50 (ms) | p90 (ms) | p99 (ms) | max (ms) | seeks per sample per reader | writer's team memorize p50 (ms) |");
     let mut rows = Vec::new();
     let mut slow = Vec::new();
     for (tag, pause) in [
@@ -286,10 +285,7 @@ fn slow_samples(
         slow.len(),
         per_sample.len()
     );
-    println!(
-        "| sample | push began / committed, after the answer (ms) | readers' latencies (ms) |"
-    );
-    println!("|---|---|---|");
+    header("| sample | push began / committed, after the answer (ms) | readers' latencies (ms) |");
     for (label, wall, d) in slow.iter().take(20) {
         let at = team.count(&format!(
             "SELECT (extract(epoch from at) * 1000000)::bigint, \
