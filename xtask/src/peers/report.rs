@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::mcp;
+use crate::bench::runner::pct;
 
 /// What one peer did at one size.
 #[derive(Debug, Default)]
@@ -31,7 +31,7 @@ fn fmt_ms(v: &mut [Duration], p: f64) -> String {
     if v.is_empty() {
         "–".into()
     } else {
-        format!("{:.2}", mcp::pct_ms(v, p))
+        format!("{:.2}", pct(v, p))
     }
 }
 
@@ -39,7 +39,7 @@ fn ratio(v: &mut [Duration], base: &mut [Duration]) -> String {
     if v.is_empty() || base.is_empty() {
         "–".into()
     } else {
-        let r = mcp::pct_ms(v, 0.5) / mcp::pct_ms(base, 0.5);
+        let r = pct(v, 0.5) / pct(base, 0.5);
         if r < 0.95 {
             format!("{r:.2}×")
         } else {
