@@ -31,8 +31,8 @@ use brains::{Claim, ClaimState, Strength, Trust};
 use serde_json::{json, Value};
 
 use super::corpus::TOPICS;
-use super::http::{require_binary, start_with};
-use super::runner::header;
+use super::http::{require_binary, start_with, Owner};
+use super::runner::{header, sample};
 
 const USAGE: &str =
     "usage: cargo xtask bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]";
@@ -399,16 +399,16 @@ const SEEKS: usize = 30;
 
 /// [`SEEKS`] hybrid seeks of the imported brain, one after another, in milliseconds,
 /// sorted.
-fn seek_times(o: &crate::bench::http::Owner, root: &str) -> Result<Vec<f64>> {
-    let mut ms = Vec::with_capacity(SEEKS);
+fn seek_times(o: &Owner, root: &str) -> Result<Vec<f64>> {
+    let mut took = Vec::with_capacity(SEEKS);
     for i in 0..SEEKS {
         let query = format!("{} {} stalls under load", word(i * 5), word(i / 3 + 7));
-        let t = Instant::now();
-        o.call("seek", json!({ "query": query, "tier": "project" }), root)?;
-        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        sample(&mut took, || {
+            o.call("seek", json!({ "query": query, "tier": "project" }), root)
+        })?;
     }
-    ms.sort_by(f64::total_cmp);
-    Ok(ms)
+    took.sort();
+    Ok(took.iter().map(|d| d.as_secs_f64() * 1000.0).collect())
 }
 
 /// The owner logs each import's phases at `info`, and when the vector graph has caught

@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::http::{fill, session, start_logged, tool, Owner};
-use super::runner::{header, pct};
+use super::runner::{header, pct, sample};
 
 /// What `cargo xtask bench --models` measures.
 #[derive(Debug, Clone)]
@@ -122,16 +122,16 @@ pub fn run(opts: ModelsOpts) -> Result<()> {
     let mut seek = [Vec::new(), Vec::new()];
     for r in 0..opts.rounds {
         for (i, s) in sessions.iter_mut().enumerate() {
-            let t = Instant::now();
-            tool(
-                s,
-                "memorize",
-                json!({"label": format!("timed claim {r}"), "text": format!("a timed note {r} about deploy timeouts and the build cache")}),
-            )?;
-            memorize[i].push(t.elapsed());
-            let t = Instant::now();
-            tool(s, "seek", json!({"query": QUERIES[r % QUERIES.len()]}))?;
-            seek[i].push(t.elapsed());
+            sample(&mut memorize[i], || {
+                tool(
+                    s,
+                    "memorize",
+                    json!({"label": format!("timed claim {r}"), "text": format!("a timed note {r} about deploy timeouts and the build cache")}),
+                )
+            })?;
+            sample(&mut seek[i], || {
+                tool(s, "seek", json!({"query": QUERIES[r % QUERIES.len()]}))
+            })?;
         }
     }
     let caught_up: Vec<Duration> = owners

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::bench::runner::pct;
+use crate::bench::runner::{header, pct};
 
 /// What one peer did at one size.
 #[derive(Debug, Default)]
@@ -49,8 +49,8 @@ fn ratio(v: &mut [Duration], base: &mut [Duration]) -> String {
 }
 
 pub(super) fn print_table(results: &mut [Outcome]) {
-    println!("\n| peer | facts | write p50 (ms) | write p95 (ms) | search p50 (ms) | search p95 (ms) | hit@5 verbatim | hit@5 paraphrased | hit@5 all | RSS (MiB) | startup (s) | write p50 vs medulla-http | search p50 vs medulla-http |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!();
+    header("| peer | facts | write p50 (ms) | write p95 (ms) | search p50 (ms) | search p95 (ms) | hit@5 verbatim | hit@5 paraphrased | hit@5 all | RSS (MiB) | startup (s) | write p50 vs medulla-http | search p50 vs medulla-http |");
     let sizes: Vec<usize> = {
         let mut s: Vec<usize> = results.iter().map(|o| o.size).collect();
         s.dedup();
