@@ -48,6 +48,14 @@
 //! - `hygiene corpus [--positives FILE] [--negatives FILE] | speed [--rounds 200] |
 //!   scan --path PATH`: the hygiene scanner's recall and false-positive rate (the built-in
 //!   corpus, or another), its scan time, and its findings in real files.
+//!
+//! Layout: `bench/` holds one module a bench (`store.rs` is plain `bench`, `team/` and
+//! `lexical/` are split by concern), over `bench/runner.rs` (timing, A/B alternation,
+//! percentiles, medians, the markdown table's header) and `bench/corpus.rs` (the claim
+//! text the store benches write); `eval/` the retrieval evaluation, `peers/` the bench
+//! against other memory servers, `mcp/` the MCP client the benches drive an owner with;
+//! `soak.rs`, `hygiene.rs` and `pg.rs` (the throwaway PostgreSQL, also compiled into
+//! the `it` tests by path) stay at the top.
 
 /// The owner's allocator (see `src/main.rs`), so the store benches measure what it runs.
 #[global_allocator]

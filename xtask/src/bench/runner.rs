@@ -108,8 +108,14 @@ mod tests {
         let order = std::cell::RefCell::new(vec![]);
         let (a, b) = alternate(
             2,
-            |i| Ok(order.borrow_mut().push(('a', i))),
-            |i| Ok(order.borrow_mut().push(('b', i))),
+            |i| {
+                order.borrow_mut().push(('a', i));
+                Ok(())
+            },
+            |i| {
+                order.borrow_mut().push(('b', i));
+                Ok(())
+            },
         )
         .unwrap();
         assert_eq!((a.len(), b.len()), (2, 2));

@@ -160,24 +160,25 @@ fn bench_size(
     std::hint::black_box(store.recall(&first)?);
     let open_recall_ms = t.elapsed().as_secs_f64() * 1000.0;
     store.close()?;
+    let row = Row {
+        size,
+        mode: if hybrid { "hybrid" } else { "lexical" },
+        fill_s,
+        settle_s,
+        mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
+        rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.99)),
+        open_ms,
+        open_recall_ms,
+        single_rate,
+        batch_rate,
+        rebuild_ms: None,
+        reembed_ms: None,
+        rss_mb: f64::NAN,
+    };
     if let Some(k) = &kept {
         // A kept store is for `bench --open`: the figures that would change it stop here.
         println!("kept the store in {}", k.display());
-        return Ok(Row {
-            size,
-            mode: if hybrid { "hybrid" } else { "lexical" },
-            fill_s,
-            settle_s,
-            mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
-            rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.99)),
-            open_ms,
-            open_recall_ms,
-            single_rate,
-            batch_rate,
-            rebuild_ms: None,
-            reembed_ms: None,
-            rss_mb: f64::NAN,
-        });
+        return Ok(row);
     }
     let rss_mb = warm_rss(path, hybrid)?;
     // Every derived file gone: the claim index and (with a model) the vector index are
@@ -215,19 +216,10 @@ fn bench_size(
         None => None,
     };
     Ok(Row {
-        size,
-        mode: if hybrid { "hybrid" } else { "lexical" },
-        fill_s,
-        settle_s,
-        mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
-        rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.99)),
-        open_ms,
-        open_recall_ms,
-        single_rate,
-        batch_rate,
         rebuild_ms,
         reembed_ms,
         rss_mb,
+        ..row
     })
 }
 
