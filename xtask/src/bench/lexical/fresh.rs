@@ -9,9 +9,9 @@ use brains::index::ClaimIndex;
 use brains::recall::RankMode;
 use brains::{RecallQuery, Store, StoreOptions};
 
-use super::agree::*;
-use super::tantivy_index::*;
-use super::*;
+use super::agree::meta;
+use super::tantivy_index::{open_tantivy, View};
+use super::{corpus, queries, K};
 
 pub(super) fn dir_size(dir: &Path) -> Result<u64> {
     let mut total = 0;
@@ -32,7 +32,7 @@ pub(super) fn mb(bytes: u64) -> f64 {
 }
 
 /// Resident memory of this process (kB): all, anonymous, file-backed (mapped files).
-pub(super) fn rss_kb() -> Result<[u64; 3]> {
+fn rss_kb() -> Result<[u64; 3]> {
     let status = std::fs::read_to_string("/proc/self/status")?;
     let field = |name: &str| -> Result<u64> {
         status
@@ -142,7 +142,7 @@ pub(crate) fn child(args: &[String]) -> Result<()> {
     print_fresh(open_ms, first_ms)
 }
 
-pub(super) fn print_fresh(open_ms: f64, first_ms: f64) -> Result<()> {
+fn print_fresh(open_ms: f64, first_ms: f64) -> Result<()> {
     let [all, anon, file] = rss_kb()?;
     println!("{open_ms:.3} {first_ms:.3} {all} {anon} {file}");
     Ok(())

@@ -12,10 +12,10 @@ use tantivy::{Index, IndexWriter};
 use crate::bench::corpus::{input, Gen};
 use crate::bench::runner::pct;
 
-use super::agree::*;
-use super::fresh::*;
-use super::tantivy_index::*;
-use super::*;
+use super::agree::{meta, ours_answers, overlap, overlap_ties};
+use super::fresh::{dir_size, fresh, mb};
+use super::tantivy_index::{document, open_tantivy, schema, Ours, View};
+use super::{corpus, queries, AGREE_AT, K, TOKENIZER, WRITER_BUDGET, WRITE_CYCLES};
 
 pub(super) struct SizeReport {
     pub(super) lines: Vec<String>,

@@ -15,7 +15,7 @@ use tantivy::schema::{
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{Index, IndexReader, ReloadPolicy, TantivyDocument, Term};
 
-use super::*;
+use super::TOKENIZER;
 
 /// Our tokenizer, unchanged, as a tantivy tokenizer: both engines index the same terms.
 #[derive(Clone, Debug)]
