@@ -15,7 +15,7 @@ use crate::pg::Postgres;
 pub(super) const GIVE_UP: Duration = Duration::from_secs(60);
 
 /// `medulla ARGS` with `MEDULLA_HOME=home`: its stdout and stderr, or an error.
-pub(super) fn medulla(home: &Path, args: &[&str]) -> Result<String> {
+fn medulla(home: &Path, args: &[&str]) -> Result<String> {
     let out = Command::new(require_binary()?)
         .args(args)
         .env("MEDULLA_HOME", home)
