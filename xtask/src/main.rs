@@ -48,25 +48,20 @@
 //! - `hygiene corpus [--positives FILE] [--negatives FILE] | speed [--rounds 200] |
 //!   scan --path PATH`: the hygiene scanner's recall and false-positive rate (the built-in
 //!   corpus, or another), its scan time, and its findings in real files.
+//!
+//! Layout: `bench/` holds one module a bench (`store.rs` is plain `bench`, `team/` and
+//! `lexical/` are split by concern), over `bench/runner.rs` (timing, A/B alternation,
+//! percentiles, medians, the markdown table's header) and `bench/corpus.rs` (the claim
+//! text the store benches write); `eval/` the retrieval evaluation, `peers/` the bench
+//! against other memory servers, `mcp/` the MCP client the benches drive an owner with;
+//! `soak.rs`, `hygiene.rs` and `pg.rs` (the throwaway PostgreSQL, also compiled into
+//! the `it` tests by path) stay at the top.
 
 /// The owner's allocator (see `src/main.rs`), so the store benches measure what it runs.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
-mod bench_anchors;
-mod bench_autostart;
-mod bench_backup;
-mod bench_connect;
-mod bench_hall;
-mod bench_hnsw;
-mod bench_http;
-mod bench_import;
-#[cfg(feature = "tantivy-compare")]
-mod bench_lexical;
-mod bench_models;
-mod bench_near;
-mod bench_team;
 mod eval;
 mod hygiene;
 mod mcp;
@@ -171,7 +166,7 @@ fn main() -> Result<()> {
                     None => Ok(default),
                 }
             };
-            bench_hall::run(
+            bench::hall::run(
                 num("--brains", 100)?,
                 num("--per-brain", 20)?,
                 num("--claims", 10_000)?,
@@ -183,7 +178,7 @@ fn main() -> Result<()> {
                 && rest.iter().any(|a| a == "--connections") =>
         {
             let num = |flag: &str, default: usize| flag_num(rest, flag, default);
-            bench_connect::run(
+            bench::connect::run(
                 num("--idle", 300)?,
                 num("--rounds", 300)?.max(1),
                 num("--pairs", 3)?.max(1),
@@ -191,7 +186,7 @@ fn main() -> Result<()> {
         }
         "bench" if rest.first().map(String::as_str) == Some("--http") => {
             let num = |flag: &str, default: usize| flag_num(rest, flag, default);
-            bench_http::run(bench_http::HttpOpts {
+            bench::http::run(bench::http::HttpOpts {
                 model: !rest.iter().any(|a| a == "--no-model"),
                 brains: num("--brains", 100)?,
                 per_brain: num("--per-brain", 1000)?,
@@ -202,32 +197,32 @@ fn main() -> Result<()> {
         }
         "bench" if rest.first().map(String::as_str) == Some("--peers") => peers::run(&rest[1..]),
         "bench" if rest.first().map(String::as_str) == Some("--models") => {
-            bench_models::run(bench_models::ModelsOpts {
+            bench::models::run(bench::models::ModelsOpts {
                 claims: flag_num(rest, "--claims", 1000)?,
                 rounds: flag_num(rest, "--rounds", 200)?.max(1),
             })
         }
         "bench" if rest.first().map(String::as_str) == Some("--hnsw") => {
-            bench_hnsw::run(&rest[1..])
+            bench::hnsw::run(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--near") => {
-            bench_near::run(&rest[1..])
+            bench::near::run(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--backup") => {
-            bench_backup::run(&rest[1..])
+            bench::backup::run(&rest[1..])
         }
-        "bench" if rest.first().map(String::as_str) == Some("--import") => bench_import::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--import") => bench::import::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--autostart") => {
-            bench_autostart::run(&rest[1..])
+            bench::autostart::run(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--open") => {
-            bench::run_open(&rest[1..])
+            bench::store::run_open(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--anchors") => {
-            bench_anchors::run(&rest[1..])
+            bench::anchors::run(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--team") => {
-            bench_team::run(&rest[1..])
+            bench::team::run(&rest[1..])
         }
         "soak" => soak::run(soak::SoakOpts {
             clients: flag_num(rest, "--clients", 16)?,
@@ -241,14 +236,14 @@ fn main() -> Result<()> {
                 .and_then(|i| rest.get(i + 1))
                 .cloned(),
         }),
-        "bench" => bench::run(rest),
+        "bench" => bench::store::run(rest),
         // The child process `bench` measures a warm store's memory in (not a tool).
-        "bench-rss" => bench::rss_child(rest),
+        "bench-rss" => bench::store::rss_child(rest),
         #[cfg(feature = "tantivy-compare")]
-        "bench-lexical" => bench_lexical::run(rest),
+        "bench-lexical" => bench::lexical::run(rest),
         // The fresh process `bench-lexical` measures open time and memory in (not a tool).
         #[cfg(feature = "tantivy-compare")]
-        "bench-lexical-child" => bench_lexical::child(rest),
+        "bench-lexical-child" => bench::lexical::child(rest),
         #[cfg(not(feature = "tantivy-compare"))]
         "bench-lexical" => bail!(
             "bench-lexical compares against tantivy, which is built only on request: \

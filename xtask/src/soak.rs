@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use crate::bench_http::{require_binary, start_logged, Owner};
+use crate::bench::http::{require_binary, start_logged, Owner};
+use crate::bench::runner::{header, pct};
 use crate::mcp::{self, CallError, HttpSession, RawLink, Session};
 
 /// What `cargo xtask soak` runs.
@@ -447,8 +448,8 @@ fn report(opts: &SoakOpts, outs: &[ClientOut], wall: f64, owner_died: bool) -> R
         println!("expected refusals (not errors): {refusals:?}");
     }
 
-    println!("\n| verb | calls | share | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) | p99/p50 | calls/s | > 1 s |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!();
+    header("| verb | calls | share | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) | p99/p50 | calls/s | > 1 s |");
     let mut overall_ratio = f64::NAN;
     for verb in [
         Some(Verb::Seek),
@@ -516,11 +517,7 @@ fn report(opts: &SoakOpts, outs: &[ClientOut], wall: f64, owner_died: bool) -> R
 
 /// One table row; returns p99/p50.
 fn print_row(name: &str, calls: usize, total: usize, lat: &mut [Duration], wall: f64) -> f64 {
-    let (p50, p95, p99) = (
-        mcp::pct_ms(lat, 0.5),
-        mcp::pct_ms(lat, 0.95),
-        mcp::pct_ms(lat, 0.99),
-    );
+    let (p50, p95, p99) = (pct(lat, 0.5), pct(lat, 0.95), pct(lat, 0.99));
     let max = lat
         .last()
         .map(|d| d.as_secs_f64() * 1000.0)

@@ -1,6 +1,5 @@
-//! What the benches measure with: resident memory from /proc and latency percentiles.
-
-use std::time::Duration;
+//! What the benches measure resident memory with: /proc (latency percentiles are
+//! `bench::runner::pct`).
 
 /// Resident memory of a process and all its descendants, in KiB (from /proc).
 pub fn rss_tree_kib(pid: u32) -> u64 {
@@ -43,13 +42,4 @@ pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
         .nth(1)?
         .parse()
         .ok()
-}
-
-/// Percentile of durations in milliseconds (sorts in place; nearest rank).
-pub fn pct_ms(s: &mut [Duration], p: f64) -> f64 {
-    if s.is_empty() {
-        return f64::NAN;
-    }
-    s.sort_unstable();
-    s[((s.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1000.0
 }

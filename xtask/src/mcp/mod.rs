@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 pub use http::HttpSession;
 pub use link::{HttpLink, RawLink, ReqwestLink};
-pub use measure::{pct_ms, proc_status_kib, rss_tree_kib};
+pub use measure::{proc_status_kib, rss_tree_kib};
 pub use stdio::StdioSession;
 
 /// The newest protocol version that still has an `initialize` handshake.

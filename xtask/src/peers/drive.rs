@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::install::{fastembed_cache, Installs, BM_MODEL};
 use super::workload::Fact;
 use super::ALL_PEERS;
-use crate::bench_http::{require_binary, start_logged, Owner};
+use crate::bench::http::{require_binary, start_logged, Owner};
 use crate::mcp::{HttpSession, ReqwestLink, Session, StdioSession};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::mcp;
+use crate::bench::runner::{header, pct};
 
 /// What one peer did at one size.
 #[derive(Debug, Default)]
@@ -31,7 +31,7 @@ fn fmt_ms(v: &mut [Duration], p: f64) -> String {
     if v.is_empty() {
         "–".into()
     } else {
-        format!("{:.2}", mcp::pct_ms(v, p))
+        format!("{:.2}", pct(v, p))
     }
 }
 
@@ -39,7 +39,7 @@ fn ratio(v: &mut [Duration], base: &mut [Duration]) -> String {
     if v.is_empty() || base.is_empty() {
         "–".into()
     } else {
-        let r = mcp::pct_ms(v, 0.5) / mcp::pct_ms(base, 0.5);
+        let r = pct(v, 0.5) / pct(base, 0.5);
         if r < 0.95 {
             format!("{r:.2}×")
         } else {
@@ -49,8 +49,8 @@ fn ratio(v: &mut [Duration], base: &mut [Duration]) -> String {
 }
 
 pub(super) fn print_table(results: &mut [Outcome]) {
-    println!("\n| peer | facts | write p50 (ms) | write p95 (ms) | search p50 (ms) | search p95 (ms) | hit@5 verbatim | hit@5 paraphrased | hit@5 all | RSS (MiB) | startup (s) | write p50 vs medulla-http | search p50 vs medulla-http |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!();
+    header("| peer | facts | write p50 (ms) | write p95 (ms) | search p50 (ms) | search p95 (ms) | hit@5 verbatim | hit@5 paraphrased | hit@5 all | RSS (MiB) | startup (s) | write p50 vs medulla-http | search p50 vs medulla-http |");
     let sizes: Vec<usize> = {
         let mut s: Vec<usize> = results.iter().map(|o| o.size).collect();
         s.dedup();

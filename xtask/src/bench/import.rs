@@ -30,37 +30,12 @@ use anyhow::{bail, Context, Result};
 use brains::{Claim, ClaimState, Strength, Trust};
 use serde_json::{json, Value};
 
-use crate::bench_http::{require_binary, start_with};
+use super::corpus::TOPICS;
+use super::http::{require_binary, start_with, Owner};
+use super::runner::{header, sample};
 
 const USAGE: &str =
     "usage: cargo xtask bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]";
-
-const WORDS: [&str; 24] = [
-    "cache",
-    "deploy",
-    "schema",
-    "router",
-    "timeout",
-    "flake",
-    "release",
-    "index",
-    "queue",
-    "migration",
-    "runner",
-    "token",
-    "parser",
-    "lockfile",
-    "fixture",
-    "retry",
-    "socket",
-    "backoff",
-    "snapshot",
-    "worker",
-    "bundle",
-    "linker",
-    "shard",
-    "replica",
-];
 
 /// Evidence files the claims cite, inside the brain's root.
 const EVIDENCE_FILES: usize = 50;
@@ -73,7 +48,7 @@ struct Legacy {
 }
 
 fn word(i: usize) -> &'static str {
-    WORDS[i % WORDS.len()]
+    TOPICS[i % TOPICS.len()]
 }
 
 /// One version of claim `i`, `v` its version (0 the newest).
@@ -352,10 +327,7 @@ pub fn run(args: &[String]) -> Result<()> {
         },
         bin.display()
     );
-    println!(
-        "| run | wall (s) | files/s | owner CPU (s) | owner: read | look-ups | anchors | writes | demotions |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    header("| run | wall (s) | files/s | owner CPU (s) | owner: read | look-ups | anchors | writes | demotions |");
     println!(
         "| dry run (read, parse, hygiene, look-ups) | {dry_s:.2} | {:.0} | {dry_cpu:.1} | {dry_phases} |",
         rate(dry_s)
@@ -427,16 +399,16 @@ const SEEKS: usize = 30;
 
 /// [`SEEKS`] hybrid seeks of the imported brain, one after another, in milliseconds,
 /// sorted.
-fn seek_times(o: &crate::bench_http::Owner, root: &str) -> Result<Vec<f64>> {
-    let mut ms = Vec::with_capacity(SEEKS);
+fn seek_times(o: &Owner, root: &str) -> Result<Vec<f64>> {
+    let mut took = Vec::with_capacity(SEEKS);
     for i in 0..SEEKS {
         let query = format!("{} {} stalls under load", word(i * 5), word(i / 3 + 7));
-        let t = Instant::now();
-        o.call("seek", json!({ "query": query, "tier": "project" }), root)?;
-        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        sample(&mut took, || {
+            o.call("seek", json!({ "query": query, "tier": "project" }), root)
+        })?;
     }
-    ms.sort_by(f64::total_cmp);
-    Ok(ms)
+    took.sort();
+    Ok(took.iter().map(|d| d.as_secs_f64() * 1000.0).collect())
 }
 
 /// The owner logs each import's phases at `info`, and when the vector graph has caught

@@ -16,7 +16,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
-use crate::bench::{input, pct, Gen};
+use super::corpus::{input, Gen};
+use super::runner::{header, list, pct, sample};
 
 /// (precision, connectivity (0 = usearch's 16), insert expansion (0 = usearch's 128),
 /// the search expansions each built index is measured at (64 is usearch's default)).
@@ -47,12 +48,7 @@ pub fn run(args: &[String]) -> Result<()> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--sizes" => {
-                sizes = it
-                    .next()
-                    .context("--sizes takes a list like 10000,100000")?
-                    .split(',')
-                    .map(|s| s.trim().parse())
-                    .collect::<Result<_, _>>()?
+                sizes = list(it.next(), "--sizes takes a list like 10000,100000")?
             }
             "--queries" => queries = it.next().context("--queries takes a number")?.parse()?,
             "--strays" => strays = true,
@@ -68,11 +64,9 @@ pub fn run(args: &[String]) -> Result<()> {
         usearch::hardware_acceleration_available()
     );
     if strays {
-        println!("| vectors | build | build time (s) | not found by their own vector |");
-        println!("|---|---|---|---|");
+        header("| vectors | build | build time (s) | not found by their own vector |");
     } else {
-        println!("| vectors | precision | connectivity | expansion (add) | expansion (search) | build (vectors/s) | search k={DEPTH} p50 / p99 (ms) | exact top 10 found | … after rescoring the {DEPTH} | index memory (MB) |");
-        println!("|---|---|---|---|---|---|---|---|---|---|");
+        header(&format!("| vectors | precision | connectivity | expansion (add) | expansion (search) | build (vectors/s) | search k={DEPTH} p50 / p99 (ms) | exact top 10 found | … after rescoring the {DEPTH} | index memory (MB) |"));
     }
     for &size in &sizes {
         let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
@@ -124,9 +118,7 @@ pub fn run(args: &[String]) -> Result<()> {
                 let mut lat = Vec::with_capacity(qs.len());
                 let (mut found, mut rescored) = (0usize, 0usize);
                 for (q, tenth) in qs.iter().zip(&tenth) {
-                    let t = Instant::now();
-                    let m = index.search(q, DEPTH)?;
-                    lat.push(t.elapsed());
+                    let m = sample(&mut lat, || Ok(index.search(q, DEPTH)?))?;
                     let exact = |k: &u64| dot(&vecs[*k as usize - 1], q);
                     found += m
                         .keys

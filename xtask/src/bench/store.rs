@@ -12,149 +12,17 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use brains::recall::RankMode;
 use brains::vector::{INDEX_FILE, STAMP_FILE};
-use brains::{Embedder, MemorizeInput, RecallQuery, Store, StoreOptions};
+use brains::{Embedder, Store, StoreOptions};
 
-/// A deterministic generator of claim-like text.
-pub(crate) struct Gen(pub(crate) u64);
-
-const WORDS: &[&str] = &[
-    "cache",
-    "index",
-    "build",
-    "flake",
-    "runner",
-    "deploy",
-    "schema",
-    "migration",
-    "token",
-    "router",
-    "session",
-    "brain",
-    "store",
-    "vector",
-    "lexical",
-    "query",
-    "latency",
-    "timeout",
-    "retry",
-    "backoff",
-    "queue",
-    "worker",
-    "config",
-    "release",
-    "branch",
-    "merge",
-    "commit",
-    "review",
-    "test",
-    "fixture",
-    "mock",
-    "socket",
-    "stream",
-    "buffer",
-    "parser",
-    "grammar",
-    "compiler",
-    "linker",
-    "crate",
-    "module",
-    "trait",
-    "actor",
-    "mailbox",
-    "spool",
-    "letter",
-    "promotion",
-    "doctrine",
-    "witness",
-    "history",
-    "version",
-    "supersede",
-    "downgrade",
-    "hygiene",
-    "secret",
-    "embedding",
-    "model",
-    "runtime",
-    "thread",
-    "core",
-    "memory",
-    "disk",
-    "fsync",
-    "journal",
-    "snapshot",
-];
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    pub(crate) fn words(&mut self, n: usize) -> String {
-        (0..n)
-            .map(|_| WORDS[(self.next() % WORDS.len() as u64) as usize])
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-    /// Words of a 20k-word vocabulary with a Zipf-like skew (rank ~ 1/u), the shape of
-    /// real text: a few frequent terms, a long tail of rare ones.
-    pub(crate) fn rare(&mut self, n: usize) -> String {
-        (0..n)
-            .map(|_| {
-                let u = (self.next() % 1_000_000) as f64 / 1_000_000.0 + 1e-6;
-                let rank = ((1.0 / u) as u64).min(20_000);
-                format!("t{rank}x{}", rank % 7)
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
-/// The `p`-th quantile of `samples` in milliseconds (nearest rank); NaN when empty.
-pub(crate) fn pct(samples: &mut [Duration], p: f64) -> f64 {
-    if samples.is_empty() {
-        return f64::NAN;
-    }
-    samples.sort();
-    let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[i].as_secs_f64() * 1000.0
-}
-
-pub(crate) fn input(g: &mut Gen, i: usize) -> MemorizeInput {
-    MemorizeInput {
-        label: format!("claim {i} {} {}", g.words(2), g.rare(1)),
-        text: format!(
-            "{} {} observed while {} {}",
-            g.words(6),
-            g.rare(6),
-            g.words(3),
-            g.rare(3)
-        ),
-        source_agent: "bench:maker".into(),
-        origin_brain: Some("/bench".into()),
-        ..Default::default()
-    }
-}
-
-/// A bench query: 2 frequent and 2 tail words (about 9 in 10 hold only common terms).
-fn query(g: &mut Gen, mode: RankMode) -> RecallQuery {
-    RecallQuery {
-        text: format!("{} {}", g.words(2), g.rare(2)),
-        limit: 10,
-        mode,
-        ..Default::default()
-    }
-}
+use super::corpus::{fill_batched, input, query, Gen};
+use super::runner::{fsync_probe, header, list, pct, sample};
 
 /// `n` bench queries recalled one after another, each timed.
 fn timed_recalls(store: &Store, g: &mut Gen, mode: RankMode, n: usize) -> Result<Vec<Duration>> {
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let q = query(g, mode);
-        let t = Instant::now();
-        let r = store.recall(&q)?;
-        samples.push(t.elapsed());
+        let r = sample(&mut samples, || Ok(store.recall(&q)?))?;
         std::hint::black_box(r);
     }
     Ok(samples)
@@ -237,14 +105,7 @@ fn bench_size(
     let mut g = Gen(0x9E37_79B9_7F4A_7C15 ^ size as u64);
     let t = Instant::now();
     if batch_fill {
-        for start in (0..size).step_by(1000) {
-            let batch = (start..size.min(start + 1000))
-                .map(|i| input(&mut g, i))
-                .collect();
-            for r in store.memorize_many(batch)? {
-                r?;
-            }
-        }
+        fill_batched(&mut store, &mut g, size)?;
     } else {
         for i in 0..size {
             store.memorize(input(&mut g, i))?;
@@ -270,9 +131,7 @@ fn bench_size(
     let mut mem = Vec::with_capacity(ops);
     for i in 0..ops {
         let inp = input(&mut g, size + i);
-        let t = Instant::now();
-        store.memorize(inp)?;
-        mem.push(t.elapsed());
+        sample(&mut mem, || Ok(store.memorize(inp)?))?;
     }
     let single_rate = ops as f64 / mem.iter().sum::<Duration>().as_secs_f64();
     let batched = ops.max(BATCH);
@@ -301,24 +160,25 @@ fn bench_size(
     std::hint::black_box(store.recall(&first)?);
     let open_recall_ms = t.elapsed().as_secs_f64() * 1000.0;
     store.close()?;
+    let row = Row {
+        size,
+        mode: if hybrid { "hybrid" } else { "lexical" },
+        fill_s,
+        settle_s,
+        mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
+        rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.99)),
+        open_ms,
+        open_recall_ms,
+        single_rate,
+        batch_rate,
+        rebuild_ms: None,
+        reembed_ms: None,
+        rss_mb: f64::NAN,
+    };
     if let Some(k) = &kept {
         // A kept store is for `bench --open`: the figures that would change it stop here.
         println!("kept the store in {}", k.display());
-        return Ok(Row {
-            size,
-            mode: if hybrid { "hybrid" } else { "lexical" },
-            fill_s,
-            settle_s,
-            mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
-            rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.99)),
-            open_ms,
-            open_recall_ms,
-            single_rate,
-            batch_rate,
-            rebuild_ms: None,
-            reembed_ms: None,
-            rss_mb: f64::NAN,
-        });
+        return Ok(row);
     }
     let rss_mb = warm_rss(path, hybrid)?;
     // Every derived file gone: the claim index and (with a model) the vector index are
@@ -356,19 +216,10 @@ fn bench_size(
         None => None,
     };
     Ok(Row {
-        size,
-        mode: if hybrid { "hybrid" } else { "lexical" },
-        fill_s,
-        settle_s,
-        mem: (pct(&mut mem, 0.5), pct(&mut mem, 0.95)),
-        rec: (pct(&mut rec, 0.5), pct(&mut rec, 0.99)),
-        open_ms,
-        open_recall_ms,
-        single_rate,
-        batch_rate,
         rebuild_ms,
         reembed_ms,
         rss_mb,
+        ..row
     })
 }
 
@@ -462,12 +313,7 @@ pub fn run(args: &[String]) -> Result<()> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--sizes" => {
-                sizes = it
-                    .next()
-                    .context("--sizes takes a list like 1000,10000,100000")?
-                    .split(',')
-                    .map(|s| s.trim().parse())
-                    .collect::<Result<_, _>>()?
+                sizes = list(it.next(), "--sizes takes a list like 1000,10000,100000")?
             }
             "--ops" => ops = it.next().context("--ops takes a number")?.parse()?,
             "--batch-fill" => batch_fill = true,
@@ -498,27 +344,14 @@ pub fn run(args: &[String]) -> Result<()> {
         let single = 128.0 / t.elapsed().as_secs_f64();
         println!("embedding throughput: {batch:.0} sentences/s batched, {single:.0} sentences/s one at a time");
     }
-    {
-        // The durable commit's floor on this disk: write 4 KiB and fsync, as redb's commit
-        // does (at least once) for every memorize.
-        use std::io::Write;
-        let dir = tempfile::tempdir()?;
-        let mut f = std::fs::File::create(dir.path().join("fsync-probe"))?;
-        let mut samples = Vec::with_capacity(ops);
-        for _ in 0..ops {
-            let t = Instant::now();
-            f.write_all(&[7u8; 4096])?;
-            f.sync_data()?;
-            samples.push(t.elapsed());
-        }
-        println!(
-            "disk: write 4 KiB + fsync p50 {:.3} ms, p95 {:.3} ms ({ops} samples)",
-            pct(&mut samples, 0.5),
-            pct(&mut samples, 0.95)
-        );
-    }
-    println!("| claims | mode | fill (s) | vectors settled after the fill (s) | memorize p50 / p95 (ms) | recall p50 / p99 (ms) | open (ms) | open + first recall (ms) | memorize one by one / memorize_many of {BATCH} (claims/s) | open, every derived index rebuilt (ms) | open, model changed: re-embed all (ms) | RSS warm (MB) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    // The durable commit's floor on this disk.
+    let mut samples = fsync_probe(ops)?;
+    println!(
+        "disk: write 4 KiB + fsync p50 {:.3} ms, p95 {:.3} ms ({ops} samples)",
+        pct(&mut samples, 0.5),
+        pct(&mut samples, 0.95)
+    );
+    header(&format!("| claims | mode | fill (s) | vectors settled after the fill (s) | memorize p50 / p95 (ms) | recall p50 / p99 (ms) | open (ms) | open + first recall (ms) | memorize one by one / memorize_many of {BATCH} (claims/s) | open, every derived index rebuilt (ms) | open, model changed: re-embed all (ms) | RSS warm (MB) |"));
     for &size in &sizes {
         let mut modes: Vec<Option<Arc<dyn Embedder>>> = vec![];
         if lexical {
@@ -593,8 +426,7 @@ pub fn run_open(args: &[String]) -> Result<()> {
     } else {
         RankMode::Lexical
     };
-    println!("| open | claim index (ms) | vectors (ms) | open (ms) | open + first recall (ms) | repaired | rebuilt |");
-    println!("|---|---|---|---|---|---|---|");
+    header("| open | claim index (ms) | vectors (ms) | open (ms) | open + first recall (ms) | repaired | rebuilt |");
     let mut g = Gen(0x0BE4);
     for i in 0..times {
         if cold {

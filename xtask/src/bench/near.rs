@@ -4,12 +4,12 @@
 //! beside the memorize itself, lexical and hybrid.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use brains::{Embedder, Store, StoreOptions};
 
-use crate::bench::{input, pct, Gen};
+use super::corpus::{fill_batched, input, Gen};
+use super::runner::{header, list, pct, sample};
 
 pub fn run(args: &[String]) -> Result<()> {
     let mut sizes = vec![1_000, 10_000];
@@ -18,20 +18,14 @@ pub fn run(args: &[String]) -> Result<()> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--sizes" => {
-                sizes = it
-                    .next()
-                    .context("--sizes takes a list like 1000,10000")?
-                    .split(',')
-                    .map(|s| s.trim().parse())
-                    .collect::<Result<_, _>>()?
+                sizes = list(it.next(), "--sizes takes a list like 1000,10000")?
             }
             "--ops" => ops = it.next().context("--ops takes a number")?.parse()?,
             other => bail!("unknown argument {other:?}: usage: cargo xtask bench --near [--sizes 1000,10000] [--ops 300]"),
         }
     }
     let model: Option<Arc<dyn Embedder>> = medulla::model::load_default()?;
-    println!("| claims | mode | memorize p50 / p95 (ms) | similar p50 / p95 (ms) |");
-    println!("|---|---|---|---|");
+    header("| claims | mode | memorize p50 / p95 (ms) | similar p50 / p95 (ms) |");
     for &size in &sizes {
         let mut modes: Vec<Option<Arc<dyn Embedder>>> = vec![None];
         if model.is_some() {
@@ -48,24 +42,16 @@ pub fn run(args: &[String]) -> Result<()> {
                 },
             )?;
             let mut g = Gen(0x5EED ^ size as u64);
-            for start in (0..size).step_by(1000) {
-                let batch = (start..size.min(start + 1000))
-                    .map(|i| input(&mut g, i))
-                    .collect();
-                for r in store.memorize_many(batch)? {
-                    r?;
-                }
-            }
+            fill_batched(&mut store, &mut g, size)?;
             let (mut mem, mut sim) = (Vec::with_capacity(ops), Vec::with_capacity(ops));
             for i in 0..ops {
                 let inp = input(&mut g, size + i);
                 let (label, text) = (inp.label.clone(), inp.text.clone());
-                let t = Instant::now();
-                let slug = store.memorize(inp)?.claim().slug.clone();
-                mem.push(t.elapsed());
-                let t = Instant::now();
-                std::hint::black_box(store.similar(&label, &text, Some(&slug))?);
-                sim.push(t.elapsed());
+                let slug = sample(&mut mem, || Ok(store.memorize(inp)?.claim().slug.clone()))?;
+                let near = sample(&mut sim, || {
+                    Ok(store.similar(&label, &text, Some(&slug))?)
+                })?;
+                std::hint::black_box(near);
             }
             store.close()?;
             println!(

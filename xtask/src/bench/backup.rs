@@ -19,24 +19,10 @@ use anyhow::{bail, Context, Result};
 use brains::{MemorizeInput, Store, StoreOptions};
 use serde_json::{json, Value};
 
-use crate::bench::pct;
-use crate::bench_http::{require_binary, session, start_logged, Owner};
+use super::corpus::TOPICS;
+use super::http::{require_binary, session, start_logged, Owner};
+use super::runner::{header, pct};
 use crate::mcp::Session;
-
-const WORDS: [&str; 12] = [
-    "cache",
-    "deploy",
-    "schema",
-    "router",
-    "timeout",
-    "flake",
-    "release",
-    "index",
-    "queue",
-    "migration",
-    "runner",
-    "token",
-];
 
 fn fill(dir: &Path, n: usize, tag: &str) -> Result<()> {
     let (mut store, _) = Store::open(dir, StoreOptions::default())?;
@@ -46,9 +32,9 @@ fn fill(dir: &Path, n: usize, tag: &str) -> Result<()> {
                 label: format!("{tag} claim {i}"),
                 text: format!(
                     "{tag} observation {i}: the {} {} broke after the {} change on runner {}",
-                    WORDS[i % 12],
-                    WORDS[(i / 12) % 12],
-                    WORDS[(i / 144) % 12],
+                    TOPICS[i % 12],
+                    TOPICS[(i / 12) % 12],
+                    TOPICS[(i / 144) % 12],
                     i % 97
                 ),
                 source_agent: "bench:maker".into(),
@@ -61,22 +47,6 @@ fn fill(dir: &Path, n: usize, tag: &str) -> Result<()> {
     }
     store.close()?;
     Ok(())
-}
-
-fn founder(o: &Owner, home: &Path, verb: &str, args: Value) -> Result<Value> {
-    let token = std::fs::read_to_string(home.join("founder.token"))?;
-    let r = o
-        .http
-        .post(format!("{}/api/call/{verb}", o.url))
-        .header("Medulla-Founder-Token", token.trim())
-        .json(&args)
-        .send()?;
-    let ok = r.status().is_success();
-    let v: Value = r.json()?;
-    if !ok {
-        bail!("{verb}: {v}");
-    }
-    Ok(v)
 }
 
 /// A home whose brains at `roots` hold `per` claims each, bootstrapped by an owner that
@@ -132,8 +102,8 @@ fn clients(
                 i += 1;
                 let q = format!(
                     "{} {} runner {}",
-                    WORDS[i % 12],
-                    WORDS[(i / 12) % 12],
+                    TOPICS[i % 12],
+                    TOPICS[(i / 12) % 12],
                     i % 97
                 );
                 let t = Instant::now();
@@ -183,7 +153,7 @@ fn scenario(name: &str, brains: usize, per: usize, n_clients: usize, secs: u64) 
     let t0 = Instant::now();
     std::thread::sleep(Duration::from_secs(secs));
     let alone_end = Instant::now();
-    let answer = founder(&o, home.path(), "backup", json!({}))?;
+    let answer = o.call_as_founder(home.path(), "backup", json!({}), None)?;
     let backup_end = Instant::now();
     stop.store(true, Ordering::Relaxed);
     for h in handles {
@@ -292,8 +262,7 @@ pub fn run(args: &[String]) -> Result<()> {
         ),
     ];
     println!("\n{n_clients} clients seeking on kept-alive MCP sessions (lexical), p99 alone over {secs} s and during the backup:\n");
-    println!("| home | stores (with the medulla) | live claims | backup size (MB) | backup (s) | seek p99 alone (ms) | seek p99 during backup (ms) | ratio | seeks during | restore (s) | first seek of every restored brain (s) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    header("| home | stores (with the medulla) | live claims | backup size (MB) | backup (s) | seek p99 alone (ms) | seek p99 during backup (ms) | ratio | seeks during | restore (s) | first seek of every restored brain (s) |");
     for (name, f) in &rows {
         println!(
             "| {name} | {} | {} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {:.2} | {:.2} |",

@@ -7,9 +7,8 @@
 //! `hall:roster` performance mark), both from navigation start; then the big brain's first
 //! page of claims; and the page weight (the bytes of every file the page loads).
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -17,56 +16,25 @@ use headless_chrome::protocol::cdp::Network;
 use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde_json::{json, Value};
 
+use super::http;
+use super::runner::{header, median, pct, timed};
+
 /// First render of the roster, in milliseconds from navigation start.
 const FIRST_RENDER_TARGET_MS: f64 = 300.0;
 /// The page and every file it loads.
 const WEIGHT_TARGET_BYTES: usize = 250 * 1024;
 
+/// A release owner (lexical) and the home its founder token is read from.
 struct Owner {
-    child: Child,
-    url: String,
+    owner: http::Owner,
     home: PathBuf,
-    http: reqwest::blocking::Client,
-}
-
-impl Drop for Owner {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
-        let _ = self.child.wait();
-    }
 }
 
 impl Owner {
     fn start(home: &Path) -> Result<Owner> {
-        let bin = crate::bench_http::binary();
-        let mut child = Command::new(&bin)
-            .args(["serve", "--no-model", "--listen", "127.0.0.1:0", "--home"])
-            .arg(home)
-            .env("MEDULLA_LOG", "error")
-            .stdout(Stdio::piped())
-            .spawn()
-            .with_context(|| {
-                format!("{}: build it first (cargo build --release)", bin.display())
-            })?;
-        let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
-        let first = lines.next().context("the owner printed nothing")??;
-        let url = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .context("no url in the owner's first line")?
-            .to_string();
-        std::thread::spawn(move || for _ in lines {});
-        let http = reqwest::blocking::Client::builder()
-            .timeout(Duration::from_secs(120))
-            .build()?;
         Ok(Owner {
-            child,
-            url,
+            owner: http::start_with(&http::binary(), home, false, None)?,
             home: home.to_path_buf(),
-            http,
         })
     }
 
@@ -77,28 +45,15 @@ impl Owner {
     }
 
     fn call(&self, tool: &str, args: Value, brain: Option<&str>) -> Result<Value> {
-        let mut r = self
-            .http
-            .post(format!("{}/api/call/{tool}", self.url))
-            .header("Medulla-Founder-Token", self.token()?)
-            .json(&args);
-        if let Some(b) = brain {
-            r = r.header("Medulla-Brain", b);
-        }
-        let r = r.send()?;
-        let ok = r.status().is_success();
-        let v: Value = r.json()?;
-        if !ok {
-            bail!("{tool}: {v}");
-        }
-        Ok(v)
+        self.owner.call_as_founder(&self.home, tool, args, brain)
     }
 
     /// A fresh one-time ticket URL, as `medulla hall` asks for one.
     fn ticket_url(&self) -> Result<String> {
         let v: Value = self
+            .owner
             .http
-            .post(format!("{}/api/hall/ticket", self.url))
+            .post(format!("{}/api/hall/ticket", self.owner.url))
             .header("Medulla-Founder-Token", self.token()?)
             .send()?
             .json()?;
@@ -170,11 +125,6 @@ fn until(tab: &Tab, expr: &str) -> Result<()> {
     Ok(())
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<()> {
     let home = tempfile::tempdir()?;
     let projects = tempfile::tempdir()?;
@@ -216,7 +166,12 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
     eprintln!("filled in {:.1} s", t.elapsed().as_secs_f64());
 
     // Page weight: the page and every file it links.
-    let page = o.http.get(format!("{}/", o.url)).send()?.text()?;
+    let page = o
+        .owner
+        .http
+        .get(format!("{}/", o.owner.url))
+        .send()?
+        .text()?;
     let mut weight = page.len();
     let mut files = vec![("/".to_string(), page.len())];
     for link in page.split('"').filter(|s| s.starts_with("/hall/")) {
@@ -224,8 +179,9 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
             continue;
         }
         let n = o
+            .owner
             .http
-            .get(format!("{}{link}", o.url))
+            .get(format!("{}{link}", o.owner.url))
             .send()?
             .bytes()?
             .len();
@@ -234,16 +190,15 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
     }
 
     // What the roster waits on, seen from outside the browser.
-    let mut inst = Vec::new();
-    for _ in 0..20 {
-        let t = Instant::now();
-        o.http
-            .get(format!("{}/api/instances", o.url))
+    let mut inst = timed(20, |_| {
+        o.owner
+            .http
+            .get(format!("{}/api/instances", o.owner.url))
             .send()?
             .bytes()?;
-        inst.push(t.elapsed().as_secs_f64() * 1000.0);
-    }
-    let instances_ms = median(&mut inst);
+        Ok(())
+    })?;
+    let instances_ms = pct(&mut inst, 0.5);
 
     let profile = tempfile::tempdir()?;
     let browser = browser(profile.path())?;
@@ -311,10 +266,14 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
         fcp.push(p);
         brain_ms.push(b);
     }
-    let (roster, fcp, brain_ms) = (median(&mut roster), median(&mut fcp), median(&mut brain_ms));
+    let (roster, fcp, brain_ms) = (
+        median(&mut roster).unwrap_or(f64::NAN),
+        median(&mut fcp).unwrap_or(f64::NAN),
+        median(&mut brain_ms).unwrap_or(f64::NAN),
+    );
 
     println!("\nthe Hall: {brains} brains × {per_brain} claims + one of {big} claims + 200 medulla claims; {loads} loads, browser cache disabled, medians");
-    println!("| figure | value | target |\n|---|---|---|");
+    header("| figure | value | target |");
     println!(
         "| first contentful paint | {fcp:.0} ms | |\n| roster drawn (first render) | {roster:.0} ms | ≤ {FIRST_RENDER_TARGET_MS:.0} ms: {} |",
         if roster <= FIRST_RENDER_TARGET_MS { "met" } else { "NOT met" }
@@ -341,8 +300,9 @@ pub fn run(brains: usize, per_brain: usize, big: usize, loads: usize) -> Result<
 
 fn eval_fp(o: &Owner, root: &str) -> Result<String> {
     let v: Value = o
+        .owner
         .http
-        .get(format!("{}/api/instances", o.url))
+        .get(format!("{}/api/instances", o.owner.url))
         .send()?
         .json()?;
     v["instances"]

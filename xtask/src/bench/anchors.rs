@@ -10,8 +10,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 use serde_json::json;
 
-use crate::bench::pct;
-use crate::bench_http::{session, start_logged};
+use super::http::{session, start_logged};
+use super::runner::{alternate, header, pct};
 use crate::mcp::Session;
 
 pub fn run(args: &[String]) -> Result<()> {
@@ -72,27 +72,31 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut sa = session(&o, &a_root)?;
     let mut sp = session(&o, &p_root)?;
     let mut measure = |label: &str| -> Result<(f64, f64)> {
-        let (mut ta, mut tp) = (Vec::with_capacity(seeks), Vec::with_capacity(seeks));
-        for i in 0..seeks {
-            let q = json!({ "query": format!("deploy timeouts {}", i % 97) });
-            let t = Instant::now();
-            sp.call_tool("seek", q.clone())?;
-            tp.push(t.elapsed());
-            let t = Instant::now();
-            let a = sa.call_tool("seek", q)?;
-            ta.push(t.elapsed());
-            if i == 0 && label == "changed" && !a.text.contains("evidence_changed") {
-                bail!(
-                    "no row says its evidence changed after the files changed: {}",
-                    a.text
-                );
-            }
-        }
+        let qs: Vec<_> = (0..seeks)
+            .map(|i| json!({ "query": format!("deploy timeouts {}", i % 97) }))
+            .collect();
+        // Not anchored first, then anchored, round by round.
+        let (mut tp, mut ta) = alternate(
+            seeks,
+            |i| {
+                sp.call_tool("seek", qs[i].clone())?;
+                Ok(())
+            },
+            |i| {
+                let a = sa.call_tool("seek", qs[i].clone())?;
+                if i == 0 && label == "changed" && !a.text.contains("evidence_changed") {
+                    bail!(
+                        "no row says its evidence changed after the files changed: {}",
+                        a.text
+                    );
+                }
+                Ok(())
+            },
+        )?;
         Ok((pct(&mut ta, 0.5), pct(&mut tp, 0.5)))
     };
     let (a, p) = measure("as written")?;
-    println!("| evidence | seek p50 anchored (ms) | seek p50 not anchored (ms) | ratio |");
-    println!("|---|---|---|---|");
+    header("| evidence | seek p50 anchored (ms) | seek p50 not anchored (ms) | ratio |");
     println!("| as written | {a:.3} | {p:.3} | {:.2} |", a / p);
     for f in (0..files).step_by(10) {
         std::fs::write(anchored.join(format!("src/f{f}.rs")), "// rewritten\n")?;

@@ -7,12 +7,11 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::bench::pct;
-use crate::bench_http::{require_binary, start_with};
+use super::http::{require_binary, start_with};
+use super::runner::{alternate, header, median, pct};
 
 /// One `GET /api/health` on `s`; with `close`, the server closes after it.
 fn health(s: &mut TcpStream, host: &str, token: &str, close: bool) -> Result<()> {
@@ -72,23 +71,15 @@ fn measure(peer_check: bool, idle: usize, rounds: usize) -> Result<[f64; 4]> {
     }
     let mut warm = TcpStream::connect(&host)?;
     warm.set_nodelay(true)?;
-    for _ in 0..20 {
-        health(&mut warm, &host, &token, false)?;
+    let mut new_trip = |_| -> Result<()> {
         let mut s = TcpStream::connect(&host)?;
         s.set_nodelay(true)?;
-        health(&mut s, &host, &token, true)?;
-    }
-    let (mut fresh, mut kept) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
-    for _ in 0..rounds {
-        let t = Instant::now();
-        let mut s = TcpStream::connect(&host)?;
-        s.set_nodelay(true)?;
-        health(&mut s, &host, &token, true)?;
-        fresh.push(t.elapsed());
-        let t = Instant::now();
-        health(&mut warm, &host, &token, false)?;
-        kept.push(t.elapsed());
-    }
+        health(&mut s, &host, &token, true)
+    };
+    let mut kept_trip = |_| health(&mut warm, &host, &token, false);
+    // Warm-up, then the measured rounds, a new connection first in each.
+    alternate(20, &mut kept_trip, &mut new_trip)?;
+    let (mut fresh, mut kept) = alternate(rounds, &mut new_trip, &mut kept_trip)?;
     drop(held);
     let us = |ms: f64| ms * 1000.0;
     Ok([
@@ -103,8 +94,7 @@ pub fn run(idle: usize, rounds: usize, pairs: usize) -> Result<()> {
     println!(
         "GET /api/health round trips, {rounds} of each per run, {idle} idle connections held open; runs alternated, {pairs} per setting:\n"
     );
-    println!("| run | peer check | new connection p50 (µs) | p95 | kept-alive p50 (µs) | p95 | new − kept-alive p50 |");
-    println!("|---|---|---|---|---|---|---|");
+    header("| run | peer check | new connection p50 (µs) | p95 | kept-alive p50 (µs) | p95 | new − kept-alive p50 |");
     let mut extra = [Vec::new(), Vec::new()];
     for pair in 0..pairs {
         for (i, on) in [(0, true), (1, false)] {
@@ -118,11 +108,7 @@ pub fn run(idle: usize, rounds: usize, pairs: usize) -> Result<()> {
             );
         }
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (on, off) = (median(&mut extra[0]), median(&mut extra[1]));
+    let [on, off] = extra.map(|mut v| median(&mut v).unwrap_or(f64::NAN));
     println!(
         "\nmedian of (new − kept-alive) p50: {on:.0} µs with the peer check, {off:.0} µs without: the check costs ≈ {:.0} µs per new connection",
         on - off

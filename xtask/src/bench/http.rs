@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use crate::bench::pct;
+use super::runner::{self, pct};
 use crate::mcp::{self, HttpLink, HttpSession, RawLink, ReqwestLink, Session};
 
 pub(crate) struct Owner {
@@ -116,6 +116,31 @@ impl Owner {
         }
         Ok(v)
     }
+    /// A verb called as the founder (the token in `home`), on `brain` when given.
+    pub(crate) fn call_as_founder(
+        &self,
+        home: &Path,
+        verb: &str,
+        args: Value,
+        brain: Option<&str>,
+    ) -> Result<Value> {
+        let token = std::fs::read_to_string(home.join("founder.token"))?;
+        let mut r = self
+            .http
+            .post(format!("{}/api/call/{verb}", self.url))
+            .header("Medulla-Founder-Token", token.trim())
+            .json(&args);
+        if let Some(b) = brain {
+            r = r.header("Medulla-Brain", b);
+        }
+        let r = r.send()?;
+        let ok = r.status().is_success();
+        let v: Value = r.json()?;
+        if !ok {
+            bail!("{verb}: {v}");
+        }
+        Ok(v)
+    }
     pub(crate) fn rss_kib(&self) -> u64 {
         mcp::proc_status_kib(self.child.id(), "VmRSS:").unwrap_or(0)
     }
@@ -133,13 +158,9 @@ pub(crate) fn session(o: &Owner, root: &str) -> Result<HttpSession<ReqwestLink>>
     )?)
 }
 
-fn timed(n: usize, mut f: impl FnMut(usize) -> Result<()>) -> Result<(f64, f64)> {
-    let mut v = Vec::with_capacity(n);
-    for i in 0..n {
-        let t = Instant::now();
-        f(i)?;
-        v.push(t.elapsed());
-    }
+/// `f(i)` for `i` in `0..n`, each call timed: the p50 and p95 in milliseconds.
+fn timed(n: usize, f: impl FnMut(usize) -> Result<()>) -> Result<(f64, f64)> {
+    let mut v = runner::timed(n, f)?;
     Ok((pct(&mut v, 0.5), pct(&mut v, 0.95)))
 }
 
@@ -193,9 +214,9 @@ pub(crate) fn tool<L: HttpLink>(s: &mut HttpSession<L>, name: &str, args: Value)
     Ok(a.text.len())
 }
 
+/// The median answer size, 0 when none.
 fn median(mut v: Vec<usize>) -> usize {
-    v.sort_unstable();
-    v.get(v.len() / 2).copied().unwrap_or(0)
+    runner::median(&mut v).unwrap_or(0)
 }
 
 pub(crate) fn fill(o: &Owner, root: &str, n: usize, tag: &str) -> Result<()> {
@@ -239,8 +260,7 @@ fn round_trips(o: &Owner, root: &str, n: usize) -> Result<()> {
     let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
     let json_headers = [("content-type".to_string(), "application/json".to_string())];
     println!("\nround trips, {n} sequential calls each, one kept-alive connection per client:\n");
-    println!("| round trip | client | p50 (ms) | p95 (ms) | vs echo | vs health |");
-    println!("|---|---|---|---|---|---|");
+    runner::header("| round trip | client | p50 (ms) | p95 (ms) | vs echo | vs health |");
     let headers: [(&str, &str); 2] = [
         ("Medulla-Caller-Root", root),
         ("Medulla-Agent", "bench:maker"),
@@ -398,7 +418,7 @@ pub fn run(opts: HttpOpts) -> Result<()> {
         )?);
     }
     println!("\n{big} project claims (filled in {fill_s:.1} s over REST) + 200 medulla claims:");
-    println!("| verb over MCP | p50 (ms) | p95 (ms) | median answer (bytes) |\n|---|---|---|---|");
+    runner::header("| verb over MCP | p50 (ms) | p95 (ms) | median answer (bytes) |");
     println!(
         "| memorize | {m50:.3} | {m95:.3} | {} |\n| seek (brain + medulla) | {s50:.3} | {s95:.3} | {} (with detail: {}) |\n| seek (tier: project) | {p50:.3} | {p95:.3} | – |\n| north | {n50:.3} | {n95:.3} | {} |",
         median(msz),
@@ -472,17 +492,19 @@ pub fn run(opts: HttpOpts) -> Result<()> {
     drop(m);
     drop(o);
     let o = start(home.path(), model)?;
-    let mut opens = Vec::new();
-    let mut warm = Vec::new();
-    for b in 0..brains.min(30) {
-        let rs = proot.join(format!("b{b:03}")).to_string_lossy().to_string();
-        let t = Instant::now();
-        o.call("seek", json!({ "query": "deploy", "tier": "project" }), &rs)?;
-        opens.push(t.elapsed());
-        let t = Instant::now();
-        o.call("seek", json!({ "query": "deploy", "tier": "project" }), &rs)?;
-        warm.push(t.elapsed());
-    }
+    let roots: Vec<String> = (0..brains.min(30))
+        .map(|b| proot.join(format!("b{b:03}")).to_string_lossy().to_string())
+        .collect();
+    // Each brain's first request (it opens the brain), then its second (warm).
+    let seek = |b: usize| {
+        o.call(
+            "seek",
+            json!({ "query": "deploy", "tier": "project" }),
+            &roots[b],
+        )
+        .map(|_| ())
+    };
+    let (mut opens, mut warm) = runner::alternate(roots.len(), seek, seek)?;
     let (o50, w50) = (pct(&mut opens, 0.5), pct(&mut warm, 0.5));
     println!("dormant brain ({per_brain} claims): first request p50 {o50:.2} ms vs warm {w50:.2} ms → open ≈ {:.2} ms", o50 - w50);
     // One owner per home: the first must be gone before the next can open the stores.

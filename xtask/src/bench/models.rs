@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
-use crate::bench::pct;
-use crate::bench_http::{fill, session, start_logged, tool, Owner};
+use super::http::{fill, session, start_logged, tool, Owner};
+use super::runner::{header, pct, sample};
 
 /// What `cargo xtask bench --models` measures.
 #[derive(Debug, Clone)]
@@ -122,16 +122,16 @@ pub fn run(opts: ModelsOpts) -> Result<()> {
     let mut seek = [Vec::new(), Vec::new()];
     for r in 0..opts.rounds {
         for (i, s) in sessions.iter_mut().enumerate() {
-            let t = Instant::now();
-            tool(
-                s,
-                "memorize",
-                json!({"label": format!("timed claim {r}"), "text": format!("a timed note {r} about deploy timeouts and the build cache")}),
-            )?;
-            memorize[i].push(t.elapsed());
-            let t = Instant::now();
-            tool(s, "seek", json!({"query": QUERIES[r % QUERIES.len()]}))?;
-            seek[i].push(t.elapsed());
+            sample(&mut memorize[i], || {
+                tool(
+                    s,
+                    "memorize",
+                    json!({"label": format!("timed claim {r}"), "text": format!("a timed note {r} about deploy timeouts and the build cache")}),
+                )
+            })?;
+            sample(&mut seek[i], || {
+                tool(s, "seek", json!({"query": QUERIES[r % QUERIES.len()]}))
+            })?;
         }
     }
     let caught_up: Vec<Duration> = owners
@@ -142,8 +142,7 @@ pub fn run(opts: ModelsOpts) -> Result<()> {
         "\n### Models: static against a transformer (one run, {} claims, {} alternated rounds)\n",
         opts.claims, opts.rounds
     );
-    println!("| model | memorize p50 | memorize p95 | seek p50 | seek p95 | fill, then background to every vector | after the rounds |");
-    println!("|---|---|---|---|---|---|---|");
+    header("| model | memorize p50 | memorize p95 | seek p50 | seek p95 | fill, then background to every vector | after the rounds |");
     for i in 0..2 {
         println!(
             "| {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2} ms | {:.1} s + {:.1} s | {:.2} s |",

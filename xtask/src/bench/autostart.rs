@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::bench::pct;
-use crate::bench_http::require_binary;
+use super::http::require_binary;
+use super::runner::{header, pct};
 
 fn medulla(bin: &Path, home: &Path, cwd: &Path, args: &[&str]) -> Result<(Duration, String)> {
     let t = Instant::now();
@@ -93,8 +93,7 @@ pub fn run(args: &[String]) -> Result<()> {
     println!(
         "autostart ({runs} runs, retrieval {retrieval}): `medulla seek` as a command, start to exit"
     );
-    println!("| case | p50 (ms) | max (ms) |");
-    println!("|---|---|---|");
+    header("| case | p50 (ms) | max (ms) |");
     println!(
         "| no owner running: started, waited for, asked | {cold_p50:.1} | {:.1} |",
         ms(cold.last())
