@@ -97,7 +97,7 @@ fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
         since,
         now_ms(),
     )
-        .ok()?;
+    .ok()?;
     Some(ASK)
 }
 

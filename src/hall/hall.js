@@ -1057,6 +1057,13 @@ async function viewDoctor(root) {
             ? h('ul', {}, d.evidence_drift.map((x) => h('li', { class: x.drifted ? 'warn' : '' },
               h('code', { text: x.brain }), `: ${plural(x.drifted, 'claim')} of ${fmtNum(x.anchored)} anchored changed since written`)))
             : h('p', { class: 'muted', text: 'No claim carries anchored evidence yet.' }))),
+      (d.nudges || []).length
+        ? h('section', { class: 'panel', id: 'nudges' }, h('h2', { text: 'Does the nudge pay?' }),
+          h('p', { class: 'muted', text: 'Per brain: agent sessions the client hooks saw, those asked once at the end of real work to debrief, and the claims written within 30 minutes of an ask.' }),
+          h('ul', {}, d.nudges.map((n) => h('li', {},
+            h('code', { text: n.brain }),
+            `: ${plural(n.sessions_seen, 'session')}, ${fmtNum(n.sessions_nudged)} asked, ${plural(n.claims_after_nudge, 'claim')} written after an ask`))))
+        : null,
       d.team ? teamPanel(d.team) : null,
       h('section', { class: 'panel', id: 'backup' }, h('h2', { text: 'Backup' }),
         h('p', { class: 'muted', text: 'A consistent copy of every store, the spool and the config, written while serving into $MEDULLA_HOME/backups/. Restore one with `medulla restore` (the owner stopped).' }),

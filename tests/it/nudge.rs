@@ -130,3 +130,53 @@ fn a_long_session_that_wrote_nothing_is_asked_once_and_nothing_else_is() {
     let (code, out) = nudge(o.home.path(), &root, &stop("s-gone", &root, &gone, false));
     assert_eq!((code, out.as_str()), (0, ""));
 }
+
+/// `doctor` says whether the nudge pays, per brain: the sessions the hooks saw (the
+/// SessionStart hook's `prime`, and `nudge`), those asked for a debrief, and the claims
+/// written after an ask.
+#[test]
+fn doctor_counts_the_sessions_the_hooks_saw_and_what_a_nudge_brought() {
+    let o = Owner::start();
+    let home = o.home.path();
+    let b = o.brain("app");
+    let root = Path::new(&b.root).to_path_buf();
+    let t = tempfile::tempdir().unwrap();
+    // A quiet session: its start recorded by the SessionStart hook's prime, never nudged.
+    let mut child = medulla_cmd(home, &root)
+        .args(["prime", "--client", "claude", "--url", &o.url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = json!({ "session_id": "s-quiet", "cwd": root, "hook_event_name": "SessionStart", "source": "startup" });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(start.to_string().as_bytes())
+        .unwrap();
+    assert!(child.wait_with_output().unwrap().status.success());
+    // A long session that wrote nothing: nudged; then the agent debriefs.
+    let long = transcript(t.path(), "s-long", "2100-01-01T00:00:00.000Z", 12);
+    let (_, out) = nudge(home, &root, &stop("s-long", &root, &long, false));
+    assert!(out.contains("\"block\""), "{out:?}");
+    b.memorize(
+        "Release steps",
+        "release with make release; never tag by hand",
+    );
+    let (s, d) = o.get("/api/doctor");
+    assert_eq!(s, 200, "{d}");
+    assert_eq!(
+        d["nudges"],
+        json!([{ "brain": b.root, "sessions_seen": 2, "sessions_nudged": 1, "claims_after_nudge": 1 }]),
+        "{d}"
+    );
+    // The person reads the same in `medulla doctor`.
+    let out = medulla_cmd(home, &root)
+        .args(["doctor", "--url", &o.url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 asked for a debrief"), "{text}");
+}

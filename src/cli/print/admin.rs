@@ -395,6 +395,27 @@ pub fn doctor(d: Doctor) {
     } else {
         out!("  {shown}");
     }
+    if !d.nudges.is_empty() {
+        out!();
+        out!(
+            "{}",
+            paint(
+                CYAN,
+                "agent sessions the hooks saw (does the end-of-turn nudge pay?)"
+            )
+        );
+        for n in &d.nudges {
+            let line = format!(
+                "{} sessions, {} asked for a debrief, {} claims written within 30 min of an ask",
+                n.sessions_seen, n.sessions_nudged, n.claims_after_nudge
+            );
+            out!(
+                "  {}  {}",
+                fit_left(&n.brain, width().saturating_sub(4) / 2),
+                fit(&line, width().saturating_sub(4) / 2)
+            );
+        }
+    }
 }
 
 pub fn audit(e: Envelope<AuditLog>) {
