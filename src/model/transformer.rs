@@ -19,9 +19,6 @@ use super::{io, runtime, ModelError, Pooling};
 const MAX_TOKENS: usize = 256;
 /// Texts a single model call takes at most.
 const BATCH: usize = 32;
-/// ONNX Runtime's threads per model call: one, so the background's embedding leaves the
-/// other cores to the requests being answered (and to the user's own work).
-const THREADS: usize = 1;
 
 /// A loaded transformer model.
 pub struct Transformer {
@@ -87,8 +84,7 @@ impl Transformer {
         let inner = TextEmbedding::try_new(
             TextInitOptions::new(model)
                 .with_cache_dir(cache.to_path_buf())
-                .with_max_length(MAX_TOKENS)
-                .with_intra_threads(THREADS),
+                .with_max_length(MAX_TOKENS),
         )
         .map_err(failed(&id))?;
         Transformer::ready(id, inner)
@@ -151,9 +147,7 @@ impl Transformer {
         });
         let inner = TextEmbedding::try_new_from_user_defined(
             model,
-            InitOptionsUserDefined::new()
-                .with_max_length(MAX_TOKENS)
-                .with_intra_threads(THREADS),
+            InitOptionsUserDefined::new().with_max_length(MAX_TOKENS),
         )
         .map_err(failed(&id))?;
         Transformer::ready(id, inner)
