@@ -13,8 +13,6 @@ use serde_json::{json, Value};
 
 use super::prime::HookClient;
 use super::print::out;
-use crate::service::registry::Envelope;
-use crate::service::verbs::boot_memory::BootMemoryAnswer;
 use crate::service::ClaimsView;
 
 /// Each request to the owner: the whole nudge stays within about 100 ms.
@@ -167,22 +165,9 @@ fn written_since(url: Option<&str>, cwd: &Path, since: i64) -> anyhow::Result<Op
             }
             r
         };
-        let boot: Value = req(reqwest::Method::POST, "/api/call/boot_memory")
-            .json(&json!({ "op": "list" }))
-            .send()
-            .await?
-            .json()
-            .await?;
-        if boot.get("error").is_some() {
-            return Ok(None);
-        }
-        let boot: Envelope<BootMemoryAnswer> = serde_json::from_value(boot)?;
-        let Some(root) = boot.served_brain.clone() else {
+        let Some((root, _)) = super::prime::served_brain(&req).await? else {
             return Ok(None);
         };
-        if boot.reception.is_some() {
-            return Ok(None);
-        }
         let v: Value = req(reqwest::Method::GET, "/api/claims")
             .query(&[("brain", root.as_str()), ("limit", "300")])
             .send()

@@ -109,6 +109,28 @@ fn record_session(home: &std::path::Path) {
     }
 }
 
+/// The brain a hook's directory lands on, as the owner routes it (`req` builds a request
+/// carrying the directory as the caller root), with its boot memory; `None` when no
+/// brain covers the directory (an error answer, none served, or reception).
+pub(super) async fn served_brain(
+    req: &impl Fn(reqwest::Method, &str) -> reqwest::RequestBuilder,
+) -> anyhow::Result<Option<(String, Envelope<BootMemoryAnswer>)>> {
+    let boot: Value = req(reqwest::Method::POST, "/api/call/boot_memory")
+        .json(&json!({ "op": "list" }))
+        .send()
+        .await?
+        .json()
+        .await?;
+    if boot.get("error").is_some() {
+        return Ok(None);
+    }
+    let boot: Envelope<BootMemoryAnswer> = serde_json::from_value(boot)?;
+    match (boot.served_brain.clone(), boot.reception.is_some()) {
+        (Some(root), false) => Ok(Some((root, boot))),
+        _ => Ok(None),
+    }
+}
+
 /// At most `max` bytes of `s`, cut at a line (or a character) boundary.
 fn cut(s: &str, max: usize) -> String {
     if s.len() <= max {
@@ -190,22 +212,9 @@ pub(super) fn fetch(url: Option<&str>, wait: Duration) -> anyhow::Result<Option<
             r
         };
         // The brain this directory lands on, as the owner routes it, and its boot memory.
-        let boot: Value = req(reqwest::Method::POST, "/api/call/boot_memory")
-            .json(&json!({ "op": "list" }))
-            .send()
-            .await?
-            .json()
-            .await?;
-        if boot.get("error").is_some() {
-            return Ok(None);
-        }
-        let boot: Envelope<BootMemoryAnswer> = serde_json::from_value(boot)?;
-        let Some(root) = boot.served_brain.clone() else {
+        let Some((root, boot)) = served_brain(&req).await? else {
             return Ok(None);
         };
-        if boot.reception.is_some() {
-            return Ok(None);
-        }
         let boot = match boot.body {
             BootMemoryAnswer::List(e) => e.entries,
             BootMemoryAnswer::Value(e) => vec![e],
