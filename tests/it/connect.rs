@@ -312,6 +312,15 @@ fn connect_bootstraps_installs_the_hook_and_says_when_the_owner_is_not_there() {
         .as_str()
         .unwrap()
         .ends_with("prime --client codex"));
+    // Its end-of-turn nudge: Codex's `Stop` (issue 53).
+    let stop = &hooks["hooks"]["Stop"][0]["hooks"][0];
+    assert!(
+        stop["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("nudge --client codex"),
+        "{hooks}"
+    );
     let config = std::fs::read_to_string(root.join(".codex/config.toml")).unwrap();
     let t: toml::Table = config.parse().unwrap();
     assert_eq!(
@@ -343,6 +352,16 @@ fn connect_bootstraps_installs_the_hook_and_says_when_the_owner_is_not_there() {
         .as_str()
         .unwrap();
     assert!(cmd.ends_with("prime --client gemini"), "{g}");
+    // Its end-of-turn nudge: Gemini CLI's `AfterAgent`, its timeout in milliseconds.
+    let after = &g["hooks"]["AfterAgent"][0]["hooks"][0];
+    assert!(
+        after["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("nudge --client gemini"),
+        "{g}"
+    );
+    assert_eq!(after["timeout"], 5000, "{g}");
     let again = run(
         &o,
         home.path(),

@@ -32,8 +32,13 @@ fn transcript(dir: &Path, name: &str, start: &str, tools: usize) -> std::path::P
 
 /// Run `medulla nudge --client claude` in `cwd` with `stdin`: (exit code, stdout).
 fn nudge(home: &Path, cwd: &Path, stdin: &str) -> (i32, String) {
+    nudge_as("claude", home, cwd, stdin)
+}
+
+/// Run `medulla nudge --client CLIENT` in `cwd` with `stdin`: (exit code, stdout).
+fn nudge_as(client: &str, home: &Path, cwd: &Path, stdin: &str) -> (i32, String) {
     let mut child = medulla_cmd(home, cwd)
-        .args(["nudge", "--client", "claude"])
+        .args(["nudge", "--client", client])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -179,4 +184,104 @@ fn doctor_counts_the_sessions_the_hooks_saw_and_what_a_nudge_brought() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("1 asked for a debrief"), "{text}");
+}
+
+/// A Codex rollout: its session line stamped `start`, then `tools` shell calls, each with
+/// its output and the event Codex logs beside it.
+fn codex_rollout(dir: &Path, name: &str, start: &str, tools: usize) -> std::path::PathBuf {
+    let mut lines = vec![
+        json!({ "timestamp": start, "type": "session_meta", "payload": { "id": name, "cwd": "/p", "cli_version": "0.120.0" } }),
+        json!({ "timestamp": start, "type": "response_item", "payload": { "type": "message", "role": "user",
+            "content": [{ "type": "input_text", "text": "fix the build" }] } }),
+    ];
+    for i in 0..tools {
+        let call = format!("call_{i}");
+        lines.push(json!({ "timestamp": start, "type": "response_item", "payload": { "type": "function_call",
+            "name": "shell", "arguments": "{\"command\":[\"ls\"]}", "call_id": call } }));
+        lines.push(json!({ "timestamp": start, "type": "event_msg", "payload": { "type": "exec_command_end", "call_id": call } }));
+        lines.push(json!({ "timestamp": start, "type": "response_item", "payload": { "type": "function_call_output",
+            "call_id": call, "output": "ok" } }));
+    }
+    let path = dir.join(format!("rollout-{name}.jsonl"));
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
+}
+
+/// A Gemini CLI conversation record (JSONL): its metadata line stamped `start`, then one
+/// model message whose `tools` calls are recorded as they progress (the message appended
+/// again with each new call, as the CLI does).
+fn gemini_record(dir: &Path, name: &str, start: &str, tools: usize) -> std::path::PathBuf {
+    let mut lines = vec![
+        json!({ "sessionId": name, "projectHash": "h", "startTime": start, "lastUpdated": start }),
+        json!({ "id": "u1", "timestamp": start, "type": "user", "content": "fix the build" }),
+    ];
+    let mut calls = vec![];
+    for i in 0..tools {
+        calls.push(json!({ "id": format!("run_shell_command-{i}"), "name": "run_shell_command", "status": "success" }));
+        lines.push(json!({ "id": "m1", "timestamp": start, "type": "gemini", "content": "", "toolCalls": calls }));
+    }
+    let path = dir.join(format!("session-{name}.jsonl"));
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
+}
+
+/// Codex's `Stop` and Gemini CLI's `AfterAgent` drive the same nudge: a long session that
+/// wrote nothing is asked once, in the client's own shape (`block` for Codex, `deny` for
+/// Gemini, `reason` the ask); a second end of turn, a short session, a turn a hook already
+/// continued, and a Codex stop with no transcript are not.
+#[test]
+fn codex_and_gemini_sessions_are_asked_once_in_their_own_shapes() {
+    let o = Owner::start();
+    let home = o.home.path();
+    let root = o.project("app");
+    o.bootstrap(&root);
+    let t = tempfile::tempdir().unwrap();
+    let later = "2100-01-01T00:00:00.000Z";
+    let cases: [(
+        &str,
+        &str,
+        fn(&Path, &str, &str, usize) -> std::path::PathBuf,
+    ); 2] = [
+        ("codex", "block", codex_rollout),
+        ("gemini", "deny", gemini_record),
+    ];
+    for (client, decision, write) in cases {
+        let hook = |id: &str, path: Value, active: bool| {
+            json!({ "session_id": id, "transcript_path": path, "cwd": root,
+                    "hook_event_name": if client == "codex" { "Stop" } else { "AfterAgent" },
+                    "stop_hook_active": active, "last_assistant_message": "done" })
+            .to_string()
+        };
+        let long_id = format!("{client}-long");
+        let long = write(t.path(), &long_id, later, 12);
+        let (code, out) = nudge_as(client, home, &root, &hook(&long_id, json!(long), false));
+        assert_eq!(code, 0);
+        let v: Value =
+            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{client}: {e}: {out:?}"));
+        assert_eq!(v["decision"], decision, "{client}: {v}");
+        assert!(v["reason"].as_str().unwrap().contains("debrief"), "{v}");
+        // The same session's next end of turn: nothing.
+        let (code, out) = nudge_as(client, home, &root, &hook(&long_id, json!(long), false));
+        assert_eq!((code, out.as_str()), (0, ""), "{client}");
+        // Nine tool calls are not real work yet (a call recorded again counts once).
+        let short_id = format!("{client}-short");
+        let short = write(t.path(), &short_id, later, 9);
+        let (code, out) = nudge_as(client, home, &root, &hook(&short_id, json!(short), false));
+        assert_eq!((code, out.as_str()), (0, ""), "{client}");
+        // A hook already continued this turn: nothing.
+        let active_id = format!("{client}-active");
+        let active = write(t.path(), &active_id, later, 12);
+        let (code, out) = nudge_as(client, home, &root, &hook(&active_id, json!(active), true));
+        assert_eq!((code, out.as_str()), (0, ""), "{client}");
+        // No transcript (Codex may send `null`): nothing.
+        let (code, out) = nudge_as(
+            client,
+            home,
+            &root,
+            &hook(&format!("{client}-none"), Value::Null, false),
+        );
+        assert_eq!((code, out.as_str()), (0, ""), "{client}");
+    }
 }

@@ -1,6 +1,6 @@
 //! The check that ends `connect`: `initialize` then `tools/list` through the transport
 //! the entry configured (Streamable HTTP with its headers, or the stdio bridge run in
-//! the project), and the session-start hook `--hooks` installs.
+//! the project), and the session-start and end-of-turn hooks `--hooks` installs.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -192,8 +192,8 @@ pub struct HookEdit {
     pub edit: fn(Option<&str>, &Path) -> anyhow::Result<String>,
 }
 
-/// `--hooks`: the files that make `medulla prime` the client's session-start hook, merged
-/// with the hooks already there: Claude Code's `settings.json`, Codex's `hooks.json` (and
+/// `--hooks`: the files that make `medulla prime` the client's session-start hook and
+/// `medulla nudge` its end-of-turn hook, merged with the hooks already there: Claude Code's `settings.json`, Codex's `hooks.json` (and
 /// its `codex_hooks` feature in `config.toml`), Gemini CLI's `settings.json`.
 pub fn hook_edits(
     client: AgentClient,
@@ -310,11 +310,15 @@ fn claude_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
         "hooks": [{ "type": "command", "command": prime_command("claude")? }]
     });
     let with_start = session_start(before, path, group)?;
-    // The end-of-turn nudge (issue 53): Claude Code's `Stop` hook.
+    // The end-of-turn nudge (issue 53): Claude Code's `Stop` hook (timeout in seconds).
     let stop = json!({
-        "hooks": [{ "type": "command", "command": format!("{} nudge --client claude", super::this_binary()?), "timeout": 5 }]
+        "hooks": [{ "type": "command", "command": nudge_command("claude")?, "timeout": 5 }]
     });
     put_group(Some(&with_start), path, "Stop", " nudge --client ", stop)
+}
+
+fn nudge_command(client: &str) -> anyhow::Result<String> {
+    Ok(format!("{} nudge --client {client}", super::this_binary()?))
 }
 
 fn codex_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
@@ -322,7 +326,12 @@ fn codex_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
         "matcher": "startup|resume|clear",
         "hooks": [{ "type": "command", "command": prime_command("codex")?, "timeout": 10 }]
     });
-    session_start(before, path, group)
+    let with_start = session_start(before, path, group)?;
+    // Codex's `Stop` takes no matcher; its timeout is in seconds.
+    let stop = json!({
+        "hooks": [{ "type": "command", "command": nudge_command("codex")?, "timeout": 5 }]
+    });
+    put_group(Some(&with_start), path, "Stop", " nudge --client ", stop)
 }
 
 fn gemini_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
@@ -330,7 +339,19 @@ fn gemini_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
         "hooks": [{ "name": "medulla-prime", "type": "command", "command": prime_command("gemini")?,
                     "description": "what medulla remembers about this project" }]
     });
-    session_start(before, path, group)
+    let with_start = session_start(before, path, group)?;
+    // Gemini CLI's end of a turn is `AfterAgent`; its timeout is in milliseconds.
+    let after = json!({
+        "hooks": [{ "name": "medulla-nudge", "type": "command", "command": nudge_command("gemini")?,
+                    "timeout": 5000, "description": "ask once for a debrief after real work" }]
+    });
+    put_group(
+        Some(&with_start),
+        path,
+        "AfterAgent",
+        " nudge --client ",
+        after,
+    )
 }
 
 /// Codex runs hooks only with `[features] codex_hooks = true` in its config.

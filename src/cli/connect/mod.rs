@@ -48,8 +48,8 @@ pub struct ConnectArgs {
     /// Create this project's brain first (`medulla bootstrap`)
     #[arg(long)]
     pub bootstrap: bool,
-    /// Also install `medulla prime` as the client's session-start hook (Claude Code,
-    /// Codex, Gemini CLI) and, for Claude Code, `medulla nudge` as its `Stop` hook
+    /// Also install `medulla prime` as the client's session-start hook and `medulla
+    /// nudge` as its end-of-turn hook (Claude Code, Codex, Gemini CLI)
     #[arg(long)]
     pub hooks: bool,
     /// Write the file without checking the connection afterwards

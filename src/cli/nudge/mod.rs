@@ -2,6 +2,10 @@
 //! what it learned, when the session did real work and wrote nothing to this project's
 //! brain. It never starts an owner, never blocks past [`BUDGET`], and always exits 0:
 //! with no owner, no brain, a short session or a malformed hook input it prints nothing.
+//! Claude Code's `Stop`, Codex's `Stop` and Gemini CLI's `AfterAgent` hooks run it; each
+//! client's transcript is read by `transcript.rs`.
+
+mod transcript;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -32,11 +36,12 @@ pub struct NudgeArgs {
     pub url: Option<String>,
 }
 
-/// The fields of the hook's stdin that matter here (Claude Code's `Stop` input).
+/// The fields of the hook's stdin that matter here (Claude Code's and Codex's `Stop`,
+/// Gemini CLI's `AfterAgent`: the same names in all three). Codex may send no transcript.
 #[derive(Debug, Deserialize)]
 struct HookInput {
     session_id: String,
-    transcript_path: PathBuf,
+    transcript_path: Option<PathBuf>,
     cwd: PathBuf,
     #[serde(default)]
     stop_hook_active: bool,
@@ -50,11 +55,29 @@ pub fn nudge(a: NudgeArgs) -> i32 {
     }
     let home = crate::config::default_home();
     if let Some(reason) = decide(&home, &a, &raw) {
-        if a.client == HookClient::Claude {
-            out!("{}", json!({ "decision": "block", "reason": reason }));
-        }
+        out!("{}", answer(a.client, reason));
     }
     0
+}
+
+/// The ask in the client's own shape: Claude Code and Codex continue the turn on a `Stop`
+/// hook's `block`, with `reason` as the next instruction; Gemini CLI's `AfterAgent`
+/// takes `deny` and sends `reason` to the agent as a new prompt.
+fn answer(client: HookClient, reason: &str) -> Value {
+    let decision = match client {
+        HookClient::Claude | HookClient::Codex => "block",
+        HookClient::Gemini => "deny",
+    };
+    json!({ "decision": decision, "reason": reason })
+}
+
+/// The name the nudge gives the owner as its agent.
+fn agent(client: HookClient) -> &'static str {
+    match client {
+        HookClient::Claude => "claude:nudge",
+        HookClient::Codex => "codex:nudge",
+        HookClient::Gemini => "gemini:nudge",
+    }
 }
 
 fn now_ms() -> i64 {
@@ -65,8 +88,7 @@ fn now_ms() -> i64 {
 
 /// The reason to give the agent, or `None` to let it stop.
 fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
-    // Only Claude Code's Stop hook is installed today (docs/PROTOCOL.md, "nudge").
-    if a.client != HookClient::Claude || crate::launch::nudge_off(home) {
+    if crate::launch::nudge_off(home) {
         return None;
     }
     let input: HookInput = serde_json::from_str(raw).ok()?;
@@ -77,13 +99,13 @@ fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
     if marker.exists() {
         return None;
     }
-    let text = std::fs::read_to_string(&input.transcript_path).ok()?;
-    let session = read_transcript(&text);
+    let text = std::fs::read_to_string(input.transcript_path.as_ref()?).ok()?;
+    let session = transcript::read(a.client, &text);
     if session.tool_calls < MIN_TOOL_CALLS {
         return None;
     }
     let since = session.started_ms?;
-    let written = written_since(a.url.as_deref(), &input.cwd, since).ok()??;
+    let written = written_since(a.url.as_deref(), agent(a.client), &input.cwd, since).ok()??;
     if written {
         return None;
     }
@@ -99,54 +121,14 @@ fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
     Some(ASK)
 }
 
-/// What a Claude Code transcript (JSONL) says: its tool calls and its first timestamp.
-#[derive(Debug, Default, PartialEq)]
-struct Session {
-    tool_calls: usize,
-    started_ms: Option<i64>,
-}
-
-fn read_transcript(text: &str) -> Session {
-    let mut s = Session::default();
-    for line in text.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if s.started_ms.is_none() {
-            s.started_ms = v["timestamp"].as_str().and_then(rfc3339_ms);
-        }
-        if v["type"] == "assistant" {
-            if let Some(items) = v["message"]["content"].as_array() {
-                s.tool_calls += items.iter().filter(|i| i["type"] == "tool_use").count();
-            }
-        }
-    }
-    s
-}
-
-/// `2026-11-28T08:41:02.123Z` (UTC, as Claude Code writes it) as Unix milliseconds.
-fn rfc3339_ms(t: &str) -> Option<i64> {
-    let t = t.strip_suffix('Z')?;
-    let (date, time) = t.split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-    let mut h = hms.split(':').map(|p| p.parse::<i64>().ok());
-    let (hh, mm, ss) = (h.next()??, h.next()??, h.next()??);
-    let ms: i64 = format!("{:0<3}", frac).get(..3)?.parse().ok()?;
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 24 + hh) * 60 + mm) * 60_000 + ss * 1000 + ms)
-}
-
 /// Has this directory's brain a claim created at or after `since`? `None` when no brain
 /// covers the directory; an error when the owner does not answer within the budget.
-fn written_since(url: Option<&str>, cwd: &Path, since: i64) -> anyhow::Result<Option<bool>> {
+fn written_since(
+    url: Option<&str>,
+    agent: &str,
+    cwd: &Path,
+    since: i64,
+) -> anyhow::Result<Option<bool>> {
     let base = super::client::owner_url(url);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -159,7 +141,7 @@ fn written_since(url: Option<&str>, cwd: &Path, since: i64) -> anyhow::Result<Op
             let mut r = http
                 .request(method, format!("{base}{path}"))
                 .header("Medulla-Caller-Root", cwd.as_str())
-                .header("Medulla-Agent", "claude:nudge");
+                .header("Medulla-Agent", agent);
             if let Some(b) = &bearer {
                 r = r.header(reqwest::header::AUTHORIZATION, b.as_str());
             }
@@ -184,35 +166,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_read_as_unix_milliseconds() {
-        assert_eq!(rfc3339_ms("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(rfc3339_ms("2000-03-01T00:00:01.5Z"), Some(951_868_801_500));
-        assert_eq!(rfc3339_ms("not a time"), None);
-    }
-
-    #[test]
-    fn tool_calls_are_counted_in_assistant_entries_only() {
-        let t = [
-            r#"{"type":"user","timestamp":"1970-01-01T00:00:01Z","message":{"content":[{"type":"tool_use"}]}}"#,
-            "garbage",
-            r#"{"type":"assistant","message":{"content":[{"type":"text"},{"type":"tool_use"},{"type":"tool_use"}]}}"#,
-        ]
-        .join("\n");
-        assert_eq!(
-            read_transcript(&t),
-            Session {
-                tool_calls: 2,
-                started_ms: Some(1000)
-            }
-        );
-    }
-
-    #[test]
     fn only_a_plain_session_id_names_a_marker() {
         let h = Path::new("/h");
         let marker = crate::hook_sessions::nudged_file;
         assert!(marker(h, "abc-123_x").is_some());
         assert!(marker(h, "../etc").is_none());
         assert!(marker(h, "").is_none());
+    }
+
+    #[test]
+    fn each_client_is_asked_in_its_own_shape() {
+        assert_eq!(answer(HookClient::Claude, "x")["decision"], "block");
+        assert_eq!(answer(HookClient::Codex, "x")["decision"], "block");
+        assert_eq!(answer(HookClient::Gemini, "x")["decision"], "deny");
     }
 }
