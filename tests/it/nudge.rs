@@ -227,6 +227,9 @@ fn gemini_record(dir: &Path, name: &str, start: &str, tools: usize) -> std::path
     path
 }
 
+/// Writes a transcript: (dir, session, start, tool calls) → its path.
+type Writer = fn(&Path, &str, &str, usize) -> std::path::PathBuf;
+
 /// Codex's `Stop` and Gemini CLI's `AfterAgent` drive the same nudge: a long session that
 /// wrote nothing is asked once, in the client's own shape (`block` for Codex, `deny` for
 /// Gemini, `reason` the ask); a second end of turn, a short session, a turn a hook already
