@@ -242,11 +242,7 @@ fn codex_and_gemini_sessions_are_asked_once_in_their_own_shapes() {
     o.bootstrap(&root);
     let t = tempfile::tempdir().unwrap();
     let later = "2100-01-01T00:00:00.000Z";
-    let cases: [(
-        &str,
-        &str,
-        fn(&Path, &str, &str, usize) -> std::path::PathBuf,
-    ); 2] = [
+    let cases: [(&str, &str, Writer); 2] = [
         ("codex", "block", codex_rollout),
         ("gemini", "deny", gemini_record),
     ];
