@@ -173,24 +173,10 @@ impl Store {
         // A write that waits behind it pays no second fsync.
         tx.set_durability(redb::Durability::None)
             .map_err(|e| StoreError::Storage(e.into()))?;
-        {
-            let mut vk = tx.open_table(VEC_KEYS)?;
-            let mut vt = tx.open_table(VECTORS)?;
-            for (i, (slug, v)) in take.iter().enumerate() {
-                let key = first + i as u64;
-                vk.insert(slug.as_str(), key)?;
-                vt.insert(key, to_bytes(v).as_slice())?;
-            }
-            let mut meta = tx.open_table(META)?;
-            meta.insert("next_key", (first + take.len() as u64).to_string().as_str())?;
-        }
+        write_keyed(&tx, first, &take)?;
         tx.commit()?;
         self.next_key = first + take.len() as u64;
-        let keyed: Vec<(u64, &[f32])> = take
-            .iter()
-            .enumerate()
-            .map(|(i, (_, v))| (first + i as u64, v.as_slice()))
-            .collect();
+        let keyed = keyed(first, &take);
         if self.vindex.is_none() {
             self.vindex = Some(VectorIndex::empty(&self.dir, dims, self.opts.precision)?);
         }
@@ -228,15 +214,10 @@ impl Store {
         {
             tx.open_table(VECTORS)?.retain(|_, _| false)?;
             tx.open_table(VEC_KEYS)?.retain(|_, _| false)?;
-            let mut vk = tx.open_table(VEC_KEYS)?;
-            let mut vt = tx.open_table(VECTORS)?;
-            for (i, (slug, v)) in take.iter().enumerate() {
-                let key = first + i as u64;
-                vk.insert(slug.as_str(), key)?;
-                vt.insert(key, to_bytes(v).as_slice())?;
-            }
+        }
+        write_keyed(&tx, first, &take)?;
+        {
             let mut meta = tx.open_table(META)?;
-            meta.insert("next_key", (first + take.len() as u64).to_string().as_str())?;
             meta.insert("model", embedder.id())?;
             meta.insert("dims", dims.to_string().as_str())?;
         }
@@ -249,12 +230,7 @@ impl Store {
             .collect();
         self.index.assign_keys(&keys);
         let mut ix = VectorIndex::empty(&self.dir, dims, self.opts.precision)?;
-        let keyed: Vec<(u64, &[f32])> = take
-            .iter()
-            .enumerate()
-            .map(|(i, (_, v))| (first + i as u64, v.as_slice()))
-            .collect();
-        ix.add_many(&keyed)?;
+        ix.add_many(&keyed(first, &take))?;
         self.vindex = Some(ix);
         self.opts.embedder = Some(embedder.clone());
         let left_behind = live.saturating_sub(take.len() as u64);
@@ -277,4 +253,31 @@ impl Store {
             left_behind: if embedder.deferred() { left_behind } else { 0 },
         })
     }
+}
+
+/// Write `take`'s vectors under keys from `first` on, one a claim, and move the store's
+/// next key past them: what taking vectors and changing model both do.
+fn write_keyed(
+    tx: &redb::WriteTransaction,
+    first: u64,
+    take: &[(String, Vec<f32>)],
+) -> Result<(), StoreError> {
+    let mut vk = tx.open_table(VEC_KEYS)?;
+    let mut vt = tx.open_table(VECTORS)?;
+    for (i, (slug, v)) in take.iter().enumerate() {
+        let key = first + i as u64;
+        vk.insert(slug.as_str(), key)?;
+        vt.insert(key, to_bytes(v).as_slice())?;
+    }
+    let mut meta = tx.open_table(META)?;
+    meta.insert("next_key", (first + take.len() as u64).to_string().as_str())?;
+    Ok(())
+}
+
+/// `take`'s vectors under the keys [`write_keyed`] gave them.
+fn keyed(first: u64, take: &[(String, Vec<f32>)]) -> Vec<(u64, &[f32])> {
+    take.iter()
+        .enumerate()
+        .map(|(i, (_, v))| (first + i as u64, v.as_slice()))
+        .collect()
 }
