@@ -228,7 +228,7 @@ pub fn hook_edits(
             edit: gemini_hook,
         }],
         other => bail!(
-            "{} has no session-start hook medulla can install: run `medulla prime` from its own session-start mechanism, if it has one",
+            "{} has no session-start or end-of-turn hook medulla can install (`--hooks` covers claude-code, codex and gemini): connect it without `--hooks`, and run `medulla prime` from its own session-start mechanism if it has one",
             other.name()
         ),
     })
