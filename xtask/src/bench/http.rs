@@ -279,7 +279,7 @@ fn round_trips(o: &Owner, root: &str, n: usize) -> Result<()> {
             timed(n, |_| l.send("POST", "/", &json_headers, ping).map(|_| ()))?
         };
         // One MCP session, health polled on the same connection between its calls.
-        let (h, p, t) = if raw {
+        let (h, p, t, r) = if raw {
             let mut s = HttpSession::open(RawLink::new(&o.url)?, &headers, "bench")?;
             let r = session_rows(n, &mut s)?;
             ensure_one_connection(s.link.connects, "the MCP session")?;
@@ -299,6 +299,7 @@ fn round_trips(o: &Owner, root: &str, n: usize) -> Result<()> {
         line("GET /api/health", h);
         line("MCP ping", p);
         line("MCP tools/call boot_memory {op: list}", t);
+        line("REST POST /api/call/boot_memory {op: list}", r);
         ratios.push((client, t.0 / h.0));
     }
     println!();
@@ -317,10 +318,10 @@ fn ensure_one_connection(connects: usize, what: &str) -> Result<()> {
 
 type Row = (f64, f64);
 
-/// Health, ping and a trivial tool call, one of each per round for `n` rounds on the
+/// Health, ping, a trivial tool call and the same verb over REST, one of each per round for `n` rounds on the
 /// session's connection: the p50 and p95 of each.
-fn session_rows<L: HttpLink>(n: usize, s: &mut HttpSession<L>) -> Result<(Row, Row, Row)> {
-    let (mut health, mut ping, mut tool) = (vec![], vec![], vec![]);
+fn session_rows<L: HttpLink>(n: usize, s: &mut HttpSession<L>) -> Result<(Row, Row, Row, Row)> {
+    let (mut health, mut ping, mut tool, mut rest) = (vec![], vec![], vec![], vec![]);
     for _ in 0..n {
         runner::sample(&mut health, || {
             let a = s.get("/api/health")?;
@@ -339,9 +340,22 @@ fn session_rows<L: HttpLink>(n: usize, s: &mut HttpSession<L>) -> Result<(Row, R
             }
             Ok(())
         })?;
+        // The same verb over REST: the floor the MCP call's edge stands on.
+        runner::sample(&mut rest, || {
+            let a = s.post_json("/api/call/boot_memory", &json!({ "op": "list" }))?;
+            if a.status != 200 {
+                bail!("REST boot_memory answered {}", a.status);
+            }
+            Ok(())
+        })?;
     }
     let row = |v: &mut Vec<Duration>| (pct(v, 0.5), pct(v, 0.95));
-    Ok((row(&mut health), row(&mut ping), row(&mut tool)))
+    Ok((
+        row(&mut health),
+        row(&mut ping),
+        row(&mut tool),
+        row(&mut rest),
+    ))
 }
 
 pub fn run(opts: HttpOpts) -> Result<()> {
