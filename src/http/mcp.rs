@@ -19,6 +19,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::direct::Live;
 use super::{headers, mcp_fixtures as fixtures};
 use crate::service::prompts::{Part, PROMPTS};
 use crate::service::resources::{ResourceError, ResourceUri, TEMPLATES};
@@ -27,6 +28,8 @@ use crate::service::watch::{Change, Watch};
 use crate::service::{registry, resources};
 use crate::service::{RouteInput, Service};
 use crate::store_id::Fingerprint;
+
+mod route;
 
 /// The MCP face of the owner. Cloned per session by the transport's factory.
 #[derive(Clone)]
@@ -42,13 +45,15 @@ pub struct McpHandler {
     /// Told when the session lands on its sticky brain, for its resource watch.
     landing: Arc<tokio::sync::Notify>,
     /// Cancels the session's resource watch when the last clone of the handler (the
-    /// session) is gone.
-    _alive: Arc<DropGuard>,
+    /// session) is gone; `None` in the direct path's copy, which must not keep it alive.
+    _alive: Option<Arc<DropGuard>>,
     watch_token: CancellationToken,
+    /// The initialised sessions the direct path answers (`super::direct`).
+    live: Arc<Live>,
 }
 
 impl McpHandler {
-    pub fn new(svc: Service) -> Self {
+    pub fn new(svc: Service, live: Arc<Live>) -> Self {
         let token = CancellationToken::new();
         Self {
             svc,
@@ -57,87 +62,23 @@ impl McpHandler {
             subscribed: Arc::new(Mutex::new(BTreeSet::new())),
             landing: Arc::new(tokio::sync::Notify::new()),
             watch_token: token.child_token(),
-            _alive: Arc::new(token.drop_guard()),
+            _alive: Some(Arc::new(token.drop_guard())),
+            live,
         }
     }
 
-    /// Where a request comes from, read exactly alike for tools, resources and prompts:
-    /// the binding and caller-root headers, else the client's first MCP root, and the
-    /// session's sticky brain.
+    /// The same session's handler without its keep-alive: what the direct path holds.
+    fn detached(&self) -> Self {
+        Self {
+            _alive: None,
+            ..self.clone()
+        }
+    }
+
     async fn route_input(&self, ctx: &RequestContext<RoleServer>) -> RouteInput {
         let parts = ctx.extensions.get::<http::request::Parts>();
-        let binding = header(parts, headers::BRAIN);
-        let mut caller_root = header(parts, headers::CALLER_ROOT)
-            .or_else(|| header(parts, headers::LEGACY_CALLER_ROOT));
-        // A client that sends no header but declared MCP roots: its first root routes it.
-        if binding.is_none() && caller_root.is_none() {
-            caller_root = self.client_root(ctx).await;
-        }
-        RouteInput {
-            binding,
-            sticky: self.sticky.lock().expect("sticky lock").clone(),
-            caller_root,
-            agent: header(parts, headers::AGENT).or_else(|| client_agent(ctx)),
-            founder: self
-                .svc
-                .is_founder(header(parts, headers::FOUNDER).as_deref()),
-        }
+        self.route_from(parts, &ctx.peer).await
     }
-
-    /// A routed request landed: the session's first landing makes its brain sticky.
-    fn landed(&self, fp: Option<Fingerprint>) {
-        if let Some(fp) = fp {
-            let mut sticky = self.sticky.lock().expect("sticky lock");
-            if sticky.is_none() {
-                self.svc.session_started(&fp);
-                *sticky = Some(fp);
-                self.landing.notify_one();
-            }
-        }
-    }
-
-    /// The first root the client declared (`file://` URIs only), asking it once. Roots
-    /// are deprecated by the newest protocol draft but are what today's clients declare,
-    /// and SPEC §3 routes by them.
-    #[allow(deprecated)]
-    async fn client_root(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
-        let declared = ctx
-            .peer
-            .peer_info()
-            .is_some_and(|i| i.capabilities.roots.is_some());
-        if !declared {
-            return None;
-        }
-        let mut cached = self.root.lock().await;
-        if let Some(r) = cached.as_ref() {
-            return r.clone();
-        }
-        let asked =
-            tokio::time::timeout(std::time::Duration::from_secs(5), ctx.peer.list_roots()).await;
-        let root = match asked {
-            Ok(Ok(list)) => list.roots.iter().find_map(|r| file_uri_path(&r.uri)),
-            Ok(Err(e)) => {
-                tracing::debug!(error = %e, "the client declared roots but did not list them");
-                None
-            }
-            Err(_) => None,
-        };
-        *cached = Some(root.clone());
-        root
-    }
-}
-
-/// `file:///a%20b/c` → `/a b/c`; anything else is not a local directory.
-fn file_uri_path(uri: &str) -> Option<String> {
-    let rest = uri.strip_prefix("file://")?;
-    let path = rest.strip_prefix("localhost").unwrap_or(rest);
-    if !path.starts_with('/') {
-        return None;
-    }
-    percent_encoding::percent_decode_str(path)
-        .decode_utf8()
-        .ok()
-        .map(|p| p.into_owned())
 }
 
 /// What a model reads about this server before its first call.
@@ -148,10 +89,6 @@ While working: seek to recall (rows carry a slug for history, learn and promote)
 Delegating: delegate {task} gives the packet to hand a child; the child debriefs its findings. \
 Report friction or a memory misdelivery with report {letter}. \
 Etiquette: makers propose, orchestrators promote. promote copies a claim of this brain into the medulla; it is audited, and expected of *:orchestrator and human:founder. Never memorize secrets: writes carrying them are refused.";
-
-fn header(parts: Option<&http::request::Parts>, name: &str) -> Option<String> {
-    headers::get(&parts?.headers, name)
-}
 
 /// A registered verb as MCP publishes it: schemas from the same types the verb reads
 /// and answers, annotations from its effect.
@@ -164,26 +101,6 @@ fn tool(s: &registry::Spec) -> Tool {
     Tool::new(s.name, s.description, s.input_schema.clone())
         .with_raw_output_schema(s.output_schema.clone())
         .with_annotations(annotations)
-}
-
-/// An agent id from the client's self-description when the call names none:
-/// `<client name>:agent`, honest about where it came from.
-fn client_agent(ctx: &RequestContext<RoleServer>) -> Option<String> {
-    let info = ctx.peer.peer_info()?;
-    let name: String = info
-        .client_info
-        .name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let name = name.trim_matches('-');
-    (!name.is_empty()).then(|| format!("{name}:agent"))
 }
 
 /// A resource or prompt refusal as JSON-RPC: a resource that does not exist is
@@ -270,6 +187,11 @@ impl ServerHandler for McpHandler {
         let subscribed = self.subscribed.clone();
         let stop = self.watch_token.clone();
         let landing = self.landing.clone();
+        // Initialised: from now on the direct path may answer this session's calls.
+        let parts = ctx.extensions.get::<http::request::Parts>();
+        if let Some(id) = route::header(parts, headers::SESSION) {
+            self.live.register(&id, self.detached(), ctx.peer.clone());
+        }
         let peer = ctx.peer;
         tokio::spawn(async move {
             let mut watch = Watch::new(&svc);
@@ -567,24 +489,5 @@ impl ServerHandler for McpHandler {
             }
         };
         Ok(result.into())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn file_uris_become_paths() {
-        use super::file_uri_path;
-        assert_eq!(
-            file_uri_path("file:///home/a/b").as_deref(),
-            Some("/home/a/b")
-        );
-        assert_eq!(
-            file_uri_path("file:///a%20b/c%C3%A9").as_deref(),
-            Some("/a b/cé")
-        );
-        assert_eq!(file_uri_path("file://localhost/x").as_deref(), Some("/x"));
-        assert_eq!(file_uri_path("https://x/y"), None);
-        assert_eq!(file_uri_path("file://host/x"), None);
     }
 }

@@ -9,6 +9,8 @@
 //! - [`rest`]: REST routes, derived from the verb registry.
 //! - [`mcp`]: the MCP handler (one per session); `mcp_fixtures`: the conformance
 //!   suite's fixtures (tests only).
+//! - [`direct`]: the direct path: a plain request of an initialised session answered on
+//!   the connection's task, without the SDK's session worker and task hand-offs.
 //! - [`jsonrpc`]: the JSON-RPC envelope check before the SDK.
 //! - [`sessions`]: the MCP session cap and last use.
 //! - [`resume`]: MCP sessions kept on disk, so a restart is invisible to their clients.
@@ -17,6 +19,7 @@
 //! Architecture invariant: only this module knows HTTP, status codes, header names and
 //! JSON-RPC.
 
+pub mod direct;
 pub mod events;
 pub mod gate;
 pub mod guard;
@@ -199,7 +202,12 @@ impl App {
                 return json_response(400, &answer);
             }
             match &session {
-                Some(id) => self.sessions.touch(id),
+                Some(id) => {
+                    self.sessions.touch(id);
+                    if let Some(answer) = self.direct(id, &parts, &v).await {
+                        return answer;
+                    }
+                }
                 None if v["method"] == "initialize" => {
                     let closed = self.sessions.make_room().await;
                     if closed > 0 {
@@ -220,6 +228,9 @@ impl App {
         };
         if let Some(id) = headers::get(resp.headers(), headers::SESSION) {
             self.sessions.touch(&id);
+        }
+        if let Some(id) = &session {
+            self.sessions.live.worker_saw(id);
         }
         // The SDK answers some refusals in plain text (406, 415, 404 ...): give them a
         // JSON-RPC body too, keeping the status.
@@ -246,6 +257,21 @@ impl App {
             );
         }
         resp
+    }
+
+    /// The direct path's answer, when it may give one: only for a session the SDK still
+    /// holds (one it ended or never had goes its way: 404, or resumed from disk).
+    async fn direct(
+        &self,
+        id: &str,
+        parts: &http::request::Parts,
+        message: &Value,
+    ) -> Option<Response<Body>> {
+        if !self.sessions.exists(id).await {
+            self.sessions.live.forget(id);
+            return None;
+        }
+        direct::answer(&self.sessions.live, id, parts, message).await
     }
 
     /// Every answer names the owner's build (one static header: nothing to compute).
@@ -308,17 +334,19 @@ pub async fn serve(
     ));
     config.session_store = Some(kept.clone());
     let handler_svc = svc.clone();
+    let live = Arc::new(direct::Live::new(svc.owner.config.session_idle));
+    let handler_live = live.clone();
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(svc.owner.config.session_idle);
     let manager = Arc::new(manager);
     let mcp = StreamableHttpService::new(
-        move || Ok(McpHandler::new(handler_svc.clone())),
+        move || Ok(McpHandler::new(handler_svc.clone(), handler_live.clone())),
         manager.clone(),
         config,
     );
     let body_timeout = svc.owner.config.body_timeout;
     let stop = Arc::new(tokio::sync::Notify::new());
-    let sessions = Sessions::new(manager, kept, svc.owner.config.max_sessions);
+    let sessions = Sessions::new(manager, kept, live, svc.owner.config.max_sessions);
     let home = &svc.owner.config.home;
     let client_token = crate::client_token::ensure(home).map_err(|e| {
         anyhow::anyhow!("cannot create the client token in {}: {e}", home.display())

@@ -13,6 +13,8 @@ pub struct Sessions {
     pub manager: Arc<LocalSessionManager>,
     /// What a restart resumes: a session closed here is forgotten there too.
     kept: Arc<super::resume::FileSessions>,
+    /// The sessions the direct path answers: a session closed here is forgotten there.
+    pub live: Arc<super::direct::Live>,
     last_used: Mutex<HashMap<String, Instant>>,
     max: usize,
 }
@@ -21,11 +23,13 @@ impl Sessions {
     pub fn new(
         manager: Arc<LocalSessionManager>,
         kept: Arc<super::resume::FileSessions>,
+        live: Arc<super::direct::Live>,
         max: usize,
     ) -> Self {
         Self {
             manager,
             kept,
+            live,
             last_used: Mutex::new(HashMap::new()),
             max,
         }
@@ -82,5 +86,6 @@ impl Sessions {
         }
         self.last_used.lock().expect("sessions lock").remove(id);
         self.kept.forget(id);
+        self.live.forget(id);
     }
 }

@@ -1,9 +1,11 @@
 //! MCP over Streamable HTTP, driven by a hand-rolled JSON-RPC client: the handshake,
 //! tools/list, errors for unknown methods and malformed bodies, session stickiness.
 
+use std::time::{Duration, Instant};
+
 use serde_json::{json, Value};
 
-use crate::common::{header, labels, Owner, RawHttp};
+use crate::common::{header, labels, Owner, OwnerOptions, RawHttp};
 
 #[test]
 fn handshake_lists_every_tool_with_a_schema() {
@@ -415,4 +417,180 @@ fn resources_list_pages_with_a_cursor() {
     assert_eq!(all.len(), 211);
     let bad = m.request("resources/list", json!({ "cursor": "nope" }), &in_p);
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}
+
+/// One POST to `/mcp` of session `session`: the status, the content type and the body's
+/// text, as a client reads them.
+fn post_mcp(
+    o: &Owner,
+    session: &str,
+    body: &Value,
+    headers: &[(&str, &str)],
+) -> (u16, String, String) {
+    let mut req = o
+        .http
+        .post(format!("{}/mcp", o.url))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header(header::SESSION, session)
+        .body(body.to_string());
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let r = req.send().expect("POST /mcp");
+    let status = r.status().as_u16();
+    let ct = r.headers().get("content-type").map(|c| c.to_str().unwrap());
+    let ct = ct.unwrap_or("").to_string();
+    (status, ct, r.text().unwrap_or_default())
+}
+
+/// The `data:` payloads of an event stream's events, the SDK's empty priming event
+/// included: the direct path answers with exactly one, the answer.
+fn events(body: &str) -> Vec<String> {
+    let data = |e: &str| {
+        let lines = e.lines().filter_map(|l| l.strip_prefix("data:"));
+        lines.map(str::trim_start).collect::<Vec<_>>().join("\n")
+    };
+    body.split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(data)
+        .collect()
+}
+
+/// The handshake's last step (`notifications/initialized`) is handled a moment after
+/// its 202: whether a ping of the session is answered directly within two seconds.
+fn answered_directly(o: &Owner, sid: &str, route: &[(&str, &str)]) -> bool {
+    let ping = json!({ "jsonrpc": "2.0", "id": 0, "method": "ping" });
+    (0..40).any(|_| {
+        let (s, ct, body) = post_mcp(o, sid, &ping, route);
+        assert!(s == 200 && ct.starts_with("text/event-stream"), "{s} {ct}");
+        let one = events(&body).len() == 1;
+        if !one {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        one
+    })
+}
+
+/// Issue 50, the protocol edge: a trivial `tools/call` cost ~3× a health round trip,
+/// most of it task hand-offs through the SDK's session worker. A plain request of an
+/// initialised session is now answered on the connection's task (src/http/direct.rs):
+/// one event, the answer, and the same answer the SDK's way gives (a call with a
+/// progress token still goes that way); routing, the sticky brain and the agent named
+/// by the header are those of the SDK's way.
+#[test]
+fn a_plain_call_of_an_initialised_session_is_answered_directly_with_the_same_answer() {
+    let o = Owner::start();
+    let x = o.project("x");
+    o.bootstrap(&x);
+    let xs = x.to_string_lossy().to_string();
+    let agent = (header::AGENT, "claude:maker");
+    let route = [(header::CALLER_ROOT, xs.as_str()), agent];
+    let mut m = o.mcp();
+    m.initialize(&route);
+    let sid = m.session.clone().expect("a session id");
+    let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "boot_memory", "arguments": { "op": "list" } } });
+    // The same call with a progress token: the SDK's way.
+    let sdk_list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "boot_memory", "arguments": { "op": "list" }, "_meta": { "progressToken": "p" } } });
+    assert!(answered_directly(&o, &sid, &route), "no direct answer");
+    let (s, ct, body) = post_mcp(&o, &sid, &list, &route);
+    assert_eq!(s, 200, "{body}");
+    assert!(ct.starts_with("text/event-stream"), "{ct}");
+    let plain = events(&body);
+    assert_eq!(plain.len(), 1, "one event, the answer: {body}");
+    let plain: Value = serde_json::from_str(&plain[0]).unwrap();
+    let (s, _, body) = post_mcp(&o, &sid, &sdk_list, &route);
+    assert_eq!(s, 200, "{body}");
+    let sdk = events(&body);
+    assert!(sdk.len() >= 2, "the SDK's way primes its stream: {body}");
+    let sdk: Value = serde_json::from_str(sdk.last().unwrap()).unwrap();
+    assert_eq!(plain["id"], 1);
+    assert_eq!(sdk["id"], 2);
+    assert_eq!(plain["result"], sdk["result"], "the same answer either way");
+    assert_eq!(plain["result"]["isError"], false, "{plain}");
+    // A write on the direct path routes by the header, records the header's agent, and
+    // makes the brain sticky for a request that names none.
+    let write = json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "memorize", "arguments": { "label": "direct", "text": "written on the direct path" } } });
+    let (_, _, body) = post_mcp(&o, &sid, &write, &route);
+    let written: Value = serde_json::from_str(&events(&body)[0]).unwrap();
+    let claim = &written["result"]["structuredContent"];
+    assert_eq!(claim["brain"]["root"], xs.as_str(), "{written}");
+    assert_eq!(claim["claim"]["source_agent"], "claude:maker", "{written}");
+    let seek = json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": { "name": "seek", "arguments": { "query": "", "tier": "project" } } });
+    let (_, _, body) = post_mcp(&o, &sid, &seek, &[]);
+    let seen: Value = serde_json::from_str(&events(&body)[0]).unwrap();
+    assert_eq!(labels(&seen["result"]["structuredContent"]), vec!["direct"]);
+    // An unknown tool is the SDK's invalid-params error on this path too.
+    let unknown = json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": { "name": "nonesuch" } });
+    let (_, _, body) = post_mcp(&o, &sid, &unknown, &route);
+    let refused: Value = serde_json::from_str(&events(&body)[0]).unwrap();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}
+
+/// Issue 50: the direct path answers only for a session the SDK holds. An unknown
+/// session is 404, and a session ended by DELETE is 404 at once (the direct path
+/// forgets it), as before.
+#[test]
+fn the_direct_path_answers_no_session_the_sdk_does_not_hold() {
+    let o = Owner::start();
+    let x = o.project("x");
+    o.bootstrap(&x);
+    let xs = x.to_string_lossy().to_string();
+    let route = [(header::CALLER_ROOT, xs.as_str())];
+    let mut m = o.mcp();
+    m.initialize(&route);
+    let sid = m.session.clone().unwrap();
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "boot_memory", "arguments": { "op": "list" } } });
+    assert!(answered_directly(&o, &sid, &route));
+    let (s, _, body) = post_mcp(&o, "no-such-session", &call, &route);
+    assert_eq!(s, 404, "{body}");
+    let r = o
+        .http
+        .delete(format!("{}/mcp", o.url))
+        .header(header::SESSION, &sid)
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 204);
+    let (s, _, body) = post_mcp(&o, &sid, &call, &route);
+    assert_eq!(s, 404, "an ended session is not answered: {body}");
+}
+
+/// Issue 50: the SDK ends a session whose worker hears nothing for `session_idle` (its
+/// next request resumes it from disk, as a new handler: its sticky brain forgotten);
+/// calls on the direct path bypass that worker, so a session kept busy only by them
+/// must neither expire nor lose its brain under its client.
+#[test]
+fn a_session_busy_only_with_direct_calls_keeps_its_brain() {
+    let o = Owner::start_with(OwnerOptions {
+        config_toml: Some("session_idle_secs = 2\n".into()),
+        ..Default::default()
+    });
+    let x = o.project("x");
+    o.bootstrap(&x);
+    let xs = x.to_string_lossy().to_string();
+    let route = [(header::CALLER_ROOT, xs.as_str())];
+    let mut m = o.mcp();
+    m.initialize(&route);
+    m.tool(
+        "memorize",
+        json!({ "label": "sticky", "text": "lands in x", "agent_id": "claude:maker" }),
+        &route,
+    )
+    .unwrap();
+    let sid = m.session.clone().unwrap();
+    // No routing header: only the session's sticky brain routes these.
+    let seek = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "seek", "arguments": { "query": "", "tier": "project" } } });
+    let until = Instant::now() + Duration::from_secs(5);
+    let mut direct = 0;
+    while Instant::now() < until {
+        let (s, _, body) = post_mcp(&o, &sid, &seek, &[]);
+        assert_eq!(s, 200, "the session expired while in use: {body}");
+        let e = events(&body);
+        let answer: Value = serde_json::from_str(e.last().unwrap()).unwrap();
+        let seen = labels(&answer["result"]["structuredContent"]);
+        assert_eq!(seen, ["sticky"], "the session lost its brain: {answer}");
+        direct += usize::from(e.len() == 1);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(direct > 10, "only {direct} calls took the direct path");
 }

@@ -7,7 +7,7 @@
 //! - `bench --open DIR [--times 5] [--cold] [--rebuild]`: where a kept store's open spends its time
 //!   (`--rebuild` deletes its derived files first: the open rebuilds them from redb).
 //! - `bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000]
-//!   [--rounds 300] [--round-trips-only]`: figures through the real owner over HTTP
+//!   [--rounds 300] [--round-trips-only] [--bin PATH]`: figures through the real owner over HTTP
 //!   (build `--release` first).
 //! - `bench --http --connections [--idle 300] [--rounds 300] [--pairs 3]`: what the peer
 //!   check costs a new connection, against kept-alive round trips (build `--release` first).
@@ -80,7 +80,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f32]
   bench [--sizes 1000,10000] [--ops 300] [--modes lexical,hybrid] [--batch-fill] [--keep DIR]
   bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]
-  bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000] [--rounds 300] [--round-trips-only]
+  bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000] [--rounds 300] [--round-trips-only] [--bin PATH]
   bench --http --connections [--idle 300] [--rounds 300] [--pairs 3]
   bench --models [--claims 1000] [--rounds 200]
   bench --peers [--sizes 200,2000] [--searches 100] [--budget-secs 300] [--only a,b]
@@ -193,6 +193,15 @@ fn main() -> Result<()> {
                 claims: num("--claims", 10_000)?,
                 rounds: num("--rounds", 300)?,
                 round_trips_only: rest.iter().any(|a| a == "--round-trips-only"),
+                bin: rest
+                    .iter()
+                    .position(|a| a == "--bin")
+                    .map(|i| {
+                        rest.get(i + 1)
+                            .map(PathBuf::from)
+                            .context("a path after --bin")
+                    })
+                    .transpose()?,
             })
         }
         "bench" if rest.first().map(String::as_str) == Some("--peers") => peers::run(&rest[1..]),

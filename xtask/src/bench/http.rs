@@ -53,8 +53,11 @@ pub(crate) fn require_binary() -> Result<PathBuf> {
     Ok(b)
 }
 
-fn start(home: &Path, model: bool) -> Result<Owner> {
-    start_logged(home, model, None)
+fn start(home: &Path, model: bool, bin: Option<&Path>) -> Result<Owner> {
+    match bin {
+        Some(b) => start_with(b, home, model, None),
+        None => start_logged(home, model, None),
+    }
 }
 
 /// Start a release owner on 127.0.0.1:0 over `home`; its URL is the first stdout line.
@@ -241,20 +244,17 @@ pub struct HttpOpts {
     pub rounds: usize,
     /// Stop after the round trips.
     pub round_trips_only: bool,
-}
-
-/// p50 and p95 of `n` sequential calls of `f`; any failure stops the bench.
-fn rows<L: HttpLink>(
-    n: usize,
-    s: &mut HttpSession<L>,
-    mut f: impl FnMut(&mut HttpSession<L>) -> Result<()>,
-) -> Result<(f64, f64)> {
-    timed(n, |_| f(s))
+    /// The owner to measure (`--bin PATH`, e.g. the build before a change, to alternate
+    /// against it); the workspace's release binary when `None`.
+    pub bin: Option<PathBuf>,
 }
 
 /// Round trips on one kept-alive connection per client: a bare echo, `GET /api/health`,
 /// MCP `ping` and a trivial tool call, through an SDK-like client (reqwest, TCP_NODELAY
-/// set) and a raw one (HTTP/1.1 by hand on a std TcpStream, TCP_NODELAY unset).
+/// set) and a raw one (HTTP/1.1 by hand on a std TcpStream, TCP_NODELAY unset). Health,
+/// ping and the tool call are interleaved on the MCP session's connection (one of each
+/// per round), so the machine's drift falls on all three alike; the last line of each
+/// client is the tool call's p50 over health's (issue 50: at most 2×).
 fn round_trips(o: &Owner, root: &str, n: usize) -> Result<()> {
     let echo = echo_server()?;
     let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
@@ -265,6 +265,7 @@ fn round_trips(o: &Owner, root: &str, n: usize) -> Result<()> {
         ("Medulla-Caller-Root", root),
         ("Medulla-Agent", "bench:maker"),
     ];
+    let mut ratios = Vec::new();
     for client in ["reqwest (SDK-like)", "raw std TcpStream"] {
         let raw = client.starts_with("raw");
         eprintln!("round trips through the {client} client…");
@@ -278,7 +279,7 @@ fn round_trips(o: &Owner, root: &str, n: usize) -> Result<()> {
             timed(n, |_| l.send("POST", "/", &json_headers, ping).map(|_| ()))?
         };
         // One MCP session, health polled on the same connection between its calls.
-        let (h, p, t) = if raw {
+        let (h, p, t, r) = if raw {
             let mut s = HttpSession::open(RawLink::new(&o.url)?, &headers, "bench")?;
             let r = session_rows(n, &mut s)?;
             ensure_one_connection(s.link.connects, "the MCP session")?;
@@ -289,7 +290,7 @@ fn round_trips(o: &Owner, root: &str, n: usize) -> Result<()> {
         };
         let line = |what: &str, (p50, p95): (f64, f64)| {
             println!(
-                "| {what} | {client} | {p50:.3} | {p95:.3} | {:.1}× | {:.1}× |",
+                "| {what} | {client} | {p50:.3} | {p95:.3} | {:.1}× | {:.2}× |",
                 p50 / e50,
                 p50 / h.0
             );
@@ -298,6 +299,12 @@ fn round_trips(o: &Owner, root: &str, n: usize) -> Result<()> {
         line("GET /api/health", h);
         line("MCP ping", p);
         line("MCP tools/call boot_memory {op: list}", t);
+        line("REST POST /api/call/boot_memory {op: list}", r);
+        ratios.push((client, t.0 / h.0));
+    }
+    println!();
+    for (client, r) in ratios {
+        println!("tools/call ÷ health, p50s interleaved on one connection, {client}: {r:.2}×");
     }
     Ok(())
 }
@@ -311,25 +318,44 @@ fn ensure_one_connection(connects: usize, what: &str) -> Result<()> {
 
 type Row = (f64, f64);
 
-fn session_rows<L: HttpLink>(n: usize, s: &mut HttpSession<L>) -> Result<(Row, Row, Row)> {
-    let health = rows(n, s, |s| {
-        let a = s.get("/api/health")?;
-        if a.status != 200 {
-            bail!("health answered {}", a.status);
-        }
-        Ok(())
-    })?;
-    let ping = rows(n, s, |s| {
-        s.request("ping", json!({})).map(|_| ()).map_err(Into::into)
-    })?;
-    let tool = rows(n, s, |s| {
-        let a = s.call_tool("boot_memory", json!({ "op": "list" }))?;
-        if a.is_error {
-            bail!("boot_memory list refused: {}", a.text);
-        }
-        Ok(())
-    })?;
-    Ok((health, ping, tool))
+/// Health, ping, a trivial tool call and the same verb over REST, one of each per round for `n` rounds on the
+/// session's connection: the p50 and p95 of each.
+fn session_rows<L: HttpLink>(n: usize, s: &mut HttpSession<L>) -> Result<(Row, Row, Row, Row)> {
+    let (mut health, mut ping, mut tool, mut rest) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..n {
+        runner::sample(&mut health, || {
+            let a = s.get("/api/health")?;
+            if a.status != 200 {
+                bail!("health answered {}", a.status);
+            }
+            Ok(())
+        })?;
+        runner::sample(&mut ping, || {
+            s.request("ping", json!({})).map(|_| ()).map_err(Into::into)
+        })?;
+        runner::sample(&mut tool, || {
+            let a = s.call_tool("boot_memory", json!({ "op": "list" }))?;
+            if a.is_error {
+                bail!("boot_memory list refused: {}", a.text);
+            }
+            Ok(())
+        })?;
+        // The same verb over REST: the floor the MCP call's edge stands on.
+        runner::sample(&mut rest, || {
+            let a = s.post_json("/api/call/boot_memory", &json!({ "op": "list" }))?;
+            if a.status != 200 {
+                bail!("REST boot_memory answered {}", a.status);
+            }
+            Ok(())
+        })?;
+    }
+    let row = |v: &mut Vec<Duration>| (pct(v, 0.5), pct(v, 0.95));
+    Ok((
+        row(&mut health),
+        row(&mut ping),
+        row(&mut tool),
+        row(&mut rest),
+    ))
 }
 
 pub fn run(opts: HttpOpts) -> Result<()> {
@@ -340,6 +366,7 @@ pub fn run(opts: HttpOpts) -> Result<()> {
         claims: big,
         rounds,
         round_trips_only,
+        bin,
     } = opts;
     let home = tempfile::tempdir()?;
     let projects = tempfile::tempdir()?;
@@ -350,7 +377,7 @@ pub fn run(opts: HttpOpts) -> Result<()> {
         format!("max_warm_brains = {}\n", brains + 8),
     )?;
     let proot = std::fs::canonicalize(projects.path())?;
-    let o = start(home.path(), model)?;
+    let o = start(home.path(), model, bin.as_deref())?;
     let main_root = proot.join("main");
     std::fs::create_dir_all(&main_root)?;
     let main = main_root.to_string_lossy().to_string();
@@ -491,7 +518,7 @@ pub fn run(opts: HttpOpts) -> Result<()> {
     println!("\nall-brains seek over {brains} brains × {per_brain} claims (+ main) warm (max_warm_brains = {}): p50 {a50:.1} ms, p95 {a95:.1} ms", brains + 8);
     drop(m);
     drop(o);
-    let o = start(home.path(), model)?;
+    let o = start(home.path(), model, bin.as_deref())?;
     let roots: Vec<String> = (0..brains.min(30))
         .map(|b| proot.join(format!("b{b:03}")).to_string_lossy().to_string())
         .collect();
@@ -509,7 +536,7 @@ pub fn run(opts: HttpOpts) -> Result<()> {
     println!("dormant brain ({per_brain} claims): first request p50 {o50:.2} ms vs warm {w50:.2} ms → open ≈ {:.2} ms", o50 - w50);
     // One owner per home: the first must be gone before the next can open the stores.
     drop(o);
-    let o2 = start(home.path(), model)?;
+    let o2 = start(home.path(), model, bin.as_deref())?;
     for b in 0..3 {
         let rs = proot.join(format!("b{b:03}")).to_string_lossy().to_string();
         o2.call("seek", json!({ "query": "deploy", "tier": "project" }), &rs)?;

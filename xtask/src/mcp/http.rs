@@ -99,6 +99,16 @@ impl<L: HttpLink> HttpSession<L> {
         Ok(msgs)
     }
 
+    /// A JSON POST on the same link outside MCP (e.g. a REST call), its status and body.
+    pub fn post_json(&mut self, path: &str, body: &Value) -> Result<HttpAnswer, CallError> {
+        let mut headers = self.headers.clone();
+        headers.push(("content-type".into(), "application/json".into()));
+        let body = serde_json::to_vec(body).expect("json");
+        self.link
+            .send("POST", path, &headers, &body)
+            .map_err(CallError::Transport)
+    }
+
     /// A plain GET on the same link (e.g. `/api/health`), its status and body.
     pub fn get(&mut self, path: &str) -> Result<HttpAnswer, CallError> {
         let headers = self.headers.clone();
