@@ -6,9 +6,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::{header, Owner};
-
-const AGENT: (&str, &str) = (header::AGENT, "claude:maker");
+use crate::common::{header, Brain, Owner};
 
 fn rows<'a>(v: &'a Value, key: &str) -> Vec<&'a Value> {
     v[key]
@@ -32,35 +30,29 @@ fn changed(row: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-struct Brain<'a> {
-    o: &'a Owner,
-    headers: Vec<(&'static str, String)>,
+/// What the anchoring tests read off a brain: the pool claim on every surface.
+trait Surfaces {
+    fn surfaces(&self) -> [Value; 4];
+    fn assert_marks(&self, want: &[(&str, &str)], why: &str);
 }
 
-impl Brain<'_> {
-    fn call(&self, tool: &str, args: Value) -> Value {
-        let h: Vec<(&str, &str)> = self.headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let (s, v) = self.o.call(tool, args, &h);
-        assert_eq!(s, 200, "{tool}: {v}");
-        v
-    }
-
+impl Surfaces for Brain<'_> {
     /// The pool claim as seek, north, history and the listing show it.
     fn surfaces(&self) -> [Value; 4] {
-        let seek = self.call("seek", json!({ "query": "database pool connections" }));
+        let seek = self.ok("seek", json!({ "query": "database pool connections" }));
         let seek_row = rows(&seek, "results")
             .into_iter()
             .find(|r| r["slug"] == "pool-size")
             .cloned()
             .unwrap_or_else(|| panic!("seek finds the pool claim: {seek}"));
-        let north = self.call("north", json!({ "task": "change the database pool size" }));
+        let north = self.ok("north", json!({ "task": "change the database pool size" }));
         let north_row = rows(&north, "project")
             .into_iter()
             .chain(rows(&north, "medulla"))
             .find(|r| r["slug"] == "pool-size")
             .cloned()
             .unwrap_or_else(|| panic!("north lists the pool claim: {north}"));
-        let hist = self.call("history", json!({ "slug": "pool-size" }));
+        let hist = self.ok("history", json!({ "slug": "pool-size" }));
         let live = rows(&hist, "versions")
             .into_iter()
             .find(|r| r["state"] == "authored")
@@ -79,8 +71,7 @@ impl Brain<'_> {
         assert_eq!(changed(&north_row), want, "north, {why}: {north_row}");
         assert_eq!(changed(&live), want, "history, {why}: {live}");
         let listed = self
-            .o
-            .claims(&self.headers[0].1)
+            .claims()
             .into_iter()
             .find(|r| r["slug"] == "pool-size")
             .unwrap();
@@ -109,30 +100,20 @@ fn a_claim_says_when_the_code_under_it_changed_moved_or_came_back() {
     let outside = o.project("elsewhere");
     write(&outside.join("secret.txt"), "not yours");
     std::os::unix::fs::symlink(outside.join("secret.txt"), root.join("link-out")).unwrap();
-    o.bootstrap(&root);
-    let b = Brain {
-        o: &o,
-        headers: vec![
-            (header::CALLER_ROOT, root.to_string_lossy().into_owned()),
-            (AGENT.0, AGENT.1.to_string()),
+    let b = o.brain_at(&root);
+    let v = b.memorize_with(json!({
+        "label": "pool size",
+        "text": "the database pool is capped at 20 connections",
+        "evidence": [
+            "src/pool.rs",
+            "src/pool.rs:2-3",
+            "../elsewhere/secret.txt",
+            outside.join("secret.txt").to_string_lossy(),
+            "link-out",
+            "src/gone.rs",
+            "commit 1a2b3c",
         ],
-    };
-    let v = b.call(
-        "memorize",
-        json!({
-            "label": "pool size",
-            "text": "the database pool is capped at 20 connections",
-            "evidence": [
-                "src/pool.rs",
-                "src/pool.rs:2-3",
-                "../elsewhere/secret.txt",
-                outside.join("secret.txt").to_string_lossy(),
-                "link-out",
-                "src/gone.rs",
-                "commit 1a2b3c",
-            ],
-        }),
-    );
+    }));
     let unanchored: Vec<&str> = rows(&v, "unanchored")
         .iter()
         .map(|u| u["evidence"].as_str().unwrap())
@@ -191,12 +172,12 @@ fn a_claim_says_when_the_code_under_it_changed_moved_or_came_back() {
 
     // Judged correct as the code is now: re-anchored, a recorded act, no mark.
     write(&root.join("src/pool.rs"), &POOL.replace("20", "64"));
-    b.call(
+    b.ok(
         "learn",
         json!({ "slug": "pool-size", "verdict": "correct" }),
     );
     b.assert_marks(&[], "after learn correct re-anchored it");
-    let acts = b.call("acts", json!({ "limit": 2 }));
+    let acts = b.ok("acts", json!({ "limit": 2 }));
     assert_eq!(acts["acts"][0]["kind"], "reanchor", "{acts}");
     assert_eq!(acts["acts"][1]["kind"], "learn");
 }
@@ -208,24 +189,9 @@ fn a_medulla_copy_shows_its_witness_drift_only_to_the_witness_brain() {
     let other = o.project("q");
     std::fs::create_dir_all(root.join("src")).unwrap();
     write(&root.join("src/pool.rs"), POOL);
-    o.bootstrap(&root);
-    o.bootstrap(&other);
-    let at = |r: &Path| {
-        vec![
-            (header::CALLER_ROOT, r.to_string_lossy().into_owned()),
-            (AGENT.0, AGENT.1.to_string()),
-        ]
-    };
-    let p = Brain {
-        o: &o,
-        headers: at(&root),
-    };
-    let q = Brain {
-        o: &o,
-        headers: at(&other),
-    };
-    p.call(
-        "memorize",
+    let p = o.brain_at(&root);
+    let q = o.brain_at(&other);
+    p.memorize_with(
         json!({ "label": "pool size", "text": "the database pool is capped at 20 connections", "evidence": ["src/pool.rs"] }),
     );
     let (s, v) = o.founder_call(
@@ -236,7 +202,7 @@ fn a_medulla_copy_shows_its_witness_drift_only_to_the_witness_brain() {
     assert_eq!(s, 200, "{v}");
     write(&root.join("src/pool.rs"), &POOL.replace("20", "64"));
     let seek = |b: &Brain| {
-        let v = b.call("seek", json!({ "query": "database pool connections" }));
+        let v = b.seek("database pool connections");
         rows(&v, "results")
             .into_iter()
             .find(|r| r["slug"] == "pool-size")

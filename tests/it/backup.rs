@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::cli::{medulla_cmd, Run};
-use crate::common::{Owner, OwnerOptions};
+use crate::common::{Brain, Owner, OwnerOptions};
 
 /// Every live claim of a store, read as the founder: (total the owner reports, labels).
 fn live(o: &Owner, brain: &str) -> (u64, HashSet<String>) {
@@ -71,14 +71,7 @@ fn sha256_of(p: &Path) -> String {
 #[test]
 fn a_backup_under_eight_writers_restores_every_write_acknowledged_before_it() {
     let mut o = Owner::start();
-    let roots: Vec<String> = ["a", "b"]
-        .iter()
-        .map(|p| {
-            let r = o.project(p);
-            o.bootstrap(&r);
-            r.to_string_lossy().into_owned()
-        })
-        .collect();
+    let roots: Vec<String> = ["a", "b"].iter().map(|p| o.brain(p).root).collect();
     let (s, v) = o.founder_call(
         "memorize",
         json!({ "label": "doctrine one", "text": "the medulla is backed up too", "tier": "medulla" }),
@@ -221,24 +214,14 @@ fn a_backup_under_eight_writers_restores_every_write_acknowledged_before_it() {
 #[test]
 fn restore_checks_everything_before_it_touches_anything() {
     let mut o = Owner::start();
-    let a = o.project("a");
-    let b = o.project("b");
-    o.bootstrap(&a);
-    o.bootstrap(&b);
-    let (ra, rb) = (a.to_str().unwrap(), b.to_str().unwrap());
-    let write = |root: &str, label: &str| {
-        let (s, v) = o.call(
-            "memorize",
-            json!({ "label": label, "text": format!("{label} holds") }),
-            &[
-                ("Medulla-Caller-Root", root),
-                ("Medulla-Agent", "claude:maker"),
-            ],
-        );
-        assert_eq!(s, 200, "{v}");
+    let (a, b) = (o.brain("a"), o.brain("b"));
+    let (ra, rb) = (a.root.clone(), b.root.clone());
+    let (ra, rb) = (ra.as_str(), rb.as_str());
+    let write = |b: &Brain, label: &str| {
+        b.memorize(label, &format!("{label} holds"));
     };
-    write(ra, "kept in the backup");
-    write(rb, "b before");
+    write(&a, "kept in the backup");
+    write(&b, "b before");
 
     let (s, v) = o.call("backup", json!({}), &[]);
     assert_eq!(
@@ -277,8 +260,8 @@ fn restore_checks_everything_before_it_touches_anything() {
     let damaged_answer = backup(&o);
     let damaged = PathBuf::from(damaged_answer["dir"].as_str().unwrap());
     assert_ne!(good, damaged);
-    write(ra, "written after the backup");
-    write(rb, "b after");
+    write(&a, "written after the backup");
+    write(&b, "b after");
 
     // With the owner running, restore refuses and names the fix.
     let home = o.home.path().to_path_buf();
@@ -408,8 +391,7 @@ fn scheduled_backups_rotate_to_backup_keep() {
         config_toml: Some("backup_every_secs = 1\nbackup_keep = 2\n".into()),
         ..OwnerOptions::default()
     });
-    let p = o.project("p");
-    o.bootstrap(&p);
+    o.brain("p");
     let dir = o.home.path().join("backups");
     let complete = || -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)

@@ -64,10 +64,8 @@ impl Drop for Bridge {
 #[test]
 fn stdio_calls_are_routed_by_the_bridges_working_directory() {
     let o = Owner::start();
-    let x = o.project("x");
-    let y = o.project("y");
-    o.bootstrap(&x);
-    o.bootstrap(&y);
+    let x = o.brain("x").path();
+    let y = o.brain("y").path();
     let sub = o.project("x/src");
     let mut b = Bridge::start(&o, &sub, None);
     let init = b.handshake();
@@ -130,8 +128,7 @@ fn a_bridge_without_an_owner_answers_with_an_error_naming_serve() {
 #[test]
 fn a_client_pinned_to_2026_07_28_works_through_the_bridge() {
     let o = Owner::start();
-    let root = o.project("p");
-    o.bootstrap(&root);
+    let root = o.brain("p").path();
     let mut b = Bridge::start(&o, &root, None);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -169,8 +166,7 @@ fn a_client_pinned_to_2026_07_28_works_through_the_bridge() {
 #[test]
 fn a_listen_through_the_bridge_streams_its_notifications() {
     let o = Owner::start();
-    let root = o.project("p");
-    o.bootstrap(&root);
+    let root = o.brain("p").path();
     let mut b = Bridge::start(&o, &root, None);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -177,11 +177,23 @@ impl Owner {
     /// A project directory `rel`, bootstrapped, and a caller in it: every call through
     /// the handle sends the project as its caller root and `claude:maker` as its agent.
     pub fn brain(&self, rel: &str) -> Brain<'_> {
-        let root = self.project(rel);
+        self.brain_at(&self.project(rel))
+    }
+
+    /// [`Owner::brain`] over a directory the test made itself (one it filled before the
+    /// bootstrap, or one outside the scratch dir): bootstrapped, and a caller in it.
+    pub fn brain_at(&self, root: &Path) -> Brain<'_> {
+        let root = std::fs::canonicalize(root).expect("the brain's root exists");
         self.bootstrap(&root);
+        self.caller_at(&root.to_string_lossy())
+    }
+
+    /// A caller routed to `root`, a brain bootstrapped already (by this owner, or by the
+    /// one it restarted from): no bootstrap call, the same headers as [`Owner::brain`].
+    pub fn caller_at(&self, root: &str) -> Brain<'_> {
         Brain {
             owner: self,
-            root: root.to_string_lossy().into_owned(),
+            root: root.into(),
             agent: "claude:maker".into(),
         }
     }
@@ -396,6 +408,11 @@ impl Brain<'_> {
         }
     }
 
+    /// The project root as a path.
+    pub fn path(&self) -> PathBuf {
+        PathBuf::from(&self.root)
+    }
+
     /// The headers that route a call here, as this agent.
     pub fn headers(&self) -> [(&str, &str); 2] {
         [
@@ -419,6 +436,16 @@ impl Brain<'_> {
     /// Write a claim; the answer.
     pub fn memorize(&self, label: &str, text: &str) -> Value {
         self.ok("memorize", json!({ "label": label, "text": text }))
+    }
+
+    /// Write a claim from whole arguments (evidence, tier, …); the answer.
+    pub fn memorize_with(&self, args: Value) -> Value {
+        self.ok("memorize", args)
+    }
+
+    /// This brain's live claims, read as the founder.
+    pub fn claims(&self) -> Vec<Value> {
+        self.owner.claims(&self.root)
     }
 
     /// The default beat (this brain plus the medulla) for `query`.

@@ -35,13 +35,8 @@ fn an_all_outdated_legacy_claim_stays_in_medulla_history() {
         &[],
     );
     assert_eq!(h["versions"][0]["state"], "outdated", "{h}");
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let (_, beat) = o.call(
-        "north",
-        json!({ "task": "retired rule" }),
-        &[(header::CALLER_ROOT, x.to_str().unwrap())],
-    );
+    let x = o.brain("x");
+    let (_, beat) = x.call("north", json!({ "task": "retired rule" }));
     assert!(!beat.to_string().contains("we used to do this"), "{beat}");
 }
 
@@ -99,19 +94,15 @@ fn the_medullas_boot_memory_is_written_through_the_audit_actor() {
 #[test]
 fn the_delegation_text_is_a_whole_brief() {
     let o = Owner::start();
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let xr = x.to_string_lossy().into_owned();
-    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
-    o.call(
+    let x = o.brain("x");
+    let xr = &x.root;
+    x.call(
         "memorize",
         json!({ "label": "cache warmup", "text": "warm the cache before load tests" }),
-        &h,
     );
-    let (s, p) = o.call(
+    let (s, p) = x.call(
         "delegate",
         json!({ "task": "triage the quokka outage", "child_agent": "codex:maker" }),
-        &h,
     );
     assert_eq!(s, 200, "{p}");
     let text = p["text"].as_str().unwrap();
@@ -142,14 +133,15 @@ fn counters_persist_per_brain_and_doctor_shows_the_weeks() {
         ..Default::default()
     };
     let o = Owner::start_with(opts());
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let xr = x.to_string_lossy().into_owned();
-    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
-    o.call("memorize", json!({ "label": "a", "text": "one claim" }), &h);
-    o.call("north", json!({ "task": "claim" }), &h);
-    o.call("north", json!({ "task": "claim" }), &h);
+    let xr = {
+        let x = o.brain("x");
+        x.call("memorize", json!({ "label": "a", "text": "one claim" }));
+        x.call("north", json!({ "task": "claim" }));
+        x.call("north", json!({ "task": "claim" }));
+        x.root
+    };
     let (o, _) = o.restart(opts());
+    let x = o.caller_at(&xr);
     let row = |o: &Owner| {
         let (_, v) = o.get("/api/instances");
         v["instances"][0].clone()
@@ -161,7 +153,7 @@ fn counters_persist_per_brain_and_doctor_shows_the_weeks() {
         "counters survive a restart: {r}"
     );
     std::fs::write(clock.path(), (t0 + week).to_string()).unwrap();
-    o.call("north", json!({ "task": "claim" }), &h);
+    x.call("north", json!({ "task": "claim" }));
     let (s, _) = o.call(
         "report",
         json!({ "letter": { "class": "memory_misdelivery", "kind": "false_absence", "what": "said empty", "ts": t0 + week } }),
@@ -195,16 +187,15 @@ fn the_owner_answers_a_newcomer_without_contradictions() {
     let o = Owner::start();
     let x = o.project("x");
     std::fs::create_dir_all(x.join(".git")).unwrap();
-    o.bootstrap(&x);
+    let x = o.brain_at(&x);
     let sub = o.project("x/src/deep");
-    let xr = x.to_string_lossy().into_owned();
-    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
+    let xr = x.root.clone();
 
-    // A box is read from a project's subdirectory without naming the brain.
-    o.call(
+    // A box is read from a project's subdirectory without naming the brain: the
+    // subdirectory is the caller root by hand, since routing by it is the point.
+    x.call(
         "report",
         json!({ "letter": { "class": "bug", "repo": xr, "what": "a bug" } }),
-        &h,
     );
     let r = o
         .http
@@ -219,10 +210,9 @@ fn the_owner_answers_a_newcomer_without_contradictions() {
 
     // The sweep never shows the text of a letter refused at the floor.
     let token = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
-    o.call(
+    x.call(
         "report",
         json!({ "letter": { "class": "bug", "repo": xr, "what": format!("leaked {token}") } }),
-        &h,
     );
     let (_, sw) = o.get("/api/mailbox/sweep");
     assert!(!sw.to_string().contains(token), "{sw}");
@@ -278,19 +268,16 @@ fn the_owner_answers_a_newcomer_without_contradictions() {
         &[],
     );
     assert_eq!(s, 200, "{v}");
-    let y = o.project("y");
-    o.bootstrap(&y);
-    let (_, v) = o.founder_call("import", json!({ "dir": out, "brain": y }), &[]);
+    let y = o.brain("y");
+    let (_, v) = o.founder_call("import", json!({ "dir": out, "brain": y.root }), &[]);
     assert_eq!(v["count_conserved"], true, "{v}");
     assert!(
-        o.claims(&y.to_string_lossy())
-            .iter()
-            .any(|c| c["slug"] == "founder-note"),
+        y.claims().iter().any(|c| c["slug"] == "founder-note"),
         "live after import"
     );
     let (_, again) = o.founder_call(
         "import",
-        json!({ "dir": out, "brain": y, "dry_run": true }),
+        json!({ "dir": out, "brain": y.root, "dry_run": true }),
         &[],
     );
     assert_eq!(

@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{Owner, OwnerOptions};
-
-const AGENT: (&str, &str) = ("Medulla-Agent", "claude:maker");
+use crate::common::{Brain, Owner, OwnerOptions};
 
 /// A small tmpfs mounted over a directory, unmounted when dropped.
 struct Tmpfs(PathBuf);
@@ -41,8 +39,8 @@ impl Drop for Tmpfs {
     }
 }
 
-fn memorize(o: &Owner, h: &[(&str, &str)], label: &str, text: &str) -> (u16, Value) {
-    o.call("memorize", json!({ "label": label, "text": text }), h)
+fn memorize(b: &Brain, label: &str, text: &str) -> (u16, Value) {
+    b.call("memorize", json!({ "label": label, "text": text }))
 }
 
 /// The doctor's `broken` entry for a store (a root, or `medulla`), if any.
@@ -63,10 +61,8 @@ fn a_full_disk_answers_disk_full_and_the_brain_recovers_by_itself_when_room_retu
     let filler = home.path().join("filler.bin");
     std::fs::write(&filler, vec![7u8; 1024 * 1024]).unwrap();
     let o = Owner::start_in(home, tempfile::tempdir().unwrap(), OwnerOptions::default());
-    let root = o.project("p");
-    o.bootstrap(&root);
-    let cr = root.to_string_lossy().to_string();
-    let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
+    let b = o.brain("p");
+    let cr = b.root.clone();
 
     // Write until the disk is full: every write before is acknowledged.
     let body = "x".repeat(3000);
@@ -74,7 +70,7 @@ fn a_full_disk_answers_disk_full_and_the_brain_recovers_by_itself_when_room_retu
     let mut full = None;
     for i in 0..5000 {
         let label = format!("note {i}");
-        let (s, v) = memorize(&o, &h, &label, &format!("{i} {body}"));
+        let (s, v) = memorize(&b, &label, &format!("{i} {body}"));
         if s == 200 {
             acknowledged.push(label);
             continue;
@@ -93,17 +89,16 @@ fn a_full_disk_answers_disk_full_and_the_brain_recovers_by_itself_when_room_retu
     assert!(acknowledged.len() > 10, "some writes landed first");
 
     // The next write is told the same, not a poisoned-database error.
-    let (s, v) = memorize(&o, &h, "while full", "still no room");
+    let (s, v) = memorize(&b, "while full", "still no room");
     assert_eq!(s, 507, "{v}");
     assert_eq!(v["error"]["code"], "disk_full", "{v}");
 
     // The spool refuses a letter cleanly: never half a line.
     let mut refused = None;
     for i in 0..200 {
-        let (s, v) = o.call(
+        let (s, v) = b.call(
             "report",
             json!({ "letter": { "class": "friction", "what": format!("letter {i} {}", "y".repeat(2000)) } }),
-            &h,
         );
         if s != 200 {
             refused = Some((s, v));
@@ -122,8 +117,8 @@ fn a_full_disk_answers_disk_full_and_the_brain_recovers_by_itself_when_room_retu
 
     // Doctor says so while it lasts, and the brain's row does too.
     let (_, d) = o.get("/api/doctor");
-    let b = broken(&d, &cr).unwrap_or_else(|| panic!("doctor names the full brain: {d}"));
-    assert_eq!(b["fault"], "disk_full", "{b}");
+    let row = broken(&d, &cr).unwrap_or_else(|| panic!("doctor names the full brain: {d}"));
+    assert_eq!(row["fault"], "disk_full", "{row}");
     let row = o.instance(&cr);
     assert_eq!(row["fault"]["kind"], "disk_full", "{row}");
 
@@ -131,7 +126,7 @@ fn a_full_disk_answers_disk_full_and_the_brain_recovers_by_itself_when_room_retu
     std::fs::remove_file(&filler).unwrap();
     let started = Instant::now();
     loop {
-        let (s, v) = memorize(&o, &h, "after room returned", "the disk has room again");
+        let (s, v) = memorize(&b, "after room returned", "the disk has room again");
         if s == 200 {
             break;
         }
@@ -193,34 +188,25 @@ fn sha(file: &Path) -> String {
 #[test]
 fn a_damaged_store_is_quarantined_with_the_fix_and_takes_no_write_while_others_serve() {
     let o = Owner::start();
-    let (x, y, z) = (o.project("x"), o.project("y"), o.project("z"));
-    for r in [&x, &y, &z] {
-        o.bootstrap(r);
-    }
-    let (xs, ys, zs) = (
-        x.to_string_lossy().to_string(),
-        y.to_string_lossy().to_string(),
-        z.to_string_lossy().to_string(),
-    );
-    let hx = [("Medulla-Caller-Root", xs.as_str()), AGENT];
-    let hy = [("Medulla-Caller-Root", ys.as_str()), AGENT];
-    let hz = [("Medulla-Caller-Root", zs.as_str()), AGENT];
+    let (x, y, z) = (o.brain("x"), o.brain("y"), o.brain("z"));
+    let (xs, ys, zs) = (x.root.clone(), y.root.clone(), z.root.clone());
     for i in 0..60 {
         let text = format!("claim {i}: the release train leaves on thursdays zzmarker{i}");
-        assert_eq!(memorize(&o, &hx, &format!("x{i}"), &text).0, 200);
-        assert_eq!(memorize(&o, &hz, &format!("z{i}"), &text).0, 200);
+        assert_eq!(memorize(&x, &format!("x{i}"), &text).0, 200);
+        assert_eq!(memorize(&z, &format!("z{i}"), &text).0, 200);
     }
-    assert_eq!(memorize(&o, &hy, "y", "brain y keeps working").0, 200);
+    assert_eq!(memorize(&y, "y", "brain y keeps working").0, 200);
     let (dx, dz) = (o.store_file(&xs), o.store_file(&zs));
     // Damage both files while the owner is stopped, as a bad disk would.
     let o = stopped_then(o, || {
         assert!(damage_pages_holding(&dx, "zzmarker3") >= 1);
         assert!(damage_pages_holding(&dz, "zzmarker3") >= 1);
     });
+    let (x, y, z) = (o.caller_at(&xs), o.caller_at(&ys), o.caller_at(&zs));
     let damaged_hash = sha(&dx);
 
     // A read of the damaged brain: a typed refusal naming the fix, never a panic.
-    let (s, v) = o.call("seek", json!({ "query": "release train" }), &hx);
+    let (s, v) = x.call("seek", json!({ "query": "release train" }));
     let (s, v) = if s == 200 {
         // The matched rows may sit on undamaged pages; the whole listing cannot.
         let token = o.founder_token();
@@ -244,14 +230,14 @@ fn a_damaged_store_is_quarantined_with_the_fix_and_takes_no_write_while_others_s
     );
 
     // No write lands on top of it.
-    let (s, v) = memorize(&o, &hx, "after damage", "must not be written");
+    let (s, v) = memorize(&x, "after damage", "must not be written");
     assert_eq!(s, 503, "{v}");
     assert_eq!(v["error"]["code"], "store_damaged", "{v}");
     assert_eq!(sha(&dx), damaged_hash, "the damaged file was not written");
 
     // The other brain never noticed.
-    assert_eq!(memorize(&o, &hy, "y2", "still fine").0, 200);
-    let (s, v) = o.call("seek", json!({ "query": "working" }), &hy);
+    assert_eq!(memorize(&y, "y2", "still fine").0, 200);
+    let (s, v) = y.call("seek", json!({ "query": "working" }));
     assert_eq!(s, 200, "{v}");
 
     // The deep check finds the damage in the brain nothing has asked for yet (its open
@@ -267,7 +253,7 @@ fn a_damaged_store_is_quarantined_with_the_fix_and_takes_no_write_while_others_s
     assert_eq!(verdict(&zs).as_deref(), Some("damaged"), "{d}");
     assert_eq!(verdict(&ys).as_deref(), Some("clean"), "{d}");
     assert_eq!(verdict("medulla").as_deref(), Some("clean"), "{d}");
-    let (s, v) = memorize(&o, &hz, "after deep", "must not be written");
+    let (s, v) = memorize(&z, "after deep", "must not be written");
     assert_eq!(
         (s, v["error"]["code"].as_str()),
         (503, Some("store_damaged")),
@@ -287,28 +273,26 @@ fn a_damaged_store_is_quarantined_with_the_fix_and_takes_no_write_while_others_s
 
     // A restart keeps it quarantined.
     let (o, _) = o.restart(OwnerOptions::default());
-    let (s, v) = memorize(&o, &hx, "after restart", "must not be written");
+    let (x, y) = (o.caller_at(&xs), o.caller_at(&ys));
+    let (s, v) = memorize(&x, "after restart", "must not be written");
     assert_eq!(
         (s, v["error"]["code"].as_str()),
         (503, Some("store_damaged")),
         "{v}"
     );
     assert_eq!(sha(&dx), damaged_hash);
-    assert_eq!(memorize(&o, &hy, "y3", "still fine").0, 200);
+    assert_eq!(memorize(&y, "y3", "still fine").0, 200);
 }
 
 #[test]
 fn a_store_file_moved_away_under_the_owner_takes_no_write_until_it_is_back() {
     let o = Owner::start();
-    let root = o.project("p");
-    o.bootstrap(&root);
-    let cr = root.to_string_lossy().to_string();
-    let h = [("Medulla-Caller-Root", cr.as_str()), AGENT];
+    let b = o.brain("p");
+    let cr = b.root.clone();
     for i in 0..3 {
         assert_eq!(
             memorize(
-                &o,
-                &h,
+                &b,
                 &format!("before {i}"),
                 "written while the file was in place"
             )
@@ -321,7 +305,7 @@ fn a_store_file_moved_away_under_the_owner_takes_no_write_until_it_is_back() {
     std::fs::rename(&file, &aside).unwrap();
 
     // A write would land in a file nobody will open again: refused, naming the path.
-    let (s, v) = memorize(&o, &h, "while moved", "would be lost");
+    let (s, v) = memorize(&b, "while moved", "would be lost");
     assert_eq!(s, 503, "{v}");
     assert_eq!(v["error"]["code"], "io", "{v}");
     let msg = v["error"]["message"].as_str().unwrap();
@@ -337,14 +321,14 @@ fn a_store_file_moved_away_under_the_owner_takes_no_write_until_it_is_back() {
         "{d}"
     );
     // Reads still serve what the store holds.
-    let (s, v) = o.call("seek", json!({ "query": "written while the file" }), &h);
+    let (s, v) = b.call("seek", json!({ "query": "written while the file" }));
     assert_eq!(s, 200, "{v}");
 
     // Put back: the brain serves writes again, with no restart, and lost nothing.
     std::fs::rename(&aside, &file).unwrap();
     let started = Instant::now();
     loop {
-        let (s, v) = memorize(&o, &h, "after", "the file is back");
+        let (s, v) = memorize(&b, "after", "the file is back");
         if s == 200 {
             break;
         }
@@ -368,13 +352,11 @@ fn a_store_file_moved_away_under_the_owner_takes_no_write_until_it_is_back() {
 #[test]
 fn a_quarantined_brain_comes_back_whole_from_a_backup() {
     let o = Owner::start();
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let xs = x.to_string_lossy().to_string();
-    let hx = [("Medulla-Caller-Root", xs.as_str()), AGENT];
+    let x = o.brain("x");
+    let xs = x.root.clone();
     for i in 0..40 {
         let text = format!("claim {i}: the cache is warmed at boot zzmarker{i}");
-        assert_eq!(memorize(&o, &hx, &format!("x{i}"), &text).0, 200);
+        assert_eq!(memorize(&x, &format!("x{i}"), &text).0, 200);
     }
     let (s, b) = o.founder_call("backup", json!({}), &[]);
     assert_eq!(s, 200, "{b}");
@@ -386,7 +368,7 @@ fn a_quarantined_brain_comes_back_whole_from_a_backup() {
     let o = stopped_then(o, || {
         assert!(damage_pages_holding(&store, "zzmarker3") >= 1);
     });
-    let (s, v) = memorize(&o, &hx, "while damaged", "refused");
+    let (s, v) = memorize(&o.caller_at(&xs), "while damaged", "refused");
     assert_eq!(
         (s, v["error"]["code"].as_str()),
         (503, Some("store_damaged")),
@@ -412,7 +394,11 @@ fn a_quarantined_brain_comes_back_whole_from_a_backup() {
         !store.with_file_name("QUARANTINE.json").exists(),
         "the quarantine went aside with the damaged store"
     );
-    let (s, v) = memorize(&o, &hx, "after restore", "the brain is whole again");
+    let (s, v) = memorize(
+        &o.caller_at(&xs),
+        "after restore",
+        "the brain is whole again",
+    );
     assert_eq!(s, 200, "{v}");
     assert_eq!(
         o.claims(&xs).len(),

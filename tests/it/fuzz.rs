@@ -176,15 +176,10 @@ fn acts(o: &Owner) -> u64 {
 #[test]
 fn hostile_input_gets_typed_answers_and_writes_nothing() {
     let o = Owner::start();
-    let x = o.project("x");
-    o.bootstrap(&x);
-    let xr = x.to_string_lossy().into_owned();
-    let (s, _) = o.call(
-        "memorize",
-        json!({ "label": "seed", "text": "a claim to read" }),
-        &[(header::CALLER_ROOT, &xr), (header::AGENT, "claude:maker")],
-    );
-    assert_eq!(s, 200);
+    let x = o.brain("x");
+    x.memorize("seed", "a claim to read");
+    // The hostile requests below are built by hand: malformed bodies are their point.
+    let xr = x.root.clone();
     let mut runner = TestRunner::new(Config {
         cases: 300,
         failure_persistence: None,

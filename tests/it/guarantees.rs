@@ -208,10 +208,9 @@ fn bootstrap_refuses_roots_that_are_not_projects() {
 #[test]
 fn the_caller_root_of_a_request_beats_the_sessions_stickiness() {
     let o = Owner::start();
-    let (x, y, z) = (o.project("x"), o.project("y"), o.project("z"));
-    o.bootstrap(&x);
-    o.bootstrap(&y);
-    let (xr, yr, zr) = (root_header(&x), root_header(&y), root_header(&z));
+    let (x, y, z) = (o.brain("x"), o.brain("y"), o.project("z"));
+    let (xr, yr, zr) = (x.root.clone(), y.root.clone(), root_header(&z));
+    // The calls go over MCP sessions with headers by hand: routing by them is the point.
     let mut m = o.mcp();
     m.initialize(&[]);
     let v = m
@@ -287,26 +286,18 @@ fn the_caller_root_of_a_request_beats_the_sessions_stickiness() {
 #[test]
 fn promotion_of_another_brains_claim_is_refused_unless_founder() {
     let o = Owner::start();
-    let (x, y) = (o.project("x"), o.project("y"));
-    o.bootstrap(&x);
-    o.bootstrap(&y);
-    let (xr, yr) = (root_header(&x), root_header(&y));
-    let (s, _) = o.call(
-        "memorize",
-        json!({ "label": "y private", "text": "axolotl sentinel of y" }),
-        &[(header::CALLER_ROOT, &yr), MAKER],
-    );
-    assert_eq!(s, 200);
-    let hx = [(header::CALLER_ROOT, xr.as_str()), MAKER];
-    let (s, v) = o.call(
+    let (x, y) = (o.brain("x"), o.brain("y"));
+    let yr = y.root.clone();
+    y.memorize("y private", "axolotl sentinel of y");
+    let hx = x.headers();
+    let (s, v) = x.call(
         "promote",
         json!({ "brain": yr, "claim": "y-private", "reason": "looks general" }),
-        &hx,
     );
     assert_eq!(s, 403, "{v}");
     assert_eq!(v["error"]["code"], "not_your_brain");
     assert!(o.claims("medulla").is_empty());
-    let (_, v) = o.call("seek", json!({ "query": "axolotl sentinel" }), &hx);
+    let (_, v) = x.call("seek", json!({ "query": "axolotl sentinel" }));
     assert!(labels(&v).is_empty(), "nothing of y reaches x: {v}");
     // Over MCP too, and for the other verbs that name a brain.
     let mut m = o.mcp();
@@ -320,7 +311,7 @@ fn promotion_of_another_brains_claim_is_refused_unless_founder() {
         .unwrap_err();
     assert_eq!(e["error"]["code"], "not_your_brain");
     let out = o.projects.path().join("dump");
-    let (s, v) = o.call("export", json!({ "dir": out, "brain": yr }), &hx);
+    let (s, v) = x.call("export", json!({ "dir": out, "brain": yr }));
     assert_eq!(
         (s, v["error"]["code"].as_str()),
         (403, Some("not_your_brain")),
@@ -377,11 +368,10 @@ fn errors_name_the_path_never_its_bytes() {
     assert_eq!(s, 400, "{v}");
     assert!(!v.to_string().contains("top-secret-marker"), "{v}");
     assert!(v.to_string().contains("passwd"), "the path is named: {v}");
-    let x = o.project("x");
-    o.bootstrap(&x);
+    let x = o.brain("x");
     let (_, v) = o.founder_call(
         "import",
-        json!({ "dir": dir, "brain": root_header(&x), "dry_run": true }),
+        json!({ "dir": dir, "brain": x.root, "dry_run": true }),
         &[],
     );
     assert!(!v.to_string().contains("top-secret-marker"), "{v}");
@@ -497,8 +487,7 @@ fn mcp_sessions_are_capped_least_recently_used_first() {
 fn nothing_is_written_where_the_spec_puts_nothing() {
     let o = Owner::start();
     let plain = o.project("plain");
-    let proj3 = o.project("proj3");
-    o.bootstrap(&proj3);
+    let proj3 = o.brain("proj3").path();
     let (s, v) = o.call(
         "report",
         json!({ "letter": { "class": "bug", "repo": plain, "what": "x" } }),
@@ -587,11 +576,8 @@ fn every_malformed_mcp_message_gets_a_json_rpc_error() {
 #[test]
 fn export_then_import_keeps_tricky_content_exactly() {
     let o = Owner::start();
-    let (a, b) = (o.project("a"), o.project("b"));
-    o.bootstrap(&a);
-    o.bootstrap(&b);
-    let ar = root_header(&a);
-    let h = [(header::CALLER_ROOT, ar.as_str()), MAKER];
+    let (a, b) = (o.brain("a"), o.brain("b"));
+    let ar = a.root.clone();
     let tricky = [
         (
             "Windows notes",
@@ -605,24 +591,15 @@ fn export_then_import_keeps_tricky_content_exactly() {
         ),
     ];
     for (label, text, ev) in &tricky {
-        let (s, v) = o.call(
-            "memorize",
-            json!({ "label": label, "text": text, "evidence": ev }),
-            &h,
-        );
-        assert_eq!(s, 200, "{v}");
+        a.memorize_with(json!({ "label": label, "text": text, "evidence": ev }));
     }
     let out = o.projects.path().join("out");
     let (s, v) = o.founder_call("export", json!({ "dir": out, "brain": ar }), &[]);
     assert_eq!(s, 200, "{v}");
-    let (s, v) = o.founder_call(
-        "import",
-        json!({ "dir": out, "brain": root_header(&b) }),
-        &[],
-    );
+    let (s, v) = o.founder_call("import", json!({ "dir": out, "brain": b.root }), &[]);
     assert_eq!(s, 200, "{v}");
     let before = o.claims(&ar);
-    let after = o.claims(&root_header(&b));
+    let after = b.claims();
     assert_eq!(before.len(), after.len());
     for c in &before {
         let twin = after
@@ -650,14 +627,7 @@ fn a_sigkill_under_concurrent_writers_loses_nothing_acknowledged() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
     let o = Owner::start();
-    let roots: Vec<String> = ["a", "b"]
-        .iter()
-        .map(|p| {
-            let r = o.project(p);
-            o.bootstrap(&r);
-            root_header(&r)
-        })
-        .collect();
+    let roots: Vec<String> = ["a", "b"].iter().map(|p| o.brain(p).root).collect();
     let acked: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
     let url = o.url.clone();

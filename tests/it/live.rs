@@ -8,27 +8,17 @@ use serde_json::json;
 
 use crate::common::{header, Owner};
 
-const MAKER: (&str, &str) = (header::AGENT, "claude:maker");
-
 /// A project brain's act log was readable from no surface: `acts` pages it, newest
 /// first, for its own caller or the founder.
 #[test]
 fn a_brains_act_log_is_paged_newest_first() {
     let o = Owner::start();
-    let (x, y) = (o.project("x"), o.project("y"));
-    o.bootstrap(&x);
-    o.bootstrap(&y);
-    let xr = x.to_string_lossy().into_owned();
-    let h = [(header::CALLER_ROOT, xr.as_str()), MAKER];
+    let (x, y) = (o.brain("x"), o.brain("y"));
+    let xr = x.root.clone();
     for i in 0..3 {
-        let (s, _) = o.call(
-            "memorize",
-            json!({ "label": format!("c{i}"), "text": "t" }),
-            &h,
-        );
-        assert_eq!(s, 200);
+        x.memorize(&format!("c{i}"), "t");
     }
-    let (s, p1) = o.call("acts", json!({ "limit": 2 }), &h);
+    let (s, p1) = x.call("acts", json!({ "limit": 2 }));
     assert_eq!(s, 200, "{p1}");
     assert_eq!(p1["store"], xr.as_str());
     let seqs: Vec<u64> = p1["acts"]
@@ -41,22 +31,13 @@ fn a_brains_act_log_is_paged_newest_first() {
     assert_eq!(p1["acts"][0]["subject"], "c2");
     assert_eq!(p1["acts"][0]["actor"], "claude:maker");
     assert!(p1["acts"][0]["after_hash"].is_string());
-    let (_, p2) = o.call(
-        "acts",
-        json!({ "limit": 2, "before": p1["next_before"] }),
-        &h,
-    );
+    let (_, p2) = x.call("acts", json!({ "limit": 2, "before": p1["next_before"] }));
     assert_eq!(p2["acts"][0]["seq"], 1);
     assert!(
         p2.get("next_before").is_none(),
         "the last page says so: {p2}"
     );
-    let yr = y.to_string_lossy().into_owned();
-    let (s, v) = o.call(
-        "acts",
-        json!({ "brain": xr }),
-        &[(header::CALLER_ROOT, &yr)],
-    );
+    let (s, v) = y.call("acts", json!({ "brain": xr }));
     assert_eq!(
         (s, v["error"]["code"].as_str()),
         (403, Some("not_your_brain")),
@@ -73,8 +54,7 @@ fn a_brains_act_log_is_paged_newest_first() {
 #[test]
 fn the_hall_handshake_needs_the_founder_and_works_once() {
     let o = Owner::start();
-    let x = o.project("x");
-    o.bootstrap(&x);
+    let x = o.brain("x").path();
     let post = |path: &str, body: serde_json::Value, token: Option<&str>| {
         let mut r = o.http.post(format!("{}{path}", o.url)).json(&body);
         if let Some(t) = token {
@@ -120,8 +100,7 @@ fn the_hall_handshake_needs_the_founder_and_works_once() {
 #[test]
 fn acts_are_announced_on_the_event_stream() {
     let o = Owner::start();
-    let x = o.project("x");
-    o.bootstrap(&x);
+    let x = o.brain("x");
     let addr = o.url.trim_start_matches("http://").to_string();
     let mut sock = std::net::TcpStream::connect(&addr).unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(20)))
@@ -139,13 +118,8 @@ fn acts_are_announced_on_the_event_stream() {
             break;
         }
     }
-    let xr = x.to_string_lossy().into_owned();
-    let (s, _) = o.call(
-        "memorize",
-        json!({ "label": "live", "text": "seen" }),
-        &[(header::CALLER_ROOT, &xr), MAKER],
-    );
-    assert_eq!(s, 200);
+    let xr = x.root.clone();
+    x.memorize("live", "seen");
     let mut saw = None;
     for l in lines.by_ref() {
         let l = l.unwrap();
@@ -169,8 +143,7 @@ fn acts_are_announced_on_the_event_stream() {
 #[test]
 fn a_long_import_streams_its_progress_as_ndjson() {
     let o = Owner::start();
-    let x = o.project("x");
-    o.bootstrap(&x);
+    let x = o.brain("x").path();
     let dir = o.projects.path().join("legacy");
     std::fs::create_dir_all(&dir).unwrap();
     for i in 0..40 {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use brains::store::similar::{THRESHOLD_HYBRID, THRESHOLD_LEXICAL};
 use brains::{MemorizeInput, Store, StoreOptions};
 
-use crate::common::{header, model_dir};
+use crate::common::model_dir;
 
 struct Pair {
     dup: bool,
@@ -135,26 +135,17 @@ fn the_near_duplicate_signal_meets_its_goals_with_and_without_the_model() {
 fn a_write_is_told_of_the_claim_that_already_says_it() {
     use serde_json::json;
     let o = crate::common::Owner::start();
-    let root = o.project("p");
-    o.bootstrap(&root);
-    let cr = root.to_string_lossy().to_string();
-    let h = [
-        (header::CALLER_ROOT, cr.as_str()),
-        (header::AGENT, "claude:maker"),
-    ];
-    let (s, v) = o.call(
-        "memorize",
-        json!({ "label": "deploy command", "text": "Deploy with make release, never by hand from a laptop" }),
-        &h,
+    let b = o.brain("p");
+    let root = b.path();
+    let v = b.memorize(
+        "deploy command",
+        "Deploy with make release, never by hand from a laptop",
     );
-    assert_eq!(s, 200, "{v}");
     assert!(v.get("similar").is_none(), "nothing near yet: {v}");
-    let (s, v) = o.call(
-        "memorize",
-        json!({ "label": "release notes", "text": "Release notes are generated from merged PR titles by the changelog script" }),
-        &h,
+    let v = b.memorize(
+        "release notes",
+        "Release notes are generated from merged PR titles by the changelog script",
     );
-    assert_eq!(s, 200, "{v}");
     assert!(
         v.get("similar").is_none(),
         "another fact of the same area: {v}"
@@ -176,10 +167,9 @@ fn a_write_is_told_of_the_claim_that_already_says_it() {
         "the CLI says which claim is near: {}",
         r.stdout
     );
-    let (_, v) = o.call(
+    let (_, v) = b.call(
         "memorize",
         json!({ "label": "deploying", "text": "deploy with make release, never by hand" }),
-        &h,
     );
     let near: Vec<&str> = v["similar"]
         .as_array()

@@ -102,9 +102,8 @@ fn memorize_transitions_over_http() {
 #[test]
 fn bad_input_gets_typed_errors_naming_the_fix() {
     let o = Owner::start();
-    let root = o.project("p");
-    o.bootstrap(&root);
-    let cr = root.to_string_lossy().to_string();
+    let cr = o.brain("p").root;
+    // The caller root alone, by hand: the builder would send the agent these calls lack.
     let h = [(header::CALLER_ROOT, cr.as_str())];
     let (s, v) = o.call("memorize", json!({ "label": "x", "text": "y" }), &h);
     assert_eq!(s, 400);
@@ -203,10 +202,9 @@ fn unrouted_write_is_refused_with_the_fix_and_reads_fall_to_the_medulla() {
 #[test]
 fn nested_roots_resolve_to_the_innermost_brain() {
     let o = Owner::start();
-    let outer = o.project("outer");
-    let inner = o.project("outer/inner");
-    o.bootstrap(&outer);
-    o.bootstrap(&inner);
+    let outer = o.brain("outer").path();
+    let inner = o.brain("outer/inner").path();
+    // Caller roots by hand below the brains: routing from them is the point.
     let deep = o.project("outer/inner/src/deep");
     let cr = deep.to_string_lossy().to_string();
     let (_, v) = o.call(
@@ -228,36 +226,23 @@ fn nested_roots_resolve_to_the_innermost_brain() {
 #[test]
 fn all_brains_is_explicit_and_grouped_by_origin() {
     let o = Owner::start();
-    let x = o.project("x");
-    let y = o.project("y");
-    o.bootstrap(&x);
-    o.bootstrap(&y);
-    let (xs, ys) = (
-        x.to_string_lossy().to_string(),
-        y.to_string_lossy().to_string(),
-    );
-    o.call(
+    let (x, y) = (o.brain("x"), o.brain("y"));
+    let (xs, ys) = (x.root.clone(), y.root.clone());
+    y.call(
         "memorize",
         json!({ "label": "ylabel", "text": "zebra migration route" }),
-        &[(header::CALLER_ROOT, &ys), AGENT],
     );
-    o.call(
+    x.call(
         "memorize",
         json!({ "label": "xlabel", "text": "zebra stripes" }),
-        &[(header::CALLER_ROOT, &xs), AGENT],
     );
-    let hx = [(header::CALLER_ROOT, xs.as_str())];
-    let (_, v) = o.call("seek", json!({ "query": "zebra" }), &hx);
+    let (_, v) = x.call("seek", json!({ "query": "zebra" }));
     assert_eq!(
         labels(&v),
         vec!["xlabel"],
         "default seek must not leak: {v}"
     );
-    let (_, v) = o.call(
-        "seek",
-        json!({ "query": "zebra", "tier": "all-brains" }),
-        &hx,
-    );
+    let (_, v) = x.call("seek", json!({ "query": "zebra", "tier": "all-brains" }));
     let groups = v["groups"].as_array().unwrap();
     let origins: Vec<&str> = groups
         .iter()
@@ -277,23 +262,12 @@ fn all_brains_is_explicit_and_grouped_by_origin() {
 #[test]
 fn roster_is_disk_truth_across_restarts_and_counts_are_per_brain() {
     let o = Owner::start();
-    let a = o.project("a");
-    let b = o.project("b");
-    o.bootstrap(&a);
-    o.bootstrap(&b);
-    let as_ = a.to_string_lossy().to_string();
+    let (a, b) = (o.brain("a"), o.brain("b"));
+    let as_ = a.root.clone();
     for i in 0..3 {
-        o.call(
-            "memorize",
-            json!({ "label": format!("c{i}"), "text": "t" }),
-            &[(header::CALLER_ROOT, &as_), AGENT],
-        );
+        a.call("memorize", json!({ "label": format!("c{i}"), "text": "t" }));
     }
-    o.call(
-        "seek",
-        json!({ "query": "t" }),
-        &[(header::CALLER_ROOT, &as_)],
-    );
+    a.call("seek", json!({ "query": "t" }));
     let (_, inst) = o.get("/api/instances");
     let row = |inst: &serde_json::Value, root: &str| {
         inst["instances"]
@@ -308,7 +282,7 @@ fn roster_is_disk_truth_across_restarts_and_counts_are_per_brain() {
     assert_eq!(ra["claims"], 3);
     assert_eq!(ra["writes"], 3);
     assert_eq!(ra["recalls"], 1);
-    let rb = row(&inst, &b.to_string_lossy());
+    let rb = row(&inst, &b.root);
     assert_eq!(rb["claims"], 0);
     assert_eq!(rb["writes"], 0);
     assert_eq!(rb["recalls"], 0);
@@ -331,11 +305,9 @@ fn roster_is_disk_truth_across_restarts_and_counts_are_per_brain() {
         ra["claims"], 3,
         "dormant rows carry the manifest's counts: {ra}"
     );
-    let (_, v) = o.call(
-        "seek",
-        json!({ "query": "t", "tier": "project" }),
-        &[(header::CALLER_ROOT, &as_)],
-    );
+    let (_, v) = o
+        .caller_at(&as_)
+        .call("seek", json!({ "query": "t", "tier": "project" }));
     assert_eq!(labels(&v).len(), 3);
 }
 
@@ -344,8 +316,7 @@ fn roster_is_disk_truth_across_restarts_and_counts_are_per_brain() {
 #[test]
 fn the_distributor_resumes_without_refiling_or_skipping() {
     let o = Owner::start();
-    let p = o.project("p");
-    o.bootstrap(&p);
+    let p = o.brain("p").path();
     let box_file = p.join(".medulla/inbox.jsonl");
     let letter = |what: &str| json!({ "class": "bug", "repo": p, "what": what });
     let r = o
@@ -409,20 +380,12 @@ fn claims_age_at_read_time_by_the_owners_clock() {
         )),
         ..Default::default()
     });
-    let root = o.project("p");
-    o.bootstrap(&root);
-    let cr = root.to_string_lossy().to_string();
-    let h = [(header::CALLER_ROOT, cr.as_str()), AGENT];
-    let (s, v) = o.call(
-        "memorize",
-        json!({ "label": "aging", "text": "watched over weeks" }),
-        &h,
-    );
-    assert_eq!(s, 200, "{v}");
+    let b = o.brain("p");
+    let v = b.memorize("aging", "watched over weeks");
     assert_eq!(v["claim"]["created"], t0);
     let row_at = |days: i64| {
         std::fs::write(clock.path(), (t0 + days * day).to_string()).unwrap();
-        let (_, v) = o.call("seek", json!({ "query": "aging", "tier": "project" }), &h);
+        let (_, v) = b.call("seek", json!({ "query": "aging", "tier": "project" }));
         v["results"][0].clone()
     };
     let r = row_at(10);
@@ -458,20 +421,9 @@ fn warm_brains_stay_within_their_budget() {
         config_toml: Some("max_warm_brains = 2\n".into()),
         ..Default::default()
     });
-    let roots: Vec<String> = (0..4)
-        .map(|i| {
-            let r = o.project(&format!("p{i}"));
-            o.bootstrap(&r);
-            r.to_string_lossy().into_owned()
-        })
-        .collect();
+    let roots: Vec<String> = (0..4).map(|i| o.brain(&format!("p{i}")).root).collect();
     for r in &roots {
-        let (s, _) = o.call(
-            "memorize",
-            json!({ "label": "kiwi", "text": format!("kiwi of {r}") }),
-            &[(header::CALLER_ROOT, r), AGENT],
-        );
-        assert_eq!(s, 200);
+        o.caller_at(r).memorize("kiwi", &format!("kiwi of {r}"));
         let (_, h) = o.get("/api/health");
         assert!(h["brains_warm"].as_u64().unwrap() <= 2, "{h}");
     }

@@ -53,10 +53,7 @@ pub(crate) fn python() -> &'static Path {
 #[test]
 fn the_official_python_sdk_connects_lists_memorizes_and_seeks() {
     let o = Owner::start();
-    let x = o.project("x");
-    let y = o.project("y");
-    o.bootstrap(&x);
-    o.bootstrap(&y);
+    let (x, y) = (o.brain("x").path(), o.brain("y").path());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/mcp_client.py");
     let out = Command::new(python())
         .arg(&script)
@@ -125,8 +122,7 @@ fn the_official_python_sdk_connects_lists_memorizes_and_seeks() {
 #[test]
 fn the_official_python_stdio_client_drives_the_bridge() {
     let o = Owner::start();
-    let p = o.project("p");
-    o.bootstrap(&p);
+    let p = o.brain("p").path();
     let sub = o.project("p/deep/dir");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/stdio_client.py");
     let out = Command::new(python())
@@ -171,10 +167,7 @@ fn the_official_python_stdio_client_drives_the_bridge() {
 #[test]
 fn the_official_python_sdk_reads_resources_and_prompts() {
     let o = Owner::start();
-    let x = o.project("x");
-    let y = o.project("y");
-    o.bootstrap(&x);
-    o.bootstrap(&y);
+    let (x, y) = (o.brain("x").path(), o.brain("y").path());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/mcp_resources.py");
     let out = Command::new(python())
         .arg(&script)

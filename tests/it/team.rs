@@ -293,18 +293,10 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
         shared["key"].as_str().unwrap().starts_with("repo:"),
         "{shared}"
     );
-    b.bootstrap(&clone);
-    let root = clone.to_string_lossy().into_owned();
-    let bc = [
-        (header::CALLER_ROOT, root.as_str()),
-        (header::AGENT, "claude:maker"),
-    ];
+    let bc = b.brain_at(&clone);
+    let root = bb.root.clone();
     eventually(30, "the shared brain on B's clone", || {
-        let (_, v) = b.call(
-            "seek",
-            json!({ "query": "build cache", "tier": "project" }),
-            &bc,
-        );
+        let (_, v) = bc.call("seek", json!({ "query": "build cache", "tier": "project" }));
         v["results"]
             .as_array()?
             .iter()
@@ -313,14 +305,14 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     });
     // Issue 51: a member's local purge of a shared claim erased only this copy and said
     // so. Refused with the fix (the admin's purge reaches every mirror); nothing erased.
-    let (s, v) = b.call("purge", json!({ "slug": "build-cache" }), &bc);
+    let (s, v) = bc.call("purge", json!({ "slug": "build-cache" }));
     assert_eq!(
         (s, v["error"]["code"].as_str()),
         (409, Some("shared_purge")),
         "{v}"
     );
     assert!(v.to_string().contains("medulla team purge"), "{v}");
-    let (_, h) = b.call("history", json!({ "slug": "build-cache" }), &bc);
+    let (_, h) = bc.call("history", json!({ "slug": "build-cache" }));
     assert!(h.to_string().contains("target-shared"), "still here: {h}");
     // The refusal went to the team as a request: A's `team status` lists it for the admin.
     eventually(15, "bob's purge request on A", || {
@@ -564,14 +556,10 @@ fn a_team_shares_doctrine_and_brains_through_postgres_and_keeps_what_is_private(
     let (b, _) = b.restart(OwnerOptions::default());
     let cfg = std::fs::read_to_string(b.home.path().join("config.toml")).unwrap();
     assert!(!cfg.contains("[team]"), "{cfg}");
-    let (s, v) = b.call(
-        "memorize",
-        json!({ "label": "after leaving", "text": "stays on this machine" }),
-        &bc,
-    );
-    assert_eq!(s, 200, "{v}");
+    let bc = b.caller_at(&root);
+    let v = bc.memorize("after leaving", "stays on this machine");
     assert!(v.get("team").is_none(), "no team, no team note: {v}");
-    let (s, v) = b.call("seek", json!({ "query": "x", "tier": "team" }), &bc);
+    let (s, v) = bc.call("seek", json!({ "query": "x", "tier": "team" }));
     assert_eq!(
         (s, v["error"]["code"].as_str()),
         (409, Some("no_team")),

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::common::{header, Owner, OwnerOptions};
+use crate::common::{Owner, OwnerOptions};
 use crate::team::{eventually, git, medulla, member_owner, team_database, team_rows};
 
 /// A member's owner with top-level settings of its own in config.toml.
@@ -47,19 +47,11 @@ fn a_racing_verdict_on_a_shared_brain_is_kept_and_shown_without_loading_it() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let clone = std::fs::canonicalize(&clone).unwrap();
-    b.bootstrap(&clone);
-    let root = clone.to_string_lossy().into_owned();
-    let bc = [
-        (header::CALLER_ROOT, root.as_str()),
-        (header::AGENT, "claude:maker"),
-    ];
+    let bb = b.brain_at(&clone);
+    let root = bb.root.clone();
+    let bc = bb.headers();
     let row = eventually(30, "the shared brain on B's clone", || {
-        let (_, v) = b.call(
-            "seek",
-            json!({ "query": "build cache", "tier": "project" }),
-            &bc,
-        );
+        let (_, v) = bb.call("seek", json!({ "query": "build cache", "tier": "project" }));
         v["results"]
             .as_array()?
             .iter()
@@ -71,10 +63,9 @@ fn a_racing_verdict_on_a_shared_brain_is_kept_and_shown_without_loading_it() {
     // Apart: A supersedes, B grades the version it has wrong.
     pg.stop();
     ab.memorize("build cache", "the build cache lives in target-new");
-    let (s, v) = b.call(
+    let (s, v) = bb.call(
         "learn",
         json!({ "slug": "build-cache", "verdict": "wrong" }),
-        &bc,
     );
     assert_eq!(s, 200, "{v}");
     pg.start_again();

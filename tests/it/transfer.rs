@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::common::{header, Owner, OwnerOptions};
+use crate::common::{Brain, Owner, OwnerOptions};
 
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::create_dir_all(dir.join(name).parent().unwrap()).unwrap();
@@ -56,8 +56,8 @@ fn import(o: &Owner, args: Value) -> Value {
 #[test]
 fn import_conserves_counts_refuses_with_reasons_and_is_idempotent() {
     let o = Owner::start();
-    let root = o.project("legacy");
-    o.bootstrap(&root);
+    let brain = o.brain("legacy");
+    let root = brain.path();
     let src = tempfile::tempdir().unwrap();
     fixture(src.path());
     let args = |dry: bool| json!({ "dir": src.path(), "brain": root, "dry_run": dry });
@@ -102,20 +102,14 @@ fn import_conserves_counts_refuses_with_reasons_and_is_idempotent() {
         "9 of 25 live files lack Origin-Brain: {v}"
     );
 
-    let cr = root.to_string_lossy().to_string();
-    let (_, h) = o.call(
-        "history",
-        json!({ "slug": "claim-1" }),
-        &[(header::CALLER_ROOT, &cr)],
-    );
+    let (_, h) = brain.call("history", json!({ "slug": "claim-1" }));
     let versions = h["versions"].as_array().unwrap();
     assert_eq!(versions.len(), 3);
     assert_eq!(versions[0]["text"], "an older belief number 0");
     assert_eq!(versions[2]["state"], "authored");
-    let (_, c) = o.call(
+    let (_, c) = brain.call(
         "seek",
         json!({ "query": "claim 0 lanterns", "tier": "project", "limit": 1 }),
-        &[(header::CALLER_ROOT, &cr)],
     );
     assert_eq!(
         c["results"][0]["origin_brain"], "unknown",
@@ -137,25 +131,21 @@ fn import_conserves_counts_refuses_with_reasons_and_is_idempotent() {
 #[test]
 fn export_then_import_into_a_fresh_brain_is_lossless() {
     let o = Owner::start();
-    let a = o.project("a");
-    let b = o.project("b");
-    o.bootstrap(&a);
-    o.bootstrap(&b);
+    let (a, b) = (o.brain("a"), o.brain("b"));
     let src = tempfile::tempdir().unwrap();
     fixture(src.path());
-    import(&o, json!({ "dir": src.path(), "brain": a }));
-    let ar = a.to_string_lossy().to_string();
-    o.call("memorize", json!({ "label": "fresh", "text": "written live", "evidence": ["src/x.rs"], "strength": "verified" }), &[(header::CALLER_ROOT, &ar), (header::AGENT, "claude:maker")]);
+    import(&o, json!({ "dir": src.path(), "brain": a.root }));
+    a.call("memorize", json!({ "label": "fresh", "text": "written live", "evidence": ["src/x.rs"], "strength": "verified" }));
     let out = tempfile::tempdir().unwrap();
     let (s, e) = o.founder_call(
         "export",
-        json!({ "dir": out.path(), "brain": a, "history": true }),
+        json!({ "dir": out.path(), "brain": a.root, "history": true }),
         &[],
     );
     assert_eq!(s, 200, "{e}");
     assert_eq!(e["live_files"], 26);
     assert_eq!(e["history_files"], 4);
-    let v = import(&o, json!({ "dir": out.path(), "brain": b }));
+    let v = import(&o, json!({ "dir": out.path(), "brain": b.root }));
     assert_eq!(
         (
             v["imported_live"].as_u64(),
@@ -166,9 +156,9 @@ fn export_then_import_into_a_fresh_brain_is_lossless() {
         "{v}"
     );
 
-    let claims = |root: &Path| {
-        let mut rows: Vec<Value> = o
-            .claims(&root.to_string_lossy())
+    let claims = |brain: &Brain| {
+        let mut rows: Vec<Value> = brain
+            .claims()
             .iter()
             .map(|r| {
                 json!([
@@ -192,10 +182,7 @@ fn export_then_import_into_a_fresh_brain_is_lossless() {
 #[test]
 fn triage_sends_each_claim_to_one_store_and_keeps_the_ambiguous_in_the_medulla() {
     let o = Owner::start();
-    let x = o.project("x");
-    let y = o.project("y");
-    o.bootstrap(&x);
-    o.bootstrap(&y);
+    let (x, y) = (o.brain("x").path(), o.brain("y").path());
     let src = tempfile::tempdir().unwrap();
     let claim = |name: &str, text: &str| {
         write(
@@ -249,8 +236,7 @@ fn triage_sends_each_claim_to_one_store_and_keeps_the_ambiguous_in_the_medulla()
 #[test]
 fn an_import_into_a_brain_keeps_every_all_outdated_claim_in_history() {
     let o = Owner::start_with(OwnerOptions::with_model());
-    let root = o.project("retired");
-    o.bootstrap(&root);
+    let root = o.brain("retired").path();
     let src = tempfile::tempdir().unwrap();
     let n = 4_300;
     for i in 0..n {
@@ -282,7 +268,7 @@ fn an_import_into_a_brain_keeps_every_all_outdated_claim_in_history() {
     let cr = root.to_string_lossy().to_string();
     // The first and the last batch's (slugs are written in their order).
     for slug in ["rule-0", "rule-10", "rule-998", "rule-4298"] {
-        assert_one_version_outdated_by_the_importer(&o, &cr, slug);
+        assert_one_version_outdated_by_the_importer(&o.caller_at(&cr), slug);
     }
     let again = import(&o, args);
     assert_eq!(again["refused"], n, "every version found again: {again}");
@@ -297,8 +283,7 @@ fn an_import_into_a_brain_keeps_every_all_outdated_claim_in_history() {
 #[test]
 fn an_import_finishes_the_demotions_an_interrupted_one_left_undone() {
     let o = Owner::start();
-    let root = o.project("interrupted");
-    o.bootstrap(&root);
+    let root = o.brain("interrupted").path();
     let src = tempfile::tempdir().unwrap();
     let file = |state: &str| {
         format!("Node: Stale rule\nState: {state}\nCreated: 1780000000000\nSource-Agent: codex:maker\n\nthe kettle rule that was retired\n")
@@ -318,16 +303,12 @@ fn an_import_finishes_the_demotions_an_interrupted_one_left_undone() {
         0,
         "the version every file calls outdated is still live"
     );
-    assert_one_version_outdated_by_the_importer(&o, &cr, "stale-rule");
+    assert_one_version_outdated_by_the_importer(&o.caller_at(&cr), "stale-rule");
 }
 
-/// `slug` has one version in `root`'s brain, outdated by the founder who imported it.
-fn assert_one_version_outdated_by_the_importer(o: &Owner, root: &str, slug: &str) {
-    let (_, h) = o.call(
-        "history",
-        json!({ "slug": slug }),
-        &[(header::CALLER_ROOT, root)],
-    );
+/// `slug` has one version in `brain`, outdated by the founder who imported it.
+fn assert_one_version_outdated_by_the_importer(brain: &Brain, slug: &str) {
+    let (_, h) = brain.call("history", json!({ "slug": slug }));
     let versions = h["versions"].as_array().unwrap();
     assert_eq!(versions.len(), 1, "{slug}: {h}");
     assert_eq!(versions[0]["state"], "outdated", "{slug}: {h}");
