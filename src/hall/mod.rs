@@ -243,7 +243,10 @@ mod tests {
             for dep in modules::imports(text) {
                 let v = version(dep).unwrap_or_else(|| panic!("{} imports {dep}", a.name));
                 let served = std::str::from_utf8(&asset(a.name).unwrap().bytes).unwrap();
-                assert!(served.contains(&format!("./{dep}?v={v}'")), "{dep} by version");
+                assert!(
+                    served.contains(&format!("./{dep}?v={v}'")),
+                    "{dep} by version"
+                );
             }
             if a.name != ENTRY {
                 assert!(
@@ -253,7 +256,10 @@ mod tests {
                 );
                 let v = version(a.name).unwrap();
                 assert!(
-                    page.contains(&format!("rel=\"modulepreload\" href=\"/hall/{}?v={v}\"", a.name)),
+                    page.contains(&format!(
+                        "rel=\"modulepreload\" href=\"/hall/{}?v={v}\"",
+                        a.name
+                    )),
                     "the page preloads {}",
                     a.name
                 );

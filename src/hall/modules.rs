@@ -163,7 +163,10 @@ mod tests {
         );
         let two = serve_all(B);
         assert_ne!(one[1].version, two[1].version, "b changed");
-        assert_ne!(one[0].version, two[0].version, "so a, which imports it, did too");
+        assert_ne!(
+            one[0].version, two[0].version,
+            "so a, which imports it, did too"
+        );
     }
 
     #[test]

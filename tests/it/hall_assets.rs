@@ -35,7 +35,13 @@ fn imports(text: &str) -> Vec<String> {
 #[test]
 fn every_module_the_entry_imports_is_served_as_javascript() {
     let o = Owner::start();
-    let page = o.http.get(format!("{}/", o.url)).send().unwrap().text().unwrap();
+    let page = o
+        .http
+        .get(format!("{}/", o.url))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
     let entry = page
         .split('"')
         .find(|s| s.starts_with("/hall/hall.js?v="))
@@ -89,7 +95,8 @@ fn every_module_the_entry_imports_is_served_as_javascript() {
         "doctor.js",
     ] {
         assert!(
-            seen.iter().any(|m| m.starts_with(&format!("{page_module}?v="))),
+            seen.iter()
+                .any(|m| m.starts_with(&format!("{page_module}?v="))),
             "the entry reaches {page_module}: {seen:?}"
         );
     }
