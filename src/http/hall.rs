@@ -1,11 +1,12 @@
-//! Serving the Hall: `GET /` is the page, `GET /hall/<file>` its script, style and icon,
-//! all compiled into the binary (`crate::hall`). The loopback guard has already run.
+//! Serving the Hall: `GET /` is the page, `GET /hall/<file>` its script modules, style
+//! and icon, all compiled into the binary (`crate::hall`). The loopback guard has already
+//! run.
 //!
 //! Headers: a strict Content-Security-Policy (only this origin's files; no inline script
 //! or style; no framing; no forms posted anywhere), `nosniff`, no referrer. The page is
 //! revalidated on every load (its entity tag answers 304); an asset asked for with its
-//! current version (`?v=`, as the page links it) is cached for good, since a new binary
-//! links new versions.
+//! current version (`?v=`, as the page and the modules' imports link it) is cached for
+//! good, since a new binary links new versions.
 
 use bytes::Bytes;
 use http::{Method, Request, Response};
@@ -45,9 +46,14 @@ pub fn serve<B>(req: &Request<B>) -> Response<Body> {
         (page.as_bytes(), "text/html; charset=utf-8", etag, false)
     } else {
         let name = path.trim_start_matches("/hall/");
-        match (hall::asset(name), hall::version(name)) {
-            (Some(a), Some(v)) => (a.bytes, a.media_type, v.to_string(), wanted == Some(v)),
-            _ => {
+        match hall::asset(name) {
+            Some(a) => (
+                a.bytes.as_slice(),
+                a.media_type,
+                a.version.clone(),
+                wanted == Some(a.version.as_str()),
+            ),
+            None => {
                 return http_error(&HttpError::NotFound(format!(
                     "nothing at {path}: the Hall is at /"
                 )))

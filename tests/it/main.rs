@@ -14,6 +14,7 @@ mod faults;
 mod fuzz;
 mod guarantees;
 mod hall;
+mod hall_assets;
 mod live;
 mod mcp;
 mod model_switch;
