@@ -87,7 +87,6 @@ fn wait_settled(log: &Path, from: usize) -> Result<bool> {
     Ok(true)
 }
 
-
 /// Stop the owner (SIGTERM: its brains are saved and closed) and start it again over
 /// the same home, appending to its log.
 fn restart(o: Owner, bin: &Path, home: &Path, log: &Path) -> Result<Owner> {
@@ -227,7 +226,11 @@ pub fn run(args: &[String]) -> Result<()> {
         med(&dormant),
         list(&dormant)
     );
-    let empty = restarted.iter().chain(&dormant).filter(|p| p.1 == 0).count();
+    let empty = restarted
+        .iter()
+        .chain(&dormant)
+        .filter(|p| p.1 == 0)
+        .count();
     if empty > 0 {
         println!("\n{empty} first answers found nothing");
     }
