@@ -113,6 +113,14 @@ impl Store {
         };
         store.reconcile_vectors(viewed, &mut report)?;
         report.vectors_us = started.elapsed().as_micros() as u64 - report.claim_index_us;
+        tracing::debug!(
+            dir = %dir.display(),
+            claim_index_us = report.claim_index_us,
+            vectors_us = report.vectors_us,
+            vectors_deferred = report.vectors_deferred,
+            keys_checked = report.index_keys_checked,
+            "store opened"
+        );
         Ok((store, report))
     }
 

@@ -162,14 +162,14 @@ fn drop_page_cache() -> Result<()> {
 /// The CPU time the process `pid` has used so far, user and system, every thread's, in
 /// seconds (Linux's `/proc/PID/stat`; `None` elsewhere).
 #[cfg(not(target_os = "linux"))]
-fn cpu_secs(_pid: u32) -> Option<f64> {
+pub(super) fn cpu_secs(_pid: u32) -> Option<f64> {
     None
 }
 
 /// The CPU time the process `pid` has used so far, user and system, every thread's, in
 /// seconds (`/proc/PID/stat`).
 #[cfg(target_os = "linux")]
-fn cpu_secs(pid: u32) -> Option<f64> {
+pub(super) fn cpu_secs(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The fields after the command's closing parenthesis: state is the first, utime
     // the twelfth and stime the thirteenth.

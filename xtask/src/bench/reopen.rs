@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use super::corpus::TOPICS;
 use super::http::{require_binary, start_with, Owner};
-use super::import::{import, write_legacy, EVIDENCE_FILES};
+use super::import::{cpu_secs, import, write_legacy, EVIDENCE_FILES};
 use super::runner::{header, pct, sample};
 
 const USAGE: &str =
@@ -32,7 +32,7 @@ const USAGE: &str =
 const SMALL: usize = 1000;
 
 /// The owner logs when a brain opens and when the vector graph catches up.
-const LOG_FILTER: &str = "warn,brains::vector=info,medulla::owner=info";
+const LOG_FILTER: &str = "warn,brains::vector=info,brains::store::open=debug,medulla::owner=info";
 
 /// The seek of round `i`: two or three of the vocabulary's words, each shared by
 /// thousands of claims.
@@ -66,25 +66,43 @@ fn project(base: &Path, name: &str) -> Result<String> {
     Ok(root.to_string_lossy().into_owned())
 }
 
-/// Wait until the owner's log (from `from` bytes on) says the graph caught up on its
-/// backlog; false when it never began one.
-fn wait_settled(log: &Path, from: usize) -> Result<bool> {
-    std::thread::sleep(Duration::from_secs(3));
-    let tail = |_: ()| -> Result<String> {
-        let text = std::fs::read_to_string(log)?;
-        Ok(text.get(from..).unwrap_or_default().to_string())
-    };
-    if !tail(())?.contains("catching up on a backlog") {
-        return Ok(false);
-    }
+/// Wait until the owner `pid` is idle (under 0.05 s of CPU in 2 s, checked twice in a
+/// row): the graph has caught up on what it lacked. A backlog under the fresh bound is
+/// settled on one thread and logs nothing, so the CPU is what tells.
+fn wait_idle(pid: u32) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(3600);
-    while !tail(())?.contains("caught up on its backlog") {
+    let mut quiet = 0;
+    while quiet < 2 {
+        let before = cpu_secs(pid).context("the owner's CPU time (Linux)")?;
+        std::thread::sleep(Duration::from_secs(2));
+        let spent = cpu_secs(pid).context("the owner's CPU time (Linux)")? - before;
+        quiet = if spent < 0.05 { quiet + 1 } else { 0 };
         if Instant::now() > deadline {
-            bail!("the vector graph had not caught up within an hour");
+            bail!("the owner was still busy after an hour");
         }
-        std::thread::sleep(Duration::from_millis(500));
     }
-    Ok(true)
+    Ok(())
+}
+
+/// Where the newest open of the owner's log spent its time (`store opened`, at debug),
+/// as "claim index X ms, vectors Y ms (Z deferred)".
+fn open_profile(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let Some(line) = text.lines().rev().find(|l| l.contains("store opened")) else {
+        return "no open logged".into();
+    };
+    let field = |key: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    format!(
+        "claim index {:.0} ms, vectors {:.0} ms ({} deferred)",
+        field("claim_index_us") / 1000.0,
+        field("vectors_us") / 1000.0,
+        field("vectors_deferred")
+    )
 }
 
 /// Stop the owner (SIGTERM: its brains are saved and closed) and start it again over
@@ -173,7 +191,11 @@ pub fn run(args: &[String]) -> Result<()> {
         }
         let o = restart(o, &bin, home.path(), &log)?;
         let (ms, found) = first_answer(&o, &big, run)?;
-        eprintln!("run {run}: first answer after the restart {ms:.0} ms ({found} found)");
+        let next = log.with_extension("next");
+        eprintln!(
+            "run {run}: first answer after the restart {ms:.0} ms ({found} found); open: {}",
+            open_profile(&next)
+        );
         restarted.push((ms, found));
         last = Some((home, o, log.with_extension("next")));
     }
@@ -181,13 +203,16 @@ pub fn run(args: &[String]) -> Result<()> {
     // Dormant once settled: the last run's owner catches up, then restarts leave the
     // brain dormant; the first seek opens it.
     let (home, mut o, log) = last.context("no run")?;
-    let settled = wait_settled(&log, 0)?;
-    eprintln!("settled (a backlog caught up: {settled})");
+    wait_idle(o.child.id())?;
+    eprintln!("settled (the owner idle)");
     let mut dormant = Vec::new();
     for run in 0..runs {
         o = restart(o, &bin, home.path(), &log)?;
         let (ms, found) = first_answer(&o, &big, run + 1)?;
-        eprintln!("dormant {run}: first answer {ms:.0} ms ({found} found)");
+        eprintln!(
+            "dormant {run}: first answer {ms:.0} ms ({found} found); open: {}",
+            open_profile(&log)
+        );
         dormant.push((ms, found));
     }
     drop(o);
