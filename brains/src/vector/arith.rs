@@ -1,5 +1,4 @@
-//! The arithmetic the vector scans run on: dot products in eight lanes (eight-bit ones
-//! dispatched at run time), norms and cosines,
+//! The arithmetic the vector scans run on: dot products in eight lanes, norms and cosines,
 //! a row's eight-bit rounding, and an f32's place in the order of f32s.
 
 /// The dot product, in eight lanes the compiler turns into vector instructions.
@@ -35,20 +34,22 @@ pub(super) fn norm(v: &[f32]) -> f32 {
     dot(v, v).sqrt()
 }
 
-/// The integer dot product of two eight-bit vectors, exact, on the widest vector
-/// instructions the processor has (numkong picks them at run time: AVX-512 VNNI, AVX2,
-/// NEON...); the baseline build's SSE2 loop would be a third as fast.
-pub(super) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    if a.is_empty() {
-        // numkong answers a bias for empty vectors.
-        return 0;
+/// The integer dot product of an eight-bit row and a sixteen-bit query, exact.
+pub(super) fn dot_i8(a: &[i8], b: &[i16]) -> i32 {
+    let mut acc = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let tail: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for j in 0..16 {
+            acc[j] += i32::from(x[j]) * i32::from(y[j]);
+        }
     }
-    <i8 as numkong::Dot>::dot(a, b).unwrap_or_else(|| {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| i32::from(*x) * i32::from(*y))
-            .sum()
-    })
+    acc.iter().sum::<i32>() + tail
 }
 
 /// An f32's place in the order of f32s (NaN aside), as an unsigned integer.
