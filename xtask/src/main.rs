@@ -92,6 +92,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]
   bench-lexical [--sizes 100000,1000000] [--ops 300]   (needs --features tantivy-compare)
   bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]
+  bench --reopen [--claims 100000] [--runs 3] [--seeks 40] [--bin PATH]
   bench --autostart [--runs 10] [--no-model]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]
@@ -221,6 +222,7 @@ fn main() -> Result<()> {
             bench::backup::run(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--import") => bench::import::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--reopen") => bench::reopen::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--autostart") => {
             bench::autostart::run(&rest[1..])
         }

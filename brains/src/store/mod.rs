@@ -37,6 +37,7 @@ mod open;
 mod query;
 mod race;
 mod read;
+mod repair;
 pub mod share;
 pub mod similar;
 mod snapshot;
@@ -132,6 +133,10 @@ pub struct OpenReport {
     /// read, caught up or rebuilt), then the vector side (viewed, repaired or rebuilt).
     pub claim_index_us: u64,
     pub vectors_us: u64,
+    /// Vectors the saved index file lacked (a close in the middle of catching up) that
+    /// are read from redb in the background after open returns; searches meanwhile find
+    /// their claims by their words.
+    pub vectors_deferred: u64,
 }
 
 /// The truth of a store, in its directory.
@@ -449,6 +454,13 @@ impl Store {
     #[doc(hidden)]
     pub fn vectors_unsettled(&self) -> usize {
         self.vindex.as_ref().map_or(0, |ix| ix.fresh())
+    }
+
+    /// Vectors an open handed to its background reader that are not read yet (counted in
+    /// [`Store::vectors_unsettled`] too): their claims are found by their words meanwhile.
+    #[doc(hidden)]
+    pub fn vectors_loading(&self) -> usize {
+        self.vindex.as_ref().map_or(0, |ix| ix.loading())
     }
 
     /// Is the vector index in step with redb? `None` when it is (or when there is no model).

@@ -8,6 +8,7 @@ use crate::index::{ClaimIndex, Prepared};
 
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
+use super::repair::Repaired;
 use super::tables::{ACTS, CLAIMS, HISTORY, KV, META, VECTORS, VEC_KEYS};
 use super::{
     decode, embed_text, fault, from_bytes, snapshot, to_bytes, OpenReport, Store, StoreOptions,
@@ -16,7 +17,7 @@ use super::{
 use crate::claim::{Act, ActKind, Claim};
 use crate::error::StoreError;
 use crate::progress::OpenPhase;
-use crate::vector::{key_hash, VectorIndex};
+use crate::vector::VectorIndex;
 
 /// Vectors read at a time while a graph is built: the queue before the inserting cores
 /// holds a few chunks, a few megabytes.
@@ -112,6 +113,14 @@ impl Store {
         };
         store.reconcile_vectors(viewed, &mut report)?;
         report.vectors_us = started.elapsed().as_micros() as u64 - report.claim_index_us;
+        tracing::debug!(
+            dir = %dir.display(),
+            claim_index_us = report.claim_index_us,
+            vectors_us = report.vectors_us,
+            vectors_deferred = report.vectors_deferred,
+            keys_checked = report.index_keys_checked,
+            "store opened"
+        );
         Ok((store, report))
     }
 
@@ -419,8 +428,14 @@ impl Store {
                 })
         };
         match loaded {
-            Ok((ix, repaired, checked)) => {
+            Ok(Repaired {
+                ix,
+                repaired,
+                checked,
+                deferred,
+            }) => {
                 self.vindex = Some(ix);
+                report.vectors_deferred = deferred;
                 report.index_repaired = repaired;
                 report.index_keys_checked = checked;
             }
@@ -468,92 +483,5 @@ impl Store {
         ix.build_from(total as usize, chunks)?;
         self.vindex = Some(ix);
         Ok(())
-    }
-
-    /// Bring a saved index file that fell behind (a crash since its last checkpoint)
-    /// back in step with redb: add the vectors written since, remove the ones let go
-    /// since. `Ok(Err(why))` when it is better rebuilt. Keys are never reused and a
-    /// key's vector never changes, so a key the file holds that redb also holds is right.
-    fn repair_index(
-        &self,
-        mut ix: VectorIndex,
-    ) -> Result<Result<(VectorIndex, u64, u64), String>, StoreError> {
-        let rx = self.db.begin_read()?;
-        let vectors = rx.open_table(VECTORS)?;
-        let n = vectors.len()?;
-        let keys: Vec<u64> = self
-            .index
-            .docs()
-            .filter_map(|d| self.index.key(d))
-            .collect();
-        if keys.len() as u64 != n {
-            return Ok(Err(format!(
-                "redb holds {n} vectors, the claim index {} vector keys",
-                keys.len()
-            )));
-        }
-        // A stamp written with the file says which keys it holds: when they are the live
-        // ones, there is nothing to check key by key.
-        let live = keys.iter().fold(0u64, |d, k| d.wrapping_add(key_hash(*k)));
-        if ix.holds_exactly(live, keys.len()) {
-            return Ok(Ok((ix, 0, 0)));
-        }
-        // However many are missing (a close right after a large import leaves most of
-        // them unsettled), they go to the fresh set: open stays quick, and the settler
-        // does what a rebuild would.
-        let checked = keys.len() as u64;
-        let mut missing: Vec<u64> = keys.into_iter().filter(|k| !ix.contains(*k)).collect();
-        missing.sort_unstable();
-        let in_graph = missing
-            .iter()
-            .fold(live, |d, k| d.wrapping_sub(key_hash(*k)));
-        let mut repaired = missing.len() as u64;
-        // What the file holds that is no longer live goes first, while nothing is fresh.
-        if ix.size() + missing.len() != n as usize {
-            repaired += ix.remove_stale(self.next_key, &|k| self.index.doc_of_key(k).is_some())?;
-        }
-        // Checked key by key: the graph holds the live keys but the missing ones. Known
-        // before they are added, as the settler may start on them at once.
-        ix.know_digest(in_graph);
-        for keys in missing.chunks(REBUILD_CHUNK) {
-            let mut chunk = Vec::with_capacity(keys.len());
-            for k in keys {
-                match vectors.get(*k)? {
-                    Some(v) => chunk.push((*k, from_bytes(v.value()))),
-                    None => return Ok(Err(format!("vector {k} is missing from redb"))),
-                }
-            }
-            // Fresh, found at once; the settler puts them in the graph in the background.
-            ix.add_many(&chunk)?;
-        }
-        if ix.size() as u64 != n {
-            return Ok(Err(format!(
-                "the index holds {} vectors, redb {n}",
-                ix.size()
-            )));
-        }
-        Ok(Ok((ix, repaired, checked)))
-    }
-
-    pub(super) fn index_out_of_step(&self, ix: &VectorIndex) -> Result<Option<String>, StoreError> {
-        let rx = self.db.begin_read()?;
-        let vt = rx.open_table(VECTORS)?;
-        let n = vt.len()?;
-        if ix.size() as u64 != n {
-            return Ok(Some(format!(
-                "the index holds {} vectors, redb {n}",
-                ix.size()
-            )));
-        }
-        for row in vt.iter()? {
-            let (k, _) = row?;
-            if !ix.contains(k.value()) {
-                return Ok(Some(format!(
-                    "vector {} is missing from the index",
-                    k.value()
-                )));
-            }
-        }
-        Ok(None)
     }
 }

@@ -18,9 +18,11 @@
 mod arith;
 mod fresh;
 mod graph;
+mod loading;
 mod precision;
 mod settler;
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
@@ -29,7 +31,7 @@ use std::time::Instant;
 use crate::error::StoreError;
 use fresh::Fresh;
 use graph::{err, Contexts, Graph};
-use settler::{build_threads, read, relink, write, Shared};
+use settler::{build_threads, lock, read, relink, write, Shared};
 
 pub use graph::{key_hash, INDEX_FILE, SEARCH_CONTEXTS, STAMP_FILE};
 pub use precision::Precision;
@@ -53,6 +55,7 @@ impl std::fmt::Debug for VectorIndex {
             .field("dims", &self.dims)
             .field("graph", &read(&self.shared.graph).size())
             .field("fresh", &read(&self.shared.fresh).len())
+            .field("loading", &lock(&self.shared.pending).len())
             .finish()
     }
 }
@@ -80,6 +83,8 @@ impl VectorIndex {
                 saved_size: AtomicUsize::new(saved),
                 held_until: Mutex::new(None),
                 resume: Condvar::new(),
+                pending: Mutex::new(HashSet::new()),
+                loader: Mutex::new(None),
             }),
             dims,
         }
@@ -108,7 +113,10 @@ impl VectorIndex {
     /// `digest`, and nothing is fresh: what a matching stamp says of a file just opened.
     pub fn holds_exactly(&self, digest: u64, count: usize) -> bool {
         let g = read(&self.shared.graph);
-        g.digest() == Some(digest) && g.size() == count && read(&self.shared.fresh).is_empty()
+        g.digest() == Some(digest)
+            && g.size() == count
+            && read(&self.shared.fresh).is_empty()
+            && lock(&self.shared.pending).is_empty()
     }
 
     /// The digest of the keys the graph holds, learnt by checking each (a repair).
@@ -117,7 +125,10 @@ impl VectorIndex {
     pub fn know_digest(&self, digest: u64) {
         let mut g = write(&self.shared.graph);
         g.know_digest(digest);
-        if g.is_viewed() && read(&self.shared.fresh).is_empty() {
+        if g.is_viewed()
+            && read(&self.shared.fresh).is_empty()
+            && lock(&self.shared.pending).is_empty()
+        {
             g.write_stamp();
         }
     }
@@ -143,10 +154,10 @@ impl VectorIndex {
         let g = read(&self.shared.graph);
         let f = read(&self.shared.fresh);
         // A dropped vector the graph still holds is not counted (nor, were one ever
-        // caught moving, is it counted twice).
+        // caught moving, is it counted twice). One still being read is in neither.
         let moving = f.keys().iter().filter(|k| g.contains(**k)).count();
         let dropped = f.dropped().iter().filter(|k| g.contains(**k)).count();
-        g.size() + f.len() - moving - dropped
+        g.size() + f.len() + lock(&self.shared.pending).len() - moving - dropped
     }
 
     /// About how many vectors are held (a moving one may count twice): cheap, for
@@ -155,16 +166,18 @@ impl VectorIndex {
         read(&self.shared.graph).size() + read(&self.shared.fresh).len()
     }
 
-    /// Vectors written and not yet in the graph.
+    /// Vectors written and not yet in the graph, the ones still being read included.
     pub fn fresh(&self) -> usize {
-        read(&self.shared.fresh).len()
+        let f = read(&self.shared.fresh);
+        f.len() + lock(&self.shared.pending).len()
     }
 
     pub fn contains(&self, key: u64) -> bool {
         // Locks nest graph first, then fresh, everywhere.
         let g = read(&self.shared.graph);
         let f = read(&self.shared.fresh);
-        !f.is_dropped(key) && (f.contains(key) || g.contains(key))
+        !f.is_dropped(key)
+            && (f.contains(key) || g.contains(key) || lock(&self.shared.pending).contains(&key))
     }
 
     /// Add a vector: fresh at once, settled into the graph in the background.
@@ -222,23 +235,7 @@ impl VectorIndex {
 
     /// Start the settler unless it runs.
     fn wake(&self) {
-        let mut running = self
-            .shared
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        if *running || self.shared.stop.load(Ordering::Acquire) {
-            return;
-        }
-        let shared = self.shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name("vector-settler".into())
-            .spawn(move || shared.run());
-        match spawned {
-            Ok(_) => *running = true,
-            // No thread to be had: the vectors stay fresh (still found) until close.
-            Err(e) => tracing::warn!(error = %e, "could not start the vector settler"),
-        }
+        self.shared.wake();
     }
 
     /// Build the graph from `chunks` of about `total` vectors in all, straight into it
@@ -313,8 +310,10 @@ impl VectorIndex {
         relink(&mut write(&self.shared.graph), &strays)
     }
 
-    /// Move every fresh vector into the graph now, on every core.
+    /// Move every fresh vector into the graph now, on every core (the ones still being
+    /// read once they are).
     pub fn settle_all(&self) -> Result<(), StoreError> {
+        self.wait_loaded();
         while self.shared.settle(usize::MAX, build_threads())? > 0 {}
         Ok(())
     }
@@ -337,9 +336,16 @@ impl VectorIndex {
     }
 
     pub fn remove(&mut self, key: u64) -> Result<(), StoreError> {
-        if write(&self.shared.fresh).remove(key) {
-            // Were it moving, the settler takes it out of the graph again.
-            return Ok(());
+        {
+            let mut f = write(&self.shared.fresh);
+            // Not read yet: it never will be.
+            if lock(&self.shared.pending).remove(&key) {
+                return Ok(());
+            }
+            if f.remove(key) {
+                // Were it moving, the settler takes it out of the graph again.
+                return Ok(());
+            }
         }
         if write(&self.shared.graph).remove(key)? {
             self.shared.dirty.store(true, Ordering::Release);
@@ -455,6 +461,8 @@ fn merge(mut a: Vec<(u64, f32)>, b: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)
 impl Drop for VectorIndex {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
+        // The reader stops between two chunks.
+        self.wait_loaded();
         {
             // Under the hold's lock: a settler between its stop check and its wait
             // cannot miss this.

@@ -1,8 +1,10 @@
 //! The settler: what the store's thread and the settler thread share ([`Shared`]), and
 //! the batches it moves from the fresh set into the graph, in the background.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::fresh::Fresh;
@@ -50,6 +52,10 @@ pub(super) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(|p| p.into_inner())
 }
 
+pub(super) fn lock<T>(l: &Mutex<T>) -> MutexGuard<'_, T> {
+    l.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// What the store's thread and the settler share.
 pub(super) struct Shared {
     /// When both are held, `graph` is taken first.
@@ -76,9 +82,31 @@ pub(super) struct Shared {
     pub(super) held_until: Mutex<Option<Instant>>,
     /// Wakes a settler waiting out a hold (a stop, or the hold moved).
     pub(super) resume: Condvar,
+    /// Keys held whose vectors are still being read from redb (`loading.rs`): counted
+    /// and contained, not yet searched. Taken after `fresh` when both are held.
+    pub(super) pending: Mutex<HashSet<u64>>,
+    /// The thread reading them, while it runs.
+    pub(super) loader: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Shared {
+    /// Start the settler unless it runs.
+    pub(super) fn wake(self: &Arc<Self>) {
+        let mut running = lock(&self.running);
+        if *running || self.stop.load(Ordering::Acquire) {
+            return;
+        }
+        let shared = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("vector-settler".into())
+            .spawn(move || shared.run());
+        match spawned {
+            Ok(_) => *running = true,
+            // No thread to be had: the vectors stay fresh (still found) until close.
+            Err(e) => tracing::warn!(error = %e, "could not start the vector settler"),
+        }
+    }
+
     /// Move up to `n` fresh vectors into the graph, inserted on `threads` threads.
     /// Returns how many moved. A vector removed while it moved is taken out again.
     pub(super) fn settle(&self, n: usize, threads: usize) -> Result<usize, StoreError> {

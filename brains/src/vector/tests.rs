@@ -99,3 +99,52 @@ fn past_the_fresh_bound_a_full_precision_index_settles_the_excess() {
         assert!((best[0].1 - 1.0).abs() < 1e-5);
     }
 }
+
+/// Issue 50: the vectors an open hands to the background reader are held at once
+/// (counted, contained) while it is kept waiting; a search meanwhile answers from what
+/// is read, one removed before it is read never is, and once read the answers are the
+/// exact scan's.
+#[test]
+fn vectors_read_after_open_are_held_at_once_and_searched_once_read() {
+    let dims = 16;
+    let d = tempfile::tempdir().unwrap();
+    let graph = Graph::empty(d.path(), dims, Precision::I8).unwrap();
+    let ix = VectorIndex::of(graph, dims, Precision::I8);
+    ix.hold_settling(std::time::Duration::from_secs(600));
+    let items: Vec<(u64, Vec<f32>)> = (1..=5000).map(|k| (k, vector(k, dims))).collect();
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let wait = Mutex::new(wait);
+    let rows = items.clone();
+    let mut ix = ix;
+    ix.load_later(
+        items.iter().map(|(k, _)| *k).collect(),
+        Box::new(move |keys| {
+            lock(&wait).recv().ok();
+            Ok(rows
+                .iter()
+                .filter(|(k, _)| keys.contains(k))
+                .cloned()
+                .collect())
+        }),
+    );
+    assert_eq!((ix.loading(), ix.fresh(), ix.size()), (5000, 5000, 5000));
+    assert!(ix.contains(17));
+    assert!(
+        ix.search_all(&items[16].1, 3).unwrap().is_empty(),
+        "none read yet"
+    );
+    ix.remove(17).unwrap();
+    assert!(!ix.contains(17));
+    for _ in 0..5 {
+        go.send(()).unwrap();
+    }
+    ix.wait_loaded();
+    assert_eq!((ix.loading(), ix.size()), (0, 4999));
+    assert!(!ix.contains(17), "let go before it was read: never added");
+    for (k, v) in items.iter().step_by(97).filter(|(k, _)| *k != 17) {
+        let best = ix.search_all(v, 1).unwrap();
+        assert_eq!(best[0].0, *k, "vector {k} once read");
+    }
+    ix.settle_all().unwrap();
+    assert_eq!((ix.fresh(), ix.size()), (0, 4999));
+}

@@ -38,13 +38,13 @@ const USAGE: &str =
     "usage: cargo xtask bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]";
 
 /// Evidence files the claims cite, inside the brain's root.
-const EVIDENCE_FILES: usize = 50;
+pub(super) const EVIDENCE_FILES: usize = 50;
 
 /// The files a benchmark imports.
-struct Legacy {
-    files: usize,
+pub(super) struct Legacy {
+    pub(super) files: usize,
     /// Slugs that end live (the count gate's baseline).
-    live: usize,
+    pub(super) live: usize,
 }
 
 fn word(i: usize) -> &'static str {
@@ -116,7 +116,7 @@ fn claim(i: usize, v: usize, root: &str, state: ClaimState) -> Claim {
 
 /// `n` legacy files under `dir`: each tenth slug with one older version in `.history/`,
 /// each hundredth outdated in its only file.
-fn write_legacy(dir: &Path, root: &str, n: usize) -> Result<Legacy> {
+pub(super) fn write_legacy(dir: &Path, root: &str, n: usize) -> Result<Legacy> {
     let hist = dir.join(".history");
     std::fs::create_dir_all(&hist)?;
     let (mut files, mut live, mut i) = (0, 0, 0);
@@ -162,14 +162,14 @@ fn drop_page_cache() -> Result<()> {
 /// The CPU time the process `pid` has used so far, user and system, every thread's, in
 /// seconds (Linux's `/proc/PID/stat`; `None` elsewhere).
 #[cfg(not(target_os = "linux"))]
-fn cpu_secs(_pid: u32) -> Option<f64> {
+pub(super) fn cpu_secs(_pid: u32) -> Option<f64> {
     None
 }
 
 /// The CPU time the process `pid` has used so far, user and system, every thread's, in
 /// seconds (`/proc/PID/stat`).
 #[cfg(target_os = "linux")]
-fn cpu_secs(pid: u32) -> Option<f64> {
+pub(super) fn cpu_secs(pid: u32) -> Option<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The fields after the command's closing parenthesis: state is the first, utime
     // the twelfth and stime the thirteenth.
@@ -180,7 +180,7 @@ fn cpu_secs(pid: u32) -> Option<f64> {
 
 /// `medulla import DIR --brain ROOT [--dry-run] --json`: its answer, wall time, and the
 /// CPU the owner (process `owner`) spent meanwhile (NaN where it cannot be read).
-fn import(
+pub(super) fn import(
     bin: &Path,
     home: &Path,
     root: &str,

@@ -15,6 +15,7 @@ pub(crate) mod import;
 pub(crate) mod lexical;
 pub(crate) mod models;
 pub(crate) mod near;
+pub(crate) mod reopen;
 pub(crate) mod runner;
 pub(crate) mod store;
 pub(crate) mod team;
