@@ -25,6 +25,10 @@
 //! - `bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]`: `medulla import` of
 //!   legacy files into a fresh brain, end to end, in files per second (build `--release`
 //!   first).
+//! - `bench --scale [--claims 100000] [--small 1000] [--rounds 300] [--no-model] [--bin PATH]`:
+//!   seek p50 of a large brain against a small one when every query word is common (a
+//!   Zipf corpus imported into both), right after the import and once settled (build
+//!   `--release` first).
 //! - `bench --autostart [--runs 10] [--no-model]`: a command with no owner running (it
 //!   starts one) against the same command with the owner running (build `--release`
 //!   first).
@@ -93,6 +97,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench-lexical [--sizes 100000,1000000] [--ops 300]   (needs --features tantivy-compare)
   bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]
   bench --reopen [--claims 100000] [--runs 3] [--seeks 40] [--bin PATH]
+  bench --scale [--claims 100000] [--small 1000] [--rounds 300] [--no-model] [--bin PATH]
   bench --autostart [--runs 10] [--no-model]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]
@@ -223,6 +228,7 @@ fn main() -> Result<()> {
         }
         "bench" if rest.first().map(String::as_str) == Some("--import") => bench::import::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--reopen") => bench::reopen::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--scale") => bench::scale::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--autostart") => {
             bench::autostart::run(&rest[1..])
         }

@@ -17,5 +17,7 @@ pub(crate) mod models;
 pub(crate) mod near;
 pub(crate) mod reopen;
 pub(crate) mod runner;
+pub(crate) mod scale;
 pub(crate) mod store;
 pub(crate) mod team;
+pub(crate) mod zipf;
