@@ -81,21 +81,32 @@ fn claim(i: usize, v: usize, root: &str, state: ClaimState) -> Claim {
         Vec::new()
     };
     Claim {
-        slug: brains::slugify(&label),
-        label,
-        text,
         state,
-        created,
-        source_agent: "claude:maker".into(),
-        origin_brain: Some(root.to_string()),
         strength: if i.is_multiple_of(4) {
             Strength::Verified
         } else {
             Strength::Observed
         },
+        evidence,
+        ..legacy_claim(label, text, created, root)
+    }
+}
+
+/// An authored, observed claim of the legacy store at `root`, with nothing else set: what
+/// the benches that write legacy files start from.
+pub(super) fn legacy_claim(label: String, text: String, created: i64, root: &str) -> Claim {
+    Claim {
+        slug: brains::slugify(&label),
+        label,
+        text,
+        state: ClaimState::Authored,
+        created,
+        source_agent: "claude:maker".into(),
+        origin_brain: Some(root.to_string()),
+        strength: Strength::Observed,
         supersedes: None,
         trust: Trust::default(),
-        evidence,
+        evidence: Vec::new(),
         content_hash: String::new(),
         version: 1,
         promoted_to: None,

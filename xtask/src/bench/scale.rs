@@ -11,14 +11,13 @@
 //! `--bin` runs another build of `medulla` (a copy of an older one, to alternate runs).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use brains::{Claim, ClaimState, Strength, Trust};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::http::{require_binary, start_with, Owner};
+use super::import::legacy_claim;
 use super::runner::{alternate, header, pct};
 use super::zipf::{self, Zipf};
 
@@ -32,44 +31,13 @@ const LOG_FILTER: &str = "warn,brains::vector=info";
 const SEED_SMALL: u64 = 11;
 const SEED_LARGE: u64 = 29;
 
-fn legacy_claim(label: String, text: String, i: usize, root: &str) -> Claim {
-    Claim {
-        slug: brains::slugify(&label),
-        label,
-        text,
-        state: ClaimState::Authored,
-        created: 1_780_000_000_000i64 + (i as i64) * 1000,
-        source_agent: "claude:maker".into(),
-        origin_brain: Some(root.to_string()),
-        strength: Strength::Observed,
-        supersedes: None,
-        trust: Trust::default(),
-        evidence: Vec::new(),
-        content_hash: String::new(),
-        version: 1,
-        promoted_to: None,
-        origin_claim: None,
-        promoted_by: None,
-        promotion_reason: None,
-        origin_created: None,
-        origin_agent: None,
-        outdated_reason: None,
-        outdated_at: None,
-        outdated_by: None,
-        anchors: Vec::new(),
-        member: None,
-        conflict: None,
-        races: Vec::new(),
-    }
-}
-
 /// `n` legacy files of the Zipf corpus (`seed`) under `dir`, for the brain at `root`.
 fn write_legacy(dir: &Path, root: &str, n: usize, seed: u64) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let z = Zipf::new();
     for i in 0..n {
         let (label, text) = zipf::claim(&z, seed, i);
-        let c = legacy_claim(label, text, i, root);
+        let c = legacy_claim(label, text, 1_780_000_000_000 + (i as i64) * 1000, root);
         std::fs::write(
             dir.join(format!("{}.light.md", c.slug)),
             brains::legacy::render(&c),
@@ -78,28 +46,10 @@ fn write_legacy(dir: &Path, root: &str, n: usize, seed: u64) -> Result<()> {
     Ok(())
 }
 
-/// `medulla import DIR --brain ROOT --json`, checked: every file imported live.
-fn import(bin: &Path, home: &Path, root: &str, dir: &Path, n: usize) -> Result<f64> {
-    let t = Instant::now();
-    let out = Command::new(bin)
-        .arg("import")
-        .arg(dir)
-        .args(["--brain", root, "--json"])
-        .current_dir(root)
-        .env("MEDULLA_HOME", home)
-        .env_remove("MEDULLA_URL")
-        .env_remove("MEDULLA_BRAIN")
-        .env("NO_COLOR", "1")
-        .output()
-        .context("cannot run medulla import")?;
-    let secs = t.elapsed().as_secs_f64();
-    let v: Value = serde_json::from_slice(&out.stdout).with_context(|| {
-        format!(
-            "import answered no JSON: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })?;
+/// `medulla import DIR --brain ROOT` (the import bench's runner), checked: every file
+/// imported live; its wall time in seconds.
+fn import(o: &Owner, bin: &Path, home: &Path, root: &str, dir: &Path, n: usize) -> Result<f64> {
+    let (v, secs, _cpu) = super::import::import(bin, home, root, dir, false, o.child.id())?;
     if v["imported_live"].as_u64() != Some(n as u64) {
         bail!(
             "the import placed {} live, not {n}: {v}",
@@ -221,6 +171,7 @@ pub fn run(args: &[String]) -> Result<()> {
     o.call("bootstrap", json!({ "root": large }), &large)?;
     let from = log_len(&log);
     import(
+        &o,
         &bin,
         home.path(),
         &small,
@@ -230,6 +181,7 @@ pub fn run(args: &[String]) -> Result<()> {
     settle(&log, from)?;
     let from = log_len(&log);
     let import_s = import(
+        &o,
         &bin,
         home.path(),
         &large,
