@@ -53,6 +53,16 @@ pub(crate) fn require_binary() -> Result<PathBuf> {
     Ok(b)
 }
 
+/// The owner a bench runs: the build `--bin PATH` names (another build, to alternate
+/// with), else this workspace's release binary. `usage` is the error when the path is
+/// missing.
+pub(crate) fn bin_arg(args: &[String], usage: &str) -> Result<PathBuf> {
+    match args.iter().position(|a| a == "--bin") {
+        Some(i) => Ok(PathBuf::from(args.get(i + 1).context(usage.to_string())?)),
+        None => require_binary(),
+    }
+}
+
 fn start(home: &Path, model: bool, bin: Option<&Path>) -> Result<Owner> {
     match bin {
         Some(b) => start_with(b, home, model, None),

@@ -22,7 +22,7 @@
 //! `--bin` runs another build of `medulla` (e.g. a copy of an older one, to compare);
 //! by default the release binary under `CARGO_TARGET_DIR`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -31,7 +31,7 @@ use brains::{Claim, ClaimState, Strength, Trust};
 use serde_json::{json, Value};
 
 use super::corpus::TOPICS;
-use super::http::{require_binary, start_with, Owner};
+use super::http::{bin_arg, start_with, Owner};
 use super::runner::{header, sample};
 
 const USAGE: &str =
@@ -243,10 +243,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let claims = crate::flag_num(args, "--claims", 100_000)?.max(1);
     let model = !args.iter().any(|a| a == "--no-model");
     let cold = args.iter().any(|a| a == "--cold");
-    let bin = match args.iter().position(|a| a == "--bin") {
-        Some(i) => PathBuf::from(args.get(i + 1).context(USAGE)?),
-        None => require_binary()?,
-    };
+    let bin = bin_arg(args, USAGE)?;
 
     let home = tempfile::tempdir()?;
     let work = tempfile::tempdir()?;

@@ -21,7 +21,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use super::corpus::TOPICS;
-use super::http::{require_binary, start_with, Owner};
+use super::http::{bin_arg, start_with, Owner};
 use super::import::{cpu_secs, import, write_legacy, EVIDENCE_FILES};
 use super::runner::{header, pct, sample};
 
@@ -139,10 +139,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let claims = crate::flag_num(args, "--claims", 100_000)?.max(1);
     let runs = crate::flag_num(args, "--runs", 3)?.max(1);
     let seeks = crate::flag_num(args, "--seeks", 40)?.max(1);
-    let bin = match args.iter().position(|a| a == "--bin") {
-        Some(i) => PathBuf::from(args.get(i + 1).context(USAGE)?),
-        None => require_binary()?,
-    };
+    let bin = bin_arg(args, USAGE)?;
 
     let work = tempfile::tempdir()?;
     let base = std::fs::canonicalize(work.path())?;

@@ -10,13 +10,13 @@
 //!
 //! `--bin` runs another build of `medulla` (a copy of an older one, to alternate runs).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde_json::json;
 
-use super::http::{require_binary, start_with, Owner};
+use super::http::{bin_arg, start_with, Owner};
 use super::import::legacy_claim;
 use super::runner::{alternate, header, pct};
 use super::zipf::{self, Zipf};
@@ -140,10 +140,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let small_n = crate::flag_num(args, "--small", 1000)?.max(1);
     let rounds = crate::flag_num(args, "--rounds", 300)?.max(1);
     let model = !args.iter().any(|a| a == "--no-model");
-    let bin = match args.iter().position(|a| a == "--bin") {
-        Some(i) => PathBuf::from(args.get(i + 1).context(USAGE)?),
-        None => require_binary()?,
-    };
+    let bin = bin_arg(args, USAGE)?;
 
     let home = tempfile::tempdir()?;
     let work = tempfile::tempdir()?;
