@@ -102,9 +102,7 @@ fn record_session(home: &std::path::Path) {
     };
     let v: serde_json::Value = serde_json::from_str(&raw).unwrap_or_default();
     if let (Some(id), Some(cwd)) = (v["session_id"].as_str(), v["cwd"].as_str()) {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
+        let now = brains::Clock::now_ms(&brains::SystemClock);
         let _ = crate::hook_sessions::record_start(home, id, cwd, now);
     }
 }

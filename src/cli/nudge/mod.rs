@@ -80,12 +80,6 @@ fn agent(client: HookClient) -> &'static str {
     }
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
-
 /// The reason to give the agent, or `None` to let it stop.
 fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
     if crate::launch::nudge_off(home) {
@@ -115,7 +109,7 @@ fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
         &input.session_id,
         &input.cwd.to_string_lossy(),
         since,
-        now_ms(),
+        brains::Clock::now_ms(&brains::SystemClock),
     )
     .ok()?;
     Some(ASK)

@@ -123,13 +123,7 @@ pub fn rfc3339_ms(t: &str) -> Option<i64> {
     let mut h = hms.split(':').map(|p| p.parse::<i64>().ok());
     let (hh, mm, ss) = (h.next()??, h.next()??, h.next()??);
     let ms: i64 = format!("{:0<3}", frac).get(..3)?.parse().ok()?;
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = crate::clock::days_from_civil(y, m, day);
     Some(((days * 24 + hh) * 60 + mm) * 60_000 + ss * 1000 + ms)
 }
 
