@@ -25,6 +25,7 @@
 //! process wraps a [`Store`] in an actor; tests and benchmarks drive it directly.
 
 pub mod anchor;
+pub mod background;
 pub mod claim;
 pub mod clock;
 pub mod embed;

@@ -229,6 +229,9 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("--import") => bench::import::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--reopen") => bench::reopen::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--scale") => bench::scale::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--scale-store") => {
+            bench::scale_store::run(rest)
+        }
         "bench" if rest.first().map(String::as_str) == Some("--autostart") => {
             bench::autostart::run(&rest[1..])
         }

@@ -353,6 +353,7 @@ impl Store {
         let job = std::thread::Builder::new()
             .name("claim-snapshot".into())
             .spawn(move || {
+                crate::background::yield_to_callers();
                 let started = std::time::Instant::now();
                 let base = input.map(|mut input| {
                     input.compact();

@@ -5,11 +5,18 @@ use std::sync::Arc;
 
 use redb::ReadableDatabase;
 
+use super::stored::cosine_of;
 use super::tables::CLAIMS;
 use super::{decode, Store};
 use crate::error::StoreError;
 use crate::index::{ClaimIndex, DocId};
+use crate::lexical::LexHit;
 use crate::recall::{Fusion, Hit, RankMode, RecallQuery, RecallResult, Retrieval};
+
+/// Candidates' stored vectors ([`Store::stored_vectors`]).
+type Stored = HashMap<DocId, Option<Vec<f32>>>;
+/// The dense side: the query's vector, the claims nearest it, their stored vectors.
+type Dense = (Option<Arc<[f32]>>, Vec<(DocId, f64)>, Stored);
 
 /// Scope and filters, prepared once per recall: the candidate predicate.
 struct Admit<'a> {
@@ -162,31 +169,50 @@ impl Store {
         let admit = Admit::new(q);
         let keep = |d: DocId| admit.admits(&self.index, d);
         let lq = self.index.prepare(&q.text);
-        let lexical = || {
+        // One snapshot for the stored vectors and the claims read below.
+        let rx = self.db.begin_read()?;
+        // An eight-bit graph only nominates: every candidate is then ranked by its stored
+        // vector, which each side reads for its own candidates as soon as it has them
+        // (at 100 000 claims those reads cost about what a side's search does).
+        let rescore =
+            q.mode != RankMode::Lexical && self.vindex.is_some() && self.opts.precision.rescores();
+        let lexical = || -> Result<(Vec<LexHit>, Stored), StoreError> {
             if q.mode == RankMode::Vector {
-                vec![]
-            } else {
-                self.index.search(&lq, depth, &keep)
+                return Ok((vec![], Stored::new()));
             }
+            let hits = self.index.search(&lq, depth, &keep);
+            let stored = if rescore {
+                self.stored_vectors(&rx, hits.iter().map(|h| h.doc))?
+            } else {
+                Stored::new()
+            };
+            Ok((hits, stored))
+        };
+        let dense = || -> Result<Dense, StoreError> {
+            let (qv, found) = self.dense(q, &admit, depth)?;
+            let stored = if rescore && qv.is_some() {
+                self.stored_vectors(&rx, found.iter().map(|(d, _)| *d))?
+            } else {
+                Stored::new()
+            };
+            Ok((qv, found, stored))
         };
         // In a large store each side takes a millisecond or more: the dense side (embed
         // the query, search the graph, scan the fresh vectors) runs on a second core.
-        let (lexical, dense) = if q.mode != RankMode::Lexical
+        let (lexical, dense) = if q.mode == RankMode::Auto
             && self.vindex.is_some()
             && self.index.len() >= self.opts.parallel_recall_min
         {
-            std::thread::scope(|s| {
-                let dense = s.spawn(|| self.dense(q, &admit, depth));
-                let lexical = lexical();
-                let dense = dense.join().unwrap_or_else(|_| {
-                    Err(StoreError::Invalid("a recall thread panicked".into()))
-                });
-                (lexical, dense)
-            })
+            let (lexical, dense) = crate::par::join(lexical, dense);
+            let dense = dense
+                .unwrap_or_else(|| Err(StoreError::Invalid("a recall thread panicked".into())));
+            (lexical, dense)
         } else {
-            (lexical(), self.dense(q, &admit, depth))
+            (lexical(), dense())
         };
-        let (qv, vector) = dense?;
+        let (lexical, mut stored) = lexical?;
+        let (qv, vector, dense_stored) = dense?;
+        stored.extend(dense_stored);
         let hybrid = qv.is_some();
         // Every candidate of either list gets both kinds of evidence, exactly.
         struct Cand {
@@ -221,13 +247,11 @@ impl Store {
             c.cos = Some(*sim);
             c.vec_rank = Some(i + 1);
         }
-        // One snapshot for the stored vectors and the claims read below.
-        let rx = self.db.begin_read()?;
-        if let (Some(_), Some(qv), true) = (&self.vindex, &qv, self.opts.precision.rescores()) {
+        if let (true, Some(qv)) = (rescore, &qv) {
             // The graph nominated; every candidate is ranked by its stored vector.
-            let exact = self.stored_cosines(&rx, qv, cands.keys().copied())?;
             for (d, c) in cands.iter_mut() {
-                c.cos = self.cosine_or_none(*d, exact.get(d).copied());
+                let exact = stored.get(d).map(|v| cosine_of(v.as_deref(), qv));
+                c.cos = self.cosine_or_none(*d, exact);
             }
         } else if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
             for (d, c) in cands.iter_mut().filter(|(_, c)| c.cos.is_none()) {

@@ -21,16 +21,26 @@ impl Store {
         q: &[f32],
         docs: impl Iterator<Item = DocId>,
     ) -> Result<HashMap<DocId, f64>, StoreError> {
+        Ok(self
+            .stored_vectors(rx, docs)?
+            .into_iter()
+            .map(|(d, v)| (d, cosine_of(v.as_deref(), q)))
+            .collect())
+    }
+
+    /// Each claim's stored vector, read in the caller's transaction: `None` for a claim
+    /// whose vector is not stored. A claim with no vector yet is left out: it has no
+    /// cosine to rank by.
+    pub(super) fn stored_vectors(
+        &self,
+        rx: &ReadTransaction,
+        docs: impl Iterator<Item = DocId>,
+    ) -> Result<HashMap<DocId, Option<Vec<f32>>>, StoreError> {
         let vectors = rx.open_table(VECTORS)?;
         let mut out = HashMap::new();
         for d in docs {
-            // A claim with no vector yet is left out: it has no cosine to rank by.
             if let Some(k) = self.index.key(d) {
-                let cos = vectors
-                    .get(k)?
-                    .map(|v| crate::vector::cosine(&from_bytes(v.value()), q))
-                    .map_or(0.0, f64::from);
-                out.insert(d, cos);
+                out.insert(d, vectors.get(k)?.map(|v| from_bytes(v.value())));
             }
         }
         Ok(out)
@@ -48,4 +58,9 @@ impl Store {
         let vectors = rx.open_table(VECTORS)?;
         Ok(vectors.get(k)?.map(|v| from_bytes(v.value())))
     }
+}
+
+/// A stored vector's cosine with `q`; 0 (no dense evidence) when none is stored.
+pub(super) fn cosine_of(v: Option<&[f32]>, q: &[f32]) -> f64 {
+    v.map_or(0.0, |v| f64::from(crate::vector::cosine(v, q)))
 }

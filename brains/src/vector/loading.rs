@@ -31,6 +31,7 @@ impl VectorIndex {
         let spawned = std::thread::Builder::new()
             .name("vector-load".into())
             .spawn(move || {
+                crate::background::yield_to_callers();
                 if let Some((keys, read)) = lock(&taken).take() {
                     shared.load(&keys, read);
                 }

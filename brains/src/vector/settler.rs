@@ -236,6 +236,8 @@ impl Shared {
     /// while the fresh set is within [`FRESH_MAX`](super::FRESH_MAX); every core for a
     /// backlog beyond it.
     pub(super) fn run(self: Arc<Self>) {
+        // The inserts it spawns start at its priority too.
+        crate::background::yield_to_callers();
         // A backlog past the bound being caught up on: since when, and how many moved.
         let mut backlog: Option<(Instant, usize)> = None;
         loop {

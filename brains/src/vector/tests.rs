@@ -128,6 +128,8 @@ fn vectors_read_after_open_are_held_at_once_and_searched_once_read() {
         }),
     );
     assert_eq!((ix.loading(), ix.fresh(), ix.size()), (5000, 5000, 5000));
+    #[cfg(target_os = "linux")]
+    below_callers("vector-load");
     assert!(ix.contains(17));
     assert!(
         ix.search_all(&items[16].1, 3).unwrap().is_empty(),
@@ -147,4 +149,34 @@ fn vectors_read_after_open_are_held_at_once_and_searched_once_read() {
     }
     ix.settle_all().unwrap();
     assert_eq!((ix.fresh(), ix.size()), (0, 4999));
+}
+
+/// Issue 50: right after a bulk import the settler's inserts took half of every seek's
+/// cores. The settler (and the inserts it spawns) now runs below callers' threads.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_settler_runs_below_callers() {
+    let (_d, mut ix, items) = held(Precision::I8);
+    ix.add_many(&items[..100]).unwrap();
+    // The settler is started and waits out the hold.
+    below_callers("vector-settler");
+    ix.settle_all().unwrap();
+}
+
+/// Wait until this process's thread `name` runs below callers (it lowers itself first
+/// thing, so a look just as it starts may still see it at 0); fail after 20 s.
+#[cfg(target_os = "linux")]
+fn below_callers(name: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let nice = crate::background::thread_nice(name);
+        if nice.is_some_and(|n| n >= crate::background::BACKGROUND_NICE) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} runs at {nice:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }

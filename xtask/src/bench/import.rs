@@ -24,7 +24,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use brains::{Claim, ClaimState, Strength, Trust};
@@ -168,6 +168,25 @@ fn drop_page_cache() -> Result<()> {
         "--cold drops the page cache through /proc/sys/vm/drop_caches: run the bench as root \
          on Linux, or without --cold",
     )
+}
+
+/// Wait until the owner `pid` is idle (under 0.05 s of CPU in 2 s, checked twice in a
+/// row): the background work a bulk write leaves (the graph catching up, the claim
+/// index's checkpoint, the saves) is done. A backlog under the fresh bound is settled on
+/// one thread and logs nothing, so the CPU is what tells.
+pub(crate) fn wait_idle(pid: u32) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(3600);
+    let mut quiet = 0;
+    while quiet < 2 {
+        let before = cpu_secs(pid).context("the owner's CPU time (Linux)")?;
+        std::thread::sleep(Duration::from_secs(2));
+        let spent = cpu_secs(pid).context("the owner's CPU time (Linux)")? - before;
+        quiet = if spent < 0.05 { quiet + 1 } else { 0 };
+        if Instant::now() > deadline {
+            bail!("the owner was still busy after an hour");
+        }
+    }
+    Ok(())
 }
 
 /// The CPU time the process `pid` has used so far, user and system, every thread's, in

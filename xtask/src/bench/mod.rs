@@ -18,6 +18,7 @@ pub(crate) mod near;
 pub(crate) mod reopen;
 pub(crate) mod runner;
 pub(crate) mod scale;
+pub(crate) mod scale_store;
 pub(crate) mod store;
 pub(crate) mod team;
 pub(crate) mod zipf;

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use super::corpus::TOPICS;
 use super::http::{bin_arg, start_with, Owner};
-use super::import::{cpu_secs, import, write_legacy, EVIDENCE_FILES};
+use super::import::{import, wait_idle, write_legacy, EVIDENCE_FILES};
 use super::runner::{header, pct, sample};
 
 const USAGE: &str =
@@ -64,24 +64,6 @@ fn project(base: &Path, name: &str) -> Result<String> {
         std::fs::write(root.join(format!("src/mod{k}.rs")), body)?;
     }
     Ok(root.to_string_lossy().into_owned())
-}
-
-/// Wait until the owner `pid` is idle (under 0.05 s of CPU in 2 s, checked twice in a
-/// row): the graph has caught up on what it lacked. A backlog under the fresh bound is
-/// settled on one thread and logs nothing, so the CPU is what tells.
-fn wait_idle(pid: u32) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(3600);
-    let mut quiet = 0;
-    while quiet < 2 {
-        let before = cpu_secs(pid).context("the owner's CPU time (Linux)")?;
-        std::thread::sleep(Duration::from_secs(2));
-        let spent = cpu_secs(pid).context("the owner's CPU time (Linux)")? - before;
-        quiet = if spent < 0.05 { quiet + 1 } else { 0 };
-        if Instant::now() > deadline {
-            bail!("the owner was still busy after an hour");
-        }
-    }
-    Ok(())
 }
 
 /// Where the newest open of the owner's log spent its time (`store opened`, at debug),

@@ -5,7 +5,7 @@
 //! short claims from a small vocabulary, so tens of thousands of claims share each top
 //! word. Seeks of two or three of those words go to the small and the large brain in
 //! turn over one kept-alive connection, twice: right after the large import returns
-//! (the vector graph still catching up), and once the owner logs that it has caught up.
+//! (the vector graph still catching up), and once the owner logs that it has caught up and has gone idle.
 //! The figure is the large brain's p50 over the small one's, within one run.
 //!
 //! `--bin` runs another build of `medulla` (a copy of an older one, to alternate runs).
@@ -17,7 +17,7 @@ use anyhow::{bail, Result};
 use serde_json::json;
 
 use super::http::{bin_arg, start_with, Owner};
-use super::import::legacy_claim;
+use super::import::{legacy_claim, wait_idle};
 use super::runner::{alternate, header, pct};
 use super::zipf::{self, Zipf};
 
@@ -76,8 +76,9 @@ fn caught_up(log: &Path, from: usize) -> bool {
 }
 
 /// Wait until the graph has caught up on the import's backlog (the log from byte `from`
-/// on), then a few seconds for the import's other background work; the seconds waited.
-fn settle(log: &Path, from: usize) -> Result<f64> {
+/// on), then until the owner `pid` is idle: the import's other background work (the claim
+/// index's checkpoint, the graph's save) done too. The seconds waited.
+fn settle(log: &Path, from: usize, pid: u32) -> Result<f64> {
     let t = Instant::now();
     std::thread::sleep(Duration::from_secs(3));
     if log_since(log, from).contains("catching up on a backlog") {
@@ -89,8 +90,9 @@ fn settle(log: &Path, from: usize) -> Result<f64> {
             std::thread::sleep(Duration::from_millis(500));
         }
     }
-    // The checkpoint after the last batch (the index folded into its base) gets its window.
-    std::thread::sleep(Duration::from_secs(5));
+    // A few seconds after the graph catches up, the owner still folds the claim index
+    // and saves both indexes: seeks meanwhile compete with that for the cores.
+    wait_idle(pid)?;
     Ok(t.elapsed().as_secs_f64())
 }
 
@@ -175,7 +177,7 @@ pub fn run(args: &[String]) -> Result<()> {
         &base.join("legacy-small"),
         small_n,
     )?;
-    settle(&log, from)?;
+    settle(&log, from, o.child.id())?;
     let from = log_len(&log);
     let import_s = import(
         &o,
@@ -189,7 +191,7 @@ pub fn run(args: &[String]) -> Result<()> {
 
     let fresh = interleaved(&o, &small, &large, rounds)?;
     let fresh_caught_up = caught_up(&log, from);
-    let waited = settle(&log, from)?;
+    let waited = settle(&log, from, o.child.id())?;
     eprintln!("settled after {waited:.1} s more");
     let settled = interleaved(&o, &small, &large, rounds)?;
 
