@@ -74,3 +74,16 @@ pub(crate) fn map<T: Sync, R: Send>(
         Some(out)
     })
 }
+
+/// `a` and `b` at once on the recall pool (from one of its threads, `b` waits for the
+/// other to take it; from any other thread, this one waits for both); their results.
+/// Without a pool, one after the other here. A panic in either is carried to the caller.
+pub(crate) fn halves<R: Send>(
+    a: impl FnOnce() -> R + Send,
+    b: impl FnOnce() -> R + Send,
+) -> (R, R) {
+    match pool() {
+        Some(pool) => pool.install(|| rayon_core::join(a, b)),
+        None => (a(), b()),
+    }
+}

@@ -21,9 +21,13 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use super::arith::{dot, dot_codes, dot_i8, from_order_key, norm, order_key, quantize, Rounding};
+use super::Keep;
 
 /// Fresh sets below this are scanned in full precision alone.
 const QUANTIZED_SCAN_MIN: usize = 4096;
+/// From this many rows the eight-bit pass runs on two cores (a hop to the pool costs
+/// tens of microseconds; a pass over this many rows about a millisecond).
+const PARALLEL_SCAN_MIN: usize = 16_384;
 
 /// Slack added to every bound for the rounding of the arithmetic itself (cosines are
 /// computed in f32 to ~1e-6).
@@ -227,7 +231,7 @@ impl Fresh {
 
     /// The `k` most similar vectors `keep` admits, best first: exactly, but for lean
     /// rows, which are scored by their eight bits.
-    pub(super) fn scan(&self, q: &[f32], k: usize, keep: &dyn Fn(u64) -> bool) -> Vec<(u64, f32)> {
+    pub(super) fn scan(&self, q: &[f32], k: usize, keep: &Keep<'_>) -> Vec<(u64, f32)> {
         self.scan_from(q, k, keep, QUANTIZED_SCAN_MIN)
     }
 
@@ -236,7 +240,7 @@ impl Fresh {
         &self,
         q: &[f32],
         k: usize,
-        keep: &dyn Fn(u64) -> bool,
+        keep: &Keep<'_>,
         quantized_min: usize,
     ) -> Vec<(u64, f32)> {
         let qn = norm(q);
@@ -278,7 +282,33 @@ impl Fresh {
     /// The rows `keep` admits that may be among the `k` most similar: each row's cosine
     /// lies within its bound of the one its eight bits give, so a row whose upper bound
     /// falls short of the k-th best lower bound cannot be.
-    fn shortlist(&self, q: &[f32], qn: f32, k: usize, keep: &dyn Fn(u64) -> bool) -> Vec<usize> {
+    ///
+    /// A large set is read in two halves at once (on the recall pool): each half's
+    /// shortlist holds every row of the k best that lies in it, so together they hold
+    /// the k best.
+    fn shortlist(&self, q: &[f32], qn: f32, k: usize, keep: &Keep<'_>) -> Vec<usize> {
+        let len = self.len();
+        if len < PARALLEL_SCAN_MIN {
+            return self.shortlist_of(0..len, q, qn, k, keep);
+        }
+        let mid = len / 2;
+        let (mut a, b) = crate::par::halves(
+            || self.shortlist_of(0..mid, q, qn, k, keep),
+            || self.shortlist_of(mid..len, q, qn, k, keep),
+        );
+        a.extend(b);
+        a
+    }
+
+    /// [`Fresh::shortlist`] of the rows in `range`.
+    fn shortlist_of(
+        &self,
+        range: std::ops::Range<usize>,
+        q: &[f32],
+        qn: f32,
+        k: usize,
+        keep: &Keep<'_>,
+    ) -> Vec<usize> {
         let qmax = q.iter().fold(0f32, |m, x| m.max(x.abs()));
         let qscale = qmax / 32767.0;
         let qi: Vec<i16> = q
@@ -297,7 +327,7 @@ impl Fresh {
         let mut best: BinaryHeap<Reverse<u32>> = BinaryHeap::with_capacity(k + 1);
         let mut floor = f32::NEG_INFINITY;
         let mut rows: Vec<(usize, f32)> = Vec::new();
-        for i in 0..self.len() {
+        for i in range {
             if !keep(self.keys[i]) {
                 continue;
             }
@@ -408,6 +438,47 @@ mod tests {
                 bits(f.scan_from(&q, k, &|_| true, 0)),
                 bits(f.scan_from(&q, k, &|_| true, usize::MAX)),
                 "k = {k}"
+            );
+        }
+    }
+
+    /// Issue 50: past [`PARALLEL_SCAN_MIN`] rows the eight-bit pass runs in two halves
+    /// on two cores; the answer is still exactly the full scan's, lean rows, a filter
+    /// and near-ties included.
+    #[test]
+    fn a_set_read_in_two_halves_answers_as_the_full_scan() {
+        let dims = 16;
+        let mut f = Fresh::new(dims);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Few distinct values: many rows tie with others.
+            (x % 9) as f32 / 4.0 - 1.0
+        };
+        let n = PARALLEL_SCAN_MIN + 3_001;
+        for k in 0..n as u64 {
+            let v: Vec<f32> = (0..dims).map(|_| next()).collect();
+            f.push(k, &v, k % 3 != 0);
+        }
+        let bits = |r: Vec<(u64, f32)>| {
+            r.into_iter()
+                .map(|(k, s)| (k, s.to_bits()))
+                .collect::<Vec<_>>()
+        };
+        for (i, k) in [1usize, 10, 50].into_iter().enumerate() {
+            let q: Vec<f32> = (0..dims).map(|d| ((d + i) as f32 * 0.7).sin()).collect();
+            assert_eq!(
+                bits(f.scan_from(&q, k, &|_| true, 0)),
+                bits(f.scan_from(&q, k, &|_| true, usize::MAX)),
+                "k = {k}"
+            );
+            let odd = |key: u64| key % 2 == 1;
+            assert_eq!(
+                bits(f.scan_from(&q, k, &odd, 0)),
+                bits(f.scan_from(&q, k, &odd, usize::MAX)),
+                "k = {k}, odd keys"
             );
         }
     }

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use super::precision::Precision;
+use super::Keep;
 use crate::error::StoreError;
 
 /// The graph's file in the store's directory.
@@ -307,7 +308,7 @@ impl Graph {
         &self,
         q: &[f32],
         k: usize,
-        keep: &dyn Fn(u64) -> bool,
+        keep: &Keep<'_>,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         if self.index.size() == 0 || k == 0 {
             return Ok(vec![]);

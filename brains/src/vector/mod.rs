@@ -364,7 +364,7 @@ impl VectorIndex {
         &self,
         q: &[f32],
         k: usize,
-        keep: &dyn Fn(u64) -> bool,
+        keep: &Keep<'_>,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         self.search_both(q, k, keep, |g| {
             self.shared.contexts.with(|| g.filtered_search(q, k, keep))
@@ -387,7 +387,7 @@ impl VectorIndex {
         &self,
         q: &[f32],
         k: usize,
-        keep: &dyn Fn(u64) -> bool,
+        keep: &Keep<'_>,
         graph: impl FnOnce(&Graph) -> Result<Vec<(u64, f32)>, StoreError>,
     ) -> Result<Vec<(u64, f32)>, StoreError> {
         let (fresh, dropped) = {
@@ -489,6 +489,10 @@ impl Drop for VectorIndex {
 }
 
 /// Cosine similarity; 0 when either vector is zero.
+/// Which keys a search may return (a scope or filter over the claims they stand for);
+/// shared by the threads a large search runs on.
+pub type Keep<'a> = dyn Fn(u64) -> bool + Sync + 'a;
+
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     arith::cosine(a, b)
 }
