@@ -316,6 +316,12 @@ impl Default for Fusion {
 pub struct RecallResult {
     pub hits: Vec<Hit>,
     pub retrieval: Retrieval,
+    /// Vectors the store holds but has not read back yet when the recall began (a
+    /// restart in the middle of catching up on an import, [`Store::vectors_loading`]):
+    /// their claims were found by their words only.
+    ///
+    /// [`Store::vectors_loading`]: crate::Store::vectors_loading
+    pub vectors_loading: usize,
 }
 
 /// The constant of reciprocal rank fusion: larger flattens the advantage of the top ranks.

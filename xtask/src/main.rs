@@ -29,6 +29,9 @@
 //!   seek p50 of a large brain against a small one when every query word is common (a
 //!   Zipf corpus imported into both), right after the import and once settled (build
 //!   `--release` first).
+//! - `bench --scale-store [--claims 100000] [--small 1000] [--rounds 300]`: the same corpus
+//!   in two stores in this process (no owner, no HTTP), lexical, vector and hybrid recall
+//!   timed on each, and hybrid right after the fill (issue 50).
 //! - `bench --autostart [--runs 10] [--no-model]`: a command with no owner running (it
 //!   starts one) against the same command with the owner running (build `--release`
 //!   first).
@@ -98,6 +101,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]
   bench --reopen [--claims 100000] [--runs 3] [--seeks 40] [--bin PATH]
   bench --scale [--claims 100000] [--small 1000] [--rounds 300] [--no-model] [--bin PATH]
+  bench --scale-store [--claims 100000] [--small 1000] [--rounds 300]
   bench --autostart [--runs 10] [--no-model]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]

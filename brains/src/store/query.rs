@@ -138,6 +138,12 @@ impl Store {
     pub fn recall(&self, q: &RecallQuery) -> Result<RecallResult, StoreError> {
         let limit = q.limit.max(1);
         let now = self.now_ms();
+        // Read before the search: a vector read meanwhile is counted, never one missed.
+        let vectors_loading = if q.mode == RankMode::Lexical {
+            0
+        } else {
+            self.vectors_loading()
+        };
         if q.text.trim().is_empty() {
             let admit = Admit::new(q);
             let all = self.recent_where(limit, &|d| admit.admits(&self.index, d), &|c| {
@@ -160,6 +166,8 @@ impl Store {
             return Ok(RecallResult {
                 hits,
                 retrieval: self.retrieval(),
+                // A listing: nothing was looked for by meaning.
+                vectors_loading: 0,
             });
         }
         // One calibration for both models: swept on the dev split with all-MiniLM-L6-v2,
@@ -331,6 +339,7 @@ impl Store {
             } else {
                 Retrieval::Lexical
             },
+            vectors_loading: if hybrid { vectors_loading } else { 0 },
         })
     }
 }

@@ -453,17 +453,24 @@ fn a_store_reopened_mid_catch_up_reads_its_backlog_after_it_opens() {
         report.vectors_deferred as usize, backlog,
         "the vectors the file lacks are read after open returns: {report:?}"
     );
-    // Found by its words whether its vector is read yet or not.
+    // Found by its words whether its vector is read yet or not; an answer says how
+    // many vectors were still unread (law 4: a claim matched by its words only is told).
     for i in (0..6000).step_by(600) {
-        let hits = s
+        let before = s.vectors_loading();
+        let r = s
             .recall(&RecallQuery {
                 text: format!("backlog {i}"),
                 limit: 3,
                 ..Default::default()
             })
-            .unwrap()
-            .hits;
-        assert_eq!(hits[0].claim.slug, format!("backlog-{i}"), "by its words");
+            .unwrap();
+        let after = s.vectors_loading();
+        assert!(
+            before >= r.vectors_loading && r.vectors_loading >= after,
+            "{before} ≥ {} ≥ {after}",
+            r.vectors_loading
+        );
+        assert_eq!(r.hits[0].claim.slug, format!("backlog-{i}"), "by its words");
     }
     s.settle_vectors().unwrap();
     assert_eq!((s.vectors_loading(), s.vectors_unsettled()), (0, 0));

@@ -151,6 +151,12 @@ pub fn seek(e: Envelope<SeekAnswer>) {
             return;
         }
     };
+    if let (Some(n), Some(note)) = (flat.vectors_loading, &flat.vectors_loading_note) {
+        out!(
+            "{}",
+            paint(YELLOW, fit(&format!("{n} vectors unread: {note}"), width()))
+        );
+    }
     if flat.results.is_empty() {
         match &flat.note {
             Some(note) => out!("{note} (retrieval: {retrieval})"),

@@ -109,10 +109,23 @@ pub struct Flat {
     /// When nothing matched: says whether memory exists, and what to try.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// While a brain restarted in the middle of catching up on an import still reads
+    /// back the vectors it held: how many were not read yet. Their claims were matched
+    /// by their words only (one that shares no word with the query may be missing until
+    /// they are read, in seconds); `vectors_loading_note` says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors_loading: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors_loading_note: Option<Cow<'static, str>>,
     /// Published in the envelope (`Answer::retrieval`); read back from there.
     #[serde(skip, default = "lexical")]
     pub retrieval: Retrieval,
 }
+
+/// What `vectors_loading` means, beside it in every answer that has it.
+pub const LOADING_NOTE: &str = "some claims' vectors are still being read back after a \
+    restart: those claims were matched by their words only; ask again in a few seconds \
+    to match them by meaning too";
 
 /// Live claims per store asked.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema)]
@@ -133,6 +146,9 @@ impl Flat {
             weak,
             memory_exists: None,
             note: None,
+            vectors_loading: (found.vectors_loading > 0).then_some(found.vectors_loading),
+            vectors_loading_note: (found.vectors_loading > 0)
+                .then_some(Cow::Borrowed(LOADING_NOTE)),
             retrieval: found.retrieval,
         }
     }
@@ -345,6 +361,8 @@ pub struct Found {
     pub rows: Vec<Row>,
     pub weak: Vec<Row>,
     pub retrieval: Retrieval,
+    /// Vectors not read back yet ([`brains::recall::RecallResult::vectors_loading`]).
+    pub vectors_loading: u64,
 }
 
 impl Found {
@@ -352,6 +370,7 @@ impl Found {
     fn join(&mut self, other: Found) {
         self.rows.extend(other.rows);
         self.weak.extend(other.weak);
+        self.vectors_loading += other.vectors_loading;
         if other.retrieval == Retrieval::Lexical {
             self.retrieval = Retrieval::Lexical;
         }
@@ -401,6 +420,7 @@ pub async fn recall_rows(
         rows,
         weak,
         retrieval: res.retrieval,
+        vectors_loading: res.vectors_loading as u64,
     })
 }
 
@@ -466,4 +486,34 @@ async fn all_brains(svc: &Service, q: &RecallQuery, detail: bool) -> Result<Grou
             .collect(),
         failed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(loading: u64) -> Found {
+        Found {
+            rows: vec![],
+            weak: vec![],
+            retrieval: Retrieval::Hybrid,
+            vectors_loading: loading,
+        }
+    }
+
+    /// Law 4: while a restarted brain still reads back its vectors, the answer says how
+    /// many and that those claims were matched by their words only; otherwise nothing.
+    #[test]
+    fn an_answer_says_when_vectors_were_still_being_read() {
+        let mut f = found(0);
+        f.join(found(1200));
+        f.join(found(34));
+        let v = serde_json::to_value(Flat::new("project+medulla", f, false)).unwrap();
+        assert_eq!(v["vectors_loading"], 1234);
+        assert_eq!(v["vectors_loading_note"], LOADING_NOTE);
+        assert!(LOADING_NOTE.contains("words only"));
+        let v = serde_json::to_value(Flat::new("project", found(0), false)).unwrap();
+        assert!(v.get("vectors_loading").is_none(), "{v}");
+        assert!(v.get("vectors_loading_note").is_none(), "{v}");
+    }
 }
