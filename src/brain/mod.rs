@@ -148,6 +148,16 @@ where
     store.read(f).await
 }
 
+/// [`read`] of a read known to be small: run on the caller's task when the store is free
+/// ([`cell::Cell::read_small`]).
+pub async fn read_small<T, F>(store: Shared, f: F) -> Result<Option<T>, StoreError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+{
+    store.read_small(f).await
+}
+
 /// Open a store on the blocking pool, beside any actor: opening may rebuild or
 /// re-embed for minutes, and no mailbox waits on it. The store is handed to its actor
 /// (the only writer) through [`BrainArgs`].

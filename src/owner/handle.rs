@@ -15,7 +15,7 @@ use ractor::{ActorRef, RpcReplyPort};
 use super::registry::{Registry, Warm};
 use super::{Loading, OwnerArgs, OwnerMsg};
 use crate::audit::AuditMsg;
-use crate::brain::stores::{ask, read, BoxFuture, Stores};
+use crate::brain::stores::{ask, read, read_small, BoxFuture, Stores};
 use crate::brain::{BrainMsg, Fault, Shared};
 use crate::call::call_actor;
 use crate::config::Config;
@@ -451,13 +451,15 @@ impl OwnerHandle {
         .await
     }
 
+    /// Boot memory is small (a look-up, or a listing of a few keys): read on the
+    /// caller's task when the store is free ([`read_small`]).
     pub async fn kv_get(&self, id: &StoreId, key: &str) -> Result<Option<String>> {
         let key = key.to_string();
-        self.read(id, move |s| s.kv_get(&key)).await
+        read_small(self, id, move |s| s.kv_get(&key)).await
     }
 
     pub async fn kv_list(&self, id: &StoreId) -> Result<Vec<(String, String)>> {
-        self.read(id, |s| s.kv_list()).await
+        read_small(self, id, |s| s.kv_list()).await
     }
 
     pub async fn kv_set(&self, id: &StoreId, key: &str, value: &str, actor: &str) -> Result<()> {
