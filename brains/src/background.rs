@@ -26,9 +26,8 @@ pub fn yield_to_callers() {
 
 /// The nice value of this process's thread named `name`, read from `/proc` (Linux):
 /// what a test checks a background thread runs at.
-#[cfg(target_os = "linux")]
-#[doc(hidden)]
-pub fn thread_nice(name: &str) -> Option<i32> {
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) fn thread_nice(name: &str) -> Option<i32> {
     let tasks = std::fs::read_dir("/proc/self/task").ok()?;
     for t in tasks.flatten() {
         let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();

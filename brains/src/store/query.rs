@@ -138,12 +138,6 @@ impl Store {
     pub fn recall(&self, q: &RecallQuery) -> Result<RecallResult, StoreError> {
         let limit = q.limit.max(1);
         let now = self.now_ms();
-        // Read before the search: a vector read meanwhile is counted, never one missed.
-        let vectors_loading = if q.mode == RankMode::Lexical {
-            0
-        } else {
-            self.vectors_loading()
-        };
         if q.text.trim().is_empty() {
             let admit = Admit::new(q);
             let all = self.recent_where(limit, &|d| admit.admits(&self.index, d), &|c| {
@@ -170,6 +164,12 @@ impl Store {
                 vectors_loading: 0,
             });
         }
+        // Read before the search: a vector read meanwhile is counted, never one missed.
+        let vectors_loading = if q.mode == RankMode::Lexical {
+            0
+        } else {
+            self.vectors_loading()
+        };
         // One calibration for both models: swept on the dev split with all-MiniLM-L6-v2,
         // the best floors found came within 0.004 of its R@10 (docs/BENCHMARKS.md).
         let fusion = Fusion::DEFAULT;

@@ -29,6 +29,39 @@ const QUANTIZED_SCAN_MIN: usize = 4096;
 /// tens of microseconds; a pass over this many rows about a millisecond).
 const PARALLEL_SCAN_MIN: usize = 16_384;
 
+/// The query in sixteen bits for the eight-bit pass: `q ≈ qscale × qi`, `qerr` the norm
+/// of what that rounding left, `qn` the query's norm. Made once a scan, read by both
+/// halves.
+struct Query16 {
+    qi: Vec<i16>,
+    qscale: f32,
+    qerr: f32,
+    qn: f32,
+}
+
+impl Query16 {
+    fn of(q: &[f32], qn: f32) -> Query16 {
+        let qmax = q.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let qscale = qmax / 32767.0;
+        let qi: Vec<i16> = q
+            .iter()
+            .map(|x| (x / qscale).round().clamp(-32767.0, 32767.0) as i16)
+            .collect();
+        let qerr = q
+            .iter()
+            .zip(&qi)
+            .map(|(x, c)| (x - qscale * f32::from(*c)).powi(2))
+            .sum::<f32>()
+            .sqrt();
+        Query16 {
+            qi,
+            qscale,
+            qerr,
+            qn,
+        }
+    }
+}
+
 /// Slack added to every bound for the rounding of the arithmetic itself (cosines are
 /// computed in f32 to ~1e-6).
 const BOUND_SLACK: f32 = 1e-4;
@@ -287,14 +320,15 @@ impl Fresh {
     /// shortlist holds every row of the k best that lies in it, so together they hold
     /// the k best.
     fn shortlist(&self, q: &[f32], qn: f32, k: usize, keep: &Keep<'_>) -> Vec<usize> {
+        let q16 = Query16::of(q, qn);
         let len = self.len();
         if len < PARALLEL_SCAN_MIN {
-            return self.shortlist_of(0..len, q, qn, k, keep);
+            return self.shortlist_of(0..len, &q16, k, keep);
         }
         let mid = len / 2;
         let (mut a, b) = crate::par::halves(
-            || self.shortlist_of(0..mid, q, qn, k, keep),
-            || self.shortlist_of(mid..len, q, qn, k, keep),
+            || self.shortlist_of(0..mid, &q16, k, keep),
+            || self.shortlist_of(mid..len, &q16, k, keep),
         );
         a.extend(b);
         a
@@ -304,23 +338,16 @@ impl Fresh {
     fn shortlist_of(
         &self,
         range: std::ops::Range<usize>,
-        q: &[f32],
-        qn: f32,
+        q16: &Query16,
         k: usize,
         keep: &Keep<'_>,
     ) -> Vec<usize> {
-        let qmax = q.iter().fold(0f32, |m, x| m.max(x.abs()));
-        let qscale = qmax / 32767.0;
-        let qi: Vec<i16> = q
-            .iter()
-            .map(|x| (x / qscale).round().clamp(-32767.0, 32767.0) as i16)
-            .collect();
-        let qerr = q
-            .iter()
-            .zip(&qi)
-            .map(|(x, c)| (x - qscale * f32::from(*c)).powi(2))
-            .sum::<f32>()
-            .sqrt();
+        let Query16 {
+            ref qi,
+            qscale,
+            qerr,
+            qn,
+        } = *q16;
         // |q·v − q̂·v̂| ≤ |q|·|v − v̂| + |v̂|·|q − q̂|: each row's cosine within its bound.
         // The k best lower bounds so far (a min-heap) give a floor no row whose upper
         // bound falls short of can pass; the floor only rises.
@@ -336,7 +363,7 @@ impl Fresh {
                 (0.0, 0.0)
             } else {
                 let r = self.roundings[i];
-                let approx = r.scale * qscale * dot_i8(self.codes(i), &qi) as f32;
+                let approx = r.scale * qscale * dot_i8(self.codes(i), qi) as f32;
                 let bound = qn * r.residual + r.rounded * qerr;
                 let inv = 1.0 / (n * qn);
                 (

@@ -146,11 +146,7 @@ impl VectorIndex {
     /// takes a batch's vectors on several threads under a shared lock, and counts one
     /// before it can say it holds it, so a count taken mid-batch could be one over.
     pub fn size(&self) -> usize {
-        let _between = self
-            .shared
-            .settling
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let _between = lock(&self.shared.settling);
         let g = read(&self.shared.graph);
         let f = read(&self.shared.fresh);
         // A dropped vector the graph still holds is not counted (nor, were one ever
@@ -225,11 +221,7 @@ impl VectorIndex {
     /// by a scan; past [`FRESH_MAX`] lean, or settled by the writer at finer precision),
     /// and an explicit settle or a close ignores the hold.
     pub fn hold_settling(&self, d: std::time::Duration) {
-        *self
-            .shared
-            .held_until
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + d);
+        *lock(&self.shared.held_until) = Some(Instant::now() + d);
         self.shared.resume.notify_all();
     }
 
@@ -466,18 +458,10 @@ impl Drop for VectorIndex {
         {
             // Under the hold's lock: a settler between its stop check and its wait
             // cannot miss this.
-            let _held = self
-                .shared
-                .held_until
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let _held = lock(&self.shared.held_until);
             self.shared.resume.notify_all();
         }
-        let mut running = self
-            .shared
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut running = lock(&self.shared.running);
         while *running {
             running = self
                 .shared
@@ -488,11 +472,11 @@ impl Drop for VectorIndex {
     }
 }
 
-/// Cosine similarity; 0 when either vector is zero.
 /// Which keys a search may return (a scope or filter over the claims they stand for);
 /// shared by the threads a large search runs on.
 pub type Keep<'a> = dyn Fn(u64) -> bool + Sync + 'a;
 
+/// Cosine similarity; 0 when either vector is zero.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     arith::cosine(a, b)
 }

@@ -110,7 +110,7 @@ impl Shared {
     /// Move up to `n` fresh vectors into the graph, inserted on `threads` threads.
     /// Returns how many moved. A vector removed while it moved is taken out again.
     pub(super) fn settle(&self, n: usize, threads: usize) -> Result<usize, StoreError> {
-        let _one = self.settling.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = lock(&self.settling);
         let batch = write(&self.fresh).take_batch(n);
         if batch.is_empty() {
             return Ok(0);
@@ -191,7 +191,7 @@ impl Shared {
     /// Write the graph's file as it stands. The settler waits; searches do not (a save
     /// only reads the graph).
     pub(super) fn save(&self) -> Result<(), StoreError> {
-        let _one = self.settling.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = lock(&self.settling);
         self.dirty.store(false, Ordering::Release);
         let g = read(&self.graph);
         let saved = g.save();
