@@ -1,5 +1,86 @@
 //! The arithmetic the vector scans run on: dot products in eight lanes, norms and cosines,
-//! a row's eight-bit rounding, and an f32's place in the order of f32s.
+//! a row's eight-bit rounding, an f32's place in the order of f32s, and the eight-bit
+//! kernel at the widest level the machine runs.
+
+/// The instruction levels this machine has, found once.
+#[cfg(target_arch = "x86_64")]
+static ARCH: std::sync::LazyLock<pulp::Arch> = std::sync::LazyLock::new(pulp::Arch::new);
+
+/// The eight-bit row kernel ([`dot_i8`]) at one instruction level: the same integer sum,
+/// exactly, at each.
+pub(super) trait RowDot: Copy {
+    fn dot_i8(self, a: &[i8], b: &[i16]) -> i64;
+}
+
+/// The baseline build (SSE2's `pmaddwd` on x86-64).
+#[derive(Clone, Copy)]
+pub(super) struct Baseline;
+
+impl RowDot for Baseline {
+    #[inline(always)]
+    fn dot_i8(self, a: &[i8], b: &[i16]) -> i64 {
+        dot_i8(a, b)
+    }
+}
+
+/// AVX2: sixteen components an instruction (`vpmaddwd` on the row widened to sixteen
+/// bits), about four times the baseline's rows a second on 256 components. (AVX-512's
+/// wider form measured slower here than AVX2's, so AVX-512 machines take this one.)
+#[cfg(target_arch = "x86_64")]
+impl RowDot for pulp::x86::V3 {
+    #[inline(always)]
+    fn dot_i8(self, a: &[i8], b: &[i16]) -> i64 {
+        use core::arch::x86_64::{__m128i, __m256i};
+        let (wa, ta) = pulp::as_arrays::<16, i8>(a);
+        let (wb, tb) = pulp::as_arrays::<16, i16>(b);
+        // Each lane sums two products a chunk: within i32 below 4 128 components.
+        let mut acc: __m256i = pulp::cast([0i32; 8]);
+        for (x, y) in wa.iter().zip(wb) {
+            let x: __m128i = pulp::cast(*x);
+            let y: __m256i = pulp::cast(*y);
+            let p = self
+                .avx2
+                ._mm256_madd_epi16(self.avx2._mm256_cvtepi8_epi16(x), y);
+            acc = self.avx2._mm256_add_epi32(acc, p);
+        }
+        let lanes: [i32; 8] = pulp::cast(acc);
+        lanes.iter().map(|x| i64::from(*x)).sum::<i64>() + dot_i8(ta, tb)
+    }
+}
+
+/// A loop over many rows, written once for any [`RowDot`].
+pub(super) trait Rows {
+    type Output;
+    /// Run with kernel `k`; the implementation is `#[inline(always)]`, so it is built
+    /// into each level's code whole.
+    fn run<K: RowDot>(self, k: K) -> Self::Output;
+}
+
+/// `rows` with kernel `K`, as pulp's dispatch takes an operation.
+struct WithKernel<K, R>(K, R);
+
+impl<K: RowDot, R: Rows> pulp::WithSimd for WithKernel<K, R> {
+    type Output = R::Output;
+
+    #[inline(always)]
+    fn with_simd<S: pulp::Simd>(self, _: S) -> R::Output {
+        self.1.run(self.0)
+    }
+}
+
+/// Run `rows` on the widest kernel this machine has: AVX2 where it has it, else the
+/// baseline build. The loop goes in whole (one call crosses into the AVX2 code, not one a
+/// row); pulp's dispatch checks the CPU, so nothing here is `unsafe`.
+pub(super) fn widest<R: Rows>(rows: R) -> R::Output {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(v3) = match *ARCH {
+        pulp::Arch::V3(v3) => Some(v3),
+        _ => None,
+    } {
+        return pulp::Simd::vectorize(v3, WithKernel(v3, rows));
+    }
+    rows.run(Baseline)
+}
 
 /// The dot product, in eight lanes the compiler turns into vector instructions.
 pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -34,22 +115,26 @@ pub(super) fn norm(v: &[f32]) -> f32 {
     dot(v, v).sqrt()
 }
 
-/// The integer dot product of an eight-bit row and a sixteen-bit query, exact.
-pub(super) fn dot_i8(a: &[i8], b: &[i16]) -> i32 {
+/// The integer dot product of an eight-bit row and a sixteen-bit query, exact (the
+/// baseline [`RowDot`]).
+#[inline(always)]
+pub(super) fn dot_i8(a: &[i8], b: &[i16]) -> i64 {
+    // A lane holds a sixteenth of the products: within i32 below 8 256 components. Their
+    // sum is taken in i64 (a 768-component row could pass i32 there).
     let mut acc = [0i32; 16];
     let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let tail: i32 = ca
+    let tail: i64 = ca
         .remainder()
         .iter()
         .zip(cb.remainder())
-        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .map(|(x, y)| i64::from(*x) * i64::from(*y))
         .sum();
     for (x, y) in ca.zip(cb) {
         for j in 0..16 {
             acc[j] += i32::from(x[j]) * i32::from(y[j]);
         }
     }
-    acc.iter().sum::<i32>() + tail
+    acc.iter().map(|x| i64::from(*x)).sum::<i64>() + tail
 }
 
 /// An f32's place in the order of f32s (NaN aside), as an unsigned integer.
@@ -109,5 +194,76 @@ pub(super) fn cosine(a: &[f32], b: &[f32]) -> f32 {
         0.0
     } else {
         dot(a, b) / (na * nb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One row's product through [`widest`]: whatever kernel this machine picks.
+    struct One<'a>(&'a [i8], &'a [i16]);
+
+    impl Rows for One<'_> {
+        type Output = i64;
+
+        fn run<K: RowDot>(self, k: K) -> i64 {
+            k.dot_i8(self.0, self.1)
+        }
+    }
+
+    fn plain(a: &[i8], b: &[i16]) -> i64 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| i64::from(*x) * i64::from(*y))
+            .sum()
+    }
+
+    /// Every level this machine runs, by name: the baseline, and AVX2 where it has it.
+    fn levels(a: &[i8], b: &[i16]) -> Vec<(&'static str, i64)> {
+        let mut out = vec![
+            ("baseline", Baseline.dot_i8(a, b)),
+            ("widest", widest(One(a, b))),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v3) = pulp::x86::V3::try_new() {
+            out.push(("avx2", v3.dot_i8(a, b)));
+        }
+        out
+    }
+
+    #[test]
+    fn every_kernel_gives_the_exact_sum_at_the_extremes_and_any_length() {
+        // The largest products a row and a query can make, every sign, at lengths around
+        // each kernel's chunk and past where one lane would leave i32 if summed there.
+        for n in [
+            0, 1, 15, 16, 17, 31, 32, 33, 255, 256, 257, 384, 768, 1024, 1031,
+        ] {
+            for (x, y) in [
+                (127i8, 32767i16),
+                (-128, -32767),
+                (-127, 32767),
+                (127, -32767),
+            ] {
+                let a = vec![x; n];
+                let b = vec![y; n];
+                for (level, got) in levels(&a, &b) {
+                    assert_eq!(got, plain(&a, &b), "{level}, length {n}, {x}×{y}");
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_kernel_gives_the_exact_sum(
+            pairs in proptest::collection::vec((any::<i8>(), any::<i16>()), 0..600)
+        ) {
+            let (a, b): (Vec<i8>, Vec<i16>) = pairs.into_iter().unzip();
+            for (level, got) in levels(&a, &b) {
+                prop_assert_eq!(got, plain(&a, &b), "{}", level);
+            }
+        }
     }
 }

@@ -20,7 +20,9 @@ use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
-use super::arith::{dot, dot_codes, dot_i8, from_order_key, norm, order_key, quantize, Rounding};
+use super::arith::{
+    dot, dot_codes, from_order_key, norm, order_key, quantize, widest, Rounding, RowDot, Rows,
+};
 use super::Keep;
 
 /// Fresh sets below this are scanned in full precision alone.
@@ -65,6 +67,26 @@ impl Query16 {
 /// Slack added to every bound for the rounding of the arithmetic itself (cosines are
 /// computed in f32 to ~1e-6).
 const BOUND_SLACK: f32 = 1e-4;
+
+/// One range's shortlist ([`Fresh::shortlist_of`]) as a loop [`widest`] runs with the
+/// machine's widest eight-bit kernel.
+struct Shortlist<'a, 'k> {
+    fresh: &'a Fresh,
+    range: std::ops::Range<usize>,
+    q16: &'a Query16,
+    k: usize,
+    keep: &'a Keep<'k>,
+}
+
+impl Rows for Shortlist<'_, '_> {
+    type Output = Vec<usize>;
+
+    #[inline(always)]
+    fn run<K: RowDot>(self, kernel: K) -> Vec<usize> {
+        self.fresh
+            .shortlist_rows(kernel, self.range, self.q16, self.k, self.keep)
+    }
+}
 
 /// A row kept lean: no full-precision slot.
 const LEAN: u32 = u32::MAX;
@@ -342,6 +364,25 @@ impl Fresh {
         k: usize,
         keep: &Keep<'_>,
     ) -> Vec<usize> {
+        widest(Shortlist {
+            fresh: self,
+            range,
+            q16,
+            k,
+            keep,
+        })
+    }
+
+    /// [`Fresh::shortlist_of`]'s loop with `kernel`, built into each level's code whole.
+    #[inline(always)]
+    fn shortlist_rows<K: RowDot>(
+        &self,
+        kernel: K,
+        range: std::ops::Range<usize>,
+        q16: &Query16,
+        k: usize,
+        keep: &Keep<'_>,
+    ) -> Vec<usize> {
         let Query16 {
             ref qi,
             qscale,
@@ -363,7 +404,7 @@ impl Fresh {
                 (0.0, 0.0)
             } else {
                 let r = self.roundings[i];
-                let approx = r.scale * qscale * dot_i8(self.codes(i), qi) as f32;
+                let approx = r.scale * qscale * kernel.dot_i8(self.codes(i), qi) as f32;
                 let bound = qn * r.residual + r.rounded * qerr;
                 let inv = 1.0 / (n * qn);
                 (
