@@ -30,22 +30,33 @@ impl RowDot for Baseline {
 impl RowDot for pulp::x86::V3 {
     #[inline(always)]
     fn dot_i8(self, a: &[i8], b: &[i16]) -> i64 {
-        use core::arch::x86_64::{__m128i, __m256i};
-        let (wa, ta) = pulp::as_arrays::<16, i8>(a);
-        let (wb, tb) = pulp::as_arrays::<16, i16>(b);
-        // Each lane sums two products a chunk: within i32 below 4 128 components.
-        let mut acc: __m256i = pulp::cast([0i32; 8]);
-        for (x, y) in wa.iter().zip(wb) {
-            let x: __m128i = pulp::cast(*x);
-            let y: __m256i = pulp::cast(*y);
-            let p = self
-                .avx2
-                ._mm256_madd_epi16(self.avx2._mm256_cvtepi8_epi16(x), y);
-            acc = self.avx2._mm256_add_epi32(acc, p);
-        }
-        let lanes: [i32; 8] = pulp::cast(acc);
-        lanes.iter().map(|x| i64::from(*x)).sum::<i64>() + dot_i8(ta, tb)
+        // Each lane sums two products a chunk: within i32 for 4 096 components, so a
+        // longer row is summed a block of that at a time.
+        a.chunks(4096)
+            .zip(b.chunks(4096))
+            .map(|(a, b)| avx2_block(self, a, b))
+            .sum()
     }
+}
+
+/// AVX2's [`RowDot::dot_i8`] of at most 4 096 components.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn avx2_block(v3: pulp::x86::V3, a: &[i8], b: &[i16]) -> i64 {
+    use core::arch::x86_64::{__m128i, __m256i};
+    let (wa, ta) = pulp::as_arrays::<16, i8>(a);
+    let (wb, tb) = pulp::as_arrays::<16, i16>(b);
+    let mut acc: __m256i = pulp::cast([0i32; 8]);
+    for (x, y) in wa.iter().zip(wb) {
+        let x: __m128i = pulp::cast(*x);
+        let y: __m256i = pulp::cast(*y);
+        let p = v3
+            .avx2
+            ._mm256_madd_epi16(v3.avx2._mm256_cvtepi8_epi16(x), y);
+        acc = v3.avx2._mm256_add_epi32(acc, p);
+    }
+    let lanes: [i32; 8] = pulp::cast(acc);
+    lanes.iter().map(|x| i64::from(*x)).sum::<i64>() + dot_i8(ta, tb)
 }
 
 /// A loop over many rows, written once for any [`RowDot`].
@@ -119,8 +130,17 @@ pub(super) fn norm(v: &[f32]) -> f32 {
 /// baseline [`RowDot`]).
 #[inline(always)]
 pub(super) fn dot_i8(a: &[i8], b: &[i16]) -> i64 {
-    // A lane holds a sixteenth of the products: within i32 below 8 256 components. Their
-    // sum is taken in i64 (a 768-component row could pass i32 there).
+    // A lane holds a sixteenth of the products: within i32 for 8 192 components, so a
+    // longer row is summed a block of that at a time, and the blocks in i64.
+    a.chunks(8192)
+        .zip(b.chunks(8192))
+        .map(|(a, b)| dot_i8_block(a, b))
+        .sum()
+}
+
+/// [`dot_i8`] of at most 8 192 components.
+#[inline(always)]
+fn dot_i8_block(a: &[i8], b: &[i16]) -> i64 {
     let mut acc = [0i32; 16];
     let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
     let tail: i64 = ca
@@ -236,9 +256,11 @@ mod tests {
     #[test]
     fn every_kernel_gives_the_exact_sum_at_the_extremes_and_any_length() {
         // The largest products a row and a query can make, every sign, at lengths around
-        // each kernel's chunk and past where one lane would leave i32 if summed there.
+        // each kernel's chunk, past where a sum in i32 would leave it, and past each
+        // kernel's block.
         for n in [
-            0, 1, 15, 16, 17, 31, 32, 33, 255, 256, 257, 384, 768, 1024, 1031,
+            0, 1, 15, 16, 17, 31, 32, 33, 255, 256, 257, 384, 768, 1024, 1031, 4096, 4097, 8192,
+            8209, 20_000,
         ] {
             for (x, y) in [
                 (127i8, 32767i16),
