@@ -282,13 +282,7 @@ impl StoreCell {
         let cell = self.clone();
         let joined = tokio::task::spawn_blocking(move || {
             let guard = cell.store.read().unwrap_or_else(|p| p.into_inner());
-            match guard.as_ref() {
-                Some(s) => f(s).map(Some),
-                None => match cell.fault() {
-                    Some(fault) => Err(fault.error()),
-                    None => Ok(None),
-                },
-            }
+            cell.read_in(guard.as_ref(), f)
         })
         .await;
         self.settle(joined, "read").await
@@ -331,14 +325,24 @@ impl StoreCell {
             Err(std::sync::TryLockError::WouldBlock) => return Err(f),
         };
         Ok(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-            || match guard.as_ref() {
-                Some(s) => f(s).map(Some),
-                None => match self.fault() {
-                    Some(fault) => Err(fault.error()),
-                    None => Ok(None),
-                },
-            },
+            || self.read_in(guard.as_ref(), f),
         )))
+    }
+
+    /// `f` on the store a read guard holds: `Ok(None)` when it was closed (unloaded),
+    /// its fault when it was let go for one.
+    fn read_in<T>(
+        &self,
+        store: Option<&Store>,
+        f: impl FnOnce(&Store) -> Result<T, StoreError>,
+    ) -> Result<Option<T>, StoreError> {
+        match store {
+            Some(s) => f(s).map(Some),
+            None => match self.fault() {
+                Some(fault) => Err(fault.error()),
+                None => Ok(None),
+            },
+        }
     }
 
     /// Run a write (or anything that needs the store to itself) on the blocking pool.

@@ -84,10 +84,7 @@ impl<K: RowDot, R: Rows> pulp::WithSimd for WithKernel<K, R> {
 /// row); pulp's dispatch checks the CPU, so nothing here is `unsafe`.
 pub(super) fn widest<R: Rows>(rows: R) -> R::Output {
     #[cfg(target_arch = "x86_64")]
-    if let Some(v3) = match *ARCH {
-        pulp::Arch::V3(v3) => Some(v3),
-        _ => None,
-    } {
+    if let pulp::Arch::V3(v3) = *ARCH {
         return pulp::Simd::vectorize(v3, WithKernel(v3, rows));
     }
     rows.run(Baseline)
