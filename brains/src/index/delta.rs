@@ -24,6 +24,10 @@ pub(crate) struct DeltaDoc {
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Delta {
     pub docs: Vec<DeltaDoc>,
+    /// Each document's length, by its place in `docs`: what a search reads per posting
+    /// (a `DeltaDoc` is a cache line and more; after a bulk import the delta may hold
+    /// half the store until the next fold).
+    pub lens: Vec<u32>,
     /// Live documents by slug (delta index).
     pub by_slug: HashMap<String, u32>,
     /// Live documents by vector key (delta index).
@@ -46,6 +50,11 @@ pub(crate) struct Delta {
 impl Delta {
     pub(crate) fn doc(&self, i: u32) -> Option<&DeltaDoc> {
         self.docs.get(i as usize)
+    }
+
+    /// The length of document `i` (its place in `docs`).
+    pub(crate) fn len_of(&self, i: u32) -> Option<u32> {
+        self.lens.get(i as usize).copied()
     }
 
     /// The postings of a term among live delta documents.
@@ -72,6 +81,7 @@ impl Delta {
         }
         self.live += 1;
         self.total_len += u64::from(doc.len);
+        self.lens.push(doc.len);
         self.docs.push(doc);
     }
 

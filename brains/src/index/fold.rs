@@ -162,6 +162,7 @@ impl ClaimIndex {
             dead_len: self.dead_len,
             delta: Delta {
                 docs: self.delta.docs.clone(),
+                lens: self.delta.lens.clone(),
                 new_term_names: self.delta.new_term_names.clone(),
                 ..Delta::default()
             },

@@ -472,7 +472,7 @@ impl ClaimIndex {
         if d < self.base_len() {
             self.base.doc_len(d)
         } else {
-            self.delta.doc(d - self.base_len()).map_or(1, |doc| doc.len)
+            self.delta.len_of(d - self.base_len()).unwrap_or(1)
         }
     }
 

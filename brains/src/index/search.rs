@@ -43,16 +43,31 @@ impl Cursor<'_> {
         }
     }
 
-    /// Step over the base postings of frequency 1 in claims of `cut` terms or more
-    /// (`lens`: the base claims' lengths): postings that cannot lift a claim to the
-    /// k-th score. A tight loop over two arrays read forward, not a candidate each.
-    fn skip_long(&mut self, cut: u32, lens: &[u32]) {
+    /// Step over the postings of frequency 1 in claims of `cut` terms or more (`lens`:
+    /// the base claims' lengths, `delta_lens` the delta's, whose first claim's id is
+    /// `base_docs`): postings that cannot lift a claim to the k-th score. A tight loop
+    /// over arrays read forward, not a candidate each.
+    fn skip_long(&mut self, cut: u32, lens: &[u32], delta_lens: &[u32], base_docs: u32) {
         while let (Some(d), Some(1)) = (self.docs.get(self.pos), self.tfs.get(self.pos)) {
             if lens.get(*d as usize).is_none_or(|l| *l < cut) {
-                break;
+                return;
             }
             self.pos += 1;
         }
+        let Some(at) = self.pos.checked_sub(self.docs.len()) else {
+            // Stopped inside the base list.
+            return;
+        };
+        let skipped = self.delta[at..]
+            .iter()
+            .take_while(|(d, f)| {
+                *f == 1
+                    && d.checked_sub(base_docs)
+                        .and_then(|i| delta_lens.get(i as usize))
+                        .is_some_and(|l| *l >= cut)
+            })
+            .count();
+        self.pos += skipped;
     }
 
     /// Move to the first posting at or after `target` (never back); the term's
@@ -357,12 +372,13 @@ impl ClaimIndex {
         // Terms before `first` no longer nominate (their bounds cannot reach the k-th).
         let mut first = 0;
         let lens = self.base.doc_lens();
+        let delta_lens = self.delta.lens.as_slice();
         // With one term left nominating: the claim length from which its postings of
         // frequency 1 fall short of the k-th score with every other bound added.
         let mut cut: Option<u32> = None;
         loop {
             if let Some(cut) = cut {
-                lists[first].skip_long(cut, lens);
+                lists[first].skip_long(cut, lens, delta_lens, base_len);
             }
             let mut doc = u32::MAX;
             for c in &lists[first..] {
