@@ -1,6 +1,9 @@
 //! The delta of the claim index: the claims written since the base segment was built,
-//! in ordinary maps and vectors. It stays small: a checkpoint folds it into a new base
-//! (`ClaimIndex::compact`) once it holds an eighth of the store.
+//! in ordinary maps and vectors. A checkpoint folds it into a new base
+//! (`ClaimIndex::compact`) once it holds an eighth of the store; after a bulk import,
+//! whose checkpoints come each time the store doubles, it may hold up to half until the
+//! next write takes the last fold back, so what a search reads per posting (a claim's
+//! length) is kept in an array of its own.
 
 use foldhash::HashMap;
 
