@@ -30,13 +30,16 @@ impl RowDot for Baseline {
 impl RowDot for pulp::x86::V3 {
     #[inline(always)]
     fn dot_i8(self, a: &[i8], b: &[i16]) -> i64 {
-        // Each lane sums two products a chunk: within i32 for 4 096 components, so a
-        // longer row is summed a block of that at a time.
-        a.chunks(4096)
-            .zip(b.chunks(4096))
-            .map(|(a, b)| avx2_block(self, a, b))
-            .sum()
+        // Each lane sums two products a chunk: within i32 for 4 096 components.
+        in_blocks(a, b, 4096, |a, b| avx2_block(self, a, b))
     }
+}
+
+/// `block`'s integer dot product of `a` and `b` taken `n` components at a time (within
+/// what its i32 lanes hold), the blocks added in i64: exact at any length.
+#[inline(always)]
+fn in_blocks(a: &[i8], b: &[i16], n: usize, block: impl Fn(&[i8], &[i16]) -> i64) -> i64 {
+    a.chunks(n).zip(b.chunks(n)).map(|(a, b)| block(a, b)).sum()
 }
 
 /// AVX2's [`RowDot::dot_i8`] of at most 4 096 components.
@@ -127,12 +130,8 @@ pub(super) fn norm(v: &[f32]) -> f32 {
 /// baseline [`RowDot`]).
 #[inline(always)]
 pub(super) fn dot_i8(a: &[i8], b: &[i16]) -> i64 {
-    // A lane holds a sixteenth of the products: within i32 for 8 192 components, so a
-    // longer row is summed a block of that at a time, and the blocks in i64.
-    a.chunks(8192)
-        .zip(b.chunks(8192))
-        .map(|(a, b)| dot_i8_block(a, b))
-        .sum()
+    // A lane holds a sixteenth of the products: within i32 for 8 192 components.
+    in_blocks(a, b, 8192, dot_i8_block)
 }
 
 /// [`dot_i8`] of at most 8 192 components.
