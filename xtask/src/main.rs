@@ -32,6 +32,9 @@
 //! - `bench --scale-store [--claims 100000] [--small 1000] [--rounds 300]`: the same corpus
 //!   in two stores in this process (no owner, no HTTP), lexical, vector and hybrid recall
 //!   timed on each, and hybrid right after the fill (issue 50).
+//! - `bench --fresh [--claims 100000] [--queries 200]`: the vector index alone right after
+//!   a bulk write: search p50 and the share of the exact top 10 found with the backlog
+//!   scanned whole, parted into cells while the graph catches up, and settled.
 //! - `bench --autostart [--runs 10] [--no-model]`: a command with no owner running (it
 //!   starts one) against the same command with the owner running (build `--release`
 //!   first).
@@ -102,6 +105,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --reopen [--claims 100000] [--runs 3] [--seeks 40] [--bin PATH]
   bench --scale [--claims 100000] [--small 1000] [--rounds 300] [--no-model] [--bin PATH]
   bench --scale-store [--claims 100000] [--small 1000] [--rounds 300]
+  bench --fresh [--claims 100000] [--queries 200]
   bench --autostart [--runs 10] [--no-model]
   soak [--clients 16] [--secs 60] [--brains 3] [--seed-claims 200] [--no-model] [--seek-tier project|medulla]
   hygiene corpus [--positives FILE] [--negatives FILE]
@@ -233,6 +237,7 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("--import") => bench::import::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--reopen") => bench::reopen::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--scale") => bench::scale::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--fresh") => bench::fresh::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--scale-store") => {
             bench::scale_store::run(rest)
         }

@@ -19,17 +19,21 @@
 use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::ops::Range;
+use std::sync::Arc;
 
 use super::arith::{
     dot, dot_codes, from_order_key, norm, order_key, quantize, widest, Rounding, RowDot, Rows,
 };
+use super::cells::{placeable, split_runs, Cells, Centroids, ASSIGN_STEP};
 use super::Keep;
 
 /// Fresh sets below this are scanned in full precision alone.
 const QUANTIZED_SCAN_MIN: usize = 4096;
-/// From this many rows the eight-bit pass runs on two cores (a hop to the pool costs
-/// tens of microseconds; a pass over this many rows about a millisecond).
-const PARALLEL_SCAN_MIN: usize = 16_384;
+/// From this many rows read the eight-bit pass runs on two cores (a hop to the pool
+/// costs tens of microseconds; a pass over this many rows about a quarter of a
+/// millisecond).
+const PARALLEL_SCAN_MIN: usize = 8192;
 
 /// The query in sixteen bits for the eight-bit pass: `q ≈ qscale × qi`, `qerr` the norm
 /// of what that rounding left, `qn` the query's norm. Made once a scan, read by both
@@ -68,11 +72,11 @@ impl Query16 {
 /// computed in f32 to ~1e-6).
 const BOUND_SLACK: f32 = 1e-4;
 
-/// One range's shortlist ([`Fresh::shortlist_of`]) as a loop [`widest`] runs with the
+/// The shortlist of some runs of rows ([`Fresh::shortlist_of`]) as a loop [`widest`] runs with the
 /// machine's widest eight-bit kernel.
 struct Shortlist<'a, 'k> {
     fresh: &'a Fresh,
-    range: std::ops::Range<usize>,
+    runs: &'a [Range<usize>],
     q16: &'a Query16,
     k: usize,
     keep: &'a Keep<'k>,
@@ -84,7 +88,7 @@ impl Rows for Shortlist<'_, '_> {
     #[inline(always)]
     fn run<K: RowDot>(self, kernel: K) -> Vec<usize> {
         self.fresh
-            .shortlist_rows(kernel, self.range, self.q16, self.k, self.keep)
+            .shortlist_rows(kernel, self.runs, self.q16, self.k, self.keep)
     }
 }
 
@@ -111,6 +115,8 @@ pub(super) struct Fresh {
     /// Keys removed while moving: the graph may hold them for a moment; they are not
     /// found, and the settler takes them out of the graph when it is done.
     dropped: HashSet<u64>,
+    /// Which cell each row is in, once the set is large (`cells.rs`).
+    cells: Cells,
 }
 
 impl Fresh {
@@ -192,6 +198,7 @@ impl Fresh {
         self.norms.push(norm(v));
         let rounding = quantize(v, &mut self.codes);
         self.roundings.push(rounding);
+        self.cells.push(key);
     }
 
     /// Take a vector out (a write let it go); whether it was here.
@@ -233,6 +240,7 @@ impl Fresh {
             head[i * d..(i + 1) * d].copy_from_slice(&tail[..d]);
             self.pos.insert(self.keys[i], i);
         }
+        self.cells.swap_remove(i);
         self.keys.pop();
         self.slots.pop();
         self.norms.pop();
@@ -254,8 +262,12 @@ impl Fresh {
     /// Up to `n` vectors for the settler, marked moving (copies: they stay here, found
     /// by the scan, until [`Fresh::settled`]). A lean row goes as its eight bits give it:
     /// the graph that takes it rounds every vector to eight bits of its own, far coarser.
+    ///
+    /// The last rows, last first: settled in that order, each leaves from the end, so
+    /// no row is moved to fill its place and rows kept in order of their cells stay so.
     pub(super) fn take_batch(&mut self, n: usize) -> Vec<(u64, Vec<f32>)> {
-        let batch: Vec<(u64, Vec<f32>)> = (0..self.len().min(n))
+        let batch: Vec<(u64, Vec<f32>)> = (self.len().saturating_sub(n)..self.len())
+            .rev()
             .map(|i| (self.keys[i], self.vector_at(i).into_owned()))
             .collect();
         self.moving.extend(batch.iter().map(|(k, _)| *k));
@@ -284,8 +296,112 @@ impl Fresh {
         }
     }
 
+    /// Whether the set should be parted into cells (again): see `cells.rs`.
+    pub(super) fn cells_due(&self) -> bool {
+        self.cells.due()
+    }
+
+    /// Cells are to be made now: a sample of the rows, spread over the set, for their
+    /// centroids, and how many cells. Rows written from now until
+    /// [`Fresh::install_cells`] stay in no cell.
+    pub(super) fn begin_cells(&mut self) -> (Vec<Vec<f32>>, usize) {
+        self.cells.begin();
+        let cells = Centroids::count_for(self.len());
+        let n = Centroids::sample_for(cells).min(self.len());
+        let sample = (0..n)
+            .map(|j| j * self.len() / n.max(1))
+            .filter(|i| placeable(self.norms[*i], self.roundings[*i].scale))
+            .map(|i| self.vector_at(i).into_owned())
+            .collect();
+        (sample, cells)
+    }
+
+    /// The cell of each row from `start` (at most [`ASSIGN_STEP`] rows), by key; `None`
+    /// once `start` is past the end. A row that cannot be placed is left in none.
+    pub(super) fn assign_cells(
+        &self,
+        centroids: &Centroids,
+        start: usize,
+    ) -> Option<Vec<(u64, u16)>> {
+        if start >= self.len() {
+            return None;
+        }
+        let end = self.len().min(start + ASSIGN_STEP);
+        let nearest = centroids.nearest_all(&self.codes[start * self.dims..end * self.dims]);
+        Some(
+            (start..end)
+                .zip(nearest)
+                .filter(|(i, _)| placeable(self.norms[*i], self.roundings[*i].scale))
+                .map(|(i, c)| (self.keys[i], c))
+                .collect(),
+        )
+    }
+
+    /// The cells made (see [`Cells::install`]), and the rows put in order of their
+    /// cells, so a seek reads each of its cells as one run of memory, not row by row
+    /// across the whole set.
+    pub(super) fn install_cells(&mut self, centroids: Arc<Centroids>, assigned: &[(u64, u16)]) {
+        self.cells.install(centroids, assigned, &self.pos);
+        let order = self.cells.by_cell();
+        self.reorder(&order);
+    }
+
+    /// Put the rows in `order` (`order[j]`: the row that goes to place `j`), in place,
+    /// one cycle of the permutation at a time.
+    fn reorder(&mut self, order: &[usize]) {
+        let d = self.dims;
+        let mut done = vec![false; order.len()];
+        let mut row = vec![0i8; d];
+        for start in 0..order.len() {
+            if done[start] || order[start] == start {
+                continue;
+            }
+            let (key, slot, norm, rounding) = (
+                self.keys[start],
+                self.slots[start],
+                self.norms[start],
+                self.roundings[start],
+            );
+            row.copy_from_slice(&self.codes[start * d..(start + 1) * d]);
+            let mut j = start;
+            loop {
+                done[j] = true;
+                let from = order[j];
+                if from == start {
+                    self.keys[j] = key;
+                    self.slots[j] = slot;
+                    self.norms[j] = norm;
+                    self.roundings[j] = rounding;
+                    self.codes[j * d..(j + 1) * d].copy_from_slice(&row);
+                    break;
+                }
+                self.keys[j] = self.keys[from];
+                self.slots[j] = self.slots[from];
+                self.norms[j] = self.norms[from];
+                self.roundings[j] = self.roundings[from];
+                self.codes.copy_within(from * d..(from + 1) * d, j * d);
+                j = from;
+            }
+        }
+        for (i, k) in self.keys.iter().enumerate() {
+            self.pos.insert(*k, i);
+        }
+        self.cells.reorder(order);
+    }
+
+    #[cfg(test)]
+    pub(super) fn cells(&self) -> &Cells {
+        &self.cells
+    }
+
+    /// Rows in a cell.
+    pub(super) fn in_cells(&self) -> usize {
+        self.cells.assigned()
+    }
+
     /// The `k` most similar vectors `keep` admits, best first: exactly, but for lean
-    /// rows, which are scored by their eight bits.
+    /// rows, which are scored by their eight bits, and for a set parted into cells,
+    /// of which only the query's nearest are read (`cells.rs`).
     pub(super) fn scan(&self, q: &[f32], k: usize, keep: &Keep<'_>) -> Vec<(u64, f32)> {
         self.scan_from(q, k, keep, QUANTIZED_SCAN_MIN)
     }
@@ -343,30 +459,34 @@ impl Fresh {
     /// the k best.
     fn shortlist(&self, q: &[f32], qn: f32, k: usize, keep: &Keep<'_>) -> Vec<usize> {
         let q16 = Query16::of(q, qn);
-        let len = self.len();
-        if len < PARALLEL_SCAN_MIN {
-            return self.shortlist_of(0..len, &q16, k, keep);
+        let runs = self
+            .cells
+            .probe(q)
+            .unwrap_or_else(|| std::iter::once(0..self.len()).collect());
+        let rows: usize = runs.iter().map(ExactSizeIterator::len).sum();
+        if rows < PARALLEL_SCAN_MIN {
+            return self.shortlist_of(&runs, &q16, k, keep);
         }
-        let mid = len / 2;
+        let [first, second] = split_runs(&runs);
         let (mut a, b) = crate::par::halves(
-            || self.shortlist_of(0..mid, &q16, k, keep),
-            || self.shortlist_of(mid..len, &q16, k, keep),
+            || self.shortlist_of(&first, &q16, k, keep),
+            || self.shortlist_of(&second, &q16, k, keep),
         );
         a.extend(b);
         a
     }
 
-    /// [`Fresh::shortlist`] of the rows in `range`.
+    /// [`Fresh::shortlist`] of the rows in `runs`.
     fn shortlist_of(
         &self,
-        range: std::ops::Range<usize>,
+        runs: &[Range<usize>],
         q16: &Query16,
         k: usize,
         keep: &Keep<'_>,
     ) -> Vec<usize> {
         widest(Shortlist {
             fresh: self,
-            range,
+            runs,
             q16,
             k,
             keep,
@@ -378,7 +498,7 @@ impl Fresh {
     fn shortlist_rows<K: RowDot>(
         &self,
         kernel: K,
-        range: std::ops::Range<usize>,
+        runs: &[Range<usize>],
         q16: &Query16,
         k: usize,
         keep: &Keep<'_>,
@@ -395,42 +515,44 @@ impl Fresh {
         let mut best: BinaryHeap<Reverse<u32>> = BinaryHeap::with_capacity(k + 1);
         let mut floor = f32::NEG_INFINITY;
         let mut rows: Vec<(usize, f32)> = Vec::new();
-        for i in range {
-            if !keep(self.keys[i]) {
-                continue;
-            }
-            let n = self.norms[i];
-            let (lower, upper) = if n == 0.0 {
-                (0.0, 0.0)
-            } else {
-                let r = self.roundings[i];
-                let approx = r.scale * qscale * kernel.dot_i8(self.codes(i), qi) as f32;
-                let bound = qn * r.residual + r.rounded * qerr;
-                let inv = 1.0 / (n * qn);
-                (
-                    (approx - bound) * inv - BOUND_SLACK,
-                    (approx + bound) * inv + BOUND_SLACK,
-                )
-            };
-            if !(lower.is_finite() && upper.is_finite()) {
-                // Nothing to bound it by (a vector that is not finite): always rescored.
-                rows.push((i, f32::INFINITY));
-                continue;
-            }
-            if upper < floor {
-                continue;
-            }
-            rows.push((i, upper));
-            if best.len() < k {
-                best.push(Reverse(order_key(lower)));
-            } else if best.peek().is_some_and(|m| order_key(lower) > m.0) {
-                best.pop();
-                best.push(Reverse(order_key(lower)));
-            }
-            if best.len() == k {
-                floor = best
-                    .peek()
-                    .map_or(f32::NEG_INFINITY, |m| from_order_key(m.0));
+        for run in runs {
+            for i in run.clone() {
+                if !keep(self.keys[i]) {
+                    continue;
+                }
+                let n = self.norms[i];
+                let (lower, upper) = if n == 0.0 {
+                    (0.0, 0.0)
+                } else {
+                    let r = self.roundings[i];
+                    let approx = r.scale * qscale * kernel.dot_i8(self.codes(i), qi) as f32;
+                    let bound = qn * r.residual + r.rounded * qerr;
+                    let inv = 1.0 / (n * qn);
+                    (
+                        (approx - bound) * inv - BOUND_SLACK,
+                        (approx + bound) * inv + BOUND_SLACK,
+                    )
+                };
+                if !(lower.is_finite() && upper.is_finite()) {
+                    // Nothing to bound it by (a vector that is not finite): always rescored.
+                    rows.push((i, f32::INFINITY));
+                    continue;
+                }
+                if upper < floor {
+                    continue;
+                }
+                rows.push((i, upper));
+                if best.len() < k {
+                    best.push(Reverse(order_key(lower)));
+                } else if best.peek().is_some_and(|m| order_key(lower) > m.0) {
+                    best.pop();
+                    best.push(Reverse(order_key(lower)));
+                }
+                if best.len() == k {
+                    floor = best
+                        .peek()
+                        .map_or(f32::NEG_INFINITY, |m| from_order_key(m.0));
+                }
             }
         }
         rows.retain(|r| r.1 >= floor);

@@ -16,6 +16,7 @@
 //! again, from redb, on the next open.
 
 mod arith;
+mod cells;
 mod fresh;
 mod graph;
 mod loading;
@@ -166,6 +167,18 @@ impl VectorIndex {
     pub fn fresh(&self) -> usize {
         let f = read(&self.shared.fresh);
         f.len() + lock(&self.shared.pending).len()
+    }
+
+    /// Part a large fresh backlog into cells now, if it is due (`cells.rs`): the settler
+    /// does so before its next batch; this is for a caller that holds it (a bench
+    /// measuring the cells alone). Whether cells were made.
+    pub fn part_fresh(&self) -> bool {
+        self.shared.make_cells()
+    }
+
+    /// Fresh vectors parted into cells (`cells.rs`): 0 until a large backlog is.
+    pub fn fresh_in_cells(&self) -> usize {
+        read(&self.shared.fresh).in_cells()
     }
 
     pub fn contains(&self, key: u64) -> bool {

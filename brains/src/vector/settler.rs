@@ -244,6 +244,9 @@ impl Shared {
             if self.stop.load(Ordering::Acquire) || !self.wait_out_hold() {
                 break;
             }
+            // A large backlog is parted into cells first: until the graph has it, a
+            // search reads a tenth of it (`cells.rs`).
+            self.make_cells();
             let fresh = read(&self.fresh).len();
             let threads = if fresh > self.full_max {
                 if backlog.is_none() {

@@ -7,6 +7,7 @@ pub(crate) mod autostart;
 pub(crate) mod backup;
 pub(crate) mod connect;
 pub(crate) mod corpus;
+pub(crate) mod fresh;
 pub(crate) mod hall;
 pub(crate) mod hnsw;
 pub(crate) mod http;
