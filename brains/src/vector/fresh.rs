@@ -14,7 +14,8 @@
 //! per query, and integer arithmetic. Each row's cosine is known from it to within a
 //! bound the row carries (its rounding residual), so only the rows whose bound reaches
 //! the k-th best lower bound are rescored from the full vectors, and the answer is the
-//! exact scan's, score for score.
+//! exact scan's, score for score. A backlog of [`CELLS_MIN`](super::cells::CELLS_MIN) rows
+//! or more, once parted into cells, is read in part (`cells.rs`).
 
 use std::borrow::Cow;
 use std::cmp::Reverse;

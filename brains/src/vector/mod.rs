@@ -3,7 +3,8 @@
 //!
 //! Two parts, searched together: the **graph** (`graph.rs`, usearch's HNSW over
 //! eight-bit vectors by default ([`Precision`]), saved in `vectors.usearch`), and the
-//! **fresh** vectors (`fresh.rs`), written but not yet in the graph, searched exactly.
+//! **fresh** vectors (`fresh.rs`), written but not yet in the graph, searched by a scan
+//! (exactly; a large backlog in part, by cells: `cells.rs`).
 //! A write only adds to the fresh set, so a memorize never waits for a graph insert and
 //! a claim is found by its vector as soon as its write returns; a settler thread moves
 //! fresh vectors into the graph in the background, one batch at a time, and exits when
