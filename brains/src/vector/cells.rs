@@ -146,17 +146,17 @@ impl Rows for Nearest<'_> {
 
     #[inline(always)]
     fn run<K: RowDot>(self, k: K) -> Vec<u16> {
-        // Plain loops, no closures: a closure is not built at the kernel's level, and the
-        // kernel would be called rather than inlined (tens of times slower).
         let d = self.c.dims.max(1);
+        let mut scores = Vec::with_capacity(self.c.len());
         let mut out = Vec::with_capacity(self.codes.len() / d);
         for row in self.codes.chunks_exact(d) {
+            scores.clear();
+            self.c.score_into(k, row, &mut scores);
             // The first of equals, as the probe's order has it.
             let mut best = (i64::MIN, 0u16);
-            for (j, c) in self.c.codes.chunks_exact(d).enumerate() {
-                let s = k.dot_i8(row, c);
-                if s > best.0 {
-                    best = (s, j as u16);
+            for (j, s) in scores.iter().enumerate() {
+                if *s > best.0 {
+                    best = (*s, j as u16);
                 }
             }
             out.push(best.1);
@@ -176,12 +176,21 @@ impl Rows for Scores<'_> {
 
     #[inline(always)]
     fn run<K: RowDot>(self, k: K) -> Vec<i64> {
-        let d = self.c.dims.max(1);
-        let mut out = Vec::with_capacity(self.c.codes.len() / d);
-        for c in self.c.codes.chunks_exact(d) {
-            out.push(k.dot_i8(self.row, c));
-        }
+        let mut out = Vec::with_capacity(self.c.len());
+        self.c.score_into(k, self.row, &mut out);
         out
+    }
+}
+
+impl Centroids {
+    /// Each cell's integer dot product with `row`, onto `out`. A plain loop, no closure:
+    /// a closure is not built at the kernel's level, so the kernel would be called
+    /// rather than inlined (tens of times slower).
+    #[inline(always)]
+    fn score_into<K: RowDot>(&self, k: K, row: &[i8], out: &mut Vec<i64>) {
+        for c in self.codes.chunks_exact(self.dims.max(1)) {
+            out.push(k.dot_i8(row, c));
+        }
     }
 }
 
