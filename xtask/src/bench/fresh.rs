@@ -111,7 +111,6 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     header("| phase | fresh vectors (start → end) | in cells | p50 (ms) | p99 (ms) | exact top 10 found |");
     phase("held: the backlog scanned whole", &ix, &queries, &truth)?;
-    let t = Instant::now();
     // The cells alone, the settler still held (it makes them itself once it runs).
     let t = Instant::now();
     ix.part_fresh();
