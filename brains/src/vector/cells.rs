@@ -22,7 +22,6 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::arith::{norm, quantize, widest, RowDot, Rows};
-use super::settler::{read, write, Shared};
 
 /// Fresh sets from this size are parted into cells (below it the whole scan takes
 /// ~1 ms on one core).
@@ -191,48 +190,6 @@ impl Centroids {
         for c in self.codes.chunks_exact(self.dims.max(1)) {
             out.push(k.dot_i8(row, c));
         }
-    }
-}
-
-impl Shared {
-    /// Part the fresh set into cells when it is due ([`Cells::due`]): on the settler's
-    /// thread, between its batches, the set read-locked a step at a time (a write waits
-    /// for one step at most, a search for none). Whether cells were made.
-    pub(super) fn make_cells(&self) -> bool {
-        if !read(&self.fresh).cells_due() {
-            return false;
-        }
-        let (sample, cells) = {
-            let mut f = write(&self.fresh);
-            if !f.cells_due() {
-                return false;
-            }
-            f.begin_cells()
-        };
-        let t = std::time::Instant::now();
-        let Some(centroids) = Centroids::of(&sample, cells) else {
-            return false;
-        };
-        let centroids = Arc::new(centroids);
-        let mut assigned = Vec::new();
-        let mut start = 0;
-        while let Some(step) = read(&self.fresh).assign_cells(&centroids, start) {
-            if self.stop.load(std::sync::atomic::Ordering::Acquire) {
-                return false;
-            }
-            start += ASSIGN_STEP;
-            assigned.extend(step);
-        }
-        let mut f = write(&self.fresh);
-        f.install_cells(centroids.clone(), &assigned);
-        tracing::debug!(
-            rows = f.len(),
-            in_cells = f.in_cells(),
-            cells = centroids.len(),
-            ms = t.elapsed().as_millis() as u64,
-            "the fresh vectors were parted into cells"
-        );
-        true
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLock
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::cells::{Centroids, ASSIGN_STEP};
 use super::fresh::Fresh;
 use super::graph::{err, Contexts, Graph, SEARCH_CONTEXTS};
 use crate::error::StoreError;
@@ -230,6 +231,46 @@ impl Shared {
                 _ => return true,
             }
         }
+    }
+
+    /// Part the fresh set into cells when it is due ([`Cells::due`]): on the settler's
+    /// thread, between its batches, the set read-locked a step at a time (a write waits
+    /// for one step at most, a search for none). Whether cells were made.
+    pub(super) fn make_cells(&self) -> bool {
+        if !read(&self.fresh).cells_due() {
+            return false;
+        }
+        let (sample, cells) = {
+            let mut f = write(&self.fresh);
+            if !f.cells_due() {
+                return false;
+            }
+            f.begin_cells()
+        };
+        let t = std::time::Instant::now();
+        let Some(centroids) = Centroids::of(&sample, cells) else {
+            return false;
+        };
+        let centroids = Arc::new(centroids);
+        let mut assigned = Vec::new();
+        let mut start = 0;
+        while let Some(step) = read(&self.fresh).assign_cells(&centroids, start) {
+            if self.stop.load(std::sync::atomic::Ordering::Acquire) {
+                return false;
+            }
+            start += ASSIGN_STEP;
+            assigned.extend(step);
+        }
+        let mut f = write(&self.fresh);
+        f.install_cells(centroids.clone(), &assigned);
+        tracing::debug!(
+            rows = f.len(),
+            in_cells = f.in_cells(),
+            cells = centroids.len(),
+            ms = t.elapsed().as_millis() as u64,
+            "the fresh vectors were parted into cells"
+        );
+        true
     }
 
     /// The settler: batches until nothing is fresh (or the index is dropped). One thread
