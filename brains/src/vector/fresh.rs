@@ -311,7 +311,7 @@ impl Fresh {
         let n = Centroids::sample_for(cells).min(self.len());
         let sample = (0..n)
             .map(|j| j * self.len() / n.max(1))
-            .filter(|i| placeable(self.norms[*i], self.roundings[*i].scale))
+            .filter(|i| self.placeable(*i))
             .map(|i| self.vector_at(i).into_owned())
             .collect();
         (sample, cells)
@@ -332,10 +332,15 @@ impl Fresh {
         Some(
             (start..end)
                 .zip(nearest)
-                .filter(|(i, _)| placeable(self.norms[*i], self.roundings[*i].scale))
+                .filter(|(i, _)| self.placeable(*i))
                 .map(|(i, c)| (self.keys[i], c))
                 .collect(),
         )
+    }
+
+    /// Whether row `i` can be put in a cell (see [`placeable`]).
+    fn placeable(&self, i: usize) -> bool {
+        placeable(self.norms[i], self.roundings[i].scale)
     }
 
     /// The cells made (see [`Cells::install`]), and the rows put in order of their

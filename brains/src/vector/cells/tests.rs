@@ -43,16 +43,22 @@ fn clustered(n: usize, centers: usize, spread: f32, seed: u64) -> (Fresh, Vec<Ve
     (f, rows)
 }
 
+/// Every row's cell, step by step, as the settler assigns them.
+fn assign_all(f: &Fresh, centroids: &Centroids) -> Vec<(u64, u16)> {
+    let mut assigned = vec![];
+    let mut start = 0;
+    while let Some(step) = f.assign_cells(centroids, start) {
+        start += super::ASSIGN_STEP;
+        assigned.extend(step);
+    }
+    assigned
+}
+
 /// What the settler does, at once: see `Shared::make_cells`.
 fn part(f: &mut Fresh) {
     let (sample, cells) = f.begin_cells();
     let centroids = Arc::new(Centroids::of(&sample, cells).expect("centroids"));
-    let mut assigned = vec![];
-    let mut start = 0;
-    while let Some(step) = f.assign_cells(&centroids, start) {
-        start += super::ASSIGN_STEP;
-        assigned.extend(step);
-    }
+    let assigned = assign_all(f, &centroids);
     f.install_cells(centroids, &assigned);
 }
 
@@ -153,12 +159,7 @@ fn rows_in_no_cell_are_always_read_and_rows_leave_their_cells() {
     let (mut f, rows) = clustered(12_000, 40, 0.6, 5);
     let (sample, cells) = f.begin_cells();
     let centroids = Arc::new(Centroids::of(&sample, cells).unwrap());
-    let mut assigned = vec![];
-    let mut start = 0;
-    while let Some(step) = f.assign_cells(&centroids, start) {
-        start += super::ASSIGN_STEP;
-        assigned.extend(step);
-    }
+    let assigned = assign_all(&f, &centroids);
     // Written again while the cells were being made: a different vector now.
     let odd: Vec<f32> = (0..DIMS).map(|d| if d == 5 { -9.0 } else { 0.1 }).collect();
     f.push(7, &odd, false);
