@@ -253,6 +253,15 @@ impl OwnerHandle {
             .await
     }
 
+    /// A bulk write into `id` is over ([`Store::bulk_written`]).
+    pub async fn bulk_written(&self, id: &StoreId) -> Result<()> {
+        self.read(id, |s| {
+            s.bulk_written();
+            Ok(())
+        })
+        .await
+    }
+
     pub async fn recall(&self, id: &StoreId, q: RecallQuery) -> Result<RecallResult> {
         self.read(id, move |s| s.recall(&q)).await
     }

@@ -228,6 +228,15 @@ impl Store {
         Ok(())
     }
 
+    /// A bulk write (an import) has written its last batch: a large backlog of fresh
+    /// vectors is parted into cells now, in the background, rather than once the hold
+    /// on the settler ends, so seeks read a tenth of it from the start (`vector/cells.rs`).
+    pub fn bulk_written(&self) {
+        if let Some(ix) = &self.vindex {
+            ix.part_soon();
+        }
+    }
+
     fn committed(&self, batch: usize) {
         if batch >= BULK_BATCH {
             if let Some(ix) = &self.vindex {

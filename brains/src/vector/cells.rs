@@ -234,12 +234,20 @@ impl Cells {
     /// no cell.
     pub(super) fn due(&self) -> bool {
         let rows = self.of_row.len();
-        rows >= CELLS_MIN && rows - self.assigned >= self.assigned.max(CELLS_MIN / 2)
+        self.building.is_none()
+            && rows >= CELLS_MIN
+            && rows - self.assigned >= self.assigned.max(CELLS_MIN / 2)
     }
 
-    /// Cells are being made from now: rows written meanwhile are told apart.
+    /// Cells are being made from now: rows written meanwhile are told apart (and no
+    /// second making starts).
     pub(super) fn begin(&mut self) {
         self.building = Some(HashSet::new());
+    }
+
+    /// The making begun was given up: the cells stay as they were, and may be made again.
+    pub(super) fn abandon(&mut self) {
+        self.building = None;
     }
 
     /// The cells made: `centroids`, and each assigned key's cell (`pos`: each key's

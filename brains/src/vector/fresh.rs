@@ -343,6 +343,11 @@ impl Fresh {
         placeable(self.norms[i], self.roundings[i].scale)
     }
 
+    /// The cells begun were not made (see [`Cells::abandon`]).
+    pub(super) fn abandon_cells(&mut self) {
+        self.cells.abandon();
+    }
+
     /// The cells made (see [`Cells::install`]), and the rows put in order of their
     /// cells, so a seek reads each of its cells as one run of memory, not row by row
     /// across the whole set.

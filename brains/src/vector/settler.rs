@@ -233,9 +233,10 @@ impl Shared {
         }
     }
 
-    /// Part the fresh set into cells when it is due ([`Cells::due`]): on the settler's
-    /// thread, between its batches, the set read-locked a step at a time (a write waits
-    /// for one step at most, a search for none). Whether cells were made.
+    /// Part the fresh set into cells when it is due ([`Cells::due`]), on every core the
+    /// process may use (at the calling thread's priority), the set read-locked a step at a
+    /// time (a write waits for one step at most, a search for none). Whether cells were
+    /// made; one making at a time (a second call meanwhile finds them not due).
     pub(super) fn make_cells(&self) -> bool {
         if !read(&self.fresh).cells_due() {
             return false;
@@ -248,20 +249,16 @@ impl Shared {
             f.begin_cells()
         };
         let t = std::time::Instant::now();
-        let Some(centroids) = Centroids::of(&sample, cells) else {
+        let made = Centroids::of(&sample, cells).and_then(|c| {
+            let c = Arc::new(c);
+            let assigned = self.assign_all(&c)?;
+            Some((c, assigned))
+        });
+        let mut f = write(&self.fresh);
+        let Some((centroids, assigned)) = made else {
+            f.abandon_cells();
             return false;
         };
-        let centroids = Arc::new(centroids);
-        let mut assigned = Vec::new();
-        let mut start = 0;
-        while let Some(step) = read(&self.fresh).assign_cells(&centroids, start) {
-            if self.stop.load(std::sync::atomic::Ordering::Acquire) {
-                return false;
-            }
-            start += ASSIGN_STEP;
-            assigned.extend(step);
-        }
-        let mut f = write(&self.fresh);
         f.install_cells(centroids.clone(), &assigned);
         tracing::debug!(
             rows = f.len(),
@@ -271,6 +268,34 @@ impl Shared {
             "the fresh vectors were parted into cells"
         );
         true
+    }
+
+    /// Each fresh row's cell among `centroids`, by key, the steps dealt round the
+    /// threads; `None` when the index is being dropped.
+    fn assign_all(&self, centroids: &Centroids) -> Option<Vec<(u64, u16)>> {
+        let threads = build_threads();
+        let parts: Vec<Option<Vec<(u64, u16)>>> = std::thread::scope(|s| {
+            let run = |first: usize| {
+                let mut out = Vec::new();
+                let mut start = first * ASSIGN_STEP;
+                while let Some(step) = read(&self.fresh).assign_cells(centroids, start) {
+                    if self.stop.load(Ordering::Acquire) {
+                        return None;
+                    }
+                    out.extend(step);
+                    start += threads * ASSIGN_STEP;
+                }
+                Some(out)
+            };
+            let others: Vec<_> = (1..threads).map(|t| s.spawn(move || run(t))).collect();
+            let mut parts = vec![run(0)];
+            parts.extend(others.into_iter().map(|h| h.join().ok().flatten()));
+            parts
+        });
+        parts.into_iter().try_fold(Vec::new(), |mut all, p| {
+            all.extend(p?);
+            Some(all)
+        })
     }
 
     /// The settler: batches until nothing is fresh (or the index is dropped). One thread

@@ -180,3 +180,48 @@ fn below_callers(name: &str) {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// Issue 50: right after a bulk import, seeks scanned the whole backlog until the hold
+/// on the settler ended and it had made the cells (the first second or more). The end
+/// of a bulk write now parts the backlog at once, the settler still held: nothing is
+/// settled, every row is in a cell, and each is still found by its own vector.
+#[test]
+fn a_bulk_writes_end_parts_the_backlog_while_the_settler_is_held() {
+    let dims = 16;
+    let d = tempfile::tempdir().unwrap();
+    let graph = Graph::empty(d.path(), dims, Precision::I8).unwrap();
+    let mut ix = VectorIndex::of(graph, dims, Precision::I8);
+    ix.hold_settling(std::time::Duration::from_secs(600));
+    let n = cells::CELLS_MIN as u64 + 1000;
+    let items: Vec<(u64, Vec<f32>)> = (1..=n).map(|k| (k, vector(k, dims))).collect();
+    for chunk in items.chunks(4096) {
+        ix.add_many(chunk).unwrap();
+    }
+    assert_eq!(
+        ix.fresh_in_cells(),
+        0,
+        "not parted before the bulk write ends"
+    );
+    ix.part_soon();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while ix.fresh_in_cells() == 0 {
+        assert!(std::time::Instant::now() < deadline, "never parted");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(ix.fresh_in_cells(), n as usize);
+    assert_eq!(
+        read(&ix.shared.graph).size(),
+        0,
+        "the hold still keeps the settler back"
+    );
+    for (k, v) in items.iter().step_by(331) {
+        assert_eq!(
+            ix.search_all(v, 1).unwrap()[0].0,
+            *k,
+            "vector {k} in its cell"
+        );
+    }
+    // A second call finds nothing due: no second making.
+    ix.part_soon();
+    assert!(!ix.part_fresh());
+}

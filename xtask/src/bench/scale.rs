@@ -118,13 +118,37 @@ fn interleaved(o: &Owner, small: &str, large: &str, rounds: usize) -> Result<Pha
         seek(small, i)?;
         seek(large, i)?;
     }
+    let t = Instant::now();
     let (mut a, mut b) = alternate(rounds, |i| seek(small, i), |i| seek(large, i))?;
+    fifths(&a, &b, t.elapsed());
     Ok((
         pct(&mut a, 0.5),
         pct(&mut a, 0.99),
         pct(&mut b, 0.5),
         pct(&mut b, 0.99),
     ))
+}
+
+/// The large brain's p50 over the small one's in each fifth of the rounds, on stderr: how
+/// the ratio moves while background work (the hold after an import, the cells, the
+/// graph catching up) comes and goes within a phase.
+fn fifths(a: &[Duration], b: &[Duration], took: Duration) {
+    let n = a.len().min(b.len());
+    if n < 5 {
+        return;
+    }
+    let parts: Vec<String> = (0..5)
+        .map(|k| {
+            let (from, to) = (n * k / 5, n * (k + 1) / 5);
+            let (mut x, mut y) = (a[from..to].to_vec(), b[from..to].to_vec());
+            format!("{:.2}/{:.2}", pct(&mut y, 0.5), pct(&mut x, 0.5))
+        })
+        .collect();
+    eprintln!(
+        "  by fifth of the {:.1} s (large/small p50, ms): {}",
+        took.as_secs_f64(),
+        parts.join(", ")
+    );
 }
 
 pub fn run(args: &[String]) -> Result<()> {

@@ -93,6 +93,21 @@ fn a_large_set_mostly_in_no_cell_is_due_and_not_after() {
     sizes_add_up(&f);
 }
 
+/// While cells are being made no second making begins (the settler and the end of a
+/// bulk write may both ask); one given up leaves the set due again.
+#[test]
+fn one_making_at_a_time_and_one_given_up_may_begin_again() {
+    let (mut f, _) = clustered(CELLS_MIN + 10, 50, 0.3, 8);
+    assert!(f.cells_due());
+    let _ = f.begin_cells();
+    assert!(!f.cells_due(), "a making is under way");
+    f.abandon_cells();
+    assert!(f.cells_due(), "given up: due again");
+    part(&mut f);
+    assert!(!f.cells_due());
+    assert_eq!(f.in_cells(), f.len());
+}
+
 /// A query equal to a row's vector has the row's eight bits, so its first cell is the
 /// row's: the row is found, with its exact score, whatever the cells leave unread.
 #[test]
