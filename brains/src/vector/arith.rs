@@ -10,6 +10,13 @@ static ARCH: std::sync::LazyLock<pulp::Arch> = std::sync::LazyLock::new(pulp::Ar
 /// exactly, at each.
 pub(super) trait RowDot: Copy {
     fn dot_i8(self, a: &[i8], b: &[i16]) -> i64;
+
+    /// [`RowDot::dot_i8`] of one row with four others at once (the row read once for
+    /// the four): the same four sums, exactly.
+    #[inline(always)]
+    fn dot_i8_4(self, a: &[i8], b: [&[i16]; 4]) -> [i64; 4] {
+        b.map(|b| self.dot_i8(a, b))
+    }
 }
 
 /// The baseline build (SSE2's `pmaddwd` on x86-64).
@@ -33,6 +40,44 @@ impl RowDot for pulp::x86::V3 {
         // Each lane sums two products a chunk: within i32 for 4 096 components.
         in_blocks(a, b, 4096, |a, b| avx2_block(self, a, b))
     }
+
+    #[inline(always)]
+    fn dot_i8_4(self, a: &[i8], b: [&[i16]; 4]) -> [i64; 4] {
+        // Within one block of i32 lanes (every row the index keeps is): four at once.
+        if a.len() <= 4096 && b.iter().all(|b| b.len() == a.len()) {
+            avx2_block_4(self, a, b)
+        } else {
+            b.map(|b| self.dot_i8(a, b))
+        }
+    }
+}
+
+/// [`avx2_block`] of one row with four others: each sixteen components of `a` widened
+/// once for the four.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn avx2_block_4(v3: pulp::x86::V3, a: &[i8], b: [&[i16]; 4]) -> [i64; 4] {
+    use core::arch::x86_64::{__m128i, __m256i};
+    let (wa, ta) = pulp::as_arrays::<16, i8>(a);
+    let w = b.map(|b| pulp::as_arrays::<16, i16>(b).0);
+    let mut acc: [__m256i; 4] = [pulp::cast([0i32; 8]); 4];
+    for ((((x, y0), y1), y2), y3) in wa.iter().zip(w[0]).zip(w[1]).zip(w[2]).zip(w[3]) {
+        let x: __m128i = pulp::cast(*x);
+        let x = v3.avx2._mm256_cvtepi8_epi16(x);
+        for (acc, y) in acc.iter_mut().zip([y0, y1, y2, y3]) {
+            let y: __m256i = pulp::cast(*y);
+            *acc = v3
+                .avx2
+                ._mm256_add_epi32(*acc, v3.avx2._mm256_madd_epi16(x, y));
+        }
+    }
+    let mut out = [0i64; 4];
+    for ((o, acc), b) in out.iter_mut().zip(acc).zip(b) {
+        let lanes: [i32; 8] = pulp::cast(acc);
+        let tail = &b[b.len() - ta.len()..];
+        *o = lanes.iter().map(|x| i64::from(*x)).sum::<i64>() + dot_i8(ta, tail);
+    }
+    out
 }
 
 /// `block`'s integer dot product of `a` and `b` taken `n` components at a time (within
@@ -237,6 +282,37 @@ mod tests {
     }
 
     /// Every level this machine runs, by name: the baseline, and AVX2 where it has it.
+    /// Each level's four-at-once sums of `a` with `b` and three shifts of it.
+    fn levels_4(a: &[i8], b: &[i16]) -> Vec<(&'static str, [i64; 4], [i64; 4])> {
+        let others: Vec<Vec<i16>> = (0..4)
+            .map(|k| b.iter().map(|y| y.wrapping_add(k * 977)).collect())
+            .collect();
+        let four = [
+            &others[0][..],
+            &others[1][..],
+            &others[2][..],
+            &others[3][..],
+        ];
+        let want = four.map(|b| plain(a, b));
+        let mut out = vec![("baseline", Baseline.dot_i8_4(a, four), want)];
+        #[cfg(target_arch = "x86_64")]
+        if let Some(v3) = pulp::x86::V3::try_new() {
+            out.push(("avx2", v3.dot_i8_4(a, four), want));
+        }
+        out
+    }
+
+    #[test]
+    fn four_at_once_gives_the_four_exact_sums_at_the_extremes_and_any_length() {
+        for n in [0, 1, 15, 16, 17, 255, 256, 257, 1024, 4096, 4097, 9000] {
+            for (x, y) in [(127i8, 32767i16), (-128, -32767), (-127, 32767)] {
+                for (level, got, want) in levels_4(&vec![x; n], &vec![y; n]) {
+                    assert_eq!(got, want, "{level}, length {n}, {x}×{y}");
+                }
+            }
+        }
+    }
+
     fn levels(a: &[i8], b: &[i16]) -> Vec<(&'static str, i64)> {
         let mut out = vec![
             ("baseline", Baseline.dot_i8(a, b)),
@@ -281,6 +357,9 @@ mod tests {
             let (a, b): (Vec<i8>, Vec<i16>) = pairs.into_iter().unzip();
             for (level, got) in levels(&a, &b) {
                 prop_assert_eq!(got, plain(&a, &b), "{}", level);
+            }
+            for (level, got, want) in levels_4(&a, &b) {
+                prop_assert_eq!(got, want, "{}", level);
             }
         }
     }

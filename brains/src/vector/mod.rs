@@ -170,30 +170,13 @@ impl VectorIndex {
         f.len() + lock(&self.shared.pending).len()
     }
 
-    /// Part a large fresh backlog into cells now, if it is due (`cells.rs`): the settler
-    /// does so before its next batch; this is for a caller that holds it (a bench
-    /// measuring the cells alone). Whether cells were made.
+    /// Part a large fresh backlog into cells now, if it is due (`cells.rs`), on every
+    /// core, whether or not the settler is held: the settler does so before its next
+    /// batch; this is for a bulk write's end (an import holds the settler a second
+    /// after its last batch, and its seeks would read the whole backlog meanwhile) and
+    /// for a bench measuring the cells alone. Whether cells were made.
     pub fn part_fresh(&self) -> bool {
         self.shared.make_cells()
-    }
-
-    /// A bulk write is over: part a large fresh backlog into cells now, if it is due,
-    /// on a thread at the caller's priority, without waiting out the hold that keeps the
-    /// settler back. Cells are not graph inserts: a tenth of a second of the cores, and
-    /// every seek until the graph has the backlog reads a tenth of it instead of all of
-    /// it. Returns at once.
-    pub fn part_soon(&self) {
-        if !read(&self.shared.fresh).cells_due() {
-            return;
-        }
-        let shared = self.shared.clone();
-        let spawned = std::thread::Builder::new()
-            .name("vector-cells".into())
-            .spawn(move || shared.make_cells());
-        if let Err(e) = spawned {
-            // The settler makes them once it runs.
-            tracing::warn!(error = %e, "could not start parting the fresh vectors into cells");
-        }
     }
 
     /// Fresh vectors parted into cells (`cells.rs`): 0 until a large backlog is.

@@ -256,8 +256,8 @@ impl Run {
             .collect();
         for fp in fps {
             self.flush(svc, &fp, true).await?;
-            // The brain's vectors written are parted into cells now, not once its
-            // settler's hold ends (a hint: a failure loses nothing).
+            // The brain's fresh vectors are parted into cells before the import
+            // returns, not once its settler's hold ends (a failure loses nothing).
             if let Err(e) = svc.owner.bulk_written(&StoreId::brain(&fp)).await {
                 tracing::debug!(error = %e, "could not part an imported brain's fresh vectors");
             }
