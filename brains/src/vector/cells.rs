@@ -1,10 +1,10 @@
 //! Cells: a coarse partition of a large fresh set, so that a seek while the graph catches
 //! up on a bulk import reads a tenth of the backlog rather than all of it.
 //!
-//! Past [`CELLS_MIN`] fresh rows, most of them in no cell yet, the settler (before its
-//! next batch, in the background) draws a sample, finds centroids in it (spherical
-//! k-means), and puts every row in the cell of its nearest centroid, read by its eight
-//! bits. A seek then scores the centroids by the query's own eight bits, reads the rows
+//! Past [`CELLS_MIN`] fresh rows, most of them in no cell yet, the import's end (before
+//! it returns) or else the settler (before its next batch, in the background) draws a
+//! sample, finds centroids in it (spherical k-means), and puts every row in the cell of
+//! its nearest centroid, read by its eight bits. A seek then scores the centroids by the query's own eight bits, reads the rows
 //! of the best cells until it has read a tenth of the rows that are in a cell (at least
 //! [`PROBE_MIN`]), and every row in none (written since the cells were made, or not
 //! finite). Within what it reads the scan is what it was (eight bits first, the rest
