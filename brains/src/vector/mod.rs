@@ -33,7 +33,7 @@ use std::time::Instant;
 use crate::error::StoreError;
 use fresh::Fresh;
 use graph::{err, Contexts, Graph};
-use settler::{build_threads, lock, read, relink, write, Shared, Waiting};
+use settler::{build_threads, lock, read, relink, write, Shared};
 
 pub use graph::{key_hash, INDEX_FILE, SEARCH_CONTEXTS, STAMP_FILE};
 pub use precision::Precision;
@@ -225,7 +225,7 @@ impl VectorIndex {
             }
         };
         if over > 0 {
-            self.shared.settle(over, build_threads(), Waiting::Caller)?;
+            self.shared.settle(over, build_threads())?;
         }
         self.wake();
         Ok(())
@@ -322,11 +322,7 @@ impl VectorIndex {
     /// read once they are).
     pub fn settle_all(&self) -> Result<(), StoreError> {
         self.wait_loaded();
-        while self
-            .shared
-            .settle(usize::MAX, build_threads(), Waiting::Caller)?
-            > 0
-        {}
+        while self.shared.settle(usize::MAX, build_threads())? > 0 {}
         Ok(())
     }
 

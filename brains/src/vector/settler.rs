@@ -25,15 +25,6 @@ pub(super) fn build_threads() -> usize {
         .min(SEARCH_CONTEXTS)
 }
 
-/// Who waits on a batch of inserts: a caller (the writer past the fresh bound, an
-/// explicit settle, a close), whose inserts run at its priority; or nobody (the
-/// settler), whose inserts run only on cores no caller wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Waiting {
-    Caller,
-    Nobody,
-}
-
 /// Link again the vectors an insert stranded ([`Graph::strays`]). One still stranded
 /// after is told in the log, never an error: its claim is still found by the lexical
 /// side, and by its vector once a rebuild links it.
@@ -119,12 +110,7 @@ impl Shared {
 
     /// Move up to `n` fresh vectors into the graph, inserted on `threads` threads.
     /// Returns how many moved. A vector removed while it moved is taken out again.
-    pub(super) fn settle(
-        &self,
-        n: usize,
-        threads: usize,
-        waiting: Waiting,
-    ) -> Result<usize, StoreError> {
+    pub(super) fn settle(&self, n: usize, threads: usize) -> Result<usize, StoreError> {
         let _one = lock(&self.settling);
         let batch = write(&self.fresh).take_batch(n);
         if batch.is_empty() {
@@ -132,7 +118,7 @@ impl Shared {
         }
         let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
         self.dirty.store(true, Ordering::Release);
-        let added = self.insert(&batch, &keys, threads, waiting);
+        let added = self.insert(&batch, &keys, threads);
         let gone = write(&self.fresh).settled(&keys);
         if added.is_err() {
             // Back to fresh as they were: nothing is lost, the next settle retries.
@@ -172,7 +158,6 @@ impl Shared {
         batch: &[(u64, Vec<f32>)],
         keys: &[u64],
         threads: usize,
-        waiting: Waiting,
     ) -> Result<(), StoreError> {
         write(&self.graph).room(batch.len())?;
         let g = read(&self.graph);
@@ -184,11 +169,6 @@ impl Shared {
                 .map(|chunk| {
                     let (g, contexts) = (&g, &self.contexts);
                     s.spawn(move || -> Result<(), StoreError> {
-                        // The settler's: only on cores no caller wants (a seek
-                        // searches the graph beside them, waiting on no lock they hold).
-                        if waiting == Waiting::Nobody {
-                            crate::background::only_when_idle();
-                        }
                         for (key, v) in chunk {
                             if !g.contains(*key) {
                                 contexts.with(|| g.add(*key, v))?;
@@ -346,7 +326,7 @@ impl Shared {
             } else {
                 1
             };
-            let moved = self.settle(SETTLE_BATCH * threads, threads, Waiting::Nobody);
+            let moved = self.settle(SETTLE_BATCH * threads, threads);
             if let (Some((_, n)), Ok(m)) = (backlog.as_mut(), &moved) {
                 *n += m;
             }
