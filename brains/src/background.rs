@@ -1,9 +1,7 @@
 //! Background work's place on the cores. The threads that build derived state (the
 //! vector settler and the inserts it runs, the backlog loader, the claim index's
 //! checkpoint) run below the threads answering callers: on a machine of two cores a
-//! bulk import's catching up would otherwise take half of each seek's time. The graph's
-//! inserts, which hold no lock a caller waits on, go further: they run only on cores no
-//! caller wants ([`only_when_idle`]).
+//! bulk import's catching up would otherwise take half of each seek's time.
 
 /// How far below a caller's thread a background one runs (Linux's nice, per thread):
 /// under contention it gets about a tenth of a core a caller's thread would.
