@@ -4,13 +4,13 @@
 //! Past [`CELLS_MIN`] fresh rows, most of them in no cell yet, the import's end (before
 //! it returns) or else the settler (before its next batch, in the background) draws a
 //! sample, finds centroids in it (spherical k-means), and puts every row in the cell of
-//! its nearest centroid, read by its eight bits. A seek then scores the centroids by the query's own eight bits, reads the rows
-//! of the best cells until it has read a tenth of the rows that are in a cell (at least
-//! [`PROBE_MIN`]), and every row in none (written since the cells were made, or not
-//! finite). Within what it reads the scan is what it was (eight bits first, the rest
-//! rescored); what it leaves unread is the approximation a graph makes too, and these
-//! rows are on their way into one: in `cargo xtask bench --fresh` the exact top 10 is
-//! found ~0.99 of the time. A row is always found by its own vector: the query's eight
+//! its nearest centroid, read by its eight bits. A seek then scores the centroids by the
+//! query's own eight bits, reads the rows of the best cells until it has read a tenth of
+//! the rows that are in a cell (at least [`PROBE_MIN`]), and every row in none (written
+//! since the cells were made, or not finite). Within what it reads the scan is what it
+//! was (eight bits first, the rest rescored); what it leaves unread is the approximation
+//! a graph makes too, and these rows are on their way into one: in `cargo xtask bench
+//! --fresh` the exact top 10 is found ~0.98 of the time. A row is always found by its own vector: the query's eight
 //! bits are then the row's, so the query's best cell is the row's.
 //!
 //! Rows leave as the settler moves them (the cells shrink with them); rows written later
