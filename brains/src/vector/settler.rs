@@ -159,9 +159,20 @@ impl Shared {
         keys: &[u64],
         threads: usize,
     ) -> Result<(), StoreError> {
-        write(&self.graph).room(batch.len())?;
+        let was_empty = {
+            let mut g = write(&self.graph);
+            g.room(batch.len())?;
+            let was_empty = g.size() == 0;
+            // An empty graph takes its first vector alone: usearch counts a first node
+            // before it stores its vector, and a search beside it then reads a null
+            // vector (a segfault, seen under load in the owner's tests). Every later
+            // node's vector is stored before any link reaches it.
+            if let (true, Some((key, v))) = (was_empty, batch.first()) {
+                g.add(*key, v)?;
+            }
+            was_empty
+        };
         let g = read(&self.graph);
-        let was_empty = g.size() == 0;
         let part = batch.len().div_ceil(threads.max(1));
         let inserted = std::thread::scope(|s| {
             let workers: Vec<_> = batch

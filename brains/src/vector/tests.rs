@@ -219,3 +219,30 @@ fn a_bulk_writes_end_parts_the_backlog_while_the_settler_is_held() {
     // A second call finds nothing due: no second making.
     assert!(!ix.part_fresh());
 }
+
+/// A search beside the very first insert into an empty graph read a null vector and
+/// crashed the owner (usearch counts a first node before it stores its vector; seen
+/// as a segfault under load in the owner's tests). The first vector now goes in alone.
+#[test]
+fn a_search_beside_the_first_insert_into_an_empty_graph_is_safe() {
+    let dims = 16;
+    for round in 0..200u64 {
+        let d = tempfile::tempdir().unwrap();
+        let graph = Graph::empty(d.path(), dims, Precision::I8).unwrap();
+        let mut ix = VectorIndex::of(graph, dims, Precision::I8);
+        ix.hold_settling(std::time::Duration::from_secs(600));
+        let items: Vec<(u64, Vec<f32>)> = (1..=4).map(|k| (k, vector(k + round, dims))).collect();
+        ix.add_many(&items).unwrap();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(Ordering::Acquire) {
+                    ix.search_all(&items[0].1, 2).unwrap();
+                }
+            });
+            ix.settle_all().unwrap();
+            stop.store(true, Ordering::Release);
+        });
+        assert_eq!(ix.search_all(&items[3].1, 1).unwrap()[0].0, 4);
+    }
+}
