@@ -184,16 +184,8 @@ impl Rows for Scores<'_> {
     #[inline(always)]
     fn run<K: RowDot>(self, k: K) -> Vec<i64> {
         let mut out = Vec::with_capacity(self.c.len());
-        self.c.score_into(k, self.row, &mut out);
+        score_into(k, &self.c.codes, self.c.dims.max(1), self.row, &mut out);
         out
-    }
-}
-
-impl Centroids {
-    /// Each cell's integer dot product with `row`, onto `out`.
-    #[inline(always)]
-    fn score_into<K: RowDot>(&self, k: K, row: &[i8], out: &mut Vec<i64>) {
-        score_into(k, &self.codes, self.dims.max(1), row, out);
     }
 }
 
