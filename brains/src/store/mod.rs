@@ -38,6 +38,7 @@ mod query;
 mod race;
 mod read;
 mod repair;
+mod rescore;
 pub mod share;
 pub mod similar;
 mod snapshot;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use redb::ReadableDatabase;
 
+use super::rescore::{Ranking, Rescore};
 use super::stored::cosine_of;
 use super::tables::CLAIMS;
 use super::{decode, Store};
@@ -13,10 +14,9 @@ use crate::index::{ClaimIndex, DocId};
 use crate::lexical::LexHit;
 use crate::recall::{Fusion, Hit, RankMode, RecallQuery, RecallResult, Retrieval};
 
-/// Candidates' stored vectors ([`Store::stored_vectors`]).
-type Stored = HashMap<DocId, Option<Vec<f32>>>;
-/// The dense side: the query's vector, the claims nearest it, their stored vectors.
-type Dense = (Option<Arc<[f32]>>, Vec<(DocId, f64)>, Stored);
+/// The dense side: the query's vector; the claims nearest it, each with its cosine
+/// and its lexical evidence; what it learnt of their cosines.
+type Dense = (Option<Arc<[f32]>>, Vec<(DocId, f64, f64)>, Rescore);
 
 /// Scope and filters, prepared once per recall: the candidate predicate.
 struct Admit<'a> {
@@ -100,21 +100,24 @@ impl Store {
         Ok(v.iter().any(|x| *x != 0.0).then_some(v))
     }
 
-    /// The query's vector (none in lexical mode, without a model, or for a query the
-    /// model has no words of) and the nearest admitted claims by it.
-    #[allow(clippy::type_complexity)]
+    /// The query's vector: none in lexical mode, without a model, or for a query the
+    /// model has no words of.
+    fn dense_query(&self, q: &RecallQuery) -> Result<Option<Arc<[f32]>>, StoreError> {
+        match (q.mode, &self.vindex) {
+            (RankMode::Lexical, _) | (_, None) => Ok(None),
+            (_, Some(_)) => self.query_vector(q),
+        }
+    }
+
+    /// The nearest admitted claims to the query's vector.
     fn dense(
         &self,
-        q: &RecallQuery,
+        qv: Option<&[f32]>,
         admit: &Admit,
         depth: usize,
-    ) -> Result<(Option<Arc<[f32]>>, Vec<(DocId, f64)>), StoreError> {
-        let qv = match (q.mode, &self.vindex) {
-            (RankMode::Lexical, _) | (_, None) => None,
-            (_, Some(_)) => self.query_vector(q)?,
-        };
-        let (Some(ix), Some(v)) = (&self.vindex, &qv) else {
-            return Ok((qv, vec![]));
+    ) -> Result<Vec<(DocId, f64)>, StoreError> {
+        let (Some(ix), Some(v)) = (&self.vindex, qv) else {
+            return Ok(vec![]);
         };
         let found = if admit.is_open() {
             ix.search_all(v, depth)?
@@ -126,11 +129,10 @@ impl Store {
             };
             ix.search(v, depth, &keep_key)?
         };
-        let vector = found
+        Ok(found
             .into_iter()
             .filter_map(|(k, sim)| self.index.doc_of_key(k).map(|d| (d, sim as f64)))
-            .collect();
-        Ok((qv, vector))
+            .collect())
     }
 
     /// Recall over live versions: lexical and dense evidence for every candidate of
@@ -179,31 +181,63 @@ impl Store {
         let lq = self.index.prepare(&q.text);
         // One snapshot for the stored vectors and the claims read below.
         let rx = self.db.begin_read()?;
-        // An eight-bit graph only nominates: every candidate is then ranked by its stored
-        // vector, which each side reads for its own candidates as soon as it has them
-        // (at 100 000 claims those reads cost about what a side's search does).
+        // An eight-bit graph only nominates: the candidates that can reach the answer are
+        // ranked by their stored vectors. What the index holds bounds each candidate's
+        // cosine, so its score; one whose best possible score falls short of what enough
+        // others are sure to reach cannot be shown and is not read (`rescore.rs`). Each
+        // side reads its own candidates that can reach the first rows among them as soon
+        // as it has them, so those reads overlap the other side's search; what the
+        // candidates of both then show is read after (at 100 000 claims each read is a
+        // redb page, and reading every candidate was a third of a settled recall).
         let rescore =
             q.mode != RankMode::Lexical && self.vindex.is_some() && self.opts.precision.rescores();
-        let lexical = || -> Result<(Vec<LexHit>, Stored), StoreError> {
+        let how = Ranking {
+            fusion,
+            mode: q.mode,
+            shown: if q.matched_only {
+                limit + q.weak
+            } else {
+                limit
+            },
+        };
+        // The query's vector, for the lexical side once the dense side has made it.
+        let made: std::sync::OnceLock<Arc<[f32]>> = std::sync::OnceLock::new();
+        let lexical = || -> Result<(Vec<LexHit>, Rescore), StoreError> {
+            let mut r = Rescore::default();
             if q.mode == RankMode::Vector {
-                return Ok((vec![], Stored::new()));
+                return Ok((vec![], r));
             }
             let hits = self.index.search(&lq, depth, &keep);
-            let stored = if rescore {
-                self.stored_vectors(&rx, hits.iter().map(|h| h.doc))?
-            } else {
-                Stored::new()
-            };
-            Ok((hits, stored))
+            // Not made yet (the dense side still embedding): read after both.
+            if let (true, Some(qv)) = (rescore, made.get()) {
+                let cands: Vec<(DocId, f64)> = hits.iter().map(|h| (h.doc, h.norm)).collect();
+                self.rescore(&rx, qv, &cands, &how, &mut r)?;
+            }
+            Ok((hits, r))
         };
         let dense = || -> Result<Dense, StoreError> {
-            let (qv, found) = self.dense(q, &admit, depth)?;
-            let stored = if rescore && qv.is_some() {
-                self.stored_vectors(&rx, found.iter().map(|(d, _)| *d))?
-            } else {
-                Stored::new()
-            };
-            Ok((qv, found, stored))
+            let qv = self.dense_query(q)?;
+            if let Some(v) = &qv {
+                let _ = made.set(v.clone());
+            }
+            let found: Vec<(DocId, f64, f64)> = self
+                .dense(qv.as_deref(), &admit, depth)?
+                .into_iter()
+                .map(|(d, sim)| {
+                    let lex = if q.mode == RankMode::Vector {
+                        0.0
+                    } else {
+                        self.index.score(&lq, d).map_or(0.0, |h| h.norm)
+                    };
+                    (d, sim, lex)
+                })
+                .collect();
+            let mut r = Rescore::default();
+            if let (true, Some(v)) = (rescore, &qv) {
+                let cands: Vec<(DocId, f64)> = found.iter().map(|(d, _, l)| (*d, *l)).collect();
+                self.rescore(&rx, v, &cands, &how, &mut r)?;
+            }
+            Ok((qv, found, r))
         };
         // In a large store each side takes a millisecond or more: the dense side (embed
         // the query, search the graph, scan the fresh vectors) runs on a second core.
@@ -216,12 +250,19 @@ impl Store {
                 .unwrap_or_else(|| Err(StoreError::Invalid("a recall thread panicked".into())));
             (lexical, dense)
         } else {
-            (lexical(), dense())
+            // The dense side first: the lexical side then has the query's vector.
+            let dense = dense();
+            (lexical(), dense)
         };
-        let (lexical, mut stored) = lexical?;
-        let (qv, vector, dense_stored) = dense?;
-        stored.extend(dense_stored);
+        let (lexical, mut known) = lexical?;
+        let (qv, vector, dense_known) = dense?;
+        known.extend(dense_known);
         let hybrid = qv.is_some();
+        let mode = match q.mode {
+            RankMode::Auto if !hybrid => RankMode::Lexical,
+            RankMode::Vector if !hybrid => RankMode::Vector,
+            m => m,
+        };
         // Every candidate of either list gets both kinds of evidence, exactly.
         struct Cand {
             lex: f64,
@@ -241,13 +282,9 @@ impl Store {
                 },
             );
         }
-        for (i, (d, sim)) in vector.iter().enumerate() {
+        for (i, (d, sim, lex)) in vector.iter().enumerate() {
             let c = cands.entry(*d).or_insert_with(|| Cand {
-                lex: if q.mode == RankMode::Vector {
-                    0.0
-                } else {
-                    self.index.score(&lq, *d).map(|h| h.norm).unwrap_or(0.0)
-                },
+                lex: *lex,
                 cos: None,
                 lex_rank: None,
                 vec_rank: None,
@@ -256,9 +293,17 @@ impl Store {
             c.vec_rank = Some(i + 1);
         }
         if let (true, Some(qv)) = (rescore, &qv) {
-            // The graph nominated; every candidate is ranked by its stored vector.
+            // The candidates of both sides: those that can be shown, by their stored
+            // vectors; the rest let go.
+            let all: Vec<(DocId, f64)> = cands.iter().map(|(d, c)| (*d, c.lex)).collect();
+            let reach = self.rescore(&rx, qv, &all, &how, &mut known)?;
+            for ((d, _), reaches) in all.iter().zip(reach) {
+                if !reaches {
+                    cands.remove(d);
+                }
+            }
             for (d, c) in cands.iter_mut() {
-                let exact = stored.get(d).map(|v| cosine_of(v.as_deref(), qv));
+                let exact = known.stored.get(d).map(|v| cosine_of(v.as_deref(), qv));
                 c.cos = self.cosine_or_none(*d, exact);
             }
         } else if let (Some(ix), Some(qv)) = (&self.vindex, &qv) {
@@ -271,11 +316,6 @@ impl Store {
                 c.cos = self.cosine_or_none(*d, sim);
             }
         }
-        let mode = match q.mode {
-            RankMode::Auto if !hybrid => RankMode::Lexical,
-            RankMode::Vector if !hybrid => RankMode::Vector,
-            m => m,
-        };
         let floor = fusion.floor(mode, hybrid);
         let scored: Vec<(DocId, Cand, f64)> = cands
             .into_iter()

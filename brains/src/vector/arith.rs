@@ -212,6 +212,10 @@ pub(super) fn from_order_key(k: u32) -> f32 {
     f32::from_bits(if k >> 31 == 1 { k & 0x7fff_ffff } else { !k })
 }
 
+/// Slack added to every bound for the rounding of the arithmetic itself (cosines are
+/// computed in f32 to ~1e-6).
+pub(super) const BOUND_SLACK: f32 = 1e-4;
+
 /// How a row's eight bits stand for it: `v ≈ scale × codes`, how far the rounding left
 /// it (`residual`, the norm of the difference) and the rounded vector's norm.
 #[derive(Debug, Clone, Copy)]

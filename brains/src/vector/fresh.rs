@@ -25,9 +25,15 @@ use std::sync::Arc;
 
 use super::arith::{
     dot, dot_codes, from_order_key, norm, order_key, quantize, widest, Rounding, RowDot, Rows,
+    BOUND_SLACK,
 };
+use super::bounds::Stand;
 use super::cells::{placeable, split_runs, Cells, Centroids, ASSIGN_STEP};
 use super::Keep;
+
+/// A vector on its way into the graph: its key, the vector, and what it stands for
+/// when it is a lean row's eight bits ([`Stand`]).
+pub(super) type Moving = (u64, Vec<f32>, Option<Stand>);
 
 /// Fresh sets below this are scanned in full precision alone.
 const QUANTIZED_SCAN_MIN: usize = 4096;
@@ -68,10 +74,6 @@ impl Query16 {
         }
     }
 }
-
-/// Slack added to every bound for the rounding of the arithmetic itself (cosines are
-/// computed in f32 to ~1e-6).
-const BOUND_SLACK: f32 = 1e-4;
 
 /// The shortlist of some runs of rows ([`Fresh::shortlist_of`]) as a loop [`widest`] runs with the
 /// machine's widest eight-bit kernel.
@@ -181,7 +183,15 @@ impl Fresh {
     }
 
     /// Add a vector (its key replaces an earlier one), in full precision or lean.
+    #[cfg(test)]
     pub(super) fn push(&mut self, key: u64, v: &[f32], lean: bool) {
+        self.push_as(key, v, lean, None);
+    }
+
+    /// [`Fresh::push`] of a vector standing in for another (`stand`: a lean row's eight
+    /// bits handed back), kept lean so that it is never taken for the vector itself.
+    pub(super) fn push_as(&mut self, key: u64, v: &[f32], lean: bool, stand: Option<Stand>) {
+        let lean = lean || stand.is_some();
         self.remove(key);
         self.pos.insert(key, self.keys.len());
         self.keys.push(key);
@@ -196,8 +206,11 @@ impl Fresh {
             (self.data.len() / self.dims - 1) as u32
         };
         self.slots.push(slot);
-        self.norms.push(norm(v));
-        let rounding = quantize(v, &mut self.codes);
+        self.norms.push(stand.map_or_else(|| norm(v), |s| s.norm));
+        let mut rounding = quantize(v, &mut self.codes);
+        if let Some(s) = stand {
+            rounding.residual += s.residual;
+        }
         self.roundings.push(rounding);
         self.cells.push(key);
     }
@@ -266,13 +279,46 @@ impl Fresh {
     ///
     /// The last rows, last first: settled in that order, each leaves from the end, so
     /// no row is moved to fill its place and rows kept in order of their cells stay so.
-    pub(super) fn take_batch(&mut self, n: usize) -> Vec<(u64, Vec<f32>)> {
-        let batch: Vec<(u64, Vec<f32>)> = (self.len().saturating_sub(n)..self.len())
+    pub(super) fn take_batch(&mut self, n: usize) -> Vec<Moving> {
+        let batch: Vec<Moving> = (self.len().saturating_sub(n)..self.len())
             .rev()
-            .map(|i| (self.keys[i], self.vector_at(i).into_owned()))
+            .map(|i| (self.keys[i], self.vector_at(i).into_owned(), self.stand(i)))
             .collect();
-        self.moving.extend(batch.iter().map(|(k, _)| *k));
+        self.moving.extend(batch.iter().map(|(k, _, _)| *k));
         batch
+    }
+
+    /// What row `i`'s vector stands for when it is lean (its eight bits, scaled).
+    fn stand(&self, i: usize) -> Option<Stand> {
+        self.row(i).is_none().then(|| Stand {
+            residual: self.roundings[i].residual,
+            norm: self.norms[i],
+        })
+    }
+
+    /// Bounds on the cosine of `key`'s vector with `q` (of norm `qn`): exact, to the
+    /// arithmetic's slack, for a row in full precision; from its eight bits for a lean
+    /// one. `None` for a key not here (or dropped), or a row nothing bounds.
+    pub(super) fn cosine_bounds(&self, key: u64, q: &[f32], qn: f32) -> Option<(f32, f32)> {
+        if self.dropped.contains(&key) {
+            return None;
+        }
+        let i = *self.pos.get(&key)?;
+        let n = self.norms[i];
+        let (lower, upper) = match self.row(i) {
+            _ if n == 0.0 || qn == 0.0 => (0.0, 0.0),
+            Some(v) => {
+                let c = dot(v, q) / (n * qn);
+                (c, c)
+            }
+            None => {
+                let r = self.roundings[i];
+                let (approx, off) = (r.scale * dot_codes(self.codes(i), q), qn * r.residual);
+                ((approx - off) / (n * qn), (approx + off) / (n * qn))
+            }
+        };
+        let (lower, upper) = (lower - BOUND_SLACK, upper + BOUND_SLACK);
+        (lower.is_finite() && upper.is_finite()).then_some((lower, upper))
     }
 
     /// The settler inserted `keys` into the graph: they leave the fresh set. Returns the

@@ -11,9 +11,13 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
+use super::arith::{dot_codes, norm, quantize};
+use super::bounds::{Bounds, RowBound, Stand};
+use super::locks::{read, write};
 use super::precision::Precision;
 use super::Keep;
 use crate::error::StoreError;
@@ -126,6 +130,15 @@ pub(super) struct Graph {
     /// The sum of [`key_hash`] over the keys held, when known (a new graph, a stamp that
     /// matched its file, or a check of every key); `None` until then.
     digest: Option<AtomicU64>,
+    /// An eight-bit graph's rows' bounds (`bounds.rs`): its codes are made here, each
+    /// vector scaled by its largest component and rounded, so the rounding is known.
+    bounds: RwLock<Bounds>,
+}
+
+/// A row as the index holds it.
+pub(super) enum Row {
+    Codes(Vec<i8>),
+    Floats(Vec<f32>),
 }
 
 /// The stamp beside the graph's file.
@@ -179,6 +192,7 @@ impl Graph {
             path: dir.join(INDEX_FILE),
             viewed: false,
             digest: Some(AtomicU64::new(0)),
+            bounds: RwLock::default(),
         })
     }
 
@@ -209,6 +223,11 @@ impl Graph {
             .view(&path.to_string_lossy())
             .map_err(|e| format!("the index file is unreadable: {e}"))?;
         let digest = read_stamp(&path).map(AtomicU64::new);
+        let bounds = if precision == Precision::I8 {
+            Bounds::load(&path, file_mark(&path))
+        } else {
+            Bounds::default()
+        };
         Ok(Graph {
             index,
             dims,
@@ -216,6 +235,7 @@ impl Graph {
             path,
             viewed: true,
             digest,
+            bounds: RwLock::new(bounds),
         })
     }
 
@@ -246,16 +266,48 @@ impl Graph {
         Ok(())
     }
 
-    /// Insert a vector; [`Graph::room`] made space for it. Safe beside other inserts and
+    /// Insert a vector (`stand`: what it stands in for, when it is not the vector the
+    /// store holds); [`Graph::room`] made space for it. Safe beside other inserts and
     /// searches (usearch locks what it touches; each call holds a thread context).
-    pub(super) fn add(&self, key: u64, v: &[f32]) -> Result<(), StoreError> {
+    pub(super) fn add(&self, key: u64, v: &[f32], stand: Option<Stand>) -> Result<(), StoreError> {
         if v.len() != self.dims {
             return Err(err(
                 "add",
                 format!("vector has {} dimensions, expected {}", v.len(), self.dims),
             ));
         }
-        self.index.add(key, v).map_err(|e| err("add", e))?;
+        if self.precision != Precision::I8 {
+            return self.add_row(key, &Row::Floats(v.to_vec()), None);
+        }
+        let mut codes = Vec::with_capacity(self.dims);
+        let r = quantize(v, &mut codes);
+        let bound = match stand {
+            // |w − ŵ| ≤ |w − v| + |v − ŵ|.
+            Some(s) => RowBound {
+                scale: r.scale,
+                residual: s.residual + r.residual,
+                norm: s.norm,
+            },
+            None => RowBound {
+                scale: r.scale,
+                residual: r.residual,
+                norm: norm(v),
+            },
+        };
+        self.add_row(key, &Row::Codes(codes), Some(bound))
+    }
+
+    /// Insert a row as the index holds it, with its bound.
+    fn add_row(&self, key: u64, row: &Row, bound: Option<RowBound>) -> Result<(), StoreError> {
+        // The bound is in place before a search can find the row.
+        if let Some(b) = bound {
+            write(&self.bounds).set(key, b);
+        }
+        match row {
+            Row::Codes(c) => self.index.add(key, c.as_slice()),
+            Row::Floats(v) => self.index.add(key, v.as_slice()),
+        }
+        .map_err(|e| err("add", e))?;
         if let Some(d) = &self.digest {
             d.fetch_add(key_hash(key), Ordering::Relaxed);
         }
@@ -268,6 +320,7 @@ impl Graph {
         }
         self.room(0)?;
         self.index.remove(key).map_err(|e| err("remove", e))?;
+        write(&self.bounds).remove(key);
         if let Some(d) = &self.digest {
             d.fetch_sub(key_hash(key), Ordering::Relaxed);
         }
@@ -292,11 +345,32 @@ impl Graph {
         self.index.size()
     }
 
+    /// The query as the index takes it: an eight-bit graph's codes are made here, as its
+    /// rows' are (usearch's own cast truncates to the unit vector's hundred-and-
+    /// twenty-sevenths: a 256-dimensional vector's components to a few codes each).
+    fn probe(&self, q: &[f32]) -> Row {
+        if self.precision == Precision::I8 {
+            let mut codes = Vec::with_capacity(q.len());
+            quantize(q, &mut codes);
+            Row::Codes(codes)
+        } else {
+            Row::Floats(q.to_vec())
+        }
+    }
+
     pub(super) fn search(&self, q: &[f32], k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
         if self.index.size() == 0 || k == 0 {
             return Ok(vec![]);
         }
-        let m = self.index.search(q, k).map_err(|e| err("search", e))?;
+        self.search_row(&self.probe(q), k)
+    }
+
+    fn search_row(&self, q: &Row, k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
+        let m = match q {
+            Row::Codes(c) => self.index.search(c.as_slice(), k),
+            Row::Floats(v) => self.index.search(v.as_slice(), k),
+        }
+        .map_err(|e| err("search", e))?;
         Ok(m.keys
             .into_iter()
             .zip(m.distances)
@@ -313,10 +387,11 @@ impl Graph {
         if self.index.size() == 0 || k == 0 {
             return Ok(vec![]);
         }
-        let m = self
-            .index
-            .filtered_search(q, k, keep)
-            .map_err(|e| err("search", e))?;
+        let m = match self.probe(q) {
+            Row::Codes(c) => self.index.filtered_search(c.as_slice(), k, keep),
+            Row::Floats(v) => self.index.filtered_search(v.as_slice(), k, keep),
+        }
+        .map_err(|e| err("search", e))?;
         Ok(m.keys
             .into_iter()
             .zip(m.distances)
@@ -446,11 +521,13 @@ impl Graph {
     /// a twin found first answers as well). A key not held, or a failed search, is not
     /// taken for a stray.
     fn finds_itself(&self, key: u64) -> bool {
-        let Some(v) = self.get(key) else { return true };
-        match self.index.search(&v, 1) {
-            Ok(m) => {
-                m.keys.first() == Some(&key) || m.distances.first().is_some_and(|d| *d <= 1e-6)
-            }
+        let Some(row) = self.row(key) else {
+            return true;
+        };
+        match self.search_row(&row, 1) {
+            Ok(m) => m
+                .first()
+                .is_some_and(|(k, sim)| *k == key || *sim >= 1.0 - 1e-6),
             Err(_) => true,
         }
     }
@@ -460,22 +537,64 @@ impl Graph {
     /// themselves now.
     pub(super) fn relink(&mut self, strays: &[u64]) -> Result<usize, StoreError> {
         for &key in strays {
-            let Some(v) = self.get(key) else { continue };
+            let Some(row) = self.row(key) else { continue };
+            let bound = read(&self.bounds).get(key);
             // The removed slot is the one the add reuses: no room is needed.
             self.remove(key)?;
-            self.add(key, &v)?;
+            self.add_row(key, &row, bound)?;
         }
         Ok(strays.iter().filter(|k| self.finds_itself(**k)).count())
     }
 
-    /// The stored vector of `key` (as the index holds it).
-    pub(super) fn get(&self, key: u64) -> Option<Vec<f32>> {
+    /// The row of `key` as the index holds it.
+    fn row(&self, key: u64) -> Option<Row> {
         if !self.index.contains(key) {
             return None;
         }
-        let mut buf = vec![0f32; self.dims];
-        self.index.get(key, &mut buf).ok().filter(|n| *n > 0)?;
-        Some(buf)
+        if self.precision == Precision::I8 {
+            let mut buf = vec![0i8; self.dims];
+            self.index.get(key, &mut buf).ok().filter(|n| *n > 0)?;
+            Some(Row::Codes(buf))
+        } else {
+            let mut buf = vec![0f32; self.dims];
+            self.index.get(key, &mut buf).ok().filter(|n| *n > 0)?;
+            Some(Row::Floats(buf))
+        }
+    }
+
+    /// The vector of `key` as the index holds it: an eight-bit row scaled as its bound
+    /// says (by a hundred-and-twenty-seventh when the bound is not known, as usearch
+    /// made rows before this graph made its own).
+    pub(super) fn get(&self, key: u64) -> Option<Vec<f32>> {
+        match self.row(key)? {
+            Row::Floats(v) => Some(v),
+            Row::Codes(c) => {
+                let scale = read(&self.bounds).get(key).map_or(1.0 / 127.0, |b| b.scale);
+                Some(c.iter().map(|x| scale * f32::from(*x)).collect())
+            }
+        }
+    }
+
+    /// Bounds on the cosine of each of `keys`' vectors with `q` (of norm `qn`), from the
+    /// rows held; `None` for a key not held or whose bound is not known.
+    pub(super) fn cosine_bounds(
+        &self,
+        keys: &[u64],
+        q: &[f32],
+        qn: f32,
+    ) -> Vec<Option<(f32, f32)>> {
+        if self.precision != Precision::I8 {
+            return vec![None; keys.len()];
+        }
+        let bounds = read(&self.bounds);
+        let mut codes = vec![0i8; self.dims];
+        keys.iter()
+            .map(|k| {
+                let b = bounds.get(*k)?;
+                self.index.get(*k, &mut codes).ok().filter(|n| *n > 0)?;
+                b.cosine(dot_codes(&codes, q), qn)
+            })
+            .collect()
     }
 
     /// Write the file atomically: a temp file, then a rename; then its stamp (a crash
@@ -494,11 +613,15 @@ impl Graph {
             let _ = std::fs::remove_file(&tmp);
             return Err(err("save", e));
         }
+        Bounds::discard(&self.path);
         std::fs::rename(&tmp, &self.path).map_err(|e| StoreError::Io {
             path: self.path.display().to_string(),
             detail: e.to_string(),
         })?;
         self.write_stamp();
+        if let (Precision::I8, Some(mark)) = (self.precision, file_mark(&self.path)) {
+            read(&self.bounds).save(&self.path, mark);
+        }
         Ok(())
     }
 

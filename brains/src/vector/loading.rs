@@ -8,7 +8,8 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use super::settler::{lock, write, Shared};
+use super::locks::{lock, write};
+use super::settler::Shared;
 use super::VectorIndex;
 use crate::error::StoreError;
 
@@ -92,7 +93,7 @@ impl Shared {
                 for (k, v) in &rows {
                     // Let go since it was asked for: not added.
                     if p.remove(k) {
-                        self.push_fresh(&mut f, *k, v);
+                        self.push_fresh(&mut f, *k, v, None);
                     }
                 }
                 let missing: Vec<u64> = wanted.into_iter().filter(|k| p.remove(k)).collect();

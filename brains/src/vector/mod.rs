@@ -17,10 +17,12 @@
 //! again, from redb, on the next open.
 
 mod arith;
+mod bounds;
 mod cells;
 mod fresh;
 mod graph;
 mod loading;
+mod locks;
 mod precision;
 mod settler;
 
@@ -33,8 +35,10 @@ use std::time::Instant;
 use crate::error::StoreError;
 use fresh::Fresh;
 use graph::{err, Contexts, Graph};
-use settler::{build_threads, lock, read, relink, write, Shared};
+use locks::{lock, read, write};
+use settler::{build_threads, relink, Shared};
 
+pub use bounds::BOUNDS_FILE;
 pub use graph::{key_hash, INDEX_FILE, SEARCH_CONTEXTS, STAMP_FILE};
 pub use precision::Precision;
 
@@ -216,7 +220,7 @@ impl VectorIndex {
         let over = {
             let mut f = write(&self.shared.fresh);
             for (k, v) in items {
-                self.shared.push_fresh(&mut f, *k, v.as_ref());
+                self.shared.push_fresh(&mut f, *k, v.as_ref(), None);
             }
             if self.shared.lean {
                 0
@@ -275,7 +279,7 @@ impl VectorIndex {
                             let Ok(chunk) = next else { return Ok(added) };
                             for (key, v) in &chunk {
                                 if !g.contains(*key) {
-                                    contexts.with(|| g.add(*key, v))?;
+                                    contexts.with(|| g.add(*key, v, None))?;
                                     added.push(*key);
                                 }
                             }
@@ -428,6 +432,31 @@ impl VectorIndex {
         read(&self.shared.graph)
             .get(key)
             .map(|v| arith::cosine(&v, q))
+    }
+
+    /// Bounds on the cosine with `q` of each of `keys`' stored vectors, from what the
+    /// index holds in memory: a fresh row (exact when kept in full), or an eight-bit
+    /// row with its rounding's bound (`bounds.rs`). `None` for a key only its stored
+    /// vector can tell of: not held, still being read, or a row of a graph file written
+    /// before rows carried bounds.
+    pub fn cosine_bounds(&self, keys: &[u64], q: &[f32]) -> Vec<Option<(f32, f32)>> {
+        if q.len() != self.dims {
+            return vec![None; keys.len()];
+        }
+        let qn = arith::norm(q);
+        let mut out: Vec<Option<(f32, f32)>> = {
+            let f = read(&self.shared.fresh);
+            keys.iter().map(|k| f.cosine_bounds(*k, q, qn)).collect()
+        };
+        let rest: Vec<usize> = (0..keys.len()).filter(|i| out[*i].is_none()).collect();
+        if !rest.is_empty() {
+            let of: Vec<u64> = rest.iter().map(|i| keys[*i]).collect();
+            let settled = read(&self.shared.graph).cosine_bounds(&of, q, qn);
+            for (i, b) in rest.into_iter().zip(settled) {
+                out[i] = b;
+            }
+        }
+        out
     }
 
     /// The stored vector of `key`, if the index holds it.

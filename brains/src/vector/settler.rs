@@ -3,13 +3,15 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::bounds::Stand;
 use super::cells::{Centroids, ASSIGN_STEP};
-use super::fresh::Fresh;
+use super::fresh::{Fresh, Moving};
 use super::graph::{err, Contexts, Graph, SEARCH_CONTEXTS};
+use super::locks::{lock, read, write};
 use crate::error::StoreError;
 
 /// Vectors the graph grows by, at least, between two checkpoints of its file.
@@ -43,18 +45,6 @@ pub(super) fn relink(g: &mut Graph, strays: &[u64]) -> Result<(), StoreError> {
         tracing::debug!(strays = strays.len(), "linked stranded vectors again");
     }
     Ok(())
-}
-
-pub(super) fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|p| p.into_inner())
-}
-
-pub(super) fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|p| p.into_inner())
-}
-
-pub(super) fn lock<T>(l: &Mutex<T>) -> MutexGuard<'_, T> {
-    l.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// What the store's thread and the settler share.
@@ -116,7 +106,7 @@ impl Shared {
         if batch.is_empty() {
             return Ok(0);
         }
-        let keys: Vec<u64> = batch.iter().map(|(k, _)| *k).collect();
+        let keys: Vec<u64> = batch.iter().map(|(k, _, _)| *k).collect();
         self.dirty.store(true, Ordering::Release);
         let added = self.insert(&batch, &keys, threads);
         let gone = write(&self.fresh).settled(&keys);
@@ -124,8 +114,8 @@ impl Shared {
             // Back to fresh as they were: nothing is lost, the next settle retries.
             let mut f = write(&self.fresh);
             f.forget_dropped(&gone);
-            for (k, v) in batch.iter().filter(|(k, _)| !gone.contains(k)) {
-                self.push_fresh(&mut f, *k, v);
+            for (k, v, stand) in batch.iter().filter(|(k, _, _)| !gone.contains(k)) {
+                self.push_fresh(&mut f, *k, v, *stand);
             }
             drop(f);
             let mut g = write(&self.graph);
@@ -145,17 +135,18 @@ impl Shared {
     }
 
     /// Add a vector to the fresh set: in full precision while it holds fewer than
-    /// `full_max` so, lean past that when the index keeps lean rows.
-    pub(super) fn push_fresh(&self, f: &mut Fresh, key: u64, v: &[f32]) {
+    /// `full_max` so, lean past that when the index keeps lean rows (`stand`: what a
+    /// lean row's eight bits handed back stand for; such a row stays lean).
+    pub(super) fn push_fresh(&self, f: &mut Fresh, key: u64, v: &[f32], stand: Option<Stand>) {
         let lean = self.lean && f.full() >= self.full_max;
-        f.push(key, v, lean);
+        f.push_as(key, v, lean, stand);
     }
 
     /// Insert a batch (its `keys` in order) into the graph on `threads` threads, then
     /// link again what the threads stranded ([`Graph::strays`]).
     pub(super) fn insert(
         &self,
-        batch: &[(u64, Vec<f32>)],
+        batch: &[Moving],
         keys: &[u64],
         threads: usize,
     ) -> Result<(), StoreError> {
@@ -167,8 +158,8 @@ impl Shared {
             // before it stores its vector, and a search beside it then reads a null
             // vector (a segfault, seen under load in the owner's tests). Every later
             // node's vector is stored before any link reaches it.
-            if let (true, Some((key, v))) = (was_empty, batch.first()) {
-                g.add(*key, v)?;
+            if let (true, Some((key, v, stand))) = (was_empty, batch.first()) {
+                g.add(*key, v, *stand)?;
             }
             was_empty
         };
@@ -180,9 +171,9 @@ impl Shared {
                 .map(|chunk| {
                     let (g, contexts) = (&g, &self.contexts);
                     s.spawn(move || -> Result<(), StoreError> {
-                        for (key, v) in chunk {
+                        for (key, v, stand) in chunk {
                             if !g.contains(*key) {
-                                contexts.with(|| g.add(*key, v))?;
+                                contexts.with(|| g.add(*key, v, *stand))?;
                             }
                         }
                         Ok(())

@@ -387,6 +387,76 @@ fn a_recall_on_two_cores_answers_what_the_sequential_one_does() {
     assert!(sequential.iter().filter(|a| !a.is_empty()).count() > 20);
 }
 
+/// Issue 50: a settled recall read every candidate's stored vector from redb. Now what
+/// the graph holds bounds each candidate's cosine, and only the candidates that can
+/// reach the answer are read. The answer, score for score, is the one a recall that
+/// reads them all gives: the same store opened without its bounds (`vectors.bounds`
+/// removed, as a graph file written before bounds were kept opens).
+#[test]
+fn a_recall_that_reads_only_the_candidates_that_can_reach_the_answer_answers_as_one_that_reads_all()
+{
+    let clock = Arc::new(FixedClock::new(T0));
+    let d = tempfile::tempdir().unwrap();
+    let mut seed = 0x50_u64;
+    let (mut s, _) = Store::open(d.path(), crate::common::opts(&clock, true)).unwrap();
+    let batch = (0..600)
+        .map(|i| input(&format!("fact {i}"), &text(&mut seed, 6)))
+        .collect();
+    for r in s.memorize_many(batch).unwrap() {
+        r.unwrap();
+    }
+    let queries: Vec<RecallQuery> = (0..60)
+        .map(|i| RecallQuery {
+            text: text(&mut seed, 1 + i % 3),
+            limit: [1, 5, 10][i % 3],
+            mode: if i % 5 == 0 {
+                RankMode::Vector
+            } else {
+                RankMode::Auto
+            },
+            matched_only: i % 2 == 0,
+            weak: i % 4,
+            ..Default::default()
+        })
+        .collect();
+    let answers = |s: &Store| -> Vec<Vec<String>> {
+        queries
+            .iter()
+            .map(|q| {
+                s.recall(q)
+                    .unwrap()
+                    .hits
+                    .iter()
+                    .map(|h| {
+                        let row = (h.score, h.lexical, h.vector, h.matched);
+                        format!("{} {row:?}", h.claim.slug)
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    s.settle_vectors().unwrap();
+    s.close().unwrap();
+    let (s, _) = Store::open(d.path(), crate::common::opts(&clock, true)).unwrap();
+    let bounded = answers(&s);
+    s.close().unwrap();
+    let table = d.path().join(brains::vector::BOUNDS_FILE);
+    assert!(table.exists(), "the graph's bounds were not kept");
+    std::fs::remove_file(&table).unwrap();
+    let (s, _) = Store::open(d.path(), crate::common::opts(&clock, true)).unwrap();
+    let read_all = answers(&s);
+    let differ: Vec<usize> = (0..queries.len())
+        .filter(|i| bounded[*i] != read_all[*i])
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "queries {differ:?} differ, the first: {:?} against {:?}",
+        differ.first().map(|i| &bounded[*i]),
+        differ.first().map(|i| &read_all[*i])
+    );
+    assert!(bounded.iter().filter(|a| a.len() > 1).count() > 30);
+}
+
 /// Issue 24: a rebuild reads redb a chunk at a time while every core inserts the chunks
 /// read before, through a bounded queue. Every live vector reaches the graph, each once,
 /// and none waits fresh: more chunks than the queue holds, keys with gaps (superseded

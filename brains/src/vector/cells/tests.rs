@@ -189,7 +189,7 @@ fn rows_in_no_cell_are_always_read_and_rows_leave_their_cells() {
         assert_eq!(best[0].0, key);
     }
     // Rows leave as the settler moves them.
-    let batch: Vec<u64> = f.take_batch(5_000).iter().map(|(k, _)| *k).collect();
+    let batch: Vec<u64> = f.take_batch(5_000).iter().map(|(k, _, _)| *k).collect();
     f.settled(&batch);
     for k in (2_000..3_000).step_by(3) {
         f.remove(k);
@@ -239,7 +239,7 @@ fn rows_lie_in_order_of_their_cells_and_keep_their_vectors() {
             assert_eq!(got.as_ref(), v.as_slice(), "{key}");
         }
     }
-    let batch: Vec<u64> = f.take_batch(3_000).iter().map(|(k, _)| *k).collect();
+    let batch: Vec<u64> = f.take_batch(3_000).iter().map(|(k, _, _)| *k).collect();
     f.settled(&batch);
     assert!(in_order(&f));
     sizes_add_up(&f);
