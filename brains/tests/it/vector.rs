@@ -51,6 +51,35 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
         .sum()
 }
 
+/// Each query's answer, a row a line: the slug and every figure it shows.
+fn answers(s: &Store, queries: &[RecallQuery]) -> Vec<Vec<String>> {
+    queries
+        .iter()
+        .map(|q| {
+            s.recall(q)
+                .unwrap()
+                .hits
+                .iter()
+                .map(|h| {
+                    let row = (h.score, h.lexical, h.vector, h.matched);
+                    format!("{} {row:?}", h.claim.slug)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Two runs of the same queries answered alike, row for row.
+fn same_answers(a: &[Vec<String>], b: &[Vec<String>]) {
+    let differ: Vec<usize> = (0..a.len()).filter(|i| a[*i] != b[*i]).collect();
+    assert!(
+        differ.is_empty(),
+        "queries {differ:?} differ, the first: {:?} against {:?}",
+        differ.first().map(|i| &a[*i]),
+        differ.first().map(|i| &b[*i])
+    );
+}
+
 /// Each precision's graph, settled (not the exact fresh scan), finds the exact top 10;
 /// an eight-bit graph's candidates are rescored with their stored vectors, so the
 /// cosines it reports are the exact ones.
@@ -350,40 +379,14 @@ fn a_recall_on_two_cores_answers_what_the_sequential_one_does() {
             ..Default::default()
         })
         .collect();
-    let answers = |s: &Store| -> Vec<Vec<(String, String)>> {
-        queries
-            .iter()
-            .map(|q| {
-                s.recall(q)
-                    .unwrap()
-                    .hits
-                    .iter()
-                    .map(|h| {
-                        (
-                            h.claim.slug.clone(),
-                            format!("{:?}", (h.score, h.lexical, h.vector)),
-                        )
-                    })
-                    .collect()
-            })
-            .collect()
-    };
     // Both answered from the graph (a fresh vector's cosine is exact, a settled one's
     // half precision).
     s.settle_vectors().unwrap();
-    let sequential = answers(&s);
+    let sequential = answers(&s, &queries);
     s.close().unwrap();
     let (s, _) = Store::open(d.path(), with(0)).unwrap();
-    let parallel = answers(&s);
-    let differ = (0..queries.len())
-        .filter(|i| parallel[*i] != sequential[*i])
-        .collect::<Vec<_>>();
-    assert!(
-        differ.is_empty(),
-        "queries {differ:?} differ, the first: {:?} against {:?}",
-        differ.first().map(|i| &parallel[*i]),
-        differ.first().map(|i| &sequential[*i])
-    );
+    let parallel = answers(&s, &queries);
+    same_answers(&parallel, &sequential);
     assert!(sequential.iter().filter(|a| !a.is_empty()).count() > 20);
 }
 
@@ -419,41 +422,17 @@ fn a_recall_that_reads_only_the_candidates_that_can_reach_the_answer_answers_as_
             ..Default::default()
         })
         .collect();
-    let answers = |s: &Store| -> Vec<Vec<String>> {
-        queries
-            .iter()
-            .map(|q| {
-                s.recall(q)
-                    .unwrap()
-                    .hits
-                    .iter()
-                    .map(|h| {
-                        let row = (h.score, h.lexical, h.vector, h.matched);
-                        format!("{} {row:?}", h.claim.slug)
-                    })
-                    .collect()
-            })
-            .collect()
-    };
     s.settle_vectors().unwrap();
     s.close().unwrap();
     let (s, _) = Store::open(d.path(), crate::common::opts(&clock, true)).unwrap();
-    let bounded = answers(&s);
+    let bounded = answers(&s, &queries);
     s.close().unwrap();
     let table = d.path().join(brains::vector::BOUNDS_FILE);
     assert!(table.exists(), "the graph's bounds were not kept");
     std::fs::remove_file(&table).unwrap();
     let (s, _) = Store::open(d.path(), crate::common::opts(&clock, true)).unwrap();
-    let read_all = answers(&s);
-    let differ: Vec<usize> = (0..queries.len())
-        .filter(|i| bounded[*i] != read_all[*i])
-        .collect();
-    assert!(
-        differ.is_empty(),
-        "queries {differ:?} differ, the first: {:?} against {:?}",
-        differ.first().map(|i| &bounded[*i]),
-        differ.first().map(|i| &read_all[*i])
-    );
+    let read_all = answers(&s, &queries);
+    same_answers(&bounded, &read_all);
     assert!(bounded.iter().filter(|a| a.len() > 1).count() > 30);
 }
 
