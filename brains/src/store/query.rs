@@ -195,7 +195,7 @@ impl Store {
             fusion,
             mode: q.mode,
             shown: if q.matched_only {
-                limit + q.weak
+                limit.saturating_add(q.weak)
             } else {
                 limit
             },

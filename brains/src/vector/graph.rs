@@ -9,6 +9,7 @@
 //! (a million look-ups: ~100 ms of a large brain's open). Any doubt (no stamp, another
 //! file, another digest) falls back to checking key by key.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
@@ -135,10 +136,10 @@ pub(super) struct Graph {
     bounds: RwLock<Bounds>,
 }
 
-/// A row as the index holds it.
-pub(super) enum Row {
+/// A row as the index holds it (or a query as it takes it).
+pub(super) enum Row<'a> {
     Codes(Vec<i8>),
-    Floats(Vec<f32>),
+    Floats(Cow<'a, [f32]>),
 }
 
 /// The stamp beside the graph's file.
@@ -277,7 +278,7 @@ impl Graph {
             ));
         }
         if self.precision != Precision::I8 {
-            return self.add_row(key, &Row::Floats(v.to_vec()), None);
+            return self.add_row(key, &Row::Floats(Cow::Borrowed(v)), None);
         }
         let mut codes = Vec::with_capacity(self.dims);
         let r = quantize(v, &mut codes);
@@ -305,7 +306,7 @@ impl Graph {
         }
         match row {
             Row::Codes(c) => self.index.add(key, c.as_slice()),
-            Row::Floats(v) => self.index.add(key, v.as_slice()),
+            Row::Floats(v) => self.index.add(key, v.as_ref()),
         }
         .map_err(|e| err("add", e))?;
         if let Some(d) = &self.digest {
@@ -348,13 +349,13 @@ impl Graph {
     /// The query as the index takes it: an eight-bit graph's codes are made here, as its
     /// rows' are (usearch's own cast truncates to the unit vector's hundred-and-
     /// twenty-sevenths: a 256-dimensional vector's components to a few codes each).
-    fn probe(&self, q: &[f32]) -> Row {
+    fn probe<'a>(&self, q: &'a [f32]) -> Row<'a> {
         if self.precision == Precision::I8 {
             let mut codes = Vec::with_capacity(q.len());
             quantize(q, &mut codes);
             Row::Codes(codes)
         } else {
-            Row::Floats(q.to_vec())
+            Row::Floats(Cow::Borrowed(q))
         }
     }
 
@@ -368,7 +369,7 @@ impl Graph {
     fn search_row(&self, q: &Row, k: usize) -> Result<Vec<(u64, f32)>, StoreError> {
         let m = match q {
             Row::Codes(c) => self.index.search(c.as_slice(), k),
-            Row::Floats(v) => self.index.search(v.as_slice(), k),
+            Row::Floats(v) => self.index.search(v.as_ref(), k),
         }
         .map_err(|e| err("search", e))?;
         Ok(m.keys
@@ -389,7 +390,7 @@ impl Graph {
         }
         let m = match self.probe(q) {
             Row::Codes(c) => self.index.filtered_search(c.as_slice(), k, keep),
-            Row::Floats(v) => self.index.filtered_search(v.as_slice(), k, keep),
+            Row::Floats(v) => self.index.filtered_search(v.as_ref(), k, keep),
         }
         .map_err(|e| err("search", e))?;
         Ok(m.keys
@@ -547,7 +548,7 @@ impl Graph {
     }
 
     /// The row of `key` as the index holds it.
-    fn row(&self, key: u64) -> Option<Row> {
+    fn row(&self, key: u64) -> Option<Row<'static>> {
         if !self.index.contains(key) {
             return None;
         }
@@ -558,7 +559,7 @@ impl Graph {
         } else {
             let mut buf = vec![0f32; self.dims];
             self.index.get(key, &mut buf).ok().filter(|n| *n > 0)?;
-            Some(Row::Floats(buf))
+            Some(Row::Floats(Cow::Owned(buf)))
         }
     }
 
@@ -567,7 +568,7 @@ impl Graph {
     /// made rows before this graph made its own).
     pub(super) fn get(&self, key: u64) -> Option<Vec<f32>> {
         match self.row(key)? {
-            Row::Floats(v) => Some(v),
+            Row::Floats(v) => Some(v.into_owned()),
             Row::Codes(c) => {
                 let scale = read(&self.bounds).get(key).map_or(1.0 / 127.0, |b| b.scale);
                 Some(c.iter().map(|x| scale * f32::from(*x)).collect())
