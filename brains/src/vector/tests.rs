@@ -326,6 +326,23 @@ fn the_bounds_are_kept_with_the_graphs_file_and_only_with_it() {
     bounds_hold(&ix, &live, &q);
     assert_eq!(ix.cosine_bounds(&[7], &q), vec![None], "a removed key");
     drop(ix);
+    // A bit flipped in a record: the table is not used.
+    let table = d.path().join(BOUNDS_FILE);
+    let good = std::fs::read(&table).unwrap();
+    let mut bad = good.clone();
+    let last = bad.len() - 6;
+    bad[last] ^= 0x40;
+    std::fs::write(&table, &bad).unwrap();
+    let ix = VectorIndex::load(d.path(), dims, Precision::I8).unwrap();
+    assert!(
+        ix.cosine_bounds(&keys, &q).iter().all(Option::is_none),
+        "a damaged table was used"
+    );
+    drop(ix);
+    std::fs::write(&table, &good).unwrap();
+    let ix = VectorIndex::load(d.path(), dims, Precision::I8).unwrap();
+    bounds_hold(&ix, &live, &q);
+    drop(ix);
     // The same table beside a graph file it was not written for.
     let file = d.path().join(INDEX_FILE);
     let bytes = std::fs::read(&file).unwrap();
