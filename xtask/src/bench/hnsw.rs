@@ -4,7 +4,8 @@
 //! expansion, the build rate on every core; at each search expansion, the search
 //! latency of a recall's depth (50) and the share of the exact top 10 found (as the
 //! graph ranks them, and once the 50 it nominates are rescored with their f32 vectors,
-//! as an eight-bit store does); and the memory the index takes.
+//! as an eight-bit store does); and the memory the index takes. A last row measures the
+//! store's own graph (`VectorIndex`: its own eight-bit codes, its settings) the same way.
 //!
 //! `--strays` measures instead, in the store's settings built on every core, how many
 //! vectors a search for their own vector does not find: usearch's build alone against
