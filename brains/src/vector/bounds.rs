@@ -13,7 +13,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::arith::BOUND_SLACK;
+use super::arith::{norm, Rounding, BOUND_SLACK};
 
 /// The table's file beside the graph's.
 pub const BOUNDS_FILE: &str = "vectors.bounds";
@@ -38,6 +38,17 @@ pub(super) struct RowBound {
 }
 
 impl RowBound {
+    /// The bound of `v` rounded as `r` says; when `v` stands in for another vector
+    /// (`stand`), of that one: `|w − ŵ| ≤ |w − v| + |v − ŵ|`.
+    pub(super) fn of(v: &[f32], r: &Rounding, stand: Option<Stand>) -> RowBound {
+        let (off, norm) = stand.map_or_else(|| (0.0, norm(v)), |s| (s.residual, s.norm));
+        RowBound {
+            scale: r.scale,
+            residual: r.residual + off,
+            norm,
+        }
+    }
+
     /// Bounds on the cosine of the vector with a query `q` of norm `qn`, from `dot`, the
     /// dot product of the row's codes (unscaled) with `q`: since `|q·v − q·v̂| ≤ |q| ×
     /// residual`. `None` when nothing bounds it (a vector that is not finite).

@@ -27,7 +27,7 @@ use super::arith::{
     dot, dot_codes, from_order_key, norm, order_key, quantize, widest, Rounding, RowDot, Rows,
     BOUND_SLACK,
 };
-use super::bounds::Stand;
+use super::bounds::{RowBound, Stand};
 use super::cells::{placeable, split_runs, Cells, Centroids, ASSIGN_STEP};
 use super::Keep;
 
@@ -206,11 +206,10 @@ impl Fresh {
             (self.data.len() / self.dims - 1) as u32
         };
         self.slots.push(slot);
-        self.norms.push(stand.map_or_else(|| norm(v), |s| s.norm));
         let mut rounding = quantize(v, &mut self.codes);
-        if let Some(s) = stand {
-            rounding.residual += s.residual;
-        }
+        let bound = RowBound::of(v, &rounding, stand);
+        rounding.residual = bound.residual;
+        self.norms.push(bound.norm);
         self.roundings.push(rounding);
         self.cells.push(key);
     }
@@ -296,6 +295,15 @@ impl Fresh {
         })
     }
 
+    /// How row `i`'s eight bits stand for its vector.
+    fn bound(&self, i: usize) -> RowBound {
+        RowBound {
+            scale: self.roundings[i].scale,
+            residual: self.roundings[i].residual,
+            norm: self.norms[i],
+        }
+    }
+
     /// Bounds on the cosine of `key`'s vector with `q` (of norm `qn`): exact, to the
     /// arithmetic's slack, for a row in full precision; from its eight bits for a lean
     /// one. `None` for a key not here (or dropped), or a row nothing bounds.
@@ -304,20 +312,16 @@ impl Fresh {
             return None;
         }
         let i = *self.pos.get(&key)?;
-        let n = self.norms[i];
-        let (lower, upper) = match self.row(i) {
-            _ if n == 0.0 || qn == 0.0 => (0.0, 0.0),
-            Some(v) => {
-                let c = dot(v, q) / (n * qn);
-                (c, c)
-            }
-            None => {
-                let r = self.roundings[i];
-                let (approx, off) = (r.scale * dot_codes(self.codes(i), q), qn * r.residual);
-                ((approx - off) / (n * qn), (approx + off) / (n * qn))
-            }
+        let Some(v) = self.row(i) else {
+            return self.bound(i).cosine(dot_codes(self.codes(i), q), qn);
         };
-        let (lower, upper) = (lower - BOUND_SLACK, upper + BOUND_SLACK);
+        let n = self.norms[i];
+        let c = if n == 0.0 || qn == 0.0 {
+            0.0
+        } else {
+            dot(v, q) / (n * qn)
+        };
+        let (lower, upper) = (c - BOUND_SLACK, c + BOUND_SLACK);
         (lower.is_finite() && upper.is_finite()).then_some((lower, upper))
     }
 

@@ -16,7 +16,7 @@ use std::sync::RwLock;
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
-use super::arith::{dot_codes, norm, quantize};
+use super::arith::{dot_codes, quantize};
 use super::bounds::{Bounds, RowBound, Stand};
 use super::locks::{read, write};
 use super::precision::Precision;
@@ -282,19 +282,7 @@ impl Graph {
         }
         let mut codes = Vec::with_capacity(self.dims);
         let r = quantize(v, &mut codes);
-        let bound = match stand {
-            // |w − ŵ| ≤ |w − v| + |v − ŵ|.
-            Some(s) => RowBound {
-                scale: r.scale,
-                residual: s.residual + r.residual,
-                norm: s.norm,
-            },
-            None => RowBound {
-                scale: r.scale,
-                residual: r.residual,
-                norm: norm(v),
-            },
-        };
+        let bound = RowBound::of(v, &r, stand);
         self.add_row(key, &Row::Codes(codes), Some(bound))
     }
 
