@@ -120,16 +120,9 @@ pub fn run(args: &[String]) -> Result<()> {
                 let (mut found, mut rescored) = (0usize, 0usize);
                 for (q, tenth) in qs.iter().zip(&tenth) {
                     let m = sample(&mut lat, || Ok(index.search(q, DEPTH)?))?;
-                    let exact = |k: &u64| dot(&vecs[*k as usize - 1], q);
-                    found += m
-                        .keys
-                        .iter()
-                        .take(10)
-                        .filter(|k| exact(k) >= tenth - 1e-6)
-                        .count();
-                    let mut sims: Vec<f32> = m.keys.iter().map(exact).collect();
-                    sims.sort_by(|a, b| b.total_cmp(a));
-                    rescored += sims.iter().take(10).filter(|s| **s >= tenth - 1e-6).count();
+                    let (f, r) = exact_found(&m.keys, &vecs, q, *tenth);
+                    found += f;
+                    rescored += r;
                 }
                 println!(
                     "| {size} | {q:?} | {} | {} | {} | {rate:.0} | {:.3} / {:.3} | {:.3} | {:.3} | {:.0} |",
@@ -164,15 +157,10 @@ fn store_row(vecs: &[Vec<f32>], qs: &[Vec<f32>], tenth: &[f32]) -> Result<()> {
     let (mut found, mut rescored) = (0usize, 0usize);
     for (q, tenth) in qs.iter().zip(tenth) {
         let m = sample(&mut lat, || Ok(store.search_all(q, DEPTH)?))?;
-        let exact = |k: u64| dot(&vecs[k as usize - 1], q);
-        found += m
-            .iter()
-            .take(10)
-            .filter(|(k, _)| exact(*k) >= tenth - 1e-6)
-            .count();
-        let mut sims: Vec<f32> = m.iter().map(|(k, _)| exact(*k)).collect();
-        sims.sort_by(|a, b| b.total_cmp(a));
-        rescored += sims.iter().take(10).filter(|s| **s >= tenth - 1e-6).count();
+        let keys: Vec<u64> = m.iter().map(|(k, _)| *k).collect();
+        let (f, r) = exact_found(&keys, vecs, q, *tenth);
+        found += f;
+        rescored += r;
     }
     println!(
         "| {size} | I8, the store's own codes | 16 | 40 | 128 | {rate:.0} | {:.3} / {:.3} | {:.3} | {:.3} | |",
@@ -182,6 +170,23 @@ fn store_row(vecs: &[Vec<f32>], qs: &[Vec<f32>], tenth: &[f32]) -> Result<()> {
         rescored as f64 / (10 * qs.len()) as f64,
     );
     Ok(())
+}
+
+/// Of a search's `keys` (best first, as the graph ranks them; a key is its position in
+/// `vecs` plus one), how many of its first 10, and of the 10 best once rescored with
+/// their f32 vectors, are among the exact top 10 of `q` (as similar as the exact
+/// `tenth`).
+fn exact_found(keys: &[u64], vecs: &[Vec<f32>], q: &[f32], tenth: f32) -> (usize, usize) {
+    let exact = |k: &u64| dot(&vecs[*k as usize - 1], q);
+    let found = keys
+        .iter()
+        .take(10)
+        .filter(|k| exact(k) >= tenth - 1e-6)
+        .count();
+    let mut sims: Vec<f32> = keys.iter().map(exact).collect();
+    sims.sort_by(|a, b| b.total_cmp(a));
+    let rescored = sims.iter().take(10).filter(|s| **s >= tenth - 1e-6).count();
+    (found, rescored)
 }
 
 /// `vecs` in chunks of 4 096 as a rebuild reads them, keyed by position + 1.
