@@ -10,8 +10,9 @@
 //! since the cells were made, or not finite). Within what it reads the scan is what it
 //! was (eight bits first, the rest rescored); what it leaves unread is the approximation
 //! a graph makes too, and these rows are on their way into one: in `cargo xtask bench
-//! --fresh` the exact top 10 is found ~0.98 of the time. A row is always found by its own vector: the query's eight
-//! bits are then the row's, so the query's best cell is the row's.
+//! --fresh` the exact top 10 is found ~0.98 of the time. A row is always found by its
+//! own vector: the query's eight bits are then the row's, so the query's best cell is
+//! the row's.
 //!
 //! Rows leave as the settler moves them (the cells shrink with them); rows written later
 //! are in no cell and always read, until they outnumber the rest and the cells are made
