@@ -80,6 +80,12 @@ pub enum OwnerError {
     Model(#[from] crate::model::ModelError),
     #[error("a change of model to {to} is under way: wait for it (`medulla model status`), then ask again")]
     ModelSwitching { to: String },
+    #[error("refusing to merge {from} into {into}: {why}")]
+    MergeRefused {
+        from: String,
+        into: String,
+        why: String,
+    },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -108,6 +114,7 @@ impl OwnerError {
             OwnerError::Store(e) => e.code(),
             OwnerError::Unbootstrapped { .. } => "unbootstrapped",
             OwnerError::UnknownBrain { .. } => "unknown_brain",
+            OwnerError::MergeRefused { .. } => "merge_refused",
             OwnerError::BadInput(_) => "invalid_input",
             OwnerError::Path(e) => e.code(),
             OwnerError::NotYourBrain { .. } => "not_your_brain",

@@ -1,54 +1,120 @@
-//! Reading git repositories without running git: which commit HEAD names (loose refs,
-//! packed refs, detached HEAD, linked worktrees) and a worktree's main repository.
+//! Reading git repositories: the checkout a path is in (its top directory, its git
+//! directory, the common directory a linked worktree shares with its main checkout),
+//! which commit HEAD names (loose refs, packed refs, detached HEAD, linked worktrees),
+//! and a repository's root commits, its identity (SPEC §3, §13), which is the one thing
+//! read by running `git`.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
-/// The git directory of a checkout: `.git` itself, or the one a worktree's `.git` file
-/// points at.
-fn git_dir(root: &Path) -> Option<PathBuf> {
-    let dot_git = root.join(".git");
-    if dot_git.is_file() {
-        let text = std::fs::read_to_string(&dot_git).ok()?;
-        let p = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
-        Some(if p.is_absolute() { p } else { root.join(p) })
-    } else {
-        dot_git.is_dir().then_some(dot_git)
-    }
+/// The working tree a path is in, and the repository behind it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Checkout {
+    /// The working tree's top directory, where `.git` is.
+    pub toplevel: PathBuf,
+    /// This checkout's git directory: `.git`, or `<common>/worktrees/<name>` for a
+    /// linked worktree.
+    pub git_dir: PathBuf,
+    /// The repository's common directory, shared by every worktree of it.
+    pub common_dir: PathBuf,
 }
 
-/// The main repository of a linked worktree checkout (whose `.git` is a file):
-/// `<main>/.git/worktrees/<name>` → `<main>`.
-pub fn worktree_main(dir: &Path) -> Option<PathBuf> {
-    if !dir.join(".git").is_file() {
-        return None;
+impl Checkout {
+    /// A linked worktree (`git worktree add`), not the repository's main checkout.
+    pub fn is_linked(&self) -> bool {
+        self.git_dir != self.common_dir
     }
-    let gitdir = git_dir(dir)?;
-    let dot_git = gitdir.parent()?.parent()?;
-    (dot_git.file_name()? == ".git").then(|| dot_git.parent().map(Path::to_path_buf))?
-}
 
-/// The commit a repository's HEAD points at.
-pub fn head(root: &Path) -> Option<String> {
-    let git_dir = git_dir(root)?;
-    // Refs live in the common dir, which a worktree names in `commondir`.
-    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
-        Ok(c) => {
-            let c = c.trim();
-            if Path::new(c).is_absolute() {
-                Path::new(c).to_path_buf()
-            } else {
-                git_dir.join(c)
+    /// The repository's main checkout: the directory holding a common dir named `.git`;
+    /// this checkout's own top directory when the repository is bare or a submodule.
+    pub fn main_toplevel(&self) -> PathBuf {
+        if self.is_linked() && self.common_dir.file_name().is_some_and(|n| n == ".git") {
+            if let Some(main) = self.common_dir.parent() {
+                return main.to_path_buf();
             }
         }
-        Err(_) => git_dir.clone(),
-    };
-    let head = std::fs::read_to_string(git_dir.join("HEAD")).ok()?;
+        self.toplevel.clone()
+    }
+}
+
+/// The git directory `.git` at `dir` names: the directory itself, or the one a
+/// worktree's (or submodule's) `.git` file points at.
+fn git_dir_at(dir: &Path) -> Option<PathBuf> {
+    let dot_git = dir.join(".git");
+    let meta = std::fs::metadata(&dot_git).ok()?;
+    if meta.is_dir() {
+        return Some(dot_git);
+    }
+    let text = std::fs::read_to_string(&dot_git).ok()?;
+    let p = PathBuf::from(text.trim().strip_prefix("gitdir:")?.trim());
+    let p = if p.is_absolute() { p } else { dir.join(p) };
+    Some(crate::roster::lexical_normal(&p))
+}
+
+/// The common directory of a git directory: the one its `commondir` file names; else,
+/// for `<dir>/worktrees/<name>`, `<dir>`; else itself.
+fn common_dir_of(git_dir: &Path) -> PathBuf {
+    match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(c) => {
+            let c = Path::new(c.trim());
+            crate::roster::lexical_normal(&if c.is_absolute() {
+                c.to_path_buf()
+            } else {
+                git_dir.join(c)
+            })
+        }
+        Err(_) => git_dir
+            .parent()
+            .filter(|p| p.file_name().is_some_and(|n| n == "worktrees"))
+            .and_then(Path::parent)
+            .map_or_else(|| git_dir.to_path_buf(), Path::to_path_buf),
+    }
+}
+
+/// The checkout whose top directory is `dir` itself.
+pub fn checkout_at(dir: &Path) -> Option<Checkout> {
+    let git_dir = git_dir_at(dir)?;
+    Some(Checkout {
+        toplevel: dir.to_path_buf(),
+        common_dir: common_dir_of(&git_dir),
+        git_dir,
+    })
+}
+
+/// The checkout `path` is in: the nearest ancestor (itself included) holding `.git`.
+/// Reads one `.git` entry per ancestor until it finds one, then at most that entry and
+/// its `commondir`.
+pub fn locate(path: &Path) -> Option<Checkout> {
+    path.ancestors().find_map(checkout_at)
+}
+
+/// The main repository of a linked worktree (its checkout, or any directory inside it):
+/// `<main>/.git/worktrees/<name>` → `<main>`. The same [`locate`] routing uses.
+pub fn worktree_main(dir: &Path) -> Option<PathBuf> {
+    locate(dir)
+        .filter(Checkout::is_linked)
+        .map(|c| c.main_toplevel())
+}
+
+fn is_sha(s: &str) -> bool {
+    s.len() >= 40 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// The commit a checkout's HEAD points at.
+pub fn head(root: &Path) -> Option<String> {
+    let c = checkout_at(root)?;
+    head_of(&c)
+}
+
+/// The commit a located checkout's HEAD points at; `None` while it has no commit.
+pub fn head_of(c: &Checkout) -> Option<String> {
+    let head = std::fs::read_to_string(c.git_dir.join("HEAD")).ok()?;
     let head = head.trim();
-    let is_sha = |s: &str| s.len() >= 40 && s.chars().all(|c| c.is_ascii_hexdigit());
     let Some(reference) = head.strip_prefix("ref:").map(str::trim) else {
         return is_sha(head).then(|| head.to_string());
     };
-    for dir in [&git_dir, &common] {
+    // Refs live in the common dir; a worktree's own refs (bisect, rewritten) in its own.
+    for dir in [&c.git_dir, &c.common_dir] {
         if let Ok(s) = std::fs::read_to_string(dir.join(reference)) {
             let s = s.trim();
             if is_sha(s) {
@@ -56,11 +122,67 @@ pub fn head(root: &Path) -> Option<String> {
             }
         }
     }
-    let packed = std::fs::read_to_string(common.join("packed-refs")).ok()?;
+    let packed = std::fs::read_to_string(c.common_dir.join("packed-refs")).ok()?;
     packed.lines().find_map(|line| {
         let (sha, name) = line.split_once(' ')?;
         (name.trim() == reference && is_sha(sha)).then(|| sha.to_string())
     })
+}
+
+/// Why a repository's root commit could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RootCommitError {
+    #[error("git could not be run ({0}): install git, or put it on the PATH")]
+    NoGit(String),
+    #[error("git could not read the repository at {path}: {detail}")]
+    Unreadable { path: String, detail: String },
+}
+
+/// The smallest root commit of HEAD's history (a repository's identity, as the team
+/// computes it); `Ok(None)` while HEAD has no commit.
+pub fn root_commit(c: &Checkout) -> Result<Option<String>, RootCommitError> {
+    if head_of(c).is_none() {
+        return Ok(None);
+    }
+    let out = Command::new("git")
+        .arg("--git-dir")
+        .arg(&c.git_dir)
+        .args(["rev-list", "--max-parents=0", "HEAD"])
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .map_err(|e| RootCommitError::NoGit(e.to_string()))?;
+    if !out.status.success() {
+        return Err(RootCommitError::Unreadable {
+            path: c.toplevel.display().to_string(),
+            detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim)
+        .filter(|l| is_sha(l))
+        .min()
+        .map(str::to_string))
+}
+
+/// The `url` of the remote `origin` in the repository's config, read from the file.
+pub fn origin_url(c: &Checkout) -> Option<String> {
+    let text = std::fs::read_to_string(c.common_dir.join("config")).ok()?;
+    let mut in_origin = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_origin = line.replace(char::is_whitespace, "") == "[remote\"origin\"]";
+        } else if in_origin {
+            if let Some((k, v)) = line.split_once('=') {
+                if k.trim() == "url" {
+                    return Some(v.trim().to_string()).filter(|u| !u.is_empty());
+                }
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -92,14 +214,39 @@ mod tests {
         let wt = root.join("wt");
         let wt_git = root.join(".git/worktrees/wt");
         std::fs::create_dir_all(&wt_git).unwrap();
-        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::create_dir_all(wt.join("src/deep")).unwrap();
         std::fs::write(wt.join(".git"), format!("gitdir: {}\n", wt_git.display())).unwrap();
         std::fs::write(wt_git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(wt_git.join("commondir"), "../..\n").unwrap();
         assert_eq!(head(&wt).as_deref(), Some(other));
         assert_eq!(worktree_main(&wt).as_deref(), Some(root));
+        assert_eq!(
+            worktree_main(&wt.join("src/deep")).as_deref(),
+            Some(root),
+            "a directory inside a worktree belongs to its main repository too"
+        );
         assert_eq!(worktree_main(root), None, "a main checkout is no worktree");
+        let c = locate(&wt.join("src/deep")).unwrap();
+        assert_eq!(c.toplevel, wt);
+        assert_eq!(c.common_dir, root.join(".git"));
+        assert!(c.is_linked());
         std::fs::write(wt_git.join("HEAD"), format!("{sha}\n")).unwrap();
         assert_eq!(head(&wt).as_deref(), Some(sha), "a detached HEAD");
+    }
+
+    #[test]
+    fn origin_is_read_from_the_common_config() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".git")).unwrap();
+        std::fs::write(
+            d.path().join(".git/config"),
+            "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = x\n[remote \"origin\"]\n\turl = git@example.org:acme/shop.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n",
+        )
+        .unwrap();
+        let c = checkout_at(d.path()).unwrap();
+        assert_eq!(
+            origin_url(&c).as_deref(),
+            Some("git@example.org:acme/shop.git")
+        );
     }
 }

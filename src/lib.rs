@@ -10,6 +10,8 @@
 //! - [`store_id`]: [`store_id::StoreId`], which store a request is about, and brain
 //!   fingerprints.
 //! - [`roster`]: which brains exist; disk is the truth; root matching.
+//! - [`git`]: a path's checkout (worktrees, common directory), HEAD, root commits.
+//! - [`repo`]: a project's identity, its repository's root commit, cached by repository.
 //! - [`brain`]: the brain actor, one per warm brain plus the medulla's, each owning one
 //!   [`brains::Store`].
 //! - [`owner`]: the supervisor actor: loads, restarts and unloads brain actors; the
@@ -55,6 +57,7 @@ mod logfile;
 mod mailbox;
 pub mod model;
 mod owner;
+mod repo;
 mod roster;
 mod serve;
 mod service;
@@ -90,7 +93,8 @@ mod layering {
         ("config", 1),
         ("events", 1),
         ("founder", 1),
-        ("git", 1),
+        ("git", 2),
+        ("repo", 3),
         ("hall", 1),
         ("hook_sessions", 1),
         ("logfile", 1),

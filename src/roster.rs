@@ -245,6 +245,79 @@ pub struct Manifest {
     /// Counts as of the last time the brain was unloaded or flushed.
     #[serde(default)]
     pub counts: ManifestCounts,
+    /// The repository the brain belongs to (SPEC §3), once known: recorded at bootstrap,
+    /// or when its repository's first commit appears.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<RepoBinding>,
+    /// Checkouts of that repository the brain has served besides its root (worktrees,
+    /// clones, the places it was moved to), in the order they first asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checkouts: Vec<CheckoutSeen>,
+    /// Bootstrapped with `--own`: a checkout's brain of its own, reached only through its
+    /// root, never as its repository's brain.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own: bool,
+    /// Merged into this brain (its root) by `brains merge`: kept on disk, listed, never
+    /// routed to again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_into: Option<String>,
+}
+
+/// The repository a brain belongs to, and where its root stands in a checkout of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RepoBinding {
+    /// `repo:<root commit>`, as the team names a repository.
+    pub key: String,
+    /// The normalized `origin` URL, or the checkout's directory name.
+    pub label: String,
+    /// The root relative to its checkout's top directory (empty at the top): a brain of a
+    /// sub-project is that sub-project in every checkout.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub subdir: String,
+}
+
+/// A checkout a brain served besides its root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckoutSeen {
+    /// The brain's root as it stands in that checkout.
+    pub path: String,
+    /// When it first asked, ms since the epoch.
+    pub first_seen: i64,
+}
+
+impl Manifest {
+    /// A new brain's manifest: its root, bootstrapped now.
+    pub fn new(root: String, created: i64) -> Manifest {
+        Manifest {
+            fingerprint: fingerprint(&root),
+            root,
+            created,
+            counts: Default::default(),
+            repo: None,
+            checkouts: Vec::new(),
+            own: false,
+            merged_into: None,
+        }
+    }
+
+    /// Every checkout the brain has served, its root (where it was bootstrapped) first.
+    pub fn checkout_paths(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.root.as_str()).chain(self.checkouts.iter().map(|c| c.path.as_str()))
+    }
+
+    /// Has it served this checkout (its root included)?
+    pub fn knows_checkout(&self, path: &str) -> bool {
+        self.checkout_paths().any(|p| p == path)
+    }
+
+    /// Where the brain's files stand now: its root, else the first checkout it served
+    /// that still exists (a moved root), else the root.
+    pub fn live_checkout(&self) -> PathBuf {
+        self.checkout_paths()
+            .map(PathBuf::from)
+            .find(|p| p.is_dir())
+            .unwrap_or_else(|| PathBuf::from(&self.root))
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -343,12 +416,7 @@ mod tests {
     use super::*;
 
     fn m(root: &str) -> Manifest {
-        Manifest {
-            root: root.into(),
-            fingerprint: fingerprint(root),
-            created: 0,
-            counts: Default::default(),
-        }
+        Manifest::new(root.into(), 0)
     }
 
     #[test]

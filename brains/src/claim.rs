@@ -294,6 +294,11 @@ pub enum ActKind {
     KvSet,
     KvDelete,
     Purge,
+    /// A checkout of the brain's repository (a worktree, a clone, the root moved) asked
+    /// for the first time: its path is the subject. No claim changes.
+    Checkout,
+    /// Versions merged in from another brain of the same repository (`brains merge`).
+    Merge,
 }
 
 impl ActKind {
@@ -312,7 +317,15 @@ impl ActKind {
             ActKind::KvSet => "kv_set",
             ActKind::KvDelete => "kv_delete",
             ActKind::Purge => "purge",
+            ActKind::Checkout => "checkout",
+            ActKind::Merge => "merge",
         }
+    }
+
+    /// Does the act's subject name a claim (a slug)? Boot memory's acts name a key and a
+    /// checkout's a path: replaying the log never reads those as slugs.
+    pub fn names_claim(self) -> bool {
+        !matches!(self, ActKind::KvSet | ActKind::KvDelete | ActKind::Checkout)
     }
 }
 

@@ -97,6 +97,20 @@ pub enum BrainMsg {
         actor: String,
         reply: Reply<()>,
     },
+    /// Every version of another brain of the same project (`brains merge`).
+    Merge {
+        incoming: Vec<Vec<Claim>>,
+        actor: String,
+        from: String,
+        reply: Reply<brains::store::Merged>,
+    },
+    /// A checkout of the brain's repository asked for the first time (SPEC §3).
+    NoteCheckout {
+        path: String,
+        actor: String,
+        note: Option<String>,
+        reply: Reply<()>,
+    },
     /// Share this store with the team (SPEC §13): every write from now on is queued,
     /// and every live claim now.
     StartSharing(
@@ -512,6 +526,26 @@ impl Actor for BrainActor {
             BrainMsg::KvDelete { key, actor, reply } => send(
                 reply,
                 st.run(&me, move |s| s.kv_delete(&key, &actor)).await?,
+            ),
+            BrainMsg::Merge {
+                incoming,
+                actor,
+                from,
+                reply,
+            } => send(
+                reply,
+                st.run(&me, move |s| s.merge_in(incoming, &actor, &from))
+                    .await?,
+            ),
+            BrainMsg::NoteCheckout {
+                path,
+                actor,
+                note,
+                reply,
+            } => send(
+                reply,
+                st.run(&me, move |s| s.note_checkout(&path, &actor, note))
+                    .await?,
             ),
             BrainMsg::StartSharing(state, reply) => {
                 send(reply, st.run(&me, move |s| s.start_sharing(state)).await?)

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use super::client::{encode, read, Answer, Client};
 use super::print::{self, out};
 use super::values::name;
-use super::{paths, ClientOpts, Command, KvCmd, MailboxCmd, FOUNDER};
+use super::{paths, BrainsCmd, ClientOpts, Command, KvCmd, MailboxCmd, FOUNDER};
 use crate::service::registry::Envelope;
 use crate::service::verb::Verb;
 use crate::service::verbs::boot_memory::{BootMemory, BootMemoryArgs, Op};
@@ -17,8 +17,8 @@ use crate::service::verbs::report::ReportArgs;
 use crate::service::verbs::{
     acts::Acts, audit_log::Audit, beat::North, bootstrap::Bootstrap, delegate::Delegate,
     export::Export, history::History, import::Import, instances::Brains, learn::Learn,
-    memorize::Memorize, promote::Promote, purge::Purge, report::InboxSweep, report::Report,
-    retire::Retire, seek::Seek,
+    memorize::Memorize, merge::BrainsMerge, promote::Promote, purge::Purge, report::InboxSweep,
+    report::Report, retire::Retire, seek::Seek,
 };
 
 /// Send a verb its own arguments: the struct the owner deserializes, serialized.
@@ -120,7 +120,15 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         Command::Status { .. } => {
             finish_as(opts, &c.get("/api/health")?, "health", print::admin::status)
         }
-        Command::Brains { .. } => finish_as(
+        Command::Brains {
+            cmd: Some(BrainsCmd::Merge { mut args }),
+            ..
+        } => {
+            args.from = paths::brain(&args.from)?;
+            args.into = paths::brain(&args.into)?;
+            run::<BrainsMerge>(c, opts, &args, print::writes::merge)
+        }
+        Command::Brains { cmd: None, .. } => finish_as(
             opts,
             &c.get("/api/instances")?,
             Brains::NAME,
@@ -265,7 +273,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             } else {
                 "/api/doctor"
             };
-            finish_as(opts, &c.get(path)?, "doctor", print::admin::doctor)
+            finish_as(opts, &c.get(path)?, "doctor", print::doctor::doctor)
         }
         Command::Import { mut args, .. } => {
             let dir = paths::existing(args.dir.as_ref(), "the directory")?;

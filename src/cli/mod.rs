@@ -45,8 +45,8 @@ use values::{Class, Kind};
 use crate::service::verbs::{
     acts::ActsArgs, audit_log::AuditArgs, beat::NorthArgs, bootstrap::BootstrapArgs,
     delegate::DelegateArgs, export::ExportArgs, history::HistoryArgs, import::ImportArgs,
-    learn::LearnArgs, memorize::MemorizeArgs, promote::PromoteArgs, purge::PurgeArgs,
-    retire::RetireArgs, seek::SeekArgs, Tier, FOUNDER_AGENT as FOUNDER,
+    learn::LearnArgs, memorize::MemorizeArgs, merge::MergeArgs, promote::PromoteArgs,
+    purge::PurgeArgs, retire::RetireArgs, seek::SeekArgs, Tier, FOUNDER_AGENT as FOUNDER,
 };
 
 #[derive(Debug, Parser)]
@@ -121,8 +121,10 @@ enum Command {
         #[arg(long, env = "MEDULLA_URL", value_name = "URL")]
         url: Option<String>,
     },
-    /// List every brain on disk, warm or dormant
+    /// List every brain on disk, warm or dormant, with the checkouts each serves
     Brains {
+        #[command(subcommand)]
+        cmd: Option<BrainsCmd>,
         #[command(flatten)]
         c: ClientOpts,
     },
@@ -369,6 +371,16 @@ enum MailboxCmd {
 }
 
 #[derive(Debug, Subcommand)]
+enum BrainsCmd {
+    /// Merge brain FROM into brain INTO (two brains of one repository): every version
+    /// kept, FROM never routed to again (the founder's only)
+    Merge {
+        #[command(flatten)]
+        args: MergeArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum KvCmd {
     /// A key's value (this brain's, else the medulla's)
     Get {
@@ -440,7 +452,7 @@ impl Command {
             | C::Status { c }
             | C::Restart { c }
             | C::Hall { c, .. }
-            | C::Brains { c }
+            | C::Brains { c, .. }
             | C::Bootstrap { c, .. }
             | C::Memorize { c, .. }
             | C::Seek { c, .. }

@@ -6,6 +6,7 @@ import { S, listen, load, href, title, focusTitle, touches } from './shell.js';
 import { get, call, instances, brainByFp } from './api.js';
 import { claimList } from './claims.js';
 import { fateCounts, letterList } from './mailbox.js';
+import { checkoutList } from './roster.js';
 
 export async function viewBrain(root, [fp, tab = 'claims'], query) {
   await instances();
@@ -27,6 +28,7 @@ export async function viewBrain(root, [fp, tab = 'claims'], query) {
     h('p', { class: 'lede' }, h('code', { text: b.root }), ' · ', h('code', { text: b.fingerprint }), ' · ',
       b.warm ? badge('warm', 'warm') : badge('dormant'), ' ',
       `${plural(b.claims, 'live claim')}, ${fmtNum(b.history_versions)} in history, ${plural(b.acts, 'act')}, ${plural(b.mailbox_open_count, 'open letter')}`),
+    checkoutList(b),
     h('nav', { class: 'tabs', 'aria-label': 'Brain sections' },
       tabs.map(([t, label]) => h('a', { href: href('brain', fp, t), 'aria-current': t === tab ? 'page' : false, text: label }))),
     body);

@@ -63,6 +63,14 @@ export async function viewDoctor(root) {
             h('code', { text: n.brain }),
             `: ${plural(n.sessions_seen, 'session')}, ${fmtNum(n.sessions_nudged)} asked, ${plural(n.claims_after_nudge, 'claim')} written after an ask`))))
         : null,
+      (d.same_repository || []).length
+        ? h('section', { class: 'panel', id: 'same-repository' }, h('h2', { text: 'Brains of one repository' }),
+          h('p', { class: 'muted', text: 'These brains belong to one repository: they split before a brain belonged to its repository (or one is a checkout\'s own). Join them with the command shown; every version is kept.' }),
+          h('ul', {}, d.same_repository.map((g) => h('li', { 'data-repository': g.repository },
+            h('strong', { text: g.label }), ' ', h('code', { text: g.repository }),
+            h('ul', {}, g.brains.map((b) => h('li', {}, h('code', { text: b })))),
+            h('code', { class: 'fix', text: g.fix })))))
+        : null,
       d.team ? teamPanel(d.team) : null,
       h('section', { class: 'panel', id: 'backup' }, h('h2', { text: 'Backup' }),
         h('p', { class: 'muted', text: 'A consistent copy of every store, the spool and the config, written while serving into $MEDULLA_HOME/backups/. Restore one with `medulla restore` (the owner stopped).' }),

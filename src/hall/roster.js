@@ -125,6 +125,7 @@ function brainCard(b) {
       b.fault ? faultBadge(b.fault)
         : b.warm ? badge('warm', 'warm', 'loaded now') : badge('dormant', '', 'not loaded: numbers from its manifest')),
     h('div', { class: 'root', text: b.root }),
+    checkoutList(b),
     b.fault ? faultNote(b.fault) : null,
     h('dl', { class: 'stats' },
       stat('claims', b.claims, 'live claims'),
@@ -136,6 +137,18 @@ function brainCard(b) {
       stat('writes', b.writes, 'since the owner started'),
       stat('beats', b.memory_beats_served, 'north beats served since the owner started')),
     h('p', { class: 'foot' }, activity, h('code', { text: b.fingerprint })));
+}
+
+/** The checkouts a brain serves (its root first), when there is more than its root. */
+export function checkoutList(b) {
+  const cs = b.checkouts || [];
+  if (cs.length < 2 && cs.every((c) => c.exists) && !b.own) return null;
+  return h('div', { class: 'checkouts' },
+    b.repository ? h('p', { class: 'muted' }, 'repository ', h('code', { text: b.repository.label }), b.own ? ' · this checkout\'s own brain' : '') : null,
+    h('ul', { 'aria-label': 'checkouts' }, cs.map((c) => h('li', { class: c.exists ? '' : 'warn', 'data-checkout': c.path },
+      h('code', { text: c.path }),
+      c.bootstrapped ? ' · bootstrapped here' : '',
+      c.exists ? '' : ' · no longer exists'))));
 }
 
 function unreadableCard(u) {

@@ -245,7 +245,7 @@ impl ServerHandler for McpHandler {
     /// to and of the medulla, on the request's own stream, until it is cancelled.
     async fn listen(&self, cx: SubscriptionContext) -> Result<(), ErrorData> {
         let input = self.route_input(cx.request_context()).await;
-        let brain = self.svc.route(&input).ok().and_then(|r| r.brain);
+        let brain = self.svc.route(&input).await.ok().and_then(|r| r.brain);
         let subscribed = cx
             .accepted()
             .resource_subscriptions

@@ -149,7 +149,12 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
             // Without `brain`, the box of the brain this request is routed to.
             let brain = match q.brain {
                 Some(b) => Some(b),
-                None => svc.route(&input).ok().and_then(|r| r.brain).map(|m| m.root),
+                None => svc
+                    .route(&input)
+                    .await
+                    .ok()
+                    .and_then(|r| r.brain)
+                    .map(|m| m.root),
             };
             match brain {
                 None => http_error(&HttpError::MissingParam(

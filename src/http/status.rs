@@ -38,7 +38,7 @@ pub fn of(e: &OwnerError) -> u16 {
         OwnerError::NoTeam => 409,
         OwnerError::Team(_) => 503,
         OwnerError::HygieneRefused { .. } => 422,
-        OwnerError::PromotionConflict { .. } => 409,
+        OwnerError::PromotionConflict { .. } | OwnerError::MergeRefused { .. } => 409,
         OwnerError::Unreachable { .. } | OwnerError::Mailbox(_) => 503,
         // A brain still opening, or one whose store cannot be opened, is unavailable,
         // not broken at the caller's end: retry later.

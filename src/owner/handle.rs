@@ -171,9 +171,84 @@ impl OwnerHandle {
         }
     }
 
-    pub async fn bootstrap(&self, root: PathBuf) -> Result<(Manifest, bool)> {
-        self.call_owner(|reply| OwnerMsg::Bootstrap { root, reply })
-            .await?
+    /// Create a brain for a canonical root (idempotent), recording the repository it
+    /// belongs to.
+    pub async fn bootstrap(
+        &self,
+        root: PathBuf,
+        repo: Option<crate::roster::RepoBinding>,
+        own: bool,
+    ) -> Result<(Manifest, bool)> {
+        self.call_owner(|reply| OwnerMsg::Bootstrap {
+            root,
+            repo,
+            own,
+            reply,
+        })
+        .await?
+    }
+
+    /// Merge every version of brain `from` into brain `into` (one transaction in `into`),
+    /// then record it in both manifests: `from` is never routed to again.
+    pub async fn merge_brains(
+        &self,
+        from: &Manifest,
+        into: &Manifest,
+        actor: &str,
+    ) -> Result<brains::store::Merged> {
+        let incoming = self
+            .read(&StoreId::brain(&from.fingerprint), |s| s.every_version())
+            .await?;
+        let (actor, name) = (actor.to_string(), from.root.clone());
+        let done = self
+            .ask(&StoreId::brain(&into.fingerprint), |reply| {
+                BrainMsg::Merge {
+                    incoming,
+                    actor,
+                    from: name,
+                    reply,
+                }
+            })
+            .await?;
+        let (f, i) = (from.fingerprint.clone(), into.fingerprint.clone());
+        self.call_owner(|reply| OwnerMsg::Merged {
+            from: f,
+            into: i,
+            reply,
+        })
+        .await??;
+        Ok(done)
+    }
+
+    /// Record what a request learned about a brain's repository; a checkout new to the
+    /// brain is an act in its log, by `actor`. Replies whether it was new.
+    pub async fn record_learned(
+        &self,
+        learned: super::repository::Learned,
+        actor: &str,
+    ) -> Result<bool> {
+        let (fp, checkout, key) = (
+            learned.fp.clone(),
+            learned.checkout.clone(),
+            learned.repo.as_ref().map(|r| r.key.clone()),
+        );
+        let new = self
+            .call_owner(|reply| OwnerMsg::Learn { learned, reply })
+            .await??;
+        if let (true, Some(path)) = (new, checkout) {
+            let key = match key.or_else(|| self.registry.manifest(&fp)?.repo.map(|r| r.key)) {
+                Some(k) => format!("a checkout of {k}"),
+                None => "a checkout of the brain's repository".to_string(),
+            };
+            self.ask(&StoreId::brain(&fp), |reply| BrainMsg::NoteCheckout {
+                path,
+                actor: actor.to_string(),
+                note: Some(key),
+                reply,
+            })
+            .await?;
+        }
+        Ok(new)
     }
 
     pub async fn rescan(&self) -> Result<Vec<RosterEntry>> {

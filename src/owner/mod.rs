@@ -20,10 +20,11 @@ pub mod counters;
 pub mod handle;
 mod loading;
 pub mod registry;
+pub mod repository;
 mod team;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,7 +39,7 @@ use crate::brain::{BrainMsg, Shared};
 use crate::config::Config;
 use crate::error::{OwnerError, Result};
 use crate::mailbox::{Distributor, DistributorArgs};
-use crate::roster::{self, Manifest, RosterEntry};
+use crate::roster::{Manifest, RosterEntry};
 use crate::store_id::{Fingerprint, StoreId};
 pub use counters::BrainCounters;
 pub use handle::OwnerHandle;
@@ -67,7 +68,23 @@ pub enum OwnerMsg {
     /// whether it was created now.
     Bootstrap {
         root: PathBuf,
+        /// The repository it belongs to, read before (reading may run `git`).
+        repo: Option<crate::roster::RepoBinding>,
+        /// A checkout's brain of its own (`bootstrap --own`).
+        own: bool,
         reply: RpcReplyPort<Result<(Manifest, bool)>>,
+    },
+    /// Record what a request learned about a brain's repository; replies whether the
+    /// checkout it names is new to the brain.
+    Learn {
+        learned: repository::Learned,
+        reply: RpcReplyPort<Result<bool>>,
+    },
+    /// One brain was merged into another (`brains merge`): record it in both manifests.
+    Merged {
+        from: Fingerprint,
+        into: Fingerprint,
+        reply: RpcReplyPort<Result<Manifest>>,
     },
     /// Re-read the roster from disk; replies with every directory found.
     Rescan(RpcReplyPort<Vec<RosterEntry>>),
@@ -187,45 +204,6 @@ impl OwnerState {
             }
         });
     }
-
-    async fn bootstrap(
-        &mut self,
-        me: &ActorRef<OwnerMsg>,
-        root: &Path,
-    ) -> Result<(Manifest, bool)> {
-        let root_s = root.to_string_lossy().into_owned();
-        let fp = roster::fingerprint(&root_s);
-        if let Some(m) = self.registry().manifest(&fp) {
-            return Ok((m, false));
-        }
-        let dir = self.brain_dir(&fp);
-        if let Ok(m) = roster::read_manifest(&dir) {
-            self.registry()
-                .manifests
-                .write()
-                .expect("registry lock")
-                .insert(fp.clone(), m.clone());
-            return Ok((m, false));
-        }
-        let m = Manifest {
-            root: root_s,
-            fingerprint: fp.clone(),
-            created: self.handle.opts.clock.now_ms(),
-            counts: Default::default(),
-        };
-        roster::write_manifest(&dir, &m).map_err(|e| {
-            OwnerError::Internal(format!("cannot write manifest in {}: {e}", dir.display()))
-        })?;
-        self.registry()
-            .manifests
-            .write()
-            .expect("registry lock")
-            .insert(fp.clone(), m.clone());
-        // Warm it now, beside the supervisor: its first request need not wait.
-        self.load(me, &fp)?;
-        tracing::info!(brain = %fp, root = %m.root, "brain bootstrapped");
-        Ok((m, true))
-    }
 }
 
 impl Actor for OwnerActor {
@@ -295,6 +273,7 @@ impl Actor for OwnerActor {
             state.spawn_sync(&me).await?;
         }
         state.rescan();
+        repository::identify_all(me.clone(), registry.clone(), args.config.call_timeout);
         // The idle sweep: a tick a quarter of the idle time (bounded to [1 s, 60 s]).
         let every =
             (args.config.idle_unload / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
@@ -375,8 +354,19 @@ impl Actor for OwnerActor {
                     tracing::error!(code = f.code, error = %f.message, "the medulla could not be reopened; medulla writes answer 503 until the owner restarts");
                 }
             },
-            OwnerMsg::Bootstrap { root, reply } => {
-                let _ = reply.send(st.bootstrap(&me, &root).await);
+            OwnerMsg::Bootstrap {
+                root,
+                repo,
+                own,
+                reply,
+            } => {
+                let _ = reply.send(st.bootstrap(&me, &root, repo, own).await);
+            }
+            OwnerMsg::Learn { learned, reply } => {
+                let _ = reply.send(st.learn(learned));
+            }
+            OwnerMsg::Merged { from, into, reply } => {
+                let _ = reply.send(st.merged(&from, &into));
             }
             OwnerMsg::Rescan(reply) => {
                 let _ = reply.send(st.rescan());

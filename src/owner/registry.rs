@@ -89,6 +89,11 @@ pub struct Registry {
     started: Instant,
     /// Bumped whenever a brain is loaded or unloaded, so waiters need not poll.
     changes: tokio::sync::watch::Sender<u64>,
+    /// Repository identities by repository, checkouts by caller root (SPEC §3).
+    pub repos: Arc<crate::repo::Repos>,
+    /// True once the brains from before repositories were identified at start; routing
+    /// through a repository waits for it.
+    pub identified: watch::Sender<bool>,
 }
 
 impl Registry {
@@ -122,6 +127,8 @@ impl Registry {
             model: Default::default(),
             started: Instant::now(),
             changes: tokio::sync::watch::channel(0).0,
+            repos: Arc::default(),
+            identified: watch::channel(false).0,
         }
     }
 

@@ -1,8 +1,10 @@
 //! The supervisor's own tests: restarts, unloads, and reads that never queue behind an
 //! actor.
 use super::*;
+use crate::roster;
 use crate::store_id::StoreId;
 use brains::MemorizeInput;
+use std::path::Path;
 
 fn config(home: &Path) -> Arc<Config> {
     let mut c = Config::load(home).unwrap();
@@ -42,13 +44,13 @@ async fn a_crashed_brain_restarts_and_other_brains_never_notice() {
         .await
         .unwrap();
     let (a, _) = owner
-        .bootstrap(std::fs::canonicalize(projects.path()).unwrap())
+        .bootstrap(std::fs::canonicalize(projects.path()).unwrap(), None, false)
         .await
         .unwrap();
     let b_root = projects.path().join("b");
     std::fs::create_dir_all(&b_root).unwrap();
     let (b, _) = owner
-        .bootstrap(std::fs::canonicalize(&b_root).unwrap())
+        .bootstrap(std::fs::canonicalize(&b_root).unwrap(), None, false)
         .await
         .unwrap();
     memorize(&owner, &a.fingerprint, "a1").await;
@@ -99,7 +101,7 @@ async fn reads_are_served_while_the_actor_is_busy() {
         .await
         .unwrap();
     let (a, _) = owner
-        .bootstrap(std::fs::canonicalize(projects.path()).unwrap())
+        .bootstrap(std::fs::canonicalize(projects.path()).unwrap(), None, false)
         .await
         .unwrap();
     memorize(&owner, &a.fingerprint, "x").await;
@@ -142,7 +144,7 @@ async fn unload_closes_the_store_and_the_next_request_reloads_it() {
         .await
         .unwrap();
     let (a, _) = owner
-        .bootstrap(std::fs::canonicalize(projects.path()).unwrap())
+        .bootstrap(std::fs::canonicalize(projects.path()).unwrap(), None, false)
         .await
         .unwrap();
     memorize(&owner, &a.fingerprint, "x").await;
@@ -199,7 +201,7 @@ fn embedder(id: &'static str, gate: &Arc<tokio::sync::Semaphore>) -> StoreOption
 async fn bootstrap(owner: &OwnerHandle, root: &Path) -> Manifest {
     std::fs::create_dir_all(root).unwrap();
     owner
-        .bootstrap(std::fs::canonicalize(root).unwrap())
+        .bootstrap(std::fs::canonicalize(root).unwrap(), None, false)
         .await
         .unwrap()
         .0

@@ -39,7 +39,7 @@ pub async fn show_box(svc: &Service, brain: &str, input: &RouteInput) -> Result<
         let m = find_brain(&svc.owner.registry, brain).ok_or_else(|| OwnerError::UnknownBrain {
             name: brain.to_string(),
         })?;
-        svc.authorize_brain(&svc.route(input)?, input, &m, "read the mailbox of")?;
+        svc.authorize_brain(&svc.route(input).await?, input, &m, "read the mailbox of")?;
         (m.root.clone(), mailbox::box_path(Path::new(&m.root)))
     };
     let bf = box_file.clone();
@@ -155,6 +155,57 @@ pub struct Doctor {
     /// whether the nudge pays. Brains no recorded session worked in are left out.
     #[serde(default)]
     pub nudges: Vec<super::nudges::NudgeCount>,
+    /// Brains that belong to one repository (they split before a brain belonged to its
+    /// repository, or one is a checkout's own): `medulla brains merge FROM INTO` joins
+    /// them. Repositories with one brain are left out.
+    #[serde(default)]
+    pub same_repository: Vec<SameRepository>,
+}
+
+/// Brains of one repository.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SameRepository {
+    /// `repo:<root commit>`.
+    pub repository: String,
+    pub label: String,
+    /// Their roots, the one its checkouts reach first (the oldest not a checkout's own).
+    pub brains: Vec<String>,
+    /// The command that joins the others into the first.
+    pub fix: String,
+}
+
+/// Brains, not merged away, grouped by the repository they belong to; groups of two or
+/// more.
+pub fn same_repository(manifests: &[crate::roster::Manifest]) -> Vec<SameRepository> {
+    let mut groups: BTreeMap<String, Vec<&crate::roster::Manifest>> = BTreeMap::new();
+    for m in manifests.iter().filter(|m| m.merged_into.is_none()) {
+        if let Some(r) = &m.repo {
+            groups.entry(r.key.clone()).or_default().push(m);
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, ms)| ms.len() > 1)
+        .map(|(key, mut ms)| {
+            ms.sort_by(|a, b| (a.own, a.created, &a.root).cmp(&(b.own, b.created, &b.root)));
+            let into = ms[0].root.clone();
+            let fix = ms[1..]
+                .iter()
+                .map(|m| format!("medulla brains merge {} {}", m.root, into))
+                .collect::<Vec<_>>()
+                .join("; ");
+            SameRepository {
+                label: ms[0]
+                    .repo
+                    .as_ref()
+                    .map(|r| r.label.clone())
+                    .unwrap_or_default(),
+                repository: key,
+                brains: ms.iter().map(|m| m.root.clone()).collect(),
+                fix,
+            }
+        })
+        .collect()
 }
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -301,7 +352,7 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         if claims.is_empty() {
             continue;
         }
-        super::drift::mark_brain(svc, &r.root, &mut claims).await;
+        super::drift::mark_brain(svc, &r.root, None, &mut claims).await;
         evidence_drift.push(DriftCount {
             brain: r.root.clone(),
             anchored: claims.len() as u64,
@@ -378,6 +429,7 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         team: super::verbs::team::report(svc).await?,
         refused_callers: svc.refusals.snapshot(),
         nudges: super::nudges::counts(svc).await?,
+        same_repository: same_repository(&svc.owner.registry.all_manifests()),
     })
 }
 

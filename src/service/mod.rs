@@ -18,6 +18,7 @@ pub mod anchor_watch;
 pub mod anchors;
 pub mod backup;
 pub mod callers;
+pub mod checkout;
 pub mod drift;
 pub mod health;
 pub mod life;
@@ -73,6 +74,9 @@ pub struct Service {
     /// Callers refused since the owner started (counted by the HTTP layer).
     pub refusals: Arc<callers::Refusals>,
 }
+
+/// Who records a checkout when the caller names no agent of its own.
+pub const ROUTER_AGENT: &str = "medulla:router";
 
 /// Longest accepted query or task, in bytes.
 pub const MAX_QUERY_BYTES: usize = 4096;
@@ -158,8 +162,21 @@ impl Service {
         }
     }
 
-    pub fn route(&self, input: &RouteInput) -> Result<Routed> {
-        route::route(&self.owner.registry, &self.owner.config, input)
+    /// Which brain serves a request; what it taught about that brain's repository (a
+    /// checkout new to it, its identity) is recorded before it is served.
+    pub async fn route(&self, input: &RouteInput) -> Result<Routed> {
+        let routed = route::route(&self.owner.registry, &self.owner.config, input).await?;
+        if let Some(learned) = routed.learned.clone() {
+            let actor = input
+                .agent
+                .as_deref()
+                .filter(|a| brains::claim::validate_agent_id(a).is_ok())
+                .unwrap_or(ROUTER_AGENT);
+            if let Err(e) = self.owner.record_learned(learned, actor).await {
+                tracing::warn!(error = %e, "what routing learned of a brain's repository could not be recorded; it is learned again next time");
+            }
+        }
+        Ok(routed)
     }
 
     /// Does a presented token prove the founder?
@@ -262,7 +279,7 @@ impl Service {
         input: &RouteInput,
     ) -> Result<ClaimsView> {
         let limit = check_limit(limit, MAX_CLAIMS_PAGE, MAX_CLAIMS_PAGE)?;
-        let routed = self.route(input)?;
+        let routed = self.route(input).await?;
         let (fp, served, tier) = if brain == "medulla" {
             (None, StoreId::Medulla.to_string(), StoreTier::Medulla)
         } else if brain == "team" && self.owner.registry.team_store().is_some() {
@@ -294,7 +311,16 @@ impl Service {
             drift::mark(self, &routed, input, &mut rows).await;
         } else {
             // Authorized above: the caller is routed to this brain, or is the founder.
-            drift::mark_brain(self, &served, &mut rows).await;
+            drift::mark_brain(
+                self,
+                &served,
+                routed
+                    .checkout
+                    .as_deref()
+                    .filter(|_| routed.brain.as_ref().is_some_and(|b| b.root == served)),
+                &mut rows,
+            )
+            .await;
         }
         Ok(ClaimsView {
             served_brain: served,

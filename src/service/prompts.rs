@@ -121,7 +121,7 @@ impl Service {
         args: &BTreeMap<String, String>,
         input: &RouteInput,
     ) -> Result<PromptAnswer> {
-        let routed = self.route(input)?;
+        let routed = self.route(input).await?;
         let (description, messages) = match name {
             "north" => {
                 let task = required(

@@ -198,6 +198,7 @@ macro_rules! registry {
 registry! {
     verbs::bootstrap::Bootstrap,
     verbs::instances::Brains,
+    verbs::merge::BrainsMerge,
     verbs::memorize::Memorize,
     verbs::seek::Seek,
     verbs::history::History,
@@ -230,7 +231,7 @@ pub async fn dispatch(
     input: &RouteInput,
     progress: Progress,
 ) -> Result<ToolOutput> {
-    let routed = svc.route(input)?;
+    let routed = svc.route(input).await?;
     let cx = Cx {
         svc,
         routed: &routed,

@@ -299,7 +299,7 @@ impl Service {
                 .parse::<usize>()
                 .map_err(|_| ResourceError::BadCursor(c.to_string()))?,
         };
-        let routed = self.route(input)?;
+        let routed = self.route(input).await?;
         let mut all = vec![north_listed(&routed)];
         if let Some(b) = &routed.brain {
             let claims = newest_first(self, &StoreId::brain(&b.fingerprint)).await?;
@@ -321,7 +321,7 @@ impl Service {
     /// or the north digest.
     pub async fn read_resource(&self, uri: &str, input: &RouteInput) -> Result<Contents> {
         let what = ResourceUri::parse(uri)?;
-        let routed = self.route(input)?;
+        let routed = self.route(input).await?;
         let landed = routed.brain.as_ref().map(|b| b.fingerprint.clone());
         let (mime_type, text) = match &what {
             ResourceUri::North => {
@@ -374,7 +374,9 @@ impl Service {
                 })?;
         let mut rows = vec![Row::of(&claim, tier, self.now(), None)];
         match tier {
-            StoreTier::Project => drift::mark_brain(self, &name, &mut rows).await,
+            StoreTier::Project => {
+                drift::mark_brain(self, &name, routed.checkout.as_deref(), &mut rows).await
+            }
             StoreTier::Medulla => {
                 provenance::mark_superseded(self, routed, input, &mut rows).await?;
                 drift::mark(self, routed, input, &mut rows).await;

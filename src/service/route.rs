@@ -1,6 +1,7 @@
 //! Routing: which brain serves a request. Precedence: the binding header, the caller
-//! root sent with the request (longest path-component prefix), the session's sticky
-//! brain (only for a request that carries neither), nothing.
+//! root sent with the request (the longest registered root that contains it, else the
+//! brain of its repository: `checkout.rs`), the session's sticky brain (only for a
+//! request that carries neither), nothing.
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ use crate::config::Config;
 use crate::error::{OwnerError, Result};
 use crate::owner::Registry;
 use crate::roster::{self, Manifest};
+use crate::service::checkout;
 use crate::store_id::Fingerprint;
 
 /// What a request says about where it comes from (the HTTP layer reads it off headers).
@@ -35,6 +37,8 @@ enum Via {
     Binding,
     Sticky,
     CallerRoot,
+    /// The caller root's repository: a worktree, a moved checkout, a second clone.
+    Repository,
     Unrouted,
 }
 
@@ -43,9 +47,30 @@ enum Via {
 pub struct Routed {
     pub brain: Option<Manifest>,
     pub caller_root: Option<PathBuf>,
+    /// The served brain's root as it stands in the caller's checkout: the root itself,
+    /// or where it stands in the worktree or clone the caller works in.
+    pub checkout: Option<PathBuf>,
+    /// What this request taught about the served brain's repository (a checkout it had
+    /// not served, the identity of a repository that got its first commit), for the
+    /// service to record.
+    pub learned: Option<crate::owner::repository::Learned>,
     pub reception: Option<Reception>,
     /// The exact bootstrap call that would give this caller a brain.
     pub fix: String,
+}
+
+impl Routed {
+    /// Where a write's evidence files are anchored: the caller's own checkout of the
+    /// served brain (a worktree, a clone), else the brain's first checkout that exists.
+    pub fn anchor_root(&self) -> Option<String> {
+        let b = self.brain.as_ref()?;
+        let at = self
+            .checkout
+            .clone()
+            .filter(|c| c.is_dir())
+            .unwrap_or_else(|| b.live_checkout());
+        Some(at.to_string_lossy().into_owned())
+    }
 }
 
 /// The directory to suggest bootstrapping for a caller root: the git repository it is
@@ -123,11 +148,12 @@ pub fn find_brain(reg: &Registry, name: &str) -> Option<Manifest> {
 }
 
 /// Decide which brain serves a request. Precedence (SPEC §3): an explicit binding; the
-/// caller root sent with this request; the session's sticky brain, only when the request
-/// carries neither; nothing. A brain registered at a root that can never be a project's
-/// (one bootstrapped before roots were checked, say `/`) is never matched by caller root:
-/// it would be a catch-all default brain.
-pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed> {
+/// caller root sent with this request (the longest registered root containing it, else
+/// its repository's brain); the session's sticky brain, only when the request carries
+/// neither; nothing. A brain registered at a root that can never be a project's (one
+/// bootstrapped before roots were checked, say `/`) is never matched by caller root: it
+/// would be a catch-all default brain.
+pub async fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed> {
     let caller_root = match input
         .caller_root
         .as_deref()
@@ -137,26 +163,37 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
         None => None,
     };
     let manifests = reg.all_manifests();
-    let eligible = manifests.iter().filter(|m| {
-        roster::root_refusal(
-            std::path::Path::new(&m.root),
-            &cfg.canonical_home,
-            cfg.user_home.as_deref(),
-        )
-        .is_none()
-    });
-    let by_caller = caller_root
-        .as_ref()
-        .and_then(|c| roster::longest_prefix(eligible, c).cloned());
+    let mut learned = None;
+    let (by_caller, checkout, via_repo) = match &caller_root {
+        Some(c) => {
+            let found = by_caller_root(reg, cfg, &manifests, c).await;
+            learned = found.as_ref().and_then(|f| f.learned.clone());
+            match found {
+                Some(f) => (Some(f.brain), Some(f.checkout), f.via_repository),
+                None => (None, None, false),
+            }
+        }
+        None => (None, None, false),
+    };
     let sticky = input.sticky.as_ref().and_then(|fp| reg.manifest(fp));
 
     let (brain, via) = if let Some(b) = input.binding.as_deref().filter(|s| !s.trim().is_empty()) {
-        let m = find_brain(reg, b).ok_or_else(|| OwnerError::UnknownBrain {
+        let mut m = find_brain(reg, b).ok_or_else(|| OwnerError::UnknownBrain {
             name: b.to_string(),
         })?;
+        // A brain merged into another is served by that one.
+        for _ in 0..8 {
+            match m.merged_into.as_deref().and_then(|r| find_brain(reg, r)) {
+                Some(next) if next.fingerprint != m.fingerprint => m = next,
+                _ => break,
+            }
+        }
+        // A binding is not the caller's checkout: nothing to record about it.
+        learned = None;
         (Some(m), Via::Binding)
     } else if caller_root.is_some() {
         match by_caller.clone() {
+            Some(m) if via_repo => (Some(m), Via::Repository),
             Some(m) => (Some(m), Via::CallerRoot),
             None => (None, Via::Unrouted),
         }
@@ -164,6 +201,10 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
         (Some(m), Via::Sticky)
     } else {
         (None, Via::Unrouted)
+    };
+    let checkout = match via {
+        Via::CallerRoot | Via::Repository => checkout,
+        _ => brain.as_ref().map(|b| b.live_checkout()),
     };
 
     let caller_s = caller_root
@@ -218,7 +259,76 @@ pub fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<Routed>
     Ok(Routed {
         brain,
         caller_root,
+        checkout,
+        learned,
         reception,
         fix,
+    })
+}
+
+/// The brain a caller root belongs to, and how it was found.
+struct ByCaller {
+    brain: Manifest,
+    checkout: PathBuf,
+    via_repository: bool,
+    learned: Option<crate::owner::repository::Learned>,
+}
+
+/// The longest registered root containing the caller root (unless another repository
+/// has since taken that root's place), else the brain of the caller's repository.
+async fn by_caller_root(
+    reg: &Registry,
+    cfg: &Config,
+    manifests: &[Manifest],
+    caller: &std::path::Path,
+) -> Option<ByCaller> {
+    let eligible = manifests
+        .iter()
+        .filter(|m| m.merged_into.is_none())
+        .filter(|m| {
+            roster::root_refusal(
+                std::path::Path::new(&m.root),
+                &cfg.canonical_home,
+                cfg.user_home.as_deref(),
+            )
+            .is_none()
+        });
+    let by_root = roster::longest_prefix(eligible, caller);
+    let located = match by_root {
+        // A brain with no repository yet: its own root is read instead (below).
+        Some(m) if m.repo.is_none() => None,
+        _ => checkout::locate(&reg.repos, caller).await,
+    };
+    if let Some(m) = by_root {
+        if !located.as_ref().is_some_and(|l| checkout::root_taken(m, l)) {
+            let learned = match &m.repo {
+                None => checkout::locate(&reg.repos, std::path::Path::new(&m.root))
+                    .await
+                    .and_then(|r| checkout::first_identity(m, &r)),
+                Some(_) => None,
+            };
+            return Some(ByCaller {
+                brain: m.clone(),
+                checkout: std::path::PathBuf::from(&m.root),
+                via_repository: false,
+                learned,
+            });
+        }
+    }
+    let located = located?;
+    located.repo.as_ref()?;
+    let mut reached = checkout::reach(manifests, &located);
+    if reached.is_none() && !*reg.identified.borrow() {
+        // Brains from before repositories are being identified: wait for that pass.
+        let mut rx = reg.identified.subscribe();
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), rx.wait_for(|d| *d)).await;
+        reached = checkout::reach(&reg.all_manifests(), &located);
+    }
+    let r = reached?;
+    Some(ByCaller {
+        brain: r.brain,
+        checkout: r.checkout,
+        via_repository: true,
+        learned: r.learned,
     })
 }

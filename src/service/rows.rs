@@ -86,6 +86,10 @@ pub struct Row {
     /// verify before relying on it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence_changed: Vec<EvidenceChange>,
+    /// The checkout the evidence was judged in, when it is not the caller's own (the
+    /// caller's lacks an anchored file, or the caller works in no checkout of the brain).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_in: Option<String>,
     /// The claim's evidence anchors, for the drift check; not rendered.
     #[serde(skip)]
     #[schemars(skip)]
@@ -183,6 +187,7 @@ impl Row {
             identities: None,
             witness_superseded: None,
             evidence_changed: Vec::new(),
+            judged_in: None,
             anchors: c.anchors.clone(),
             trust_counts: Some(c.trust),
             state: Some(c.state),

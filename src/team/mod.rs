@@ -4,7 +4,6 @@
 //!
 //! - [`db`]: the database (URL, password, TLS, schema, queries).
 //! - [`tls`]: rustls for `sslmode`.
-//! - [`repo`]: a repository's team identity.
 //! - [`shares`]: which local brains are shared, on disk.
 //! - [`sync`]: the sync actor, the only holder of the database connections.
 //! - [`status`]: what every answer and `team status` say about the team.
@@ -12,7 +11,6 @@
 
 pub mod conflicts;
 pub mod db;
-pub mod repo;
 pub mod shares;
 pub mod status;
 pub mod sync;

@@ -27,6 +27,7 @@ mod pg;
 mod python;
 mod readme;
 mod recall;
+mod repository;
 mod retire;
 mod service;
 mod team;

@@ -61,6 +61,23 @@ impl Store {
         }
     }
 
+    /// Record that a checkout of the brain's repository asked for the first time (its
+    /// path the subject): an act that changes no claim and no boot memory.
+    pub fn note_checkout(
+        &mut self,
+        path: &str,
+        actor: &str,
+        note: Option<String>,
+    ) -> Result<(), StoreError> {
+        crate::claim::validate_agent_id(actor)?;
+        let act = self.new_act(ActKind::Checkout, path, actor, None, None, note);
+        let tx = self.db.begin_write()?;
+        self.act(&tx, act)?;
+        tx.commit()?;
+        self.note_act()?;
+        Ok(())
+    }
+
     /// Acts with `seq > after_seq`, oldest first.
     pub fn acts(&self, after_seq: u64, limit: usize) -> Result<Vec<Act>, StoreError> {
         let rx = self.db.begin_read()?;

@@ -206,6 +206,10 @@ impl Store {
                     "a purge was written after the claim-index snapshot".into()
                 ));
             }
+            if !act.kind.names_claim() {
+                n += 1;
+                continue;
+            }
             match claims.get(act.subject.as_str())? {
                 Some(v) => {
                     let c = decode(v.value())?;

@@ -97,6 +97,29 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Every version the store holds, grouped by slug (history oldest first, then the
+    /// live one): what `brains merge` carries into another store.
+    pub fn every_version(&self) -> Result<Vec<Vec<Claim>>, StoreError> {
+        let rx = self.db.begin_read()?;
+        let (hist, live) = (rx.open_table(HISTORY)?, rx.open_table(CLAIMS)?);
+        let mut slugs: Vec<String> = Vec::new();
+        for row in hist.iter()? {
+            let (k, _) = row?;
+            let slug = k.value().0;
+            if slugs.last().map(String::as_str) != Some(slug) {
+                slugs.push(slug.to_string());
+            }
+        }
+        for row in live.iter()? {
+            slugs.push(row?.0.value().to_string());
+        }
+        slugs.sort();
+        slugs.dedup();
+        slugs.iter().map(|s| versions(&hist, &live, s)).collect()
+    }
+}
+
 /// A slug's versions in history, oldest first, then its live one.
 fn versions(
     hist: &impl ReadableTable<(&'static str, u64), &'static [u8]>,

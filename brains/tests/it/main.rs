@@ -9,6 +9,7 @@ mod deferred;
 mod embed;
 mod hygiene;
 mod legacy;
+mod merge;
 mod share;
 mod snapshot;
 mod store;

@@ -3,6 +3,7 @@
 //! errors and receptions. Each submodule prints one family of answers.
 
 pub mod admin;
+pub mod doctor;
 pub mod mailbox;
 pub mod rows;
 pub mod transfer;

@@ -11,6 +11,7 @@ use crate::service::verbs::boot_memory::{BootMemoryAnswer, KvTier, Op};
 use crate::service::verbs::bootstrap::BootstrapAnswer;
 use crate::service::verbs::learn::LearnAnswer;
 use crate::service::verbs::memorize::MemorizeAnswer;
+use crate::service::verbs::merge::MergeAnswer;
 use crate::service::verbs::promote::PromoteAnswer;
 use crate::service::verbs::purge::PurgeAnswer;
 use crate::service::verbs::retire::RetireAnswer;
@@ -31,8 +32,21 @@ fn store(medulla: bool, served: Option<&str>) -> String {
 pub fn bootstrap(e: Envelope<BootstrapAnswer>) {
     let b = &e.body.brain;
     let (root, fp) = (&b.root, &b.fingerprint);
-    if e.body.created {
-        say(Some((GREEN, "created")), &format!("brain {fp} for {root}"));
+    if let Some(through) = &e.body.through_repository {
+        say(
+            None,
+            &format!("brain {fp} for {root} serves this checkout: {through}"),
+        );
+    } else if e.body.created {
+        let own = if e.body.own {
+            " (this checkout's own)"
+        } else {
+            ""
+        };
+        say(
+            Some((GREEN, "created")),
+            &format!("brain {fp} for {root}{own}"),
+        );
     } else {
         say(
             None,
@@ -45,6 +59,41 @@ pub fn bootstrap(e: Envelope<BootstrapAnswer>) {
         paint(
             DIM,
             format!("a subagent elsewhere binds to it with `Medulla-Brain: {fp}`")
+        )
+    );
+}
+
+pub fn merge(e: Envelope<MergeAnswer>) {
+    let a = &e.body;
+    say(
+        Some((GREEN, "merged")),
+        &format!(
+            "{} into {}: {} in {}, {} live from it, {} already held",
+            a.from.root,
+            a.into.root,
+            plural(a.versions as u64, "version", "versions"),
+            plural(a.labels as u64, "label", "labels"),
+            a.live_from_other,
+            a.already_held
+        ),
+    );
+    if !a.met.is_empty() {
+        out!(
+            "{}",
+            paint(
+                DIM,
+                format!(
+                    "held live by both (the later, when as strong, is live; the other is in history): {}",
+                    a.met.join(", ")
+                )
+            )
+        );
+    }
+    out!(
+        "{}",
+        paint(
+            DIM,
+            format!("{} serves {}", a.into.root, a.checkouts.join(", "))
         )
     );
 }

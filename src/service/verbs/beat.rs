@@ -386,7 +386,11 @@ mod tests {
         let proj = tempfile::tempdir().unwrap();
         let svc = service(home.path()).await;
         let root = std::fs::canonicalize(proj.path()).unwrap();
-        let (m, _) = svc.owner.bootstrap(root.clone()).await.unwrap();
+        let (m, _) = svc
+            .owner
+            .bootstrap(root.clone(), None, false)
+            .await
+            .unwrap();
         let input = RouteInput {
             binding: Some(m.root.clone()),
             agent: Some("claude:maker".into()),

@@ -88,6 +88,10 @@ impl Verb for Debrief {
             ));
         }
         let target = write_target(cx.routed)?.clone();
+        let anchor_root = cx
+            .routed
+            .anchor_root()
+            .unwrap_or_else(|| target.root.clone());
         let agent = agent(a.agent_id, cx.input)?;
         if a.findings.len() > MAX_FINDINGS {
             return Err(OwnerError::BadInput(format!(
@@ -113,7 +117,7 @@ impl Verb for Debrief {
                 crate::floor::claim_fields(&mi.label, &mi.text, &mi.evidence),
             )?;
             let (anchors, _) =
-                crate::service::anchors::take_async(&target.root, &mi.evidence, svc.now().ms).await;
+                crate::service::anchors::take_async(&anchor_root, &mi.evidence, svc.now().ms).await;
             mi.anchors = anchors;
             inputs.push(mi);
         }

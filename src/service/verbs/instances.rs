@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::brain::Fault;
 use crate::error::Result;
-use crate::roster::Manifest;
+use crate::roster::{Manifest, RepoBinding};
 use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::{Fingerprint, StoreId};
@@ -39,6 +39,49 @@ pub struct InstanceRow {
     /// with the fix (`medulla doctor` lists it too).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// The repository the brain belongs to (SPEC §3), once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<RepoBinding>,
+    /// Every checkout it has served: the one it was bootstrapped in first, then
+    /// worktrees, clones and the places it was moved to.
+    #[serde(default)]
+    pub checkouts: Vec<CheckoutRow>,
+    /// A checkout's brain of its own (`bootstrap --own`): reached only through its root.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own: bool,
+}
+
+/// One checkout a brain has served.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CheckoutRow {
+    /// The brain's root as it stands in that checkout.
+    pub path: String,
+    /// The checkout the brain was bootstrapped in (its root).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bootstrapped: bool,
+    /// When it first asked, for a checkout other than the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_seen: Option<i64>,
+    /// False when the directory no longer exists (moved away, or a worktree removed).
+    pub exists: bool,
+}
+
+/// A brain's checkouts as rows, its root first; each looked up on disk now.
+pub fn checkout_rows(m: &Manifest) -> Vec<CheckoutRow> {
+    let root = CheckoutRow {
+        path: m.root.clone(),
+        bootstrapped: true,
+        first_seen: None,
+        exists: std::path::Path::new(&m.root).is_dir(),
+    };
+    std::iter::once(root)
+        .chain(m.checkouts.iter().map(|c| CheckoutRow {
+            path: c.path.clone(),
+            bootstrapped: false,
+            first_seen: Some(c.first_seen),
+            exists: std::path::Path::new(&c.path).is_dir(),
+        }))
+        .collect()
 }
 
 /// A brain directory whose manifest could not be read: listed, never hidden.
@@ -52,7 +95,7 @@ pub struct UnreadableRow {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Instance {
-    Brain(InstanceRow),
+    Brain(Box<InstanceRow>),
     Unreadable(UnreadableRow),
 }
 
@@ -126,6 +169,9 @@ pub async fn instance_row(svc: &Service, m: &Manifest) -> InstanceRow {
         memory_beats_served: c.beats(),
         mailbox_open_count: svc.owner.registry.mailbox_view.open_count(&m.root),
         fault: svc.owner.fault(&StoreId::brain(&m.fingerprint)),
+        repository: m.repo.clone(),
+        checkouts: checkout_rows(m),
+        own: m.own,
     }
 }
 
@@ -135,7 +181,7 @@ pub async fn instances(svc: &Service) -> Result<Instances> {
     let mut rows = Vec::new();
     for e in &entries {
         match &e.manifest {
-            Some(m) => rows.push(Instance::Brain(instance_row(svc, m).await)),
+            Some(m) => rows.push(Instance::Brain(Box::new(instance_row(svc, m).await))),
             None => rows.push(Instance::Unreadable(UnreadableRow {
                 fingerprint: e.fingerprint(),
                 dir: e.dir.to_string_lossy().into_owned(),

@@ -108,6 +108,10 @@ impl Verb for Learn {
             });
         }
         let target = write_target(cx.routed)?;
+        let anchor_root = cx
+            .routed
+            .anchor_root()
+            .unwrap_or_else(|| target.root.clone());
         let store = StoreId::brain(&target.fingerprint);
         let mut claim = svc
             .owner
@@ -117,7 +121,7 @@ impl Verb for Learn {
             // Judged correct as the code is now: its evidence is anchored to the files as
             // they are now (a recorded act of its own).
             let (anchors, _) =
-                crate::service::anchors::take_async(&target.root, &claim.evidence, now.ms).await;
+                crate::service::anchors::take_async(&anchor_root, &claim.evidence, now.ms).await;
             if !crate::service::anchors::same(&anchors, &claim.anchors) {
                 claim = svc.owner.reanchor(&store, &slug, anchors, &actor).await?;
             }

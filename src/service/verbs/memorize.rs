@@ -132,10 +132,14 @@ impl Verb for Memorize {
                 .map(|d| MemorizeAnswer::Doctrine(Box::new(d)));
         }
         let target = write_target(cx.routed)?;
+        let anchor_root = cx
+            .routed
+            .anchor_root()
+            .unwrap_or_else(|| target.root.clone());
         mi.origin_brain = Some(target.root.clone());
         mi.validate()?;
         let flagged = project_floor(svc, floor::claim_fields(&mi.label, &mi.text, &mi.evidence))?;
-        let (anchors, unanchored) = take_async(&target.root, &mi.evidence, svc.now().ms).await;
+        let (anchors, unanchored) = take_async(&anchor_root, &mi.evidence, svc.now().ms).await;
         mi.anchors = anchors;
         let outcome = svc
             .owner

@@ -16,6 +16,7 @@ pub mod import;
 pub mod instances;
 pub mod learn;
 pub mod memorize;
+pub mod merge;
 pub mod promote;
 pub mod purge;
 pub mod report;

@@ -156,7 +156,7 @@ impl Verb for TeamShare {
         let sync = svc.owner.registry.sync().ok_or(OwnerError::NoTeam)?;
         let brain = write_target(cx.routed)?.clone();
         let root = std::path::PathBuf::from(&brain.root);
-        let repo = tokio::task::spawn_blocking(move || crate::team::repo::identify(&root))
+        let repo = tokio::task::spawn_blocking(move || crate::repo::identify(&root))
             .await
             .map_err(|e| OwnerError::Internal(e.to_string()))?
             .map_err(OwnerError::BadInput)?;

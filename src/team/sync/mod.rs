@@ -24,13 +24,13 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio_postgres::{AsyncMessage, Client};
 
 use super::db::{self, Target};
-use super::repo::Repo;
 use super::shares::{self, Share};
 use super::status::TeamStatus;
 use super::TEAM_KEY;
 use crate::brain::stores::{ask, read, Stores};
 use crate::brain::BrainMsg;
 use crate::config::TeamConfig;
+use crate::repo::Repo;
 use crate::store_id::{Fingerprint, StoreId};
 
 /// Most outbox entries sent, and log entries read, per store and round.
@@ -309,7 +309,7 @@ impl SyncState {
                 None => {
                     // `git` runs on the blocking pool, never on the actor's thread.
                     let at = std::path::PathBuf::from(&root);
-                    let r = tokio::task::spawn_blocking(move || super::repo::identify(&at).ok())
+                    let r = tokio::task::spawn_blocking(move || crate::repo::identify(&at).ok())
                         .await
                         .unwrap_or(None);
                     self.repos.insert(fp.clone(), r.clone());

@@ -1,0 +1,101 @@
+//! Routing through the repository (SPEC §3): when no registered root contains the caller
+//! root, the brain of the caller's repository serves it, so a linked worktree, a moved
+//! checkout and a second clone on this machine reach the project's one brain; and a
+//! registered root that now holds another repository never serves it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::owner::repository::Learned;
+use crate::repo::{Located, Lookup, Repos};
+use crate::roster::{Manifest, RepoBinding};
+
+/// Where `path` stands in its repository: from memory, or read on the blocking pool the
+/// first time a repository is met (reading its identity runs `git`).
+pub async fn locate(repos: &Arc<Repos>, path: &Path) -> Option<Located> {
+    match repos.lookup(path) {
+        Lookup::Outside => None,
+        Lookup::Found(l) => Some(l),
+        Lookup::Unread(c) => {
+            let (repos, p) = (repos.clone(), path.to_path_buf());
+            tokio::task::spawn_blocking(move || repos.resolve_checkout(&p, c))
+                .await
+                .ok()
+                .flatten()
+        }
+    }
+}
+
+/// The brain of a located caller's repository: among brains that are not a checkout's
+/// own, the one whose root stands deepest on the caller's path (a sub-project's), the
+/// oldest when several (brains that split before this rule: `brains merge` joins them).
+pub fn brain_of<'a>(manifests: &'a [Manifest], l: &Located) -> Option<&'a Manifest> {
+    let key = &l.repo.as_ref()?.key;
+    manifests
+        .iter()
+        .filter(|m| !m.own && m.merged_into.is_none())
+        .filter_map(|m| {
+            let r = m.repo.as_ref().filter(|r| &r.key == key)?;
+            l.rel
+                .starts_with(&r.subdir)
+                .then(|| (m, Path::new(&r.subdir).components().count()))
+        })
+        .max_by(|(a, da), (b, db)| {
+            da.cmp(db)
+                .then(b.created.cmp(&a.created))
+                .then(b.root.cmp(&a.root))
+        })
+        .map(|(m, _)| m)
+}
+
+/// A brain reached through a caller's repository, and what to record about it.
+pub struct Reached {
+    pub brain: Manifest,
+    /// The brain's root as it stands in the caller's checkout.
+    pub checkout: PathBuf,
+    pub learned: Option<Learned>,
+}
+
+/// The brain of the repository `l` is in, with the checkout to record when the brain
+/// has not served it before.
+pub fn reach(manifests: &[Manifest], l: &Located) -> Option<Reached> {
+    let m = brain_of(manifests, l)?;
+    let subdir = m.repo.as_ref().map(|r| r.subdir.as_str()).unwrap_or("");
+    let checkout = l.at(subdir);
+    let path = checkout.to_string_lossy().into_owned();
+    let learned = (!m.knows_checkout(&path)).then(|| Learned {
+        fp: m.fingerprint.clone(),
+        repo: None,
+        checkout: Some(path),
+    });
+    Some(Reached {
+        brain: m.clone(),
+        checkout,
+        learned,
+    })
+}
+
+/// Is a registered root's directory now inside another repository than its brain's
+/// (the root moved away and another repository took its place)? Such a root no longer
+/// serves by its path.
+pub fn root_taken(m: &Manifest, caller: &Located) -> bool {
+    let (Some(mine), Some(there)) = (&m.repo, &caller.repo) else {
+        return false;
+    };
+    mine.key != there.key && Path::new(&m.root).starts_with(&caller.checkout.toplevel)
+}
+
+/// A registered brain with no repository yet whose root is now in one (its first commit,
+/// or `git init` after bootstrap): the identity to record.
+pub fn first_identity(m: &Manifest, root: &Located) -> Option<Learned> {
+    let repo = root.repo.as_ref()?;
+    m.repo.is_none().then(|| Learned {
+        fp: m.fingerprint.clone(),
+        repo: Some(RepoBinding {
+            key: repo.key.clone(),
+            label: repo.label.clone(),
+            subdir: root.rel.to_string_lossy().into_owned(),
+        }),
+        checkout: None,
+    })
+}
