@@ -63,6 +63,35 @@ pub struct Config {
     /// (SPEC §15, on by default). `peer_check = false` asks every caller for the client
     /// token instead, as on systems where the kernel cannot say (and in tests).
     pub peer_check: bool,
+    /// Hints at the point of use (SPEC §5): the prompt and file hooks.
+    pub hints: HintsConfig,
+}
+
+/// The prompt and file hooks' settings (`hints`, `hint_claims`, `hint_budget_chars`,
+/// `hint_session_idle_secs` in `config.toml`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HintsConfig {
+    /// `hints = false` turns both hooks off (the hook prints nothing; the owner answers
+    /// nothing).
+    pub on: bool,
+    /// Most claims one hint adds.
+    pub claims: usize,
+    /// Most characters one hint adds (its claims' lines; the heading and the line that
+    /// says how many more matched come on top).
+    pub budget_chars: usize,
+    /// A client session unused this long is forgotten: its claims may be added again.
+    pub session_idle: Duration,
+}
+
+impl Default for HintsConfig {
+    fn default() -> Self {
+        HintsConfig {
+            on: true,
+            claims: 3,
+            budget_chars: 1500,
+            session_idle: Duration::from_secs(4 * 3600),
+        }
+    }
 }
 
 /// A joined team: its database and how often the mirrors poll behind LISTEN/NOTIFY.
@@ -122,6 +151,10 @@ struct FileConfig {
     clock_file: Option<PathBuf>,
     team: Option<TeamFile>,
     peer_check: Option<bool>,
+    hints: Option<bool>,
+    hint_claims: Option<usize>,
+    hint_budget_chars: Option<usize>,
+    hint_session_idle_secs: Option<u64>,
 }
 
 /// A TOML error as line, column and message, never quoting the file's bytes.
@@ -205,6 +238,20 @@ impl Config {
                 poll: Duration::from_millis(t.poll_ms.unwrap_or(1000).max(50)),
             }),
             peer_check: file.peer_check.unwrap_or(true),
+            hints: {
+                let d = HintsConfig::default();
+                HintsConfig {
+                    on: file.hints.unwrap_or(d.on),
+                    claims: file.hint_claims.unwrap_or(d.claims).clamp(1, 20),
+                    budget_chars: file
+                        .hint_budget_chars
+                        .unwrap_or(d.budget_chars)
+                        .clamp(200, 20_000),
+                    session_idle: file
+                        .hint_session_idle_secs
+                        .map_or(d.session_idle, Duration::from_secs),
+                }
+            },
             user_home: std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
                 .map(|h| std::fs::canonicalize(&h).unwrap_or_else(|_| PathBuf::from(h))),

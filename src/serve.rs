@@ -161,6 +161,9 @@ pub async fn run(cfg: Config, keeper: Keeper) -> anyhow::Result<()> {
         backups: Default::default(),
         life: Arc::new(Life::begin(keeper)),
         refusals: Default::default(),
+        hints: Arc::new(crate::service::hints::ledger::Ledger::new(
+            cfg.hints.session_idle,
+        )),
     };
 
     let url = format!("http://{addr}");

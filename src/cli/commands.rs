@@ -105,6 +105,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         | Command::Model(_)
         | Command::Prime(_)
         | Command::Nudge(_)
+        | Command::Hint(_)
         | Command::Connect(_)
         | Command::Disconnect(_)
         | Command::Sync(_)
@@ -118,7 +119,17 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         Command::Restart { .. } => super::owner::restart(c, opts),
         Command::Hall { no_open, .. } => super::owner::hall(c, opts, no_open),
         Command::Status { .. } => {
-            finish_as(opts, &c.get("/api/health")?, "health", print::admin::status)
+            let code = finish_as(opts, &c.get("/api/health")?, "health", print::admin::status)?;
+            // Which brain serves this directory, and its checkouts (`--json` prints the
+            // owner's health alone, as before).
+            if code == 0 && !opts.json {
+                if let Ok(a) = c.get("/api/route") {
+                    if let Ok(v) = serde_json::from_value(a.body.clone()) {
+                        print::admin::served_here(v);
+                    }
+                }
+            }
+            Ok(code)
         }
         Command::Brains {
             cmd: Some(BrainsCmd::Merge { mut args }),

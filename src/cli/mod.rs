@@ -23,6 +23,7 @@
 mod client;
 mod commands;
 mod connect;
+mod hint;
 mod logs;
 mod model;
 mod model_use;
@@ -304,6 +305,10 @@ claude-desktop ~/.config/Claude/claude_desktop_config.json; codex .codex/config.
     /// after real work that wrote nothing to this project's brain (always exits 0; never
     /// starts an owner)
     Nudge(nudge::NudgeArgs),
+    /// The prompt and file hooks: what the brain knows about the prompt just submitted or
+    /// the file just read or edited, added to the agent's context (always exits 0; never
+    /// starts an owner)
+    Hint(hint::HintArgs),
     /// Write durable memory into this repository's instruction files (AGENTS.md and the
     /// Cursor, Copilot and Windsurf rules), never over a person's edit
     Sync(sync::SyncArgs),
@@ -441,6 +446,7 @@ impl Command {
             | C::Model(_)
             | C::Prime(_)
             | C::Nudge(_)
+            | C::Hint(_)
             | C::Sync(_)
             | C::Restore(_)
             | C::Logs(_)
@@ -493,6 +499,7 @@ pub fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Model(cmd) => model::run(cmd),
         Command::Prime(a) => Ok(prime::prime(a)),
         Command::Nudge(a) => Ok(nudge::nudge(a)),
+        Command::Hint(a) => Ok(hint::hint(a)),
         Command::Sync(a) => sync::sync(a),
         Command::Connect(a) => connect::connect(a),
         Command::Disconnect(a) => connect::disconnect(a),

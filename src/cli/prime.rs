@@ -53,9 +53,10 @@ pub struct PrimeArgs {
 /// none can be had, one line on stderr says why (stdout stays empty: nothing is added to
 /// the session's context).
 pub fn prime(a: PrimeArgs) -> i32 {
-    if a.client.is_some() {
-        record_session(&crate::config::default_home());
-    }
+    let session = match a.client {
+        Some(_) => record_session(&crate::config::default_home()),
+        None => None,
+    };
     let url = match crate::launch::ensure(&crate::config::default_home(), a.url.as_deref()) {
         Ok(u) => u,
         Err(e) => {
@@ -63,20 +64,46 @@ pub fn prime(a: PrimeArgs) -> i32 {
             return 0;
         }
     };
-    let text = match gather(Some(&url)) {
-        Ok(Some(t)) => t,
+    let (text, shown) = match fetch(Some(&url), REQUEST) {
+        Ok(Some(m)) => compose(&m),
         // No owner, no brain, or any failure: say nothing; the session goes on.
         Ok(None) | Err(_) => return 0,
     };
     let text = cut(&text, MAX_BYTES - 200);
     match a.client {
-        Some(_) => out!(
-            "{}",
-            json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": text } })
-        ),
+        Some(c) => {
+            out!(
+                "{}",
+                json!({ "hookSpecificOutput": { "hookEventName": "SessionStart", "additionalContext": text } })
+            );
+            // The digest's claims are not added again by this session's hints.
+            if let Some(id) = session {
+                remember_shown(&url, c, &id, shown);
+            }
+        }
         None => out!("{text}"),
     }
     0
+}
+
+/// Tell the owner which claims the session's digest showed (SPEC §5: a claim is added
+/// at most once a session, the digest included). Best effort: a hook never waits long.
+fn remember_shown(url: &str, client: HookClient, session: &str, versions: Vec<String>) {
+    let name = match client {
+        HookClient::Claude => "claude",
+        HookClient::Codex => "codex",
+        HookClient::Gemini => "gemini",
+    };
+    let body = json!({ "session": format!("{name}:{session}"), "versions": versions });
+    let _ = crate::launch::raw::request(
+        &crate::config::default_home(),
+        url,
+        "POST",
+        "/api/hint/shown",
+        &[],
+        Some(body.to_string().as_bytes()),
+        REQUEST,
+    );
 }
 
 /// How long a hook's JSON may take to arrive on stdin.
@@ -86,10 +113,10 @@ const STDIN_WAIT: Duration = Duration::from_millis(100);
 /// `session_id` and `cwd`), so `doctor` can count the sessions the nudge saw. Nothing
 /// when stdin is a terminal, says nothing within [`STDIN_WAIT`], or is not the hook's
 /// JSON: `prime` run by hand goes on as before.
-fn record_session(home: &std::path::Path) {
+fn record_session(home: &std::path::Path) -> Option<String> {
     use std::io::{IsTerminal, Read};
     if std::io::stdin().is_terminal() {
-        return;
+        return None;
     }
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -97,14 +124,12 @@ fn record_session(home: &std::path::Path) {
         let _ = std::io::stdin().take(64 * 1024).read_to_string(&mut raw);
         let _ = tx.send(raw);
     });
-    let Ok(raw) = rx.recv_timeout(STDIN_WAIT) else {
-        return;
-    };
+    let raw = rx.recv_timeout(STDIN_WAIT).ok()?;
     let v: serde_json::Value = serde_json::from_str(&raw).unwrap_or_default();
-    if let (Some(id), Some(cwd)) = (v["session_id"].as_str(), v["cwd"].as_str()) {
-        let now = brains::Clock::now_ms(&brains::SystemClock);
-        let _ = crate::hook_sessions::record_start(home, id, cwd, now);
-    }
+    let (id, cwd) = (v["session_id"].as_str()?, v["cwd"].as_str()?);
+    let now = brains::Clock::now_ms(&brains::SystemClock);
+    let _ = crate::hook_sessions::record_start(home, id, cwd, now);
+    Some(id.to_string())
 }
 
 /// The brain a hook's directory lands on, as the owner routes it (`req` builds a request
@@ -251,13 +276,14 @@ pub(super) fn fetch(url: Option<&str>, wait: Duration) -> anyhow::Result<Option<
     })
 }
 
-/// The text, or `None` when there is nothing to say (no owner, no brain here).
-fn gather(url: Option<&str>) -> anyhow::Result<Option<String>> {
-    Ok(fetch(url, REQUEST)?.map(|m| compose(&m)))
-}
-
-fn compose(m: &Memory) -> String {
+/// The digest, and the claim versions it lists (as the hint ledger names them).
+fn compose(m: &Memory) -> (String, Vec<String>) {
     let mut t = String::new();
+    let mut shown: Vec<String> = Vec::new();
+    let mut show = |r: &Row| {
+        shown.push(crate::service::hints::version(r));
+        row_line(r)
+    };
     let rows = &m.project.claims;
     let _ = writeln!(
         t,
@@ -288,7 +314,7 @@ fn compose(m: &Memory) -> String {
             "\nThis project's brain (strongest and newest first) [tier project]:"
         );
         for r in steady.iter().take(PROJECT_ROWS) {
-            let _ = writeln!(t, "{}", row_line(r));
+            let _ = writeln!(t, "{}", show(r));
         }
     }
     if !drifted.is_empty() {
@@ -308,7 +334,7 @@ fn compose(m: &Memory) -> String {
                     format!("{} {state}", c.path)
                 })
                 .collect();
-            let _ = writeln!(t, "{} — {}", row_line(r), files.join(", "));
+            let _ = writeln!(t, "{} — {}", show(r), files.join(", "));
         }
     }
     let doctrine = &m.medulla.claims;
@@ -318,7 +344,7 @@ fn compose(m: &Memory) -> String {
             "\nThe medulla's doctrine (across projects) [tier medulla]:"
         );
         for r in strongest(doctrine).iter().take(MEDULLA_ROWS) {
-            let _ = writeln!(t, "{}", row_line(r));
+            let _ = writeln!(t, "{}", show(r));
         }
         let changed: Vec<&Row> = doctrine
             .iter()
@@ -327,7 +353,7 @@ fn compose(m: &Memory) -> String {
         if !changed.is_empty() {
             let _ = writeln!(t, "\nPromoted claims whose project witness changed since (check before relying on them):");
             for r in changed.iter().take(MEDULLA_ROWS) {
-                let _ = writeln!(t, "{}", row_line(r));
+                let _ = writeln!(t, "{}", show(r));
             }
         }
     }
@@ -351,7 +377,8 @@ fn compose(m: &Memory) -> String {
             );
         }
     }
-    t
+    drop(show);
+    (t, shown)
 }
 
 #[cfg(test)]

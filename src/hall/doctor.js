@@ -63,6 +63,13 @@ export async function viewDoctor(root) {
             h('code', { text: n.brain }),
             `: ${plural(n.sessions_seen, 'session')}, ${fmtNum(n.sessions_nudged)} asked, ${plural(n.claims_after_nudge, 'claim')} written after an ask`))))
         : null,
+      (d.hints || []).length
+        ? h('section', { class: 'panel', id: 'hints' }, h('h2', { text: 'Do the hints pay?' }),
+          h('p', { class: 'muted', text: 'Per brain: prompts and files the client hooks asked about, the claims they added to an agent\'s context, and how many of those the agent then graded, superseded or retired within the session.' }),
+          h('ul', {}, d.hints.map((x) => h('li', {},
+            h('code', { text: x.brain }),
+            `: ${plural(x.prompts, 'prompt')}, ${plural(x.files, 'file')}, ${plural(x.claims_added, 'claim')} added, ${fmtNum(x.claims_used)} then used`))))
+        : null,
       (d.same_repository || []).length
         ? h('section', { class: 'panel', id: 'same-repository' }, h('h2', { text: 'Brains of one repository' }),
           h('p', { class: 'muted', text: 'These brains belong to one repository: they split before a brain belonged to its repository (or one is a checkout\'s own). Join them with the command shown; every version is kept.' }),

@@ -164,6 +164,35 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
                 Some(b) => answer(crate::service::mailbox::show_box(svc, &b, &input).await),
             }
         }
+        (Method::POST, "/api/hint") => {
+            let body = match read_json(req, app.max_body, app.body_timeout).await {
+                Ok(v) => v,
+                Err(resp) => return resp,
+            };
+            match serde_json::from_value::<crate::service::hints::HintRequest>(body) {
+                Ok(h) => answer(svc.hint(h, &input).await),
+                Err(e) => error_response(&crate::error::OwnerError::BadInput(format!(
+                    "{e}: send {{\"session\": \"<client>:<session id>\", \"event\": \"prompt\" | \"file\", \"prompt\"?: TEXT, \"paths\"?: [ABSOLUTE PATH]}}"
+                ))),
+            }
+        }
+        (Method::POST, "/api/hint/shown") => {
+            let body = match read_json(req, app.max_body, app.body_timeout).await {
+                Ok(v) => v,
+                Err(resp) => return resp,
+            };
+            match serde_json::from_value::<crate::service::hints::Shown>(body) {
+                Ok(s) => answer(Ok::<_, crate::error::OwnerError>(svc.hints_shown(s))),
+                Err(e) => error_response(&crate::error::OwnerError::BadInput(format!(
+                    "{e}: send {{\"session\": \"<client>:<session id>\", \"versions\": [\"project:<slug>@<created>\"]}}"
+                ))),
+            }
+        }
+        (Method::GET, "/api/route") => answer(
+            svc.route(&input)
+                .await
+                .map(|r| crate::service::checkout::RouteView::of(r, &svc.owner.registry)),
+        ),
         (Method::POST, "/api/mailbox/distribute") => answer(svc.owner.distribute().await),
         (Method::GET, "/api/model") => answer(svc.model_status().await),
         (Method::POST, "/api/model") => {

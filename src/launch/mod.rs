@@ -12,6 +12,7 @@
 //! `$MEDULLA_HOME/owner.lock` for its whole life, so even a second `medulla serve` typed
 //! by hand refuses to run beside it.
 
+pub mod raw;
 mod spawn;
 
 use std::net::SocketAddr;
@@ -156,6 +157,11 @@ pub fn autostart_off(home: &Path) -> Option<&'static str> {
         .then_some("autostart = false in config.toml")
 }
 
+/// Are the prompt and file hooks turned off (`hints = false` in `config.toml`)?
+pub fn hints_off(home: &Path) -> bool {
+    client_config(home).and_then(|c| c.get("hints")?.as_bool()) == Some(false)
+}
+
 /// Is the end-of-turn nudge turned off (`nudge = false` in `config.toml`)?
 pub fn nudge_off(home: &Path) -> bool {
     client_config(home).and_then(|c| c.get("nudge")?.as_bool()) == Some(false)
@@ -170,32 +176,8 @@ pub fn answers(home: &Path, url: &str, wait: Duration) -> bool {
 /// The owner's health answer at `url`, when it gives one within `wait` (presenting the
 /// home's client token, for an owner that asks for it: SPEC §15).
 pub fn health(home: &Path, url: &str, wait: Duration) -> Option<serde_json::Value> {
-    use std::io::{Read, Write};
-    let addr: SocketAddr = url
-        .strip_prefix("http://")?
-        .trim_end_matches('/')
-        .parse()
-        .ok()?;
-    let mut s = std::net::TcpStream::connect_timeout(&addr, wait).ok()?;
-    s.set_read_timeout(Some(wait)).ok()?;
-    s.set_write_timeout(Some(wait)).ok()?;
-    let token = crate::client_token::read(home)
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    write!(
-        s,
-        "GET /api/health HTTP/1.1\r\nHost: {addr}\r\n{token}Connection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).ok()?;
-    let text = String::from_utf8_lossy(&buf);
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    if !head.starts_with("HTTP/1.1 200") {
-        return None;
-    }
-    let v: serde_json::Value = serde_json::from_str(body.trim()).ok()?;
-    (v["status"] == "ok").then_some(v)
+    let (status, v) = raw::request(home, url, "GET", "/api/health", &[], None, wait)?;
+    (status == 200 && v["status"] == "ok").then_some(v)
 }
 
 /// The owner serving `home`, as its `owner.json` says and its health confirms (the pid

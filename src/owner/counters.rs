@@ -25,6 +25,18 @@ pub struct Counts {
     pub writes: u64,
     #[serde(default)]
     pub beats: u64,
+    /// Prompts the prompt hook asked about (SPEC §5).
+    #[serde(default)]
+    pub hint_prompts: u64,
+    /// Files the file hook asked about.
+    #[serde(default)]
+    pub hint_files: u64,
+    /// Claims the hooks added to an agent's context.
+    #[serde(default)]
+    pub hints_added: u64,
+    /// Of those, the ones the agent then graded, superseded or retired in the session.
+    #[serde(default)]
+    pub hints_used: u64,
     /// Live claims the last time the week was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_claims: Option<u64>,
@@ -69,7 +81,7 @@ impl BrainCounters {
         }
     }
 
-    fn bump(&self, f: fn(&mut Counts)) {
+    fn bump(&self, f: impl Fn(&mut Counts)) {
         let week = crate::clock::iso_week(self.clock.now_ms());
         let mut r = self.record.lock().expect("counters lock");
         f(&mut r.totals);
@@ -90,6 +102,23 @@ impl BrainCounters {
     /// A `north` beat was served.
     pub fn beat(&self) {
         self.bump(|c| c.beats += 1)
+    }
+
+    /// The prompt hook asked.
+    pub fn hint_prompt(&self) {
+        self.bump(|c| c.hint_prompts += 1)
+    }
+    /// The file hook asked.
+    pub fn hint_file(&self) {
+        self.bump(|c| c.hint_files += 1)
+    }
+    /// A hint added `n` claims.
+    pub fn hints_added(&self, n: u64) {
+        self.bump(|c| c.hints_added += n)
+    }
+    /// The agent used `n` claims hints had added.
+    pub fn hints_used(&self, n: u64) {
+        self.bump(|c| c.hints_used += n)
     }
 
     /// Record how many live claims the store holds this week.

@@ -160,6 +160,11 @@ pub struct Doctor {
     /// them. Repositories with one brain are left out.
     #[serde(default)]
     pub same_repository: Vec<SameRepository>,
+    /// Per brain, whether the prompt and file hooks pay: prompts and files seen, claims
+    /// added, and those the agent then graded, superseded or retired within the session.
+    /// Brains no hook asked about are left out.
+    #[serde(default)]
+    pub hints: Vec<super::hints::HintCount>,
 }
 
 /// Brains of one repository.
@@ -430,6 +435,7 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         refused_callers: svc.refusals.snapshot(),
         nudges: super::nudges::counts(svc).await?,
         same_repository: same_repository(&svc.owner.registry.all_manifests()),
+        hints: super::hints::counts(svc),
     })
 }
 

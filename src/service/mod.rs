@@ -21,6 +21,7 @@ pub mod callers;
 pub mod checkout;
 pub mod drift;
 pub mod health;
+pub mod hints;
 pub mod life;
 pub mod mailbox;
 pub mod model;
@@ -73,6 +74,8 @@ pub struct Service {
     pub life: Arc<life::Life>,
     /// Callers refused since the owner started (counted by the HTTP layer).
     pub refusals: Arc<callers::Refusals>,
+    /// What the prompt and file hooks showed each client session (SPEC §5).
+    pub hints: Arc<hints::ledger::Ledger>,
 }
 
 /// Who records a checkout when the caller names no agent of its own.
@@ -223,6 +226,15 @@ impl Service {
 
     pub fn counters(&self, fp: &Fingerprint) -> Arc<BrainCounters> {
         self.owner.registry.counters(&StoreId::brain(fp))
+    }
+
+    /// The agent acted on a claim (graded, superseded, retired it): counted as a hint
+    /// used when a hint had added it to a live session.
+    pub fn hint_used(&self, brain: Option<&Fingerprint>, slug: &str) {
+        let n = self.hints.used(brain, slug);
+        if let (Some(fp), true) = (brain, n > 0) {
+            self.counters(fp).hints_used(n);
+        }
     }
 
     /// A session's first routed call landed on this brain.

@@ -91,6 +91,7 @@ impl Filters {
             created_since: self.since,
             created_until: self.until,
             evidence_prefix: self.evidence.clone(),
+            evidence_file: None,
         })
     }
 }

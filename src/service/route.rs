@@ -31,9 +31,9 @@ pub struct RouteInput {
 }
 
 /// How the serving brain was chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-enum Via {
+pub enum Via {
     Binding,
     Sticky,
     CallerRoot,
@@ -46,6 +46,8 @@ enum Via {
 #[derive(Debug, Clone)]
 pub struct Routed {
     pub brain: Option<Manifest>,
+    /// How it was chosen.
+    pub via: Via,
     pub caller_root: Option<PathBuf>,
     /// The served brain's root as it stands in the caller's checkout: the root itself,
     /// or where it stands in the worktree or clone the caller works in.
@@ -258,6 +260,7 @@ pub async fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<R
     };
     Ok(Routed {
         brain,
+        via,
         caller_root,
         checkout,
         learned,

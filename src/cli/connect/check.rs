@@ -192,8 +192,9 @@ pub struct HookEdit {
     pub edit: fn(Option<&str>, &Path) -> anyhow::Result<String>,
 }
 
-/// `--hooks`: the files that make `medulla prime` the client's session-start hook and
-/// `medulla nudge` its end-of-turn hook, merged with the hooks already there: Claude Code's `settings.json`, Codex's `hooks.json` (and
+/// `--hooks`: the files that make `medulla prime` the client's session-start hook,
+/// `medulla nudge` its end-of-turn hook and `medulla hint` its prompt and file hooks,
+/// merged with the hooks already there: Claude Code's `settings.json`, Codex's `hooks.json` (and
 /// its `codex_hooks` feature in `config.toml`), Gemini CLI's `settings.json`.
 pub fn hook_edits(
     client: AgentClient,
@@ -287,7 +288,9 @@ pub fn without_hooks(before: &str, path: &Path) -> anyhow::Result<Option<String>
     let mut changed = false;
     for list in hooks.values_mut().filter_map(Value::as_array_mut) {
         let n = list.len();
-        list.retain(|g| !is_ours(g, " prime --client ") && !is_ours(g, " nudge --client "));
+        list.retain(|g| {
+            !is_ours(g, " prime --client ") && !is_ours(g, " nudge --client ") && !is_ours(g, HINT)
+        });
         changed |= list.len() != n;
     }
     if !changed {
@@ -304,6 +307,38 @@ fn prime_command(client: &str) -> anyhow::Result<String> {
     Ok(format!("{} prime --client {client}", super::this_binary()?))
 }
 
+/// Marks medulla's prompt and file hook groups.
+const HINT: &str = " hint --client ";
+
+fn hint_command(client: &str) -> anyhow::Result<String> {
+    Ok(format!("{} hint --client {client}", super::this_binary()?))
+}
+
+/// Put the prompt hook in `prompt_event` and the file hook in `file_event` (matching
+/// `tools`), each replacing medulla's earlier one. Claude Code's and Codex's timeouts are
+/// seconds, Gemini CLI's milliseconds.
+fn hint_hooks(
+    before: &str,
+    path: &Path,
+    client: &str,
+    (prompt_event, file_event, tools): (&str, &str, &str),
+    timeout: u64,
+) -> anyhow::Result<String> {
+    let hook = |name: &str| -> anyhow::Result<Value> {
+        let mut h =
+            json!({ "type": "command", "command": hint_command(client)?, "timeout": timeout });
+        if client == "gemini" {
+            h["name"] = json!(name);
+            h["description"] = json!("what medulla remembers about this prompt or file");
+        }
+        Ok(h)
+    };
+    let prompt = json!({ "hooks": [hook("medulla-hint-prompt")?] });
+    let with_prompt = put_group(Some(before), path, prompt_event, HINT, prompt)?;
+    let file = json!({ "matcher": tools, "hooks": [hook("medulla-hint-file")?] });
+    put_group(Some(&with_prompt), path, file_event, HINT, file)
+}
+
 fn claude_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
     let group = json!({
         "matcher": "startup|resume|clear|compact",
@@ -314,7 +349,20 @@ fn claude_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
     let stop = json!({
         "hooks": [{ "type": "command", "command": nudge_command("claude")?, "timeout": 5 }]
     });
-    put_group(Some(&with_start), path, "Stop", " nudge --client ", stop)
+    let with_stop = put_group(Some(&with_start), path, "Stop", " nudge --client ", stop)?;
+    // Hints at the point of use (issue 64): each prompt, each file read or edited
+    // (`PostToolUse`: after a tool that ran, the context beside its result).
+    hint_hooks(
+        &with_stop,
+        path,
+        "claude",
+        (
+            "UserPromptSubmit",
+            "PostToolUse",
+            "Read|Edit|Write|MultiEdit|NotebookEdit",
+        ),
+        5,
+    )
 }
 
 fn nudge_command(client: &str) -> anyhow::Result<String> {
@@ -331,7 +379,15 @@ fn codex_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
     let stop = json!({
         "hooks": [{ "type": "command", "command": nudge_command("codex")?, "timeout": 5 }]
     });
-    put_group(Some(&with_start), path, "Stop", " nudge --client ", stop)
+    let with_stop = put_group(Some(&with_start), path, "Stop", " nudge --client ", stop)?;
+    // Codex edits files with `apply_patch` and reads them with shell commands.
+    hint_hooks(
+        &with_stop,
+        path,
+        "codex",
+        ("UserPromptSubmit", "PostToolUse", "^(apply_patch|Bash)$"),
+        5,
+    )
 }
 
 fn gemini_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
@@ -345,12 +401,25 @@ fn gemini_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
         "hooks": [{ "name": "medulla-nudge", "type": "command", "command": nudge_command("gemini")?,
                     "timeout": 5000, "description": "ask once for a debrief after real work" }]
     });
-    put_group(
+    let with_after = put_group(
         Some(&with_start),
         path,
         "AfterAgent",
         " nudge --client ",
         after,
+    )?;
+    // `BeforeAgent` adds context to the prompt; of the tool events only `AfterTool` can
+    // (its matchers are unanchored regular expressions).
+    hint_hooks(
+        &with_after,
+        path,
+        "gemini",
+        (
+            "BeforeAgent",
+            "AfterTool",
+            "^(read_file|read_many_files|write_file|replace)$",
+        ),
+        5000,
     )
 }
 

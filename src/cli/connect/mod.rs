@@ -48,8 +48,9 @@ pub struct ConnectArgs {
     /// Create this project's brain first (`medulla bootstrap`)
     #[arg(long)]
     pub bootstrap: bool,
-    /// Also install `medulla prime` as the client's session-start hook and `medulla
-    /// nudge` as its end-of-turn hook (Claude Code, Codex, Gemini CLI)
+    /// Also install the client's hooks (Claude Code, Codex, Gemini CLI): `medulla prime`
+    /// at session start, `medulla hint` at each prompt and each file read or edited,
+    /// `medulla nudge` at the end of a turn
     #[arg(long)]
     pub hooks: bool,
     /// Write the file without checking the connection afterwards
@@ -176,7 +177,7 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
 pub fn disconnect(a: DisconnectArgs) -> anyhow::Result<i32> {
     let url = super::client::owner_url(a.c.url.as_deref());
     let (entry, root) = entry_for(&a.t, &url)?;
-    // medulla's hooks (`prime`, `nudge`) come out of the client's hook files too.
+    // medulla's hooks (`prime`, `nudge`, `hint`) come out of the client's hook files too.
     for h in check::hook_edits(a.t.client, a.t.scope, &root).unwrap_or_default() {
         if h.path.extension().is_some_and(|e| e == "toml") {
             continue;

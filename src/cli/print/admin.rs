@@ -85,6 +85,62 @@ pub fn status(h: Health) {
     }
 }
 
+/// `medulla status`'s last lines: the brain that serves the working directory, how, and
+/// its checkouts.
+pub fn served_here(r: crate::service::checkout::RouteView) {
+    use crate::service::route::Via;
+    let Some(root) = &r.served_brain else {
+        out!(
+            "{}",
+            paint(
+                DIM,
+                fit(
+                    "no brain covers this directory: `medulla bootstrap` creates one",
+                    width()
+                )
+            )
+        );
+        return;
+    };
+    let how = match r.via {
+        Via::Repository => format!(
+            ", through its repository ({})",
+            r.repository.as_ref().map_or("?", |x| x.label.as_str())
+        ),
+        Via::Binding => " (MEDULLA_BRAIN)".to_string(),
+        _ => String::new(),
+    };
+    let room = width().saturating_sub("this directory: brain ".len() + super::text_width(&how));
+    out!(
+        "this directory: brain {}{how}",
+        fit_left(root, room.max(10))
+    );
+    if r.checkouts.len() > 1 || r.checkouts.iter().any(|c| !c.exists) {
+        for c in &r.checkouts {
+            let mut notes = Vec::new();
+            if c.bootstrapped {
+                notes.push("bootstrapped here");
+            }
+            if Some(&c.path) == r.checkout.as_ref() {
+                notes.push("this one");
+            }
+            if !c.exists {
+                notes.push("no longer exists");
+            }
+            let line = if notes.is_empty() {
+                c.path.clone()
+            } else {
+                format!("{} ({})", c.path, notes.join(", "))
+            };
+            out!(
+                "  {} {}",
+                paint(DIM, "checkout"),
+                fit(&line, width().saturating_sub(11))
+            );
+        }
+    }
+}
+
 /// A brain's repository and the checkouts it served, when there is more to say than its
 /// root: a worktree, a clone, a root moved or gone, a brain of a checkout's own.
 fn checkout_lines(b: &crate::service::verbs::instances::InstanceRow) {

@@ -244,6 +244,7 @@ pub fn doctor(d: Doctor) {
         out!("  {shown}");
     }
     same_repository(&d.same_repository);
+    hints(&d.hints);
     if !d.nudges.is_empty() {
         out!();
         out!(
@@ -294,6 +295,32 @@ fn same_repository(groups: &[SameRepository]) {
         out!(
             "    {}",
             paint(YELLOW, fit(&g.fix, width().saturating_sub(4)))
+        );
+    }
+}
+
+/// Whether the prompt and file hooks pay, per brain.
+fn hints(rows: &[crate::service::hints::HintCount]) {
+    if rows.is_empty() {
+        return;
+    }
+    out!();
+    out!(
+        "{}",
+        paint(
+            CYAN,
+            "hints at the point of use (do the prompt and file hooks pay?)"
+        )
+    );
+    for h in rows {
+        let line = format!(
+            "{} prompts, {} files, {} claims added, {} then used",
+            h.prompts, h.files, h.claims_added, h.claims_used
+        );
+        out!(
+            "  {}  {}",
+            fit_left(&h.brain, width().saturating_sub(4) / 2),
+            fit(&line, width().saturating_sub(4) / 2)
         );
     }
 }

@@ -375,6 +375,9 @@ mod tests {
             backups: Default::default(),
             life: Default::default(),
             refusals: Default::default(),
+            hints: Arc::new(crate::service::hints::ledger::Ledger::new(
+                std::time::Duration::from_secs(3600),
+            )),
         }
     }
 

@@ -117,6 +117,7 @@ impl Verb for Learn {
             .owner
             .learn(&store, &slug, a.verdict, &actor, a.note)
             .await?;
+        svc.hint_used(Some(&target.fingerprint), &slug);
         if a.verdict == Verdict::Correct && !claim.evidence.is_empty() {
             // Judged correct as the code is now: its evidence is anchored to the files as
             // they are now (a recorded act of its own).

@@ -147,6 +147,9 @@ impl Verb for Memorize {
             .await?;
         svc.counters(&target.fingerprint).wrote();
         let written = outcome.claim();
+        if matches!(outcome, brains::MemorizeOutcome::Superseded { .. }) {
+            svc.hint_used(Some(&target.fingerprint), &written.slug);
+        }
         let similar = near(
             svc,
             &written.label,

@@ -101,6 +101,7 @@ impl Verb for Retire {
             )
             .await?;
         svc.counters(&target.fingerprint).wrote();
+        svc.hint_used(Some(&target.fingerprint), &slug);
         Ok(RetireAnswer {
             tier: StoreTier::Project,
             brain: Some(BrainRef::from(target)),

@@ -22,4 +22,5 @@ pub(crate) mod scale;
 pub(crate) mod scale_store;
 pub(crate) mod store;
 pub(crate) mod team;
+pub(crate) mod worktree;
 pub(crate) mod zipf;

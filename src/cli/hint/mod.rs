@@ -1,0 +1,96 @@
+//! `medulla hint`: the prompt and file hooks (SPEC §5). Run by the client as each prompt
+//! is submitted and after each file the agent reads or edits, it adds what the served
+//! brain and the medulla know about that prompt or file to the agent's context, in the
+//! client's own hook shape. It never starts an owner and never blocks the client: with no
+//! owner, no brain, hints off (`hints = false` in `config.toml`) or an input it cannot
+//! read it prints nothing and exits 0, within [`WAIT`] of each step; one plain request
+//! on a socket of its own, no runtime.
+
+mod input;
+
+use std::io::Read as _;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use super::prime::HookClient;
+use super::print::out;
+use input::Ask;
+
+/// The longest each step may take (connecting, writing, reading the answer).
+const WAIT: Duration = Duration::from_millis(800);
+/// The most of stdin read: a prompt is bounded by the owner anyway.
+const MAX_INPUT: u64 = 1 << 20;
+
+#[derive(Debug, Args)]
+pub struct HintArgs {
+    /// The client whose prompt or tool hook runs this (its input and output shape)
+    #[arg(long, value_enum)]
+    pub client: HookClient,
+    /// The owner's URL [default: from $MEDULLA_HOME/owner.json]
+    #[arg(long, env = "MEDULLA_URL", value_name = "URL")]
+    pub url: Option<String>,
+}
+
+fn client_name(c: HookClient) -> &'static str {
+    match c {
+        HookClient::Claude => "claude",
+        HookClient::Codex => "codex",
+        HookClient::Gemini => "gemini",
+    }
+}
+
+/// `medulla hint`: always exit 0.
+pub fn hint(a: HintArgs) -> i32 {
+    let mut raw = String::new();
+    if std::io::stdin()
+        .take(MAX_INPUT)
+        .read_to_string(&mut raw)
+        .is_err()
+    {
+        return 0;
+    }
+    if let Some(answer) = ask(&a, &raw) {
+        out!("{answer}");
+    }
+    0
+}
+
+/// The hook's answer, or `None` to add nothing.
+fn ask(a: &HintArgs, raw: &str) -> Option<Value> {
+    let home = crate::config::default_home();
+    if crate::launch::hints_off(&home) {
+        return None;
+    }
+    let call = input::read(a.client, raw)?;
+    let name = client_name(a.client);
+    let body = match &call.ask {
+        Ask::Prompt(p) => json!({
+            "session": format!("{name}:{}", call.session),
+            "event": "prompt",
+            "prompt": p,
+        }),
+        Ask::Files(f) => json!({
+            "session": format!("{name}:{}", call.session),
+            "event": "file",
+            "paths": f,
+        }),
+    };
+    let url = super::client::owner_url(a.url.as_deref());
+    let cwd = call.cwd.to_string_lossy().into_owned();
+    let agent = format!("{name}:hint");
+    let (status, v) = crate::launch::raw::request(
+        &home,
+        &url,
+        "POST",
+        "/api/hint",
+        &[("Medulla-Caller-Root", &cwd), ("Medulla-Agent", &agent)],
+        Some(body.to_string().as_bytes()),
+        WAIT,
+    )?;
+    let context = v["context"].as_str().filter(|_| status == 200)?;
+    Some(json!({
+        "hookSpecificOutput": { "hookEventName": call.event, "additionalContext": context }
+    }))
+}
