@@ -377,7 +377,6 @@ fn compose(m: &Memory) -> (String, Vec<String>) {
             );
         }
     }
-    drop(show);
     (t, shown)
 }
 

@@ -15,6 +15,7 @@ mod fuzz;
 mod guarantees;
 mod hall;
 mod hall_assets;
+mod hints;
 mod live;
 mod mcp;
 mod model_switch;

@@ -241,7 +241,7 @@ impl Service {
         }
         let more = rows.len() - added.len();
         let head = match req.event {
-            HintEvent::Prompt => "medulla: what this project's memory holds about this prompt (tier in brackets at the end; cite a claim by its slug):",
+            HintEvent::Prompt => "medulla: what this project's memory holds about this prompt (the tier closes each line; cite a claim by its slug):",
             HintEvent::File => "medulla: claims whose evidence is this file (tier at the end; cite a claim by its slug):",
         };
         let saturated = if rows.len() >= CANDIDATES {
@@ -372,7 +372,7 @@ pub fn counts(svc: &Service) -> Vec<HintCount> {
         .into_iter()
         .filter_map(|m| {
             let t = svc.counters(&m.fingerprint).totals();
-            (t.hint_prompts + t.hint_files > 0).then(|| HintCount {
+            (t.hint_prompts + t.hint_files > 0).then_some(HintCount {
                 brain: m.root,
                 prompts: t.hint_prompts,
                 files: t.hint_files,
