@@ -15,6 +15,9 @@
 //!   to a memorize.
 //! - `bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]`: what
 //!   evidence anchors cost recall (build `--release` first).
+//! - `bench --hints [--claims 100000] [--calls 30] [--no-model]`: a prompt or file hook's
+//!   wall time, process start included, at 1 000 and 100 000 claims (build `--release`
+//!   first).
 //! - `bench --worktree [--claims 5000] [--seeks 500] [--no-model]`: seek p50 from a
 //!   linked worktree and a second clone against the main checkout (build `--release`
 //!   first).
@@ -100,6 +103,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --near [--sizes 1000,10000] [--ops 300]
   bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]
   bench --worktree [--claims 5000] [--seeks 500] [--no-model]
+  bench --hints [--claims 100000] [--calls 30] [--no-model]
   bench --team [--owners 3] [--samples 200] [--catchup 10000] [--offline 1000] [--writes 500] [--poll-ms MS]
   bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]
   bench --hnsw [--sizes 100000] [--queries 200] [--strays]
@@ -253,6 +257,9 @@ fn main() -> Result<()> {
         }
         "bench" if rest.first().map(String::as_str) == Some("--anchors") => {
             bench::anchors::run(&rest[1..])
+        }
+        "bench" if rest.first().map(String::as_str) == Some("--hints") => {
+            bench::hints::run(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--worktree") => {
             bench::worktree::run(&rest[1..])

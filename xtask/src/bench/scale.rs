@@ -32,7 +32,7 @@ const SEED_SMALL: u64 = 11;
 const SEED_LARGE: u64 = 29;
 
 /// `n` legacy files of the Zipf corpus (`seed`) under `dir`, for the brain at `root`.
-fn write_legacy(dir: &Path, root: &str, n: usize, seed: u64) -> Result<()> {
+pub(crate) fn write_legacy(dir: &Path, root: &str, n: usize, seed: u64) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let z = Zipf::new();
     for i in 0..n {
