@@ -96,6 +96,10 @@ pub struct RecallFilter {
     pub created_until: Option<i64>,
     /// Some evidence entry starts with this prefix.
     pub evidence_prefix: Option<String>,
+    /// Some evidence entry names this file (a path relative to the brain's root): as
+    /// written, with a line range (`path:12-40`), or as an absolute path ending in it.
+    /// A candidate filter: the owner confirms against the claim's anchors.
+    pub evidence_file: Option<String>,
 }
 
 impl RecallFilter {
@@ -126,11 +130,34 @@ impl RecallFilter {
         {
             return false;
         }
+        if let Some(f) = self.evidence_file.as_deref().filter(|f| !f.is_empty()) {
+            if !m.evidence().any(|e| names_file(e, f)) {
+                return false;
+            }
+        }
         match self.evidence_prefix.as_deref().filter(|p| !p.is_empty()) {
             Some(p) => m.evidence().any(|e| e.starts_with(p)),
             None => true,
         }
     }
+}
+
+/// Does an evidence entry name the file `rel` (relative to a root)?
+fn names_file(entry: &str, rel: &str) -> bool {
+    // `path:12` and `path:12-40` name the file too.
+    let path = match entry.rsplit_once(':') {
+        Some((p, lines))
+            if !lines.is_empty() && lines.chars().all(|c| c.is_ascii_digit() || c == '-') =>
+        {
+            p
+        }
+        _ => entry,
+    };
+    path == rel
+        || path.strip_prefix("./") == Some(rel)
+        || (path.starts_with('/')
+            && path.ends_with(rel)
+            && path[..path.len() - rel.len()].ends_with('/'))
 }
 
 fn yes() -> bool {
@@ -342,6 +369,33 @@ pub fn fuse(lists: &[&[String]], k: f64) -> Vec<(String, f64)> {
         .collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     out
+}
+
+#[cfg(test)]
+mod names_file_tests {
+    use super::names_file;
+
+    #[test]
+    fn an_entry_names_a_file_as_written_with_lines_or_absolute() {
+        for e in [
+            "src/billing.rs",
+            "./src/billing.rs",
+            "src/billing.rs:12",
+            "src/billing.rs:12-40",
+            "/home/a/shop/src/billing.rs",
+        ] {
+            assert!(names_file(e, "src/billing.rs"), "{e}");
+        }
+        for e in [
+            "src/billing.rs.bak",
+            "lib/src/billing.rs",
+            "/home/a/shopsrc/billing.rs",
+            "billing.rs",
+            "src/billing.rs:x",
+        ] {
+            assert!(!names_file(e, "src/billing.rs"), "{e}");
+        }
+    }
 }
 
 #[cfg(test)]
