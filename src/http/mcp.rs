@@ -19,7 +19,6 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::direct::Live;
 use super::{headers, mcp_fixtures as fixtures};
 use crate::service::prompts::{Part, PROMPTS};
 use crate::service::resources::{ResourceError, ResourceUri, TEMPLATES};
@@ -48,12 +47,17 @@ pub struct McpHandler {
     /// session) is gone; `None` in the direct path's copy, which must not keep it alive.
     _alive: Option<Arc<DropGuard>>,
     watch_token: CancellationToken,
-    /// The initialised sessions the direct path answers (`super::direct`).
-    live: Arc<Live>,
+    /// Told of the session once it is initialised: the direct path answers its plain
+    /// requests from then on (`super::direct`).
+    ready: Ready,
 }
 
+/// What a handler tells once its session is initialised: its id, the handler the direct
+/// path may answer with, and the session's peer.
+pub type Ready = Arc<dyn Fn(&str, McpHandler, rmcp::Peer<RoleServer>) + Send + Sync>;
+
 impl McpHandler {
-    pub fn new(svc: Service, live: Arc<Live>) -> Self {
+    pub fn new(svc: Service, ready: Ready) -> Self {
         let token = CancellationToken::new();
         Self {
             svc,
@@ -63,7 +67,7 @@ impl McpHandler {
             landing: Arc::new(tokio::sync::Notify::new()),
             watch_token: token.child_token(),
             _alive: Some(Arc::new(token.drop_guard())),
-            live,
+            ready,
         }
     }
 
@@ -190,7 +194,7 @@ impl ServerHandler for McpHandler {
         // Initialised: from now on the direct path may answer this session's calls.
         let parts = ctx.extensions.get::<http::request::Parts>();
         if let Some(id) = route::header(parts, headers::SESSION) {
-            self.live.register(&id, self.detached(), ctx.peer.clone());
+            (self.ready)(&id, self.detached(), ctx.peer.clone());
         }
         let peer = ctx.peer;
         tokio::spawn(async move {

@@ -335,12 +335,15 @@ pub async fn serve(
     config.session_store = Some(kept.clone());
     let handler_svc = svc.clone();
     let live = Arc::new(direct::Live::new(svc.owner.config.session_idle));
-    let handler_live = live.clone();
+    let ready: mcp::Ready = {
+        let live = live.clone();
+        Arc::new(move |id, handler, peer| live.register(id, handler, peer))
+    };
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive = Some(svc.owner.config.session_idle);
     let manager = Arc::new(manager);
     let mcp = StreamableHttpService::new(
-        move || Ok(McpHandler::new(handler_svc.clone(), handler_live.clone())),
+        move || Ok(McpHandler::new(handler_svc.clone(), ready.clone())),
         manager.clone(),
         config,
     );

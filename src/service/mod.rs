@@ -33,6 +33,7 @@ pub mod query;
 pub mod registry;
 pub mod resources;
 pub mod route;
+pub mod route_view;
 pub mod rows;
 pub mod schema;
 pub mod similar;

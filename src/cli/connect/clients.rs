@@ -125,15 +125,16 @@ impl AgentClient {
     }
 
     /// The entry for this client in `scope`: `root` is the project (canonical), `url` the
-    /// owner's MCP endpoint, `bin` the `medulla` executable the bridge runs.
+    /// owner's MCP endpoint, `bin` how the bridge runs medulla.
     pub fn entry(
         self,
         scope: Scope,
         places: &Places,
         root: &Path,
         url: &str,
-        bin: &str,
+        bin: &crate::cli::launcher::Launcher,
     ) -> anyhow::Result<Entry> {
+        let (bin, bridge_args) = bin.argv(&["bridge"]);
         let mcp = format!("{}/mcp", url.trim_end_matches('/'));
         // What each client expands in a committed file to the directory it runs in.
         const PWD: &str = "${PWD}";
@@ -156,8 +157,8 @@ impl AgentClient {
             headers: headers(root),
         };
         let stdio = Transport::Stdio {
-            command: bin.to_string(),
-            args: vec!["bridge".into()],
+            command: bin.clone(),
+            args: bridge_args.clone(),
         };
         let no_project = || {
             anyhow::anyhow!(
@@ -180,7 +181,7 @@ impl AgentClient {
                 file: places.home.join(".claude.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "type": "stdio", "command": bin, "args": ["bridge"] }),
+                value: json!({ "type": "stdio", "command": bin, "args": bridge_args }),
                 transport: stdio,
             },
             (AgentClient::ClaudeDesktop, Scope::User) => Entry {
@@ -190,7 +191,7 @@ impl AgentClient {
                     .join("claude_desktop_config.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "command": bin, "args": ["bridge"] }),
+                value: json!({ "command": bin, "args": bridge_args }),
                 transport: stdio,
             },
             (AgentClient::Codex, Scope::Project) => Entry {
@@ -210,7 +211,7 @@ impl AgentClient {
                 file: places.home.join(".codex").join("config.toml"),
                 syntax: Syntax::Toml,
                 keys: vec!["mcp_servers", "medulla"],
-                value: json!({ "command": bin, "args": ["bridge"] }),
+                value: json!({ "command": bin, "args": bridge_args }),
                 transport: stdio,
             },
             // Cursor expands `${workspaceFolder}` in `headers`, as VS Code does.
@@ -225,7 +226,7 @@ impl AgentClient {
                 file: places.home.join(".cursor").join("mcp.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "command": bin, "args": ["bridge"] }),
+                value: json!({ "command": bin, "args": bridge_args }),
                 transport: stdio,
             },
             // VS Code expands `${workspaceFolder}` in mcp.json: the project entry names
@@ -241,7 +242,7 @@ impl AgentClient {
                 file: places.config.join("Code").join("User").join("mcp.json"),
                 syntax: Syntax::Json,
                 keys: vec!["servers", "medulla"],
-                value: json!({ "type": "stdio", "command": bin, "args": ["bridge"] }),
+                value: json!({ "type": "stdio", "command": bin, "args": bridge_args }),
                 transport: stdio,
             },
             // Gemini CLI: `httpUrl` is Streamable HTTP (a plain `url` would mean SSE); it
@@ -257,7 +258,7 @@ impl AgentClient {
                 file: places.home.join(".gemini").join("settings.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "command": bin, "args": ["bridge"] }),
+                value: json!({ "command": bin, "args": bridge_args }),
                 transport: stdio,
             },
             (AgentClient::Windsurf, Scope::User) => Entry {
@@ -268,7 +269,7 @@ impl AgentClient {
                     .join("mcp_config.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "command": bin, "args": ["bridge"] }),
+                value: json!({ "command": bin, "args": bridge_args }),
                 transport: stdio,
             },
             (AgentClient::ClaudeDesktop | AgentClient::Windsurf, Scope::Project) => {

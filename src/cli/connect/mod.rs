@@ -68,11 +68,11 @@ pub struct DisconnectArgs {
     pub c: ClientOpts,
 }
 
-/// The `medulla` executable the stdio bridge entries run: this one, by its absolute path
-/// (a client started from a desktop may not have `~/.cargo/bin` on its PATH).
-fn this_binary() -> anyhow::Result<String> {
-    let exe = std::env::current_exe().context("cannot tell where this medulla binary is")?;
-    Ok(exe.to_string_lossy().into_owned())
+/// How the stdio bridge entries and the hooks run medulla: this binary by its absolute
+/// path (a client started from a desktop may not have `~/.cargo/bin` on its PATH), or,
+/// for a binary in a package cache, the launcher that fetches this version again.
+fn launcher() -> anyhow::Result<super::launcher::Launcher> {
+    super::launcher::Launcher::this()
 }
 
 fn project_root(p: Option<PathBuf>) -> anyhow::Result<PathBuf> {
@@ -88,9 +88,7 @@ fn entry_for(t: &Target, url: &str) -> anyhow::Result<(clients::Entry, PathBuf)>
     let root = project_root(t.project.clone())?;
     let places = clients::Places::from_env()?;
     let scope = t.scope.unwrap_or(t.client.default_scope());
-    let e = t
-        .client
-        .entry(scope, &places, &root, url, &this_binary()?)?;
+    let e = t.client.entry(scope, &places, &root, url, &launcher()?)?;
     Ok((e, root))
 }
 
@@ -98,6 +96,10 @@ fn entry_for(t: &Target, url: &str) -> anyhow::Result<(clients::Entry, PathBuf)>
 pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
     let url = super::client::owner_url(a.c.url.as_deref());
     let (entry, root) = entry_for(&a.t, &url)?;
+    // Run from a package cache: the files name the launcher, and say so.
+    if let Some(n) = launcher()?.note() {
+        out!("{n}");
+    }
     let before = files::read(&entry.file)?;
     let after = files::with_entry(before.as_deref(), &entry)?;
     // Every file this connect changes, in order; a file changed twice (Gemini's settings

@@ -87,7 +87,7 @@ pub fn status(h: Health) {
 
 /// `medulla status`'s last lines: the brain that serves the working directory, how, and
 /// its checkouts.
-pub fn served_here(r: crate::service::checkout::RouteView) {
+pub fn served_here(r: crate::service::route_view::RouteView) {
     use crate::service::route::Via;
     let Some(root) = &r.served_brain else {
         out!(

@@ -54,6 +54,8 @@ pub enum ServiceError {
     NoExe(String),
     #[error("{0} is not valid UTF-8, which a service file cannot name: move it (or the binary) to a plainer path")]
     NotUtf8(String),
+    #[error("this medulla runs from a package cache that is cleaned, and its launcher `{program}` is not on the PATH: install medulla (`uv tool install medulla-memory`, `pipx install medulla-memory` or `npm install -g medulla`), then `medulla service install` again")]
+    NoLauncher { program: String },
     #[error("cannot write {path} ({detail}): make its directory writable (or point XDG_CONFIG_HOME elsewhere), then run this again")]
     Write { path: String, detail: String },
     #[error("cannot remove {path} ({detail}): remove it by hand")]
@@ -78,6 +80,13 @@ fn utf8(p: &Path) -> Result<String, ServiceError> {
         .ok_or_else(|| ServiceError::NotUtf8(p.display().to_string()))
 }
 
+/// `program`'s absolute path, found on the PATH.
+fn on_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
 /// Everything `service` works from: which manager, where its file goes, and the spec.
 struct Plan {
     manager: Manager,
@@ -100,6 +109,19 @@ fn plan() -> anyhow::Result<Plan> {
     let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .map_err(|e| ServiceError::NoExe(e.to_string()))?;
+    // A binary in a package cache is named by its launcher, never by its path there.
+    let launcher = crate::cli::launcher::Launcher::of(&exe);
+    let (exe, prefix) = match &launcher {
+        crate::cli::launcher::Launcher::Installed(_) => (exe, Vec::new()),
+        other => {
+            let (program, prefix) = other.program();
+            let found = on_path(&program).ok_or(ServiceError::NoLauncher { program })?;
+            (found, prefix)
+        }
+    };
+    if let Some(n) = launcher.note() {
+        note!("{n}");
+    }
     let home = super::paths::absolute(&default_home())?;
     let standard = super::paths::absolute(&user_home.join(".medulla"))?;
     let mut env = Vec::new();
@@ -115,6 +137,7 @@ fn plan() -> anyhow::Result<Plan> {
     }
     let spec = Spec {
         exe: utf8(&exe)?,
+        prefix,
         home: home_arg,
         env,
         log: utf8(&home.join("logs").join("launchd.out.log"))?,

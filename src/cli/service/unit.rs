@@ -31,8 +31,12 @@ impl Manager {
 /// to `log`.
 #[derive(Debug, Clone)]
 pub struct Spec {
-    /// This binary, absolute and canonical.
+    /// What runs: this binary, absolute and canonical; or, for a binary in a package
+    /// cache, the package launcher's program, absolute.
     pub exe: String,
+    /// The launcher's arguments before medulla's own (`--from medulla-memory==V medulla`
+    /// for uvx); none for a binary run by its path.
+    pub prefix: Vec<String>,
     /// A home other than the default, passed as `--home`.
     pub home: Option<String>,
     /// Environment the owner is given (`MEDULLA_HOME`, `MEDULLA_MODEL_DIR` when set).
@@ -44,7 +48,9 @@ pub struct Spec {
 impl Spec {
     /// The owner's command line.
     pub fn args(&self) -> Vec<&str> {
-        let mut a = vec![self.exe.as_str(), "serve"];
+        let mut a = vec![self.exe.as_str()];
+        a.extend(self.prefix.iter().map(String::as_str));
+        a.push("serve");
         if let Some(h) = &self.home {
             a.extend(["--home", h.as_str()]);
         }
@@ -254,6 +260,7 @@ mod tests {
     fn spec(exe: &str, home: Option<&str>) -> Spec {
         Spec {
             exe: exe.into(),
+            prefix: Vec::new(),
             home: home.map(Into::into),
             env: home
                 .map(|h| vec![("MEDULLA_HOME".to_string(), h.to_string())])

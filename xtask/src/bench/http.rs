@@ -46,7 +46,7 @@ pub(crate) fn require_binary() -> Result<PathBuf> {
     let b = binary();
     if !b.exists() {
         bail!(
-            "{} is missing: build it first with `cargo build --release -p medulla`",
+            "{} is missing: build it first with `cargo build --release -p medulla-memory`",
             b.display()
         );
     }
