@@ -439,6 +439,7 @@ impl Store {
                 deferred,
             }) => {
                 self.vindex = Some(ix);
+                self.backfill_bounds()?;
                 report.vectors_deferred = deferred;
                 report.index_repaired = repaired;
                 report.index_keys_checked = checked;

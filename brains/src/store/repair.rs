@@ -7,7 +7,7 @@ use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata};
 use super::tables::VECTORS;
 use super::{from_bytes, Store, REBUILD_CHUNK};
 use crate::error::StoreError;
-use crate::vector::{key_hash, VectorIndex};
+use crate::vector::{key_hash, ReadVectors, VectorIndex};
 
 /// Vectors missing from a saved index file that an open reads itself (a few
 /// milliseconds); more are read after it returns.
@@ -96,18 +96,7 @@ impl Store {
             }));
         }
         let deferred = missing.len() as u64;
-        ix.load_later(
-            missing,
-            Box::new(move |keys| {
-                let mut rows = Vec::with_capacity(keys.len());
-                for k in keys {
-                    if let Some(v) = vectors.get(*k)? {
-                        rows.push((*k, from_bytes(v.value())));
-                    }
-                }
-                Ok(rows)
-            }),
-        );
+        ix.load_later(missing, reader(vectors));
         if ix.size() as u64 != n {
             return Ok(Err(format!(
                 "the index holds {} vectors, redb {n}",
@@ -120,6 +109,23 @@ impl Store {
             checked,
             deferred,
         }))
+    }
+
+    /// An eight-bit graph from before its rows carried bounds gets them in the
+    /// background, from the stored vectors of this read's snapshot (a key's vector never
+    /// changes).
+    pub(super) fn backfill_bounds(&self) -> Result<(), StoreError> {
+        let Some(ix) = &self.vindex else {
+            return Ok(());
+        };
+        let keys: Vec<u64> = self
+            .index
+            .docs()
+            .filter_map(|d| self.index.key(d))
+            .collect();
+        let rx = self.db.begin_read()?;
+        ix.backfill_bounds(keys, reader(rx.open_table(VECTORS)?));
+        Ok(())
     }
 
     pub(super) fn index_out_of_step(&self, ix: &VectorIndex) -> Result<Option<String>, StoreError> {
@@ -143,4 +149,18 @@ impl Store {
         }
         Ok(None)
     }
+}
+
+/// What reads stored vectors by key from a read snapshot's table (a key it lacks is
+/// left out), for the threads that read them after open returns.
+fn reader(vectors: redb::ReadOnlyTable<u64, &'static [u8]>) -> ReadVectors {
+    Box::new(move |keys| {
+        let mut rows = Vec::with_capacity(keys.len());
+        for k in keys {
+            if let Some(v) = vectors.get(*k)? {
+                rows.push((*k, from_bytes(v.value())));
+            }
+        }
+        Ok(rows)
+    })
 }

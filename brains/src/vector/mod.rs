@@ -17,6 +17,7 @@
 //! again, from redb, on the next open.
 
 mod arith;
+mod backfill;
 mod bounds;
 mod cells;
 mod fresh;
@@ -40,6 +41,7 @@ use settler::{build_threads, relink, Shared};
 
 pub use bounds::BOUNDS_FILE;
 pub use graph::{key_hash, INDEX_FILE, SEARCH_CONTEXTS, STAMP_FILE};
+pub use loading::ReadVectors;
 pub use precision::Precision;
 
 /// Fresh vectors kept in full precision. Beyond this an eight-bit index keeps them lean
@@ -91,6 +93,7 @@ impl VectorIndex {
                 resume: Condvar::new(),
                 pending: Mutex::new(HashSet::new()),
                 loader: Mutex::new(None),
+                backfiller: Mutex::new(None),
             }),
             dims,
         }
@@ -498,8 +501,9 @@ fn merge(mut a: Vec<(u64, f32)>, b: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)
 impl Drop for VectorIndex {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
-        // The reader stops between two chunks.
+        // The reader and the bounds' worker stop between two chunks.
         self.wait_loaded();
+        self.wait_backfilled();
         {
             // Under the hold's lock: a settler between its stop check and its wait
             // cannot miss this.

@@ -78,6 +78,8 @@ pub(super) struct Shared {
     pub(super) pending: Mutex<HashSet<u64>>,
     /// The thread reading them, while it runs.
     pub(super) loader: Mutex<Option<JoinHandle<()>>>,
+    /// The thread working out an upgraded graph's bounds, while it runs (`backfill.rs`).
+    pub(super) backfiller: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl Shared {

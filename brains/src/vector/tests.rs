@@ -354,3 +354,52 @@ fn the_bounds_are_kept_with_the_graphs_file_and_only_with_it() {
         "bounds read beside another file"
     );
 }
+
+/// Issue 67: a graph written before its rows carried bounds (usearch's own codes, no
+/// `vectors.bounds`) gets them in the background, without a rebuild: each bound holds
+/// the exact cosine, the searches answer the same rows before and after, and the table
+/// is kept beside the file for the next open.
+#[test]
+fn an_upgraded_graph_gets_its_bounds_in_the_background_and_answers_the_same() {
+    use super::arith::{dot, norm};
+    let dims = 16;
+    let d = tempfile::tempdir().unwrap();
+    let items: Vec<(u64, Vec<f32>)> = (1..=500).map(|k| (k, vector(k, dims))).collect();
+    {
+        let mut ix = VectorIndex::empty(d.path(), dims, Precision::I8).unwrap();
+        ix.add_many(&items).unwrap();
+        ix.settle_all().unwrap();
+        ix.save().unwrap();
+    }
+    std::fs::remove_file(d.path().join(BOUNDS_FILE)).unwrap();
+    let keys: Vec<u64> = items.iter().map(|i| i.0).collect();
+    let q = vector(9_999, dims);
+    let ix = VectorIndex::load(d.path(), dims, Precision::I8).unwrap();
+    assert!(
+        ix.cosine_bounds(&keys, &q).iter().all(Option::is_none),
+        "no bounds before"
+    );
+    let before = ix.search_all(&q, 20).unwrap();
+    let stored: std::collections::HashMap<u64, Vec<f32>> = items.iter().cloned().collect();
+    ix.backfill_bounds(
+        keys.clone(),
+        Box::new(move |ks| {
+            Ok(ks
+                .iter()
+                .filter_map(|k| stored.get(k).map(|v| (*k, v.clone())))
+                .collect())
+        }),
+    );
+    ix.wait_backfilled();
+    let check = |ix: &VectorIndex| {
+        for ((k, v), b) in items.iter().zip(ix.cosine_bounds(&keys, &q)) {
+            let (lo, hi) = b.unwrap_or_else(|| panic!("no bound for {k}"));
+            let exact = dot(v, &q) / (norm(v) * norm(&q));
+            assert!(lo <= exact && exact <= hi, "{k}: {lo} ≤ {exact} ≤ {hi}");
+        }
+    };
+    check(&ix);
+    assert_eq!(ix.search_all(&q, 20).unwrap(), before, "the same rows");
+    drop(ix);
+    check(&VectorIndex::load(d.path(), dims, Precision::I8).unwrap());
+}

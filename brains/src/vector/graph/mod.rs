@@ -409,6 +409,40 @@ impl Graph {
         }
     }
 
+    /// The eight-bit codes the graph holds for `key`; `None` for a key it does not hold,
+    /// or a graph of floats.
+    pub(in crate::vector) fn codes_of(&self, key: u64) -> Option<Vec<i8>> {
+        match self.row(key)? {
+            Row::Codes(c) => Some(c),
+            Row::Floats(_) => None,
+        }
+    }
+
+    /// Does the graph hold eight-bit rows (whose bounds it keeps)?
+    pub(in crate::vector) fn holds_codes(&self) -> bool {
+        self.precision == Precision::I8
+    }
+
+    /// A row the graph holds without a bound.
+    pub(in crate::vector) fn lacks_bound(&self, key: u64) -> bool {
+        self.index.contains(key) && read(&self.bounds).get(key).is_none()
+    }
+
+    /// Keep a row's bound (worked out after it was inserted).
+    pub(in crate::vector) fn set_bound(&self, key: u64, b: RowBound) {
+        if self.index.contains(key) {
+            write(&self.bounds).set(key, b);
+        }
+    }
+
+    /// Write the bounds beside the graph's file as it is on disk (a key the file holds
+    /// has the codes it has in memory: keys are never reused).
+    pub(in crate::vector) fn save_bounds(&self) {
+        if let (Precision::I8, Some(mark)) = (self.precision, file_mark(&self.path)) {
+            read(&self.bounds).save(&self.path, mark);
+        }
+    }
+
     /// The vector of `key` as the index holds it: an eight-bit row scaled as its bound
     /// says (by a hundred-and-twenty-seventh when the bound is not known, as usearch
     /// made rows before this graph made its own).
@@ -466,9 +500,7 @@ impl Graph {
             detail: e.to_string(),
         })?;
         self.write_stamp();
-        if let (Precision::I8, Some(mark)) = (self.precision, file_mark(&self.path)) {
-            read(&self.bounds).save(&self.path, mark);
-        }
+        self.save_bounds();
         Ok(())
     }
 
