@@ -53,10 +53,10 @@ fn serves(medulla: &Path, scratch: &Path) -> Result<()> {
         .stderr(Stdio::null())
         .spawn()
         .context("medulla serve")?;
-    let first = BufReader::new(child.stdout.take().context("stdout")?)
-        .lines()
-        .next()
-        .context("the owner printed nothing")??;
+    let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+    let first = lines.next().context("the owner printed nothing")??;
+    // Keep reading: an owner whose stdout is closed fails its next line.
+    std::thread::spawn(move || for _ in lines {});
     let url = first
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
