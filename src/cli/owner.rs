@@ -99,6 +99,12 @@ fn init_owner_logs(home: &std::path::Path, detached: bool) {
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<i32> {
+    // No transparent huge pages for the owner: the allocator madvises its arenas for
+    // them, and the kernel then zeroes two megabytes at each first touch of memory it
+    // gives back and takes again; a bulk import spent a fifth of its time there
+    // (docs/BENCHMARKS.md, issue 67).
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
     if args.detached {
         // Out of the caller's session and process group: its terminal closing, or a
         // Ctrl-C meant for the caller, never reaches the owner.
