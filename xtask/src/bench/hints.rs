@@ -69,7 +69,8 @@ pub fn run(args: &[String]) -> Result<()> {
         o.call("bootstrap", json!({ "root": r }), &r)?;
         let legacy = base.join(format!("legacy-{name}"));
         super::scale::write_legacy(&legacy, &r, n, seed)?;
-        let (v, secs, _) = super::import::import(&bin, home.path(), &r, &legacy, false, o.child.id())?;
+        let (v, secs, _) =
+            super::import::import(&bin, home.path(), &r, &legacy, false, o.child.id())?;
         eprintln!("{name}: imported {} in {secs:.1} s", v["imported_live"]);
         o.call("memorize", json!({ "label": "Integration test migrations",
             "text": "run sqlx migrate run against the test database before the integration tests" }), &r)?;

@@ -88,7 +88,7 @@ pub fn run(args: &[String]) -> Result<()> {
             bail!("a caller found nothing: {}", a.text);
         }
     }
-    let mut times = vec![Vec::new(), Vec::new(), Vec::new()];
+    let mut times = [Vec::new(), Vec::new(), Vec::new()];
     for i in 0..seeks {
         let q = json!({ "query": format!("checkout flow {} payment", i % 89) });
         // The order rotates, so no caller always goes first.
