@@ -187,7 +187,10 @@ fn claude_memory_lands_in_each_projects_brain_and_the_persons_in_the_medulla() {
     let (s, v) = o.call(
         "memorize",
         json!({ "label": "Webhook test and local database", "text": body }),
-        &[(header::CALLER_ROOT, shop.to_str().unwrap())],
+        &[
+            (header::CALLER_ROOT, shop.to_str().unwrap()),
+            (header::AGENT, "claude:maker"),
+        ],
     );
     assert_eq!(s, 200, "{v}");
 
