@@ -369,7 +369,12 @@ fn import_from(
             )
         })?,
     };
-    args.dir = Some(place.to_string_lossy().into_owned());
+    // With no Serena home, the brains' own `.serena/memories/` are still read (the
+    // owner's default, which a missing home leaves to them).
+    let serena_without_home = args.dir.is_none()
+        && source == crate::service::verbs::import::sources::Source::Serena
+        && !place.exists();
+    args.dir = (!serena_without_home).then(|| place.to_string_lossy().into_owned());
     args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
     args.agent_id = Some(FOUNDER.into());
     let a = streamed::<Import>(c, opts, &args)?;

@@ -139,6 +139,8 @@ pub fn run(args: &[String]) -> Result<()> {
     let n = crate::flag_num(args, "--entries", 10_000)?.max(1);
     let model = !args.iter().any(|a| a == "--no-model");
     let bin = bin_arg(args, USAGE)?;
+    // The command runs in the project: a relative `--bin` would not be found there.
+    let bin = std::fs::canonicalize(&bin).unwrap_or(bin);
     let home = tempfile::tempdir()?;
     let work = tempfile::tempdir()?;
     let base = std::fs::canonicalize(work.path())?;

@@ -41,7 +41,10 @@ pub(super) async fn run(cx: Cx<'_>, source: Source, a: ImportArgs) -> Result<Imp
             ))
         })?,
     };
-    if !place.exists() {
+    // Serena keeps memory in projects too: a home that is not there still leaves the
+    // brains' own `.serena/memories/` to read.
+    let home_missing_ok = source == Source::Serena && a.dir.is_none();
+    if !place.exists() && !home_missing_ok {
         return Err(OwnerError::BadInput(format!(
             "{} does not exist: give the path where {} is kept",
             place.display(),
