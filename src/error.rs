@@ -38,6 +38,8 @@ pub enum OwnerError {
     LimitOutOfRange { limit: usize, max: usize },
     #[error("refusing to write into {dir}: it is inside the medulla home ({home}), which only the owner writes; export somewhere else")]
     InsideMedullaHome { dir: String, home: String },
+    #[error("cannot write into {dir}: {detail}; give a directory this user can create or write to (it is created when missing)")]
+    DirNotWritable { dir: String, detail: String },
     #[error("refused by the hygiene floor: {found}; {fix}")]
     HygieneRefused {
         found: String,
@@ -124,6 +126,7 @@ impl OwnerError {
             OwnerError::TooLong { .. } => "too_long",
             OwnerError::LimitOutOfRange { .. } => "limit_out_of_range",
             OwnerError::InsideMedullaHome { .. } => "inside_medulla_home",
+            OwnerError::DirNotWritable { .. } => "dir_not_writable",
             OwnerError::HygieneRefused { .. } => "hygiene_refused",
             OwnerError::PromotionConflict { .. } => "promotion_conflict",
             OwnerError::UnknownTool(_) => "unknown_tool",
@@ -187,6 +190,9 @@ impl OwnerError {
             }
             OwnerError::OpenFailed { brain, .. } => {
                 v["brain"] = brain.clone().into();
+            }
+            OwnerError::DirNotWritable { dir, .. } => {
+                v["dir"] = dir.clone().into();
             }
             OwnerError::NotYourBrain { brain, routed, .. } => {
                 v["brain"] = brain.clone().into();

@@ -287,8 +287,13 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             finish_as(opts, &c.get(path)?, "doctor", print::doctor::doctor)
         }
         Command::Import { mut args, .. } => {
-            let dir = paths::existing(args.dir.as_ref(), "the directory")?;
-            args.dir = dir.to_string_lossy().into_owned();
+            if let Some(source) = args.from {
+                return import_from(c, opts, args, source);
+            }
+            let dir = args.dir.clone().unwrap_or_default();
+            let dir = paths::existing(dir.as_ref(), "the directory")?;
+            let dir = dir.to_string_lossy().into_owned();
+            args.dir = Some(dir.clone());
             args.triage = args
                 .triage
                 .map(|t| paths::existing(t.as_ref(), "the rules file"))
@@ -301,7 +306,7 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             let code = finish_with(opts, &a, |b| {
                 let r = answer::<Import>(b)?.body;
                 failed = print::transfer::import_failed(&r);
-                print::transfer::import(&r, &args.dir);
+                print::transfer::import(&r, &dir);
                 Ok(())
             })?;
             // With --json nothing is printed from the report, but the exit code still says.
@@ -343,4 +348,48 @@ fn streamed<V: Verb>(c: &Client, opts: &ClientOpts, args: &V::Args) -> anyhow::R
     let a = c.call_streaming(V::NAME, serde_json::to_value(args)?, |p| bar.update(p));
     bar.finish();
     a
+}
+
+/// `medulla import --from SOURCE [PATH]`: the path made absolute, or the source's own
+/// place found from this shell's environment (`HOME`, `CLAUDE_CONFIG_DIR`, `CODEX_HOME`,
+/// …), so the owner reads what this user means whatever environment it was started in.
+fn import_from(
+    c: &Client,
+    opts: &ClientOpts,
+    mut args: crate::service::verbs::import::ImportArgs,
+    source: crate::service::verbs::import::sources::Source,
+) -> anyhow::Result<i32> {
+    use crate::service::verbs::import::sources::default_place;
+    let place = match args.dir.as_deref() {
+        Some(p) => paths::existing(p.as_ref(), "the path")?,
+        None => default_place(source, &|k| std::env::var(k).ok()).with_context(|| {
+            format!(
+                "nothing says where {} is kept here: give its path",
+                source.title()
+            )
+        })?,
+    };
+    // With no Serena home, the brains' own `.serena/memories/` are still read (the
+    // owner's default, which a missing home leaves to them).
+    let serena_without_home = args.dir.is_none()
+        && source == crate::service::verbs::import::sources::Source::Serena
+        && !place.exists();
+    args.dir = (!serena_without_home).then(|| place.to_string_lossy().into_owned());
+    args.brain = args.brain.as_deref().map(paths::brain).transpose()?;
+    args.agent_id = Some(FOUNDER.into());
+    let a = streamed::<Import>(c, opts, &args)?;
+    let mut failed = false;
+    let code = finish_with(opts, &a, |b| {
+        let r = answer::<Import>(b)?.body;
+        if let Some(f) = &r.from {
+            failed = print::import_from::failed(f);
+            print::import_from::report(f, r.dry_run);
+        }
+        Ok(())
+    })?;
+    if opts.json && a.ok() {
+        let r = answer::<Import>(&a.body)?.body;
+        failed = r.from.as_deref().is_some_and(print::import_from::failed);
+    }
+    Ok(if code == 0 && failed { 1 } else { code })
 }

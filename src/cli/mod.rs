@@ -86,7 +86,20 @@ Evidence, Promoted-To, Origin-Claim, Promoted-By, Promotion-Reason), a blank lin
 `Created` is milliseconds since the epoch (1783159200000) or an ISO 8601 date or date-time: \
 `2026-07-04`, `2026-07-04T10:00:00Z`, `2026-07-04T12:00:00+02:00` (no offset = UTC).\n\n\
 Duplicates (versions the store already holds) are reported as already imported: re-running an \
-import imports nothing new. An import that refuses every file it does not already hold exits 1.";
+import imports nothing new. An import that refuses every file it does not already hold exits 1.\n\n\
+--from SOURCE reads another tool's memory where it keeps it (or at PATH): claude \
+($CLAUDE_CONFIG_DIR or ~/.claude: projects/<project>/memory/), codex ($CODEX_HOME or ~/.codex: \
+memories/), serena ($SERENA_HOME or ~/.serena: global memories, and each brain's \
+.serena/memories/), basic-memory ($BASIC_MEMORY_CONFIG_DIR or ~/.basic-memory: config.json's \
+projects), mcp-memory ($MEMORY_FILE_PATH: the server's memory.jsonl). Each entry becomes an \
+observed claim by import:<source>, its file and lines as evidence: a project's into the brain \
+of that project (a Claude Code project directory is matched by its name against every brain's \
+root and checkouts), the person's (Claude's type: user, Codex's preferences, Serena's global \
+memories) into the medulla; basic-memory notes and the MCP graph into the medulla unless \
+--brain names a brain. A project with no brain is listed with the bootstrap that would take \
+it. Unchanged entries are already there on a second run; a changed one supersedes its earlier \
+import; one that says nearly what a claim already there says is not written (that claim is \
+named); a secret is refused. The source is only read.";
 
 #[derive(Debug, Subcommand)]
 enum Command {
@@ -237,7 +250,7 @@ enum Command {
         #[command(flatten)]
         c: ClientOpts,
     },
-    /// Import a directory of legacy .light.md files into a brain or the medulla
+    /// Import memory: a directory of legacy .light.md files, or another tool's (--from)
     #[command(after_long_help = CREATED_HELP)]
     Import {
         #[command(flatten)]

@@ -1,4 +1,4 @@
-// The doctor page (#/doctor): misdelivery per week, letters, broken stores, near-duplicates, nudges, backup.
+// The doctor page (#/doctor): misdelivery per week, letters, broken stores, near-duplicates, imported memory, nudges, backup.
 
 import { h, svg } from './dom.js';
 import { fmtNum, plural } from './format.js';
@@ -56,6 +56,13 @@ export async function viewDoctor(root) {
             ? h('ul', {}, d.evidence_drift.map((x) => h('li', { class: x.drifted ? 'warn' : '' },
               h('code', { text: x.brain }), `: ${plural(x.drifted, 'claim')} of ${fmtNum(x.anchored)} anchored changed since written`)))
             : h('p', { class: 'muted', text: 'No claim carries anchored evidence yet.' }))),
+      (d.imported || []).length
+        ? h('section', { class: 'panel', id: 'imported' }, h('h2', { text: 'Imported memory' }),
+          h('p', { class: 'muted', text: 'Per store: live claims that came from another tool (medulla import --from), by the tool.' }),
+          h('ul', {}, d.imported.map((x) => h('li', { 'data-store': x.store },
+            h('code', { text: x.store }), ': ',
+            Object.entries(x.by_source).map(([source, n]) => `${plural(n, 'claim')} from ${source}`).join(', ')))))
+        : null,
       (d.nudges || []).length
         ? h('section', { class: 'panel', id: 'nudges' }, h('h2', { text: 'Does the nudge pay?' }),
           h('p', { class: 'muted', text: 'Per brain: agent sessions the client hooks saw, those asked once at the end of real work to debrief, and the claims written within 30 minutes of an ask.' }),

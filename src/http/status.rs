@@ -33,7 +33,8 @@ pub fn of(e: &OwnerError) -> u16 {
         | OwnerError::Path(_)
         | OwnerError::TooLong { .. }
         | OwnerError::LimitOutOfRange { .. }
-        | OwnerError::InsideMedullaHome { .. } => 400,
+        | OwnerError::InsideMedullaHome { .. }
+        | OwnerError::DirNotWritable { .. } => 400,
         OwnerError::NotYourBrain { .. } | OwnerError::FounderOnly { .. } => 403,
         OwnerError::NoTeam => 409,
         OwnerError::Team(_) => 503,

@@ -139,6 +139,10 @@ pub struct Doctor {
     /// Per store: clusters of live claims that say nearly the same thing under different
     /// labels (supersede or retire all but one). Stores with none are left out.
     pub near_duplicates: Vec<NearDuplicates>,
+    /// Per store: live claims imported from another tool, by source (`import --from`).
+    /// Stores with none are left out.
+    #[serde(default)]
+    pub imported: Vec<super::imported::ImportedCount>,
     /// With `deep`: the integrity check of every store, one row each.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deep: Option<Vec<super::health::DeepCheck>>,
@@ -338,10 +342,12 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         }
     }
     let mut evidence_drift = Vec::new();
+    let mut imported = Vec::new();
     for r in &rows {
         let Ok(live) = svc.owner.live_claims(&StoreId::brain(&r.fingerprint)).await else {
             continue;
         };
+        imported.extend(super::imported::count(&r.root, &live));
         let mut claims: Vec<crate::service::rows::Row> = live
             .iter()
             .filter(|c| !c.anchors.is_empty())
@@ -366,6 +372,9 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
                 .filter(|c| !c.evidence_changed.is_empty())
                 .count() as u64,
         });
+    }
+    if let Ok(live) = svc.owner.live_claims(&StoreId::Medulla).await {
+        imported.extend(super::imported::count("medulla", &live));
     }
     let mut near_duplicates = Vec::new();
     for (id, name) in stores {
@@ -430,6 +439,7 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         witnesses_superseded,
         evidence_drift,
         near_duplicates,
+        imported,
         deep,
         team: super::verbs::team::report(svc).await?,
         refused_callers: svc.refusals.snapshot(),

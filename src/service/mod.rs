@@ -22,6 +22,7 @@ pub mod checkout;
 pub mod drift;
 pub mod health;
 pub mod hints;
+pub mod imported;
 pub mod life;
 pub mod mailbox;
 pub mod model;

@@ -77,7 +77,7 @@ impl Routed {
 
 /// The directory to suggest bootstrapping for a caller root: the git repository it is
 /// in, else the directory itself, as long as it may be a brain's root at all.
-fn suggested_root(caller: &std::path::Path, cfg: &Config) -> Option<PathBuf> {
+pub fn suggested_root(caller: &std::path::Path, cfg: &Config) -> Option<PathBuf> {
     let allowed = |p: &std::path::Path| {
         roster::root_refusal(p, &cfg.canonical_home, cfg.user_home.as_deref()).is_none()
     };
@@ -127,7 +127,8 @@ pub fn bootstrap_fix(root: Option<&str>) -> String {
     }
 }
 
-fn shell_quote(s: &str) -> String {
+/// `s` as one word of a POSIX shell.
+pub fn shell_quote(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
     {

@@ -312,6 +312,14 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         "main.rs only parses the command line and prints the error chain",
         "codex:maker",
     );
+    // A claim an import from Claude Code wrote (issue 66): the doctor counts it by source.
+    memorize(
+        &o,
+        &gamma,
+        "Commit style",
+        "conventional commits in the imperative mood, no emoji",
+        "import:claude",
+    );
     // A maker promotes (lands, flagged), then the witness is superseded at equal strength.
     let (s, v) = o.call(
         "promote",
@@ -831,6 +839,11 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
     assert!(
         text_of(&tab, "ul.broken").contains("quarantined (store_damaged)"),
         "the doctor lists the quarantined brain"
+    );
+    let imported = text_of(&tab, "#imported");
+    assert!(
+        imported.contains("1 claim from claude") && imported.contains(gamma.as_str()),
+        "the doctor counts what came from which tool: {imported}"
     );
     // Near-duplicates, with a one-click retire.
     until(

@@ -17,6 +17,7 @@ mod guarantees;
 mod hall;
 mod hall_assets;
 mod hints;
+mod import_from;
 mod live;
 mod mcp;
 mod model_switch;

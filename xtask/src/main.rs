@@ -34,6 +34,10 @@
 //! - `bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]`: `medulla import` of
 //!   legacy files into a fresh brain, end to end, in files per second (build `--release`
 //!   first).
+//! - `bench --import-from [--entries 10000] [--no-model] [--bin PATH]`: `medulla import
+//!   --from claude` of a synthetic Claude Code auto memory into a fresh brain, end to end,
+//!   in entries per second: a dry run, the import, the same import again (build
+//!   `--release` first).
 //! - `bench --scale [--claims 100000] [--small 1000] [--rounds 300] [--no-model] [--bin PATH]`:
 //!   seek p50 of a large brain against a small one when every query word is common (a
 //!   Zipf corpus imported into both), right after the import and once settled (build
@@ -115,6 +119,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --backup [--claims 100000] [--brains 100] [--per-brain 1000] [--clients 8] [--secs 5]
   bench-lexical [--sizes 100000,1000000] [--ops 300]   (needs --features tantivy-compare)
   bench --import [--claims 100000] [--no-model] [--cold] [--bin PATH]
+  bench --import-from [--entries 10000] [--no-model] [--bin PATH]
   bench --reopen [--claims 100000] [--runs 3] [--seeks 40] [--bin PATH]
   bench --scale [--claims 100000] [--small 1000] [--rounds 300] [--no-model] [--bin PATH]
   bench --scale-store [--claims 100000] [--small 1000] [--rounds 300]
@@ -248,6 +253,9 @@ fn main() -> Result<()> {
             bench::backup::run(&rest[1..])
         }
         "bench" if rest.first().map(String::as_str) == Some("--import") => bench::import::run(rest),
+        "bench" if rest.first().map(String::as_str) == Some("--import-from") => {
+            bench::import_from::run(rest)
+        }
         "bench" if rest.first().map(String::as_str) == Some("--reopen") => bench::reopen::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--scale") => bench::scale::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--fresh") => bench::fresh::run(rest),

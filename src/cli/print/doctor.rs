@@ -164,6 +164,25 @@ pub fn doctor(d: Doctor) {
         );
         out!("    {}", fit(&line, width().saturating_sub(4)));
     }
+    for i in &d.imported {
+        let by: Vec<String> = i
+            .by_source
+            .iter()
+            .map(|(source, n)| format!("{n} from {source}"))
+            .collect();
+        out!(
+            "  {} {}",
+            paint(DIM, "imported:"),
+            fit_left(&i.store, width().saturating_sub(12))
+        );
+        out!(
+            "    {}",
+            fit(
+                &format!("live claims {}", by.join(", ")),
+                width().saturating_sub(4)
+            )
+        );
+    }
     if let Some(t) = &d.team {
         let v = &t.view;
         let state = if v.status == "connected" {

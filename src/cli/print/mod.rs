@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod doctor;
+pub mod import_from;
 pub mod mailbox;
 pub mod rows;
 pub mod transfer;

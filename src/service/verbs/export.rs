@@ -122,13 +122,7 @@ impl Verb for Export {
             tokio::task::spawn_blocking(move || write(&out, &live, &outdated))
                 .await
                 .map_err(|e| OwnerError::Internal(e.to_string()))?
-                .map_err(|e| {
-                    OwnerError::Internal(format!(
-                        "cannot write into {}: {}",
-                        dir.display(),
-                        e.kind()
-                    ))
-                })?;
+                .map_err(|e| not_written(&dir, e))?;
         cx.progress.tick(n, Some(n), "claims");
         Ok(ExportReport {
             dir,
@@ -136,6 +130,24 @@ impl Verb for Export {
             history_files,
             refused,
         })
+    }
+}
+
+/// Why the files could not be written, typed: a full disk, or a directory this user
+/// cannot create or write (`/proc/...`, a read-only mount, no permission), named with its
+/// path. Issue 66: it was answered `500 internal`.
+fn not_written(dir: &Path, e: std::io::Error) -> OwnerError {
+    if matches!(
+        e.kind(),
+        std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+    ) {
+        return OwnerError::DiskFull {
+            path: dir.display().to_string(),
+        };
+    }
+    OwnerError::DirNotWritable {
+        dir: dir.display().to_string(),
+        detail: e.kind().to_string(),
     }
 }
 

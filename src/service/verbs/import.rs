@@ -1,6 +1,7 @@
 //! `import`: a directory of legacy `.light.md` files (and `.history/` versions) into a
 //! brain or the medulla, or triaged across brains. Count-conserving, idempotent, with a
-//! dry run: files seen = imported live + into history + refused.
+//! dry run: files seen = imported live + into history + refused. With `from`, another
+//! tool's memory instead (`from.rs`): each entry into the store it belongs to.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -18,26 +19,50 @@ use crate::service::verb::{Answer, Cx, Effect, Verb};
 use crate::service::Service;
 use crate::store_id::{Fingerprint, StoreId};
 use read::{Checked, Loaded, Parsed};
+use sources::Source;
 use write::Run;
 
+mod from;
+pub mod from_report;
+mod from_route;
 mod read;
+pub mod sources;
 mod write;
 
 #[derive(Debug, Serialize, Deserialize, JsonSchema, clap::Args)]
 #[serde(deny_unknown_fields)]
-#[command(group(clap::ArgGroup::new("target").required(true).args(["brain", "medulla", "triage"])))]
+#[command(group(clap::ArgGroup::new("target").args(["brain", "medulla", "triage"])))]
 pub struct ImportArgs {
-    /// Absolute path of a directory of `.light.md` files (and optionally `.history/`).
+    /// Absolute path of a directory of `.light.md` files (and optionally `.history/`);
+    /// with `from`, where that tool keeps its memory (a file or directory; the tool's own
+    /// place when left out).
+    #[serde(default)]
     #[arg(
-        value_name = "DIR",
-        help = "The directory of .light.md files (and .history/)"
+        value_name = "PATH",
+        required_unless_present = "from",
+        help = "The directory of .light.md files (and .history/); with --from, where that tool keeps its memory [default: its own place]"
     )]
-    pub dir: String,
-    /// Target brain (root or fingerprint); or set `medulla: true`.
+    pub dir: Option<String>,
+    /// Another tool's memory: `claude` (Claude Code's auto memory), `codex`, `serena`,
+    /// `basic-memory` or `mcp-memory` (the MCP reference memory server's JSONL). Each
+    /// entry becomes a claim of the store it belongs to: a project's into its brain, the
+    /// person's into the medulla.
+    #[serde(default)]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "SOURCE",
+        conflicts_with_all = ["medulla", "triage"],
+        help = "Another tool's memory: each entry into its project's brain, the person's into the medulla"
+    )]
+    pub from: Option<Source>,
+    /// Target brain (root or fingerprint); or set `medulla: true`. With `from`: the brain
+    /// every entry that is not the person's goes to.
     #[arg(
         long,
         value_name = "ROOT",
-        help = "Into this brain (its root or fingerprint)"
+        required_unless_present_any = ["medulla", "triage", "from"],
+        help = "Into this brain (its root or fingerprint); with --from, every entry not about the person"
     )]
     pub brain: Option<String>,
     #[serde(default)]
@@ -100,6 +125,9 @@ pub struct ImportReport {
     pub refusals: Vec<Refusal>,
     pub origin_unknown: usize,
     pub count_conserved: bool,
+    /// An import from another tool (`from`): per store, what it did or would do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Box<from_report::FromReport>>,
 }
 
 impl Answer for ImportReport {}
@@ -108,15 +136,23 @@ pub struct Import;
 
 impl Verb for Import {
     const NAME: &'static str = "import";
-    const DESCRIPTION: &'static str = "Import a directory of legacy .light.md claim files (and .history/ versions) into a brain or the medulla; count-conserving report; dry_run to check first.";
+    const DESCRIPTION: &'static str = "Import a directory of legacy .light.md claim files (and .history/ versions) into a brain or the medulla; or, with from, another tool's memory (claude, codex, serena, basic-memory, mcp-memory), each entry into its project's brain or, the person's, the medulla. Count-conserving report; dry_run to check first.";
     const EFFECT: Effect = Effect::Write;
     const IDEMPOTENT: bool = true;
     type Args = ImportArgs;
     type Answer = ImportReport;
 
     async fn run(cx: Cx<'_>, a: ImportArgs) -> Result<ImportReport> {
+        if let Some(source) = a.from {
+            return from::run(cx, source, a).await;
+        }
         let svc = cx.svc;
-        let dir = super::export::dir_arg(&a.dir)?;
+        let dir = a.dir.as_deref().ok_or_else(|| {
+            OwnerError::BadInput(
+                "give dir (a directory of .light.md files), or from (another tool's memory)".into(),
+            )
+        })?;
+        let dir = super::export::dir_arg(dir)?;
         if !dir.is_dir() {
             return Err(OwnerError::BadInput(format!(
                 "{} is not an existing directory",
@@ -213,7 +249,7 @@ impl Verb for Import {
 }
 
 /// Where claims go.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 enum Target {
     /// A brain, by fingerprint and root.
     Brain(Fingerprint, String),
@@ -225,6 +261,13 @@ impl Target {
         match self {
             Target::Brain(_, root) => root.clone(),
             Target::Medulla => "medulla".to_string(),
+        }
+    }
+
+    fn store(&self) -> StoreId {
+        match self {
+            Target::Brain(fp, _) => StoreId::brain(fp),
+            Target::Medulla => StoreId::Medulla,
         }
     }
 }
@@ -284,10 +327,7 @@ struct Group {
 
 impl Group {
     fn store(&self) -> StoreId {
-        match &self.tgt {
-            Target::Brain(fp, _) => StoreId::brain(fp),
-            Target::Medulla => StoreId::Medulla,
-        }
+        self.tgt.store()
     }
 }
 

@@ -13,6 +13,7 @@ pub(crate) mod hints;
 pub(crate) mod hnsw;
 pub(crate) mod http;
 pub(crate) mod import;
+pub(crate) mod import_from;
 #[cfg(feature = "tantivy-compare")]
 pub(crate) mod lexical;
 pub(crate) mod models;

@@ -484,6 +484,7 @@ impl Run {
             count_conserved: self.seen == self.live + self.into_history + self.refused.len(),
             refusals: self.refused,
             origin_unknown: self.unknown_origin,
+            from: None,
         }
     }
 }
