@@ -113,7 +113,9 @@ pub struct ToolOutput {
     pub landed: Option<Fingerprint>,
 }
 
-async fn call<V: Verb>(cx: Cx<'_>, args: Arguments) -> Result<Value> {
+/// A verb's answer as JSON, and whether it changed state (a read of a verb that may
+/// write, `boot_memory list` say, did not).
+async fn call<V: Verb>(cx: Cx<'_>, args: Arguments) -> Result<(Value, bool)> {
     let args: V::Args = args.parse().map_err(|e| {
         OwnerError::BadInput(format!(
             "bad arguments for {}: {e}; see the tool's input schema in tools/list",
@@ -121,7 +123,8 @@ async fn call<V: Verb>(cx: Cx<'_>, args: Arguments) -> Result<Value> {
         ))
     })?;
     let body = V::run(cx, args).await?;
-    let team = team_note(cx, V::EFFECT != Effect::Read).await;
+    let wrote = V::EFFECT != Effect::Read && body.wrote();
+    let team = team_note(cx, wrote).await;
     let envelope = Envelope {
         team,
         retrieval: body.retrieval().unwrap_or(cx.svc.retrieval),
@@ -134,7 +137,9 @@ async fn call<V: Verb>(cx: Cx<'_>, args: Arguments) -> Result<Value> {
             .map(|b| b.root.clone()),
         body,
     };
-    serde_json::to_value(&envelope).map_err(|e| OwnerError::Internal(e.to_string()))
+    serde_json::to_value(&envelope)
+        .map(|v| (v, wrote))
+        .map_err(|e| OwnerError::Internal(e.to_string()))
 }
 
 /// The team part of an answer. After a write, what waits in the outboxes it may have
@@ -173,7 +178,7 @@ macro_rules! registry {
             &SPECS
         }
 
-        async fn dispatch_named(name: &str, cx: Cx<'_>, args: Arguments) -> Result<Value> {
+        async fn dispatch_named(name: &str, cx: Cx<'_>, args: Arguments) -> Result<(Value, bool)> {
             $(if name == <$v as Verb>::NAME {
                 return call::<$v>(cx, args).await;
             })*
@@ -183,14 +188,6 @@ macro_rules! registry {
         /// Is there a verb of this name?
         pub fn exists(name: &str) -> bool {
             [$(<$v as Verb>::NAME),*].contains(&name)
-        }
-
-        /// The effect of a verb, by name.
-        fn specs_effect(name: &str) -> Option<Effect> {
-            $(if name == <$v as Verb>::NAME {
-                return Some(<$v as Verb>::EFFECT);
-            })*
-            None
         }
     };
 }
@@ -238,8 +235,9 @@ pub async fn dispatch(
         input,
         progress: &progress,
     };
-    let value = dispatch_named(name, cx, args).await?;
-    if specs_effect(name) != Some(Effect::Read) {
+    let (value, wrote) = dispatch_named(name, cx, args).await?;
+    // Only a call that changed state is announced (live views, resource watches).
+    if wrote {
         let store = routed.brain.as_ref().map(|m| m.root.clone());
         svc.owner
             .registry

@@ -54,6 +54,12 @@ pub trait Answer: Serialize + DeserializeOwned + JsonSchema + Send {
     fn retrieval(&self) -> Option<Retrieval> {
         None
     }
+
+    /// Whether the call changed state, for a verb that may write: a read of such a verb
+    /// (`boot_memory` `get` or `list`) is no act and is not announced as one.
+    fn wrote(&self) -> bool {
+        true
+    }
 }
 
 /// One verb.

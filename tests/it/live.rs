@@ -119,6 +119,10 @@ fn acts_are_announced_on_the_event_stream() {
         }
     }
     let xr = x.root.clone();
+    // A read of a verb that may write is no act, and no event (issue 67: every
+    // `boot_memory list` was announced, waking every session's watch).
+    x.ok("boot_memory", json!({ "op": "list" }));
+    let _ = x.call("boot_memory", json!({ "op": "get", "key": "nothing-here" }));
     x.memorize("live", "seen");
     let mut saw = None;
     for l in lines.by_ref() {

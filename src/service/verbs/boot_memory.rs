@@ -86,7 +86,12 @@ pub enum BootMemoryAnswer {
     Value(Entry),
 }
 
-impl Answer for BootMemoryAnswer {}
+impl Answer for BootMemoryAnswer {
+    /// `get` and `list` read; only `set` and `delete` change state.
+    fn wrote(&self) -> bool {
+        matches!(self, BootMemoryAnswer::Changed(_))
+    }
+}
 
 pub struct BootMemory;
 

@@ -51,7 +51,12 @@ pub struct BootstrapAnswer {
     pub own: bool,
 }
 
-impl Answer for BootstrapAnswer {}
+impl Answer for BootstrapAnswer {
+    /// A brain made, or a checkout of a repository recorded for its brain.
+    fn wrote(&self) -> bool {
+        self.created || self.through_repository.is_some()
+    }
+}
 
 pub struct Bootstrap;
 

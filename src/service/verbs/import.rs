@@ -130,7 +130,12 @@ pub struct ImportReport {
     pub from: Option<Box<from_report::FromReport>>,
 }
 
-impl Answer for ImportReport {}
+impl Answer for ImportReport {
+    /// A dry run writes nothing.
+    fn wrote(&self) -> bool {
+        !self.dry_run
+    }
+}
 
 pub struct Import;
 
