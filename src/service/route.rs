@@ -286,9 +286,11 @@ async fn by_caller_root(
     manifests: &[Manifest],
     caller: &std::path::Path,
 ) -> Option<ByCaller> {
+    // Only the roots that contain the caller are judged (a judgement is some forty path
+    // comparisons, and every request routes).
     let eligible = manifests
         .iter()
-        .filter(|m| m.merged_into.is_none())
+        .filter(|m| m.merged_into.is_none() && caller.starts_with(&m.root))
         .filter(|m| {
             roster::root_refusal(
                 std::path::Path::new(&m.root),
