@@ -37,6 +37,17 @@ pub enum HookClient {
     Gemini,
 }
 
+impl HookClient {
+    /// The client's name, as a session key begins with it (`claude:<session id>`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HookClient::Claude => "claude",
+            HookClient::Codex => "codex",
+            HookClient::Gemini => "gemini",
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct PrimeArgs {
     /// Print in this client's session-start hook format (`hookSpecificOutput`) [default:
@@ -89,12 +100,7 @@ pub fn prime(a: PrimeArgs) -> i32 {
 /// Tell the owner which claims the session's digest showed (SPEC §5: a claim is added
 /// at most once a session, the digest included). Best effort: a hook never waits long.
 fn remember_shown(url: &str, client: HookClient, session: &str, versions: Vec<String>) {
-    let name = match client {
-        HookClient::Claude => "claude",
-        HookClient::Codex => "codex",
-        HookClient::Gemini => "gemini",
-    };
-    let body = json!({ "session": format!("{name}:{session}"), "versions": versions });
+    let body = json!({ "session": format!("{}:{session}", client.name()), "versions": versions });
     let _ = crate::launch::raw::request(
         &crate::config::default_home(),
         url,

@@ -72,10 +72,10 @@ export async function viewDoctor(root) {
         : null,
       (d.hints || []).length
         ? h('section', { class: 'panel', id: 'hints' }, h('h2', { text: 'Do the hints pay?' }),
-          h('p', { class: 'muted', text: 'Per brain: prompts and files the client hooks asked about, the claims they added to an agent\'s context, and how many of those the agent then graded, superseded or retired within the session.' }),
+          h('p', { class: 'muted', text: 'Per brain: prompts and files the client hooks asked about, the claims they added to an agent\'s context, how many of those the agent then named in its own words, and how many it graded, superseded or retired within the session.' }),
           h('ul', {}, d.hints.map((x) => h('li', {},
             h('code', { text: x.brain }),
-            `: ${plural(x.prompts, 'prompt')}, ${plural(x.files, 'file')}, ${plural(x.claims_added, 'claim')} added, ${fmtNum(x.claims_used)} then used`))))
+            `: ${plural(x.prompts, 'prompt')}, ${plural(x.files, 'file')}, ${plural(x.claims_added, 'claim')} added, ${fmtNum(x.claims_cited)} then cited, ${fmtNum(x.claims_used)} acted on`))))
         : null,
       (d.same_repository || []).length
         ? h('section', { class: 'panel', id: 'same-repository' }, h('h2', { text: 'Brains of one repository' }),

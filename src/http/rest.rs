@@ -188,6 +188,30 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
                 ))),
             }
         }
+        (Method::GET, "/api/hint/session") => {
+            #[derive(serde::Deserialize)]
+            struct Q {
+                session: String,
+            }
+            match serde_urlencoded::from_str::<Q>(&query) {
+                Ok(q) => json_response(200, &svc.hints_not_cited(&q.session)),
+                Err(e) => error_response(&crate::error::OwnerError::BadInput(format!(
+                    "{e}: pass ?session=<client>:<session id>"
+                ))),
+            }
+        }
+        (Method::POST, "/api/hint/cited") => {
+            let body = match read_json(req, app.max_body, app.body_timeout).await {
+                Ok(v) => v,
+                Err(resp) => return resp,
+            };
+            match serde_json::from_value::<crate::service::hints::Cited>(body) {
+                Ok(c) => json_response(200, &svc.hints_cited(c)),
+                Err(e) => error_response(&crate::error::OwnerError::BadInput(format!(
+                    "{e}: send {{\"session\": \"<client>:<session id>\", \"slugs\": [SLUG]}}"
+                ))),
+            }
+        }
         (Method::GET, "/api/route") => answer(
             svc.route(&input)
                 .await

@@ -37,6 +37,10 @@ pub struct Counts {
     /// Of those, the ones the agent then graded, superseded or retired in the session.
     #[serde(default)]
     pub hints_used: u64,
+    /// Of those, the ones the agent then named in its own words (its slug in the
+    /// session's transcript, as the end-of-turn hook reads it).
+    #[serde(default)]
+    pub hints_cited: u64,
     /// Live claims the last time the week was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_claims: Option<u64>,
@@ -119,6 +123,10 @@ impl BrainCounters {
     /// The agent used `n` claims hints had added.
     pub fn hints_used(&self, n: u64) {
         self.bump(|c| c.hints_used += n)
+    }
+    /// The agent cited a claim a hint added.
+    pub fn hint_cited(&self) {
+        self.bump(|c| c.hints_cited += 1)
     }
 
     /// Record how many live claims the store holds this week.

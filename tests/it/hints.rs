@@ -234,8 +234,35 @@ fn claude_codes_prompt_hook_adds_what_the_prompt_is_about_once_a_session() {
         "{ctx}"
     );
 
-    // Doctor says whether hints pay: prompts and files seen, claims added, and a claim
-    // the agent then graded counts as used.
+    // The end-of-turn hook reads the session's transcript: a claim a hint added that the
+    // agent named in its own words counts as cited.
+    let stop_cmd = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let transcript = s.root.join("s1.jsonl");
+    std::fs::write(
+        &transcript,
+        [
+            json!({ "type": "user", "timestamp": "2100-01-01T00:00:00Z", "message": { "content": PROMPT } }),
+            json!({ "type": "assistant", "timestamp": "2100-01-01T00:00:01Z", "message": { "content": [
+                { "type": "text", "text": "As integration-test-migrations says, run sqlx migrate run first." }] } }),
+        ]
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n"),
+    )
+    .unwrap();
+    let stop = json!({ "session_id": "s1", "transcript_path": transcript, "cwd": s.root,
+                       "hook_event_name": "Stop", "stop_hook_active": false });
+    let (code, _) = s.run(&stop_cmd, &stop, &env);
+    assert_eq!(code, 0);
+    let (code, _) = s.run(&stop_cmd, &stop, &env);
+    assert_eq!(code, 0, "a second stop counts nothing again");
+
+    // Doctor says whether hints pay: prompts and files seen, claims added, the one the
+    // agent cited, and a claim the agent then graded counts as used.
     let (st, v) = s.o.call(
         "learn",
         json!({ "slug": "integration-test-migrations", "verdict": "correct" }),

@@ -33,14 +33,6 @@ pub struct HintArgs {
     pub url: Option<String>,
 }
 
-fn client_name(c: HookClient) -> &'static str {
-    match c {
-        HookClient::Claude => "claude",
-        HookClient::Codex => "codex",
-        HookClient::Gemini => "gemini",
-    }
-}
-
 /// `medulla hint`: always exit 0.
 pub fn hint(a: HintArgs) -> i32 {
     let mut raw = String::new();
@@ -64,7 +56,7 @@ fn ask(a: &HintArgs, raw: &str) -> Option<Value> {
         return None;
     }
     let call = input::read(a.client, raw)?;
-    let name = client_name(a.client);
+    let name = a.client.name();
     let body = match &call.ask {
         Ask::Prompt(p) => json!({
             "session": format!("{name}:{}", call.session),

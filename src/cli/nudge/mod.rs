@@ -54,10 +54,79 @@ pub fn nudge(a: NudgeArgs) -> i32 {
         return 0;
     }
     let home = crate::config::default_home();
+    note_citations(&home, &a, &raw);
     if let Some(reason) = decide(&home, &a, &raw) {
         out!("{}", answer(a.client, reason));
     }
     0
+}
+
+/// Tell the owner which claims the prompt and file hints added to this session the
+/// agent has since named in its own words (their slugs in the transcript): whether the
+/// hints pay (SPEC §5). Asks first, so a session no hint reached reads no transcript.
+/// Best effort, within [`BUDGET`] a request.
+fn note_citations(home: &Path, a: &NudgeArgs, raw: &str) {
+    let Ok(input) = serde_json::from_str::<HookInput>(raw) else {
+        return;
+    };
+    let Some(path) = input.transcript_path.as_ref() else {
+        return;
+    };
+    let session = format!("{}:{}", a.client.name(), input.session_id);
+    let url = super::client::owner_url(a.url.as_deref());
+    let query = serde_urlencoded::to_string([("session", session.as_str())]).unwrap_or_default();
+    let asked = crate::launch::raw::request(
+        home,
+        &url,
+        "GET",
+        &format!("/api/hint/session?{query}"),
+        &[],
+        None,
+        BUDGET,
+    );
+    let Some((200, v)) = asked else {
+        return;
+    };
+    let pending: Vec<&str> = v["slugs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if pending.is_empty() {
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let said = transcript::said(a.client, &text);
+    let cited: Vec<&str> = pending
+        .into_iter()
+        .filter(|slug| names(&said, slug))
+        .collect();
+    if cited.is_empty() {
+        return;
+    }
+    let body = json!({ "session": session, "slugs": cited });
+    let _ = crate::launch::raw::request(
+        home,
+        &url,
+        "POST",
+        "/api/hint/cited",
+        &[],
+        Some(body.to_string().as_bytes()),
+        BUDGET,
+    );
+}
+
+/// Does `text` name `slug` as a word of its own (not inside a longer slug)?
+fn names(text: &str, slug: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || c == '-';
+    text.match_indices(slug).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + slug.len()..].chars().next();
+        !before.is_some_and(part) && !after.is_some_and(part)
+    })
 }
 
 /// The ask in the client's own shape: Claude Code and Codex continue the turn on a `Stop`
@@ -166,6 +235,14 @@ mod tests {
         assert!(marker(h, "abc-123_x").is_some());
         assert!(marker(h, "../etc").is_none());
         assert!(marker(h, "").is_none());
+    }
+
+    #[test]
+    fn a_slug_is_named_only_as_a_word_of_its_own() {
+        assert!(names("per [cents-rule], use integers", "cents-rule"));
+        assert!(names("cents-rule", "cents-rule"));
+        assert!(!names("see cents-rule-2", "cents-rule"));
+        assert!(!names("old-cents-rule", "cents-rule"));
     }
 
     #[test]

@@ -19,6 +19,65 @@ pub struct Session {
     pub started_ms: Option<i64>,
 }
 
+/// The most of the agent's own words [`said`] keeps.
+const SAID_MAX: usize = 4 << 20;
+
+/// What the agent said in its own words (its messages' text, not the tools' output nor
+/// the person's), in `text`, a transcript `client` wrote: where a cited claim's slug is
+/// looked for.
+pub fn said(client: HookClient, text: &str) -> String {
+    let mut out = String::new();
+    let mut add = |t: &str| {
+        if out.len() < SAID_MAX {
+            out.push_str(t);
+            out.push('\n');
+        }
+    };
+    let texts = |content: &Value, add: &mut dyn FnMut(&str)| match content {
+        Value::String(t) => add(t),
+        Value::Array(items) => {
+            for i in items {
+                if let Some(t) = i["text"].as_str() {
+                    add(t);
+                }
+            }
+        }
+        _ => {}
+    };
+    match client {
+        HookClient::Claude => {
+            for v in lines(text).filter(|v| v["type"] == "assistant") {
+                for i in v["message"]["content"].as_array().into_iter().flatten() {
+                    if i["type"] == "text" {
+                        texts(&i["text"], &mut add);
+                    }
+                }
+            }
+        }
+        HookClient::Codex => {
+            for v in lines(text).filter(|v| v["type"] == "response_item") {
+                let p = &v["payload"];
+                if p["type"] == "message" && p["role"] == "assistant" {
+                    texts(&p["content"], &mut add);
+                }
+            }
+        }
+        HookClient::Gemini => {
+            let whole = serde_json::from_str::<Value>(text)
+                .ok()
+                .filter(|v| v["messages"].is_array());
+            let messages: Vec<Value> = match whole {
+                Some(doc) => doc["messages"].as_array().cloned().unwrap_or_default(),
+                None => lines(text).collect(),
+            };
+            for m in messages.iter().filter(|m| m["type"] == "gemini") {
+                texts(&m["content"], &mut add);
+            }
+        }
+    }
+    out
+}
+
 /// Read `text`, a transcript `client` wrote.
 pub fn read(client: HookClient, text: &str) -> Session {
     match client {
@@ -130,6 +189,24 @@ pub fn rfc3339_ms(t: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_agents_own_words_are_read_in_each_clients_shape() {
+        let claude = [
+            r#"{"type":"user","message":{"content":"use [user-slug] please"}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"per [cents-rule], integers"},{"type":"tool_use","input":{"x":"[tool-slug]"}}]}}"#,
+        ]
+        .join("\n");
+        let s = said(HookClient::Claude, &claude);
+        assert!(
+            s.contains("cents-rule") && !s.contains("user-slug") && !s.contains("tool-slug"),
+            "{s}"
+        );
+        let codex = r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"as cents-rule says"}]}}"#;
+        assert!(said(HookClient::Codex, codex).contains("cents-rule"));
+        let gemini = r#"{"id":"m1","type":"gemini","content":"cents-rule applies"}"#;
+        assert!(said(HookClient::Gemini, gemini).contains("cents-rule"));
+    }
 
     #[test]
     fn timestamps_read_as_unix_milliseconds() {

@@ -333,8 +333,8 @@ fn hints(rows: &[crate::service::hints::HintCount]) {
     );
     for h in rows {
         let line = format!(
-            "{} prompts, {} files, {} claims added, {} then used",
-            h.prompts, h.files, h.claims_added, h.claims_used
+            "{} prompts, {} files, {} claims added, {} then cited, {} acted on",
+            h.prompts, h.files, h.claims_added, h.claims_cited, h.claims_used
         );
         out!(
             "  {}  {}",

@@ -12,13 +12,22 @@ use crate::store_id::Fingerprint;
 pub const MAX_SESSIONS: usize = 1024;
 pub const MAX_SHOWN: usize = 4096;
 
+/// What the agent did with a claim a hint added.
+#[derive(Debug, Default, Clone, Copy)]
+struct Use {
+    /// Graded, superseded or retired it.
+    acted: bool,
+    /// Named it in its own words (its slug in the transcript).
+    cited: bool,
+}
+
 /// One client session's record.
 #[derive(Debug)]
 struct Session {
     /// Versions shown (`<store>:<slug>@<created>`).
     shown: HashSet<String>,
-    /// Claims a hint added, by brain and slug, and whether the agent used each since.
-    added: HashMap<(Option<Fingerprint>, String), bool>,
+    /// Claims a hint added, by brain and slug, and what the agent did with each since.
+    added: HashMap<(Option<Fingerprint>, String), Use>,
     last: Instant,
 }
 
@@ -84,7 +93,7 @@ impl Ledger {
             }
             for a in added {
                 if s.added.len() < MAX_SHOWN {
-                    s.added.entry(a).or_insert(false);
+                    s.added.entry(a).or_default();
                 }
             }
         })
@@ -101,13 +110,47 @@ impl Ledger {
         let mut n = 0;
         for s in all.values_mut() {
             if let Some(u) = s.added.get_mut(&key) {
-                if !*u {
-                    *u = true;
+                if !u.acted {
+                    u.acted = true;
                     n += 1;
                 }
             }
         }
         n
+    }
+
+    /// The slugs a hint added to this session that the agent has not cited yet.
+    pub fn not_cited(&self, session: &str) -> Vec<String> {
+        let all = self.sessions.lock().expect("ledger lock");
+        let Some(s) = all.get(session) else {
+            return Vec::new();
+        };
+        let mut v: Vec<String> = s
+            .added
+            .iter()
+            .filter(|(_, u)| !u.cited)
+            .map(|((_, slug), _)| slug.clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The agent cited these slugs in this session: for each claim a hint added under one
+    /// of them and not counted before, its brain (`None`: the medulla's).
+    pub fn cited(&self, session: &str, slugs: &[String]) -> Vec<Option<Fingerprint>> {
+        let mut all = self.sessions.lock().expect("ledger lock");
+        let Some(s) = all.get_mut(session) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for ((fp, slug), u) in s.added.iter_mut() {
+            if !u.cited && slugs.contains(slug) {
+                u.cited = true;
+                out.push(fp.clone());
+            }
+        }
+        out
     }
 
     /// Sessions remembered now.
@@ -135,6 +178,13 @@ mod tests {
         );
         assert_eq!(l.used(None, "a"), 1);
         assert_eq!(l.used(None, "a"), 0, "counted once a session");
+        assert_eq!(l.not_cited("s1"), ["a"]);
+        assert_eq!(l.cited("s1", &["a".to_string(), "b".to_string()]), [None]);
+        assert!(l.not_cited("s1").is_empty());
+        assert!(
+            l.cited("s1", &["a".to_string()]).is_empty(),
+            "cited once a session"
+        );
         for i in 0..MAX_SESSIONS + 10 {
             l.unseen(&format!("x{i}"), &v);
         }

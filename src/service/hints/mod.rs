@@ -95,6 +95,27 @@ pub struct ShownAnswer {
     pub recorded: usize,
 }
 
+/// `GET /api/hint/session?session=…`: the slugs a hint added to the session that the
+/// agent has not cited yet (what the end-of-turn hook looks for in its transcript).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct NotCited {
+    pub slugs: Vec<String>,
+}
+
+/// `POST /api/hint/cited`: the slugs the agent named in its own words this session.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Cited {
+    pub session: String,
+    pub slugs: Vec<String>,
+}
+
+/// What `POST /api/hint/cited` counted: claims a hint added, cited now for the first time.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct CitedAnswer {
+    pub counted: usize,
+}
+
 /// A claim version's identity in the ledger.
 pub fn version(r: &Row) -> String {
     let store = match r.tier {
@@ -149,6 +170,24 @@ impl Service {
             std::iter::empty(),
         );
         ShownAnswer { recorded: n }
+    }
+
+    /// The slugs a hint added to `session` that the agent has not cited yet.
+    pub fn hints_not_cited(&self, session: &str) -> NotCited {
+        NotCited {
+            slugs: self.hints.not_cited(session),
+        }
+    }
+
+    /// Count the claims a hint added to the session that the agent now cited.
+    pub fn hints_cited(&self, c: Cited) -> CitedAnswer {
+        let brains = self.hints.cited(&c.session, &c.slugs);
+        for fp in brains.iter().flatten() {
+            self.counters(fp).hint_cited();
+        }
+        CitedAnswer {
+            counted: brains.len(),
+        }
     }
 
     /// Answer one hook call. Never an error for what the hook cannot help (no brain, an
@@ -361,7 +400,11 @@ pub struct HintCount {
     pub prompts: u64,
     pub files: u64,
     pub claims_added: u64,
+    /// Graded, superseded or retired within the session.
     pub claims_used: u64,
+    /// Named by the agent in its own words within the session.
+    #[serde(default)]
+    pub claims_cited: u64,
 }
 
 /// Every brain's hint counts (brains no hook asked about are left out).
@@ -378,6 +421,7 @@ pub fn counts(svc: &Service) -> Vec<HintCount> {
                 files: t.hint_files,
                 claims_added: t.hints_added,
                 claims_used: t.hints_used,
+                claims_cited: t.hints_cited,
             })
         })
         .collect()
