@@ -62,8 +62,8 @@ fn keep_counts(handle: &OwnerHandle, fp: &Fingerprint, stats: &brains::StoreStat
     registry
         .counters(&StoreId::brain(fp))
         .note_live(stats.live_claims);
-    let mut manifests = registry.manifests.write().expect("registry lock");
-    if let Some(m) = manifests.get_mut(fp) {
+    let mut guard = registry.manifests.write().expect("registry lock");
+    if let Some(m) = Arc::make_mut(&mut guard).get_mut(fp) {
         m.counts = roster::ManifestCounts {
             live_claims: stats.live_claims,
             history_versions: stats.history_versions,
@@ -217,7 +217,7 @@ impl OwnerState {
             .filter_map(|e| e.manifest.clone())
             .map(|m| (m.fingerprint.clone(), m))
             .collect();
-        *self.registry().manifests.write().expect("registry lock") = map;
+        *self.registry().manifests.write().expect("registry lock") = Arc::new(map);
         entries
     }
 

@@ -61,7 +61,9 @@ pub struct Registry {
     brains_dir: PathBuf,
     medulla_dir: PathBuf,
     clock: Arc<dyn brains::Clock>,
-    pub(super) manifests: RwLock<HashMap<Fingerprint, Manifest>>,
+    /// Every registered brain's manifest, shared as a whole with the readers that route
+    /// (every request): written copy-on-write, read without a clone of each.
+    pub(super) manifests: RwLock<Arc<HashMap<Fingerprint, Manifest>>>,
     pub(super) warm: RwLock<HashMap<Fingerprint, Warm>>,
     pub(super) opening: RwLock<HashMap<Fingerprint, Opening>>,
     /// Brains whose store is being closed (drained, released); a load of one waits for
@@ -114,7 +116,7 @@ impl Registry {
             team_status: RwLock::new(team_status),
             team_wake: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             clock,
-            manifests: RwLock::new(HashMap::new()),
+            manifests: RwLock::new(Arc::new(HashMap::new())),
             warm: RwLock::new(HashMap::new()),
             opening: RwLock::new(HashMap::new()),
             closing: RwLock::new(HashMap::new()),
@@ -152,6 +154,21 @@ impl Registry {
             .expect("registry lock")
             .get(fp)
             .cloned()
+    }
+
+    /// Every registered brain's manifest as it is now, shared (no clone of each).
+    pub fn manifests_view(&self) -> Arc<HashMap<Fingerprint, Manifest>> {
+        self.manifests.read().expect("registry lock").clone()
+    }
+
+    /// Change the manifests (the owner's only): copied first while a reader holds the
+    /// view it had.
+    pub(super) fn manifests_mut<T>(
+        &self,
+        f: impl FnOnce(&mut HashMap<Fingerprint, Manifest>) -> T,
+    ) -> T {
+        let mut g = self.manifests.write().expect("registry lock");
+        f(Arc::make_mut(&mut g))
     }
 
     /// Every registered brain, sorted by root.

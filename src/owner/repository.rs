@@ -44,10 +44,7 @@ impl OwnerState {
         let dir = self.brain_dir(&fp);
         if let Ok(m) = roster::read_manifest(&dir) {
             self.registry()
-                .manifests
-                .write()
-                .expect("registry lock")
-                .insert(fp.clone(), m.clone());
+                .manifests_mut(|ms| ms.insert(fp.clone(), m.clone()));
             return Ok((m, false));
         }
         let mut m = Manifest::new(root_s, self.handle.opts.clock.now_ms());
@@ -57,10 +54,7 @@ impl OwnerState {
             OwnerError::Internal(format!("cannot write manifest in {}: {e}", dir.display()))
         })?;
         self.registry()
-            .manifests
-            .write()
-            .expect("registry lock")
-            .insert(fp.clone(), m.clone());
+            .manifests_mut(|ms| ms.insert(fp.clone(), m.clone()));
         // Warm it now, beside the supervisor: its first request need not wait.
         self.load(me, &fp)?;
         tracing::info!(brain = %fp, root = %m.root, repo = ?m.repo.as_ref().map(|r| &r.key), own, "brain bootstrapped");
@@ -71,7 +65,8 @@ impl OwnerState {
     /// (its act is then the caller's to write).
     pub(super) fn learn(&mut self, l: Learned) -> Result<bool> {
         let registry = self.registry();
-        let mut manifests = registry.manifests.write().expect("registry lock");
+        let mut guard = registry.manifests.write().expect("registry lock");
+        let manifests = Arc::make_mut(&mut guard);
         let Some(m) = manifests.get_mut(&l.fp) else {
             return Ok(false);
         };
@@ -110,7 +105,8 @@ impl OwnerState {
     pub(super) fn merged(&mut self, from: &Fingerprint, into: &Fingerprint) -> Result<Manifest> {
         let registry = self.registry();
         let now = self.handle.opts.clock.now_ms();
-        let mut manifests = registry.manifests.write().expect("registry lock");
+        let mut guard = registry.manifests.write().expect("registry lock");
+        let manifests = Arc::make_mut(&mut guard);
         let (Some(f), Some(_)) = (manifests.get(from).cloned(), manifests.get(into)) else {
             return Err(OwnerError::UnknownBrain {
                 name: from.to_string(),

@@ -29,10 +29,11 @@ pub async fn locate(repos: &Arc<Repos>, path: &Path) -> Option<Located> {
 /// The brain of a located caller's repository: among brains that are not a checkout's
 /// own, the one whose root stands deepest on the caller's path (a sub-project's), the
 /// oldest when several (brains that split before this rule: `brains merge` joins them).
-pub fn brain_of<'a>(manifests: &'a [Manifest], l: &Located) -> Option<&'a Manifest> {
+pub fn brain_of<'a>(manifests: &[&'a Manifest], l: &Located) -> Option<&'a Manifest> {
     let key = &l.repo.as_ref()?.key;
     manifests
         .iter()
+        .copied()
         .filter(|m| !m.own && m.merged_into.is_none())
         .filter_map(|m| {
             let r = m.repo.as_ref().filter(|r| &r.key == key)?;
@@ -58,7 +59,7 @@ pub struct Reached {
 
 /// The brain of the repository `l` is in, with the checkout to record when the brain
 /// has not served it before.
-pub fn reach(manifests: &[Manifest], l: &Located) -> Option<Reached> {
+pub fn reach(manifests: &[&Manifest], l: &Located) -> Option<Reached> {
     let m = brain_of(manifests, l)?;
     let subdir = m.repo.as_ref().map(|r| r.subdir.as_str()).unwrap_or("");
     let checkout = l.at(subdir);

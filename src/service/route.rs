@@ -165,7 +165,9 @@ pub async fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<R
         Some(raw) => Some(roster::normalize_caller_root(raw)?),
         None => None,
     };
-    let manifests = reg.all_manifests();
+    // The manifests as they are now, shared: routing clones none of them.
+    let view = reg.manifests_view();
+    let manifests: Vec<&Manifest> = view.values().collect();
     let mut learned = None;
     let (by_caller, checkout, via_repo) = match &caller_root {
         Some(c) => {
@@ -283,13 +285,14 @@ struct ByCaller {
 async fn by_caller_root(
     reg: &Registry,
     cfg: &Config,
-    manifests: &[Manifest],
+    manifests: &[&Manifest],
     caller: &std::path::Path,
 ) -> Option<ByCaller> {
     // Only the roots that contain the caller are judged (a judgement is some forty path
     // comparisons, and every request routes).
     let eligible = manifests
         .iter()
+        .copied()
         .filter(|m| m.merged_into.is_none() && caller.starts_with(&m.root))
         .filter(|m| {
             roster::root_refusal(
@@ -328,7 +331,8 @@ async fn by_caller_root(
         // Brains from before repositories are being identified: wait for that pass.
         let mut rx = reg.identified.subscribe();
         let _ = tokio::time::timeout(std::time::Duration::from_secs(10), rx.wait_for(|d| *d)).await;
-        reached = checkout::reach(&reg.all_manifests(), &located);
+        let view = reg.manifests_view();
+        reached = checkout::reach(&view.values().collect::<Vec<_>>(), &located);
     }
     let r = reached?;
     Some(ByCaller {

@@ -101,7 +101,7 @@ impl Verb for Bootstrap {
         let manifests = owner.registry.all_manifests();
         let inside = roster::longest_prefix(manifests.iter(), &root).is_some();
         if let (false, false, Some(l)) = (a.own, inside, &located) {
-            if let Some(r) = checkout::reach(&manifests, l) {
+            if let Some(r) = checkout::reach(&manifests.iter().collect::<Vec<_>>(), l) {
                 if let Some(learned) = r.learned {
                     let actor = cx.input.agent.as_deref().unwrap_or("human:founder");
                     let actor = brains::claim::validate_agent_id(actor)
