@@ -525,6 +525,35 @@ fn the_hall_shows_and_tends_every_brain_in_a_real_browser() {
         &format!("document.querySelector('li.card[data-root=\"{beta}\"] dd[data-stat=claims]').textContent === '2'"),
         "the beta card to update from the event stream",
     );
+    // A brain's checkouts (issue 63): a worktree's first write shows on the card, beside
+    // the checkout the brain was bootstrapped in.
+    let delta = crate::repository::repository(&o.projects.path().join("delta"), &[("f", "x\n")]);
+    o.bootstrap(&delta);
+    crate::repository::git(&delta, &["worktree", "add", "-q", "../delta-wt"]);
+    let wt = std::fs::canonicalize(o.projects.path().join("delta-wt")).unwrap();
+    let wt_s = wt.to_string_lossy().to_string();
+    let (st, v) = o.call(
+        "memorize",
+        serde_json::json!({ "label": "From the worktree", "text": "written in delta-wt" }),
+        &[
+            ("Medulla-Caller-Root", wt_s.as_str()),
+            ("Medulla-Agent", "claude:maker"),
+        ],
+    );
+    assert_eq!(st, 200, "{v}");
+    until(
+        &tab,
+        &format!(
+            "!!document.querySelector('li.card[data-root=\"{}\"] li[data-checkout=\"{wt_s}\"]')",
+            delta.display()
+        ),
+        "the worktree listed on its brain's card",
+    );
+    assert!(text_of(
+        &tab,
+        &format!("li.card[data-root=\"{}\"] .checkouts", delta.display())
+    )
+    .contains("bootstrapped here"));
     let roster_png = screenshot(&tab, "hall-screenshot.png");
 
     // A brain: its claims, and a claim's history as a timeline.
