@@ -103,7 +103,7 @@ impl Launcher {
         let (p, a) = self.argv(args);
         std::iter::once(p)
             .chain(a)
-            .map(|w| shell_word(&w))
+            .map(|w| crate::service::route::shell_quote(&w))
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -122,18 +122,6 @@ impl Launcher {
             p,
             a.join(" ")
         ))
-    }
-}
-
-/// A word as a POSIX shell reads it back.
-fn shell_word(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=@:,".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
     }
 }
 

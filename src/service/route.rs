@@ -127,10 +127,12 @@ pub fn bootstrap_fix(root: Option<&str>) -> String {
     }
 }
 
-/// `s` as one word of a POSIX shell.
+/// `s` as one word of a POSIX shell: as it is when every character is safe there, else
+/// single-quoted. The one quoting every command medulla prints or writes uses.
 pub fn shell_quote(s: &str) -> String {
-    if s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=@:,%".contains(c))
     {
         s.to_string()
     } else {

@@ -335,7 +335,10 @@ pub fn acts(e: Envelope<ActsPage>, brain_flag: Option<&str>, limit: Option<usize
     if let Some(next) = page.next_before {
         let mut cmd = String::from("medulla acts");
         if let Some(b) = brain_flag {
-            cmd.push_str(&format!(" --brain {}", shell_word(b)));
+            cmd.push_str(&format!(
+                " --brain {}",
+                crate::service::route::shell_quote(b)
+            ));
         }
         if let Some(l) = limit {
             cmd.push_str(&format!(" --limit {l}"));
@@ -350,21 +353,9 @@ pub fn acts(e: Envelope<ActsPage>, brain_flag: Option<&str>, limit: Option<usize
     }
 }
 
-/// `s` as one shell word: as it is when it is safe, else single-quoted.
-fn shell_word(s: &str) -> String {
-    let safe = s
-        .chars()
-        .all(|c| c.is_alphanumeric() || "/._-+:@%".contains(c));
-    if safe {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::shell_word;
+    use crate::service::route::shell_quote as shell_word;
 
     #[test]
     fn a_path_with_spaces_is_quoted_for_the_next_page_hint() {

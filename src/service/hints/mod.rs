@@ -143,11 +143,6 @@ fn one_line(s: &str, max: usize) -> String {
     }
 }
 
-/// A shell word for the `seek` a hint names.
-fn quoted(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
 /// The longest prefix of `s` within `max` bytes, at a character boundary.
 fn within(s: &str, max: usize) -> &str {
     if s.len() <= max {
@@ -217,7 +212,10 @@ impl Service {
                     .await?;
                 (
                     rows,
-                    format!("medulla seek {}", quoted(&one_line(prompt, 200))),
+                    format!(
+                        "medulla seek {}",
+                        super::route::shell_quote(&one_line(prompt, 200))
+                    ),
                 )
             }
             HintEvent::File => {
@@ -226,7 +224,13 @@ impl Service {
                     .file_rows(&routed, input, &brain.fingerprint, &req.paths)
                     .await?;
                 match rel {
-                    Some(rel) => (rows, format!("medulla seek --evidence {}", quoted(&rel))),
+                    Some(rel) => (
+                        rows,
+                        format!(
+                            "medulla seek --evidence {}",
+                            super::route::shell_quote(&rel)
+                        ),
+                    ),
                     None => return Ok(HintAnswer::default()),
                 }
             }
