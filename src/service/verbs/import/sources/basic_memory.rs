@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::text;
-use super::{markdown_files, read_text, Entry, Read, Scope};
+use super::{markdown_files, read_text, Read, Scope};
 
 /// `place`: basic-memory's configuration directory (holding `config.json`), or one
 /// project's directory of notes.
@@ -92,17 +92,8 @@ fn note(file: &Path, t: &str, out: &mut Read) {
         .or_else(|| text::key(&front, "created"))
         .and_then(text::time)
         .or_else(|| text::mtime_ms(file));
-    for p in text::parts(&label, &lines[body..], body + 1) {
-        out.entries.push(Entry {
-            scope: Scope::Unplaced,
-            label: p.label,
-            text: p.text,
-            file: file.to_path_buf(),
-            lines: (p.start, p.end),
-            refs: Vec::new(),
-            created,
-        });
-    }
+    let parts = text::parts(&label, &lines[body..], body + 1);
+    out.push_parts(parts, &Scope::Unplaced, file, &[], created);
 }
 
 #[cfg(test)]

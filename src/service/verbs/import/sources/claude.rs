@@ -261,17 +261,7 @@ fn topic_file(file: &Path, t: &str, scope: &Scope, title: Option<&str>, out: &mu
             });
         }
     }
-    for p in parts {
-        out.entries.push(Entry {
-            scope: scope.clone(),
-            label: p.label,
-            text: p.text,
-            file: file.to_path_buf(),
-            lines: (p.start, p.end),
-            refs: refs.clone(),
-            created,
-        });
-    }
+    out.push_parts(parts, &scope, file, &refs, created);
 }
 
 #[cfg(test)]

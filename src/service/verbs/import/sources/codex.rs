@@ -211,17 +211,8 @@ fn read_summary(file: &Path, t: &str, out: &mut Read) {
     }
     let body: Vec<&str> = profile.iter().map(|(_, l)| *l).collect();
     if let Some(&(first, _)) = profile.first() {
-        for p in text::parts("User profile", &body, first) {
-            out.entries.push(Entry {
-                scope: Scope::Person,
-                label: p.label,
-                text: p.text,
-                file: file.to_path_buf(),
-                lines: (p.start, p.end),
-                refs: Vec::new(),
-                created,
-            });
-        }
+        let parts = text::parts("User profile", &body, first);
+        out.push_parts(parts, &Scope::Person, file, &[], created);
     }
 }
 

@@ -95,6 +95,29 @@ pub struct Entry {
     pub created: Option<i64>,
 }
 
+impl Read {
+    /// Each part of a body (`text::parts`) as an entry of `scope`, read at its lines of
+    /// `file`.
+    fn push_parts(
+        &mut self,
+        parts: Vec<text::Part>,
+        scope: &Scope,
+        file: &Path,
+        refs: &[String],
+        created: Option<i64>,
+    ) {
+        self.entries.extend(parts.into_iter().map(|p| Entry {
+            scope: scope.clone(),
+            label: p.label,
+            text: p.text,
+            file: file.to_path_buf(),
+            lines: (p.start, p.end),
+            refs: refs.to_vec(),
+            created,
+        }));
+    }
+}
+
 /// What a source holds that the import leaves alone, and why.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Skipped {

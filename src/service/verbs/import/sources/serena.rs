@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::text;
-use super::{markdown_files, read_text, Entry, Read, Scope};
+use super::{markdown_files, read_text, Read, Scope};
 
 /// `place`: a project (holding `.serena/`), its `.serena/` or `.serena/memories/`, or
 /// Serena's home (`~/.serena`: its global memories, every project its
@@ -139,17 +139,8 @@ fn memory(file: &Path, name: &str, scope: Scope, out: &mut Read) {
         None => (text::phrase(name.rsplit('/').next().unwrap_or(name)), 0),
     };
     let created = text::mtime_ms(file);
-    for p in text::parts(&label, &lines[body..], body + 1) {
-        out.entries.push(Entry {
-            scope: scope.clone(),
-            label: p.label,
-            text: p.text,
-            file: file.to_path_buf(),
-            lines: (p.start, p.end),
-            refs: Vec::new(),
-            created,
-        });
-    }
+    let parts = text::parts(&label, &lines[body..], body + 1);
+    out.push_parts(parts, &scope, file, &[], created);
 }
 
 #[cfg(test)]
