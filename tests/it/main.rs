@@ -13,6 +13,8 @@ mod connect;
 mod design;
 mod faults;
 mod fuzz;
+#[path = "../../xtask/src/gitcmd.rs"]
+mod gitcmd;
 mod guarantees;
 mod hall;
 mod hall_assets;

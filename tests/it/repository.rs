@@ -4,7 +4,6 @@
 //! brains that split before the rule are joined by `brains merge`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -13,31 +12,7 @@ use crate::common::{header, labels, Owner, OwnerOptions};
 
 /// Run git in `dir` with a fixed identity and no user or system configuration.
 pub fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=medulla test",
-            "-c",
-            "user.email=test@medulla.invalid",
-        ])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::gitcmd::git(dir, args).unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// A repository at `dir` with one commit holding `files`.

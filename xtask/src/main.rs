@@ -87,6 +87,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod bench;
 mod dist;
 mod eval;
+mod gitcmd;
 mod hygiene;
 mod mcp;
 mod peers;

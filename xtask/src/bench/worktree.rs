@@ -5,9 +5,8 @@
 //! and a clone's p50 within 1.3× of the main checkout's.
 
 use std::path::Path;
-use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde_json::json;
 
 use super::http::{session, start_logged};
@@ -15,29 +14,7 @@ use super::runner::{header, pct, sample};
 use crate::mcp::Session;
 
 fn git(dir: &Path, args: &[&str]) -> Result<()> {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=bench",
-            "-c",
-            "user.email=bench@medulla.invalid",
-        ])
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .context("git runs")?;
-    if !out.status.success() {
-        bail!("git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(())
+    crate::gitcmd::git(dir, args).map_err(anyhow::Error::msg)
 }
 
 pub fn run(args: &[String]) -> Result<()> {
