@@ -47,18 +47,16 @@ pub(super) struct Legacy {
     pub(super) live: usize,
 }
 
-fn word(i: usize) -> &'static str {
+pub(super) fn word(i: usize) -> &'static str {
     TOPICS[i % TOPICS.len()]
 }
 
-/// One version of claim `i`, `v` its version (0 the newest).
-fn claim(i: usize, v: usize, root: &str, state: ClaimState) -> Claim {
-    let created = 1_780_000_000_000i64 + (i as i64) * 1000 - (v as i64) * 86_400_000;
-    let label = format!("{} {} note {i}", word(i), word(i / 24));
-    let text = format!(
+/// The opening of synthetic note `i`, which the benches that write another tool's memory
+/// finish each in their own way.
+pub(super) fn stall(i: usize) -> String {
+    format!(
         "When the {} {} runs under load the {} {} stalls after {} retries; observed {} times \
-         on runner {} (version {v}). The fix is to pin the {} before the {} step and keep the \
-         {} warm; see the {} notes for the {} case.",
+         on runner {}",
         word(i),
         word(i / 7),
         word(i / 3),
@@ -66,6 +64,17 @@ fn claim(i: usize, v: usize, root: &str, state: ClaimState) -> Claim {
         i % 9 + 2,
         i % 31 + 1,
         i % 97,
+    )
+}
+
+/// One version of claim `i`, `v` its version (0 the newest).
+fn claim(i: usize, v: usize, root: &str, state: ClaimState) -> Claim {
+    let created = 1_780_000_000_000i64 + (i as i64) * 1000 - (v as i64) * 86_400_000;
+    let label = format!("{} {} note {i}", word(i), word(i / 24));
+    let text = format!(
+        "{} (version {v}). The fix is to pin the {} before the {} step and keep the {} warm; \
+         see the {} notes for the {} case.",
+        stall(i),
         word(i / 5),
         word(i / 13),
         word(i / 17),
@@ -219,9 +228,25 @@ pub(super) fn import(
     owner: u32,
 ) -> Result<(Value, f64, f64)> {
     let mut cmd = Command::new(bin);
-    cmd.arg("import")
-        .arg(dir)
-        .args(["--brain", root, "--json"])
+    cmd.arg("import").arg(dir).args(["--brain", root]);
+    let (v, secs, cpu) = timed_import(cmd, home, root, dry, owner)?;
+    if v["count_conserved"] != json!(true) {
+        bail!("import did not conserve counts: {v}");
+    }
+    Ok((v, secs, cpu))
+}
+
+/// `cmd` (a `medulla import …`) run with `--json [--dry-run]` in `root` against the owner
+/// at `home`: its JSON answer, wall seconds, and the CPU the owner (process `owner`) spent
+/// meanwhile (NaN where it cannot be read).
+pub(super) fn timed_import(
+    mut cmd: Command,
+    home: &Path,
+    root: &str,
+    dry: bool,
+    owner: u32,
+) -> Result<(Value, f64, f64)> {
+    cmd.arg("--json")
         .current_dir(root)
         .env("MEDULLA_HOME", home)
         .env_remove("MEDULLA_URL")
@@ -241,9 +266,6 @@ pub(super) fn import(
             String::from_utf8_lossy(&out.stderr)
         )
     })?;
-    if v["count_conserved"] != json!(true) {
-        bail!("import did not conserve counts: {v}");
-    }
     Ok((v, secs, cpu))
 }
 

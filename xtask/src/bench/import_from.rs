@@ -12,20 +12,15 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
-use super::corpus::TOPICS;
 use super::http::{bin_arg, start_with};
-use super::import::cpu_secs;
+use super::import::{stall, timed_import, word};
 use super::runner::header;
 
 const USAGE: &str =
     "usage: cargo xtask bench --import-from [--entries 10000] [--no-model] [--bin PATH]";
-
-fn word(i: usize) -> &'static str {
-    TOPICS[i % TOPICS.len()]
-}
 
 /// Claude Code's name for a project directory.
 fn slug(path: &str) -> String {
@@ -42,17 +37,10 @@ fn write_memory(memory: &Path, n: usize) -> Result<()> {
         let kind = if i % 50 == 7 { "user" } else { "project" };
         let name = format!("{}-{}-note-{i}", word(i), word(i / 24));
         let body = format!(
-            "When the {} {} runs under load the {} {} stalls after {} retries; observed {} \
-             times on runner {}. The fix is to pin the {} before the {} step.\n\n\
+            "{}. The fix is to pin the {} before the {} step.\n\n\
              **Why:** the {} suite failed twice in a row on the {} branch.\n\n\
              **How to apply:** keep the {} warm and check the {} notes first.\n",
-            word(i),
-            word(i / 7),
-            word(i / 3),
-            word(i / 11),
-            i % 9 + 2,
-            i % 31 + 1,
-            i % 97,
+            stall(i),
             word(i / 5),
             word(i / 13),
             word(i / 17),
@@ -86,29 +74,9 @@ fn run_import(
     owner: u32,
 ) -> Result<(Value, f64, f64)> {
     let mut cmd = Command::new(bin);
-    cmd.args(["import", "--from", "claude", "--json"])
-        .current_dir(root)
-        .env("MEDULLA_HOME", home)
-        .env("CLAUDE_CONFIG_DIR", config)
-        .env_remove("MEDULLA_URL")
-        .env_remove("MEDULLA_BRAIN")
-        .env("NO_COLOR", "1");
-    if dry {
-        cmd.arg("--dry-run");
-    }
-    let cpu = || cpu_secs(owner).unwrap_or(f64::NAN);
-    let (c, t) = (cpu(), Instant::now());
-    let out = cmd
-        .output()
-        .context("cannot run medulla import --from claude")?;
-    let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu() - c);
-    let v: Value = serde_json::from_slice(&out.stdout).with_context(|| {
-        format!(
-            "import answered no JSON: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })?;
+    cmd.args(["import", "--from", "claude"])
+        .env("CLAUDE_CONFIG_DIR", config);
+    let (v, secs, cpu) = timed_import(cmd, home, root, dry, owner)?;
     let from = v["from"].clone();
     if from["count_conserved"] != json!(true) {
         bail!("import did not conserve counts: {v}");
