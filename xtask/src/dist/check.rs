@@ -17,21 +17,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::tools::Tools;
-use super::{run, version, Made, Platform, PACKAGE_NAME};
-
-/// Run a command and return its stdout, failing with its output when it fails.
-fn output(cmd: &mut Command, what: &str) -> Result<String> {
-    let out = cmd.output().with_context(|| format!("cannot run {what}"))?;
-    if !out.status.success() {
-        bail!(
-            "{what} failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
+use super::{output, run, version, Made, Platform, PACKAGE_NAME};
 
 /// `medulla --version` names this version.
 fn says_version(text: &str, what: &str) -> Result<()> {

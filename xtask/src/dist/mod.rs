@@ -107,8 +107,8 @@ fn host() -> Result<String> {
         .context("rustc -vV named no host")
 }
 
-/// Run a command, failing with its output when it fails.
-pub fn run(cmd: &mut Command, what: &str) -> Result<()> {
+/// Run a command and return its stdout, failing with its output when it fails.
+pub fn output(cmd: &mut Command, what: &str) -> Result<String> {
     let out = cmd.output().with_context(|| format!("cannot run {what}"))?;
     if !out.status.success() {
         bail!(
@@ -118,7 +118,12 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<()> {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    Ok(())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Run a command, failing with its output when it fails.
+pub fn run(cmd: &mut Command, what: &str) -> Result<()> {
+    output(cmd, what).map(drop)
 }
 
 /// What one `dist` made.
