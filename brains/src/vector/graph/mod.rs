@@ -39,6 +39,15 @@ pub(super) fn err(what: &str, e: impl std::fmt::Display) -> StoreError {
     }
 }
 
+/// usearch's matches as (key, cosine similarity): its distance is one minus the cosine.
+fn similarities(m: usearch::ffi::Matches) -> Vec<(u64, f32)> {
+    m.keys
+        .into_iter()
+        .zip(m.distances)
+        .map(|(key, d)| (key, 1.0 - d))
+        .collect()
+}
+
 /// How many usearch calls (searches, and the settler's inserts) may run at once. usearch
 /// keeps one context per concurrent thread and refuses a call when every context is
 /// taken, while the owner reads a store from as many threads as it has requests; calls
@@ -365,11 +374,7 @@ impl Graph {
             Row::Floats(v) => self.index.search(v.as_ref(), k),
         }
         .map_err(|e| err("search", e))?;
-        Ok(m.keys
-            .into_iter()
-            .zip(m.distances)
-            .map(|(key, d)| (key, 1.0 - d))
-            .collect())
+        Ok(similarities(m))
     }
 
     pub(super) fn filtered_search(
@@ -386,11 +391,7 @@ impl Graph {
             Row::Floats(v) => self.index.filtered_search(v.as_ref(), k, keep),
         }
         .map_err(|e| err("search", e))?;
-        Ok(m.keys
-            .into_iter()
-            .zip(m.distances)
-            .map(|(key, d)| (key, 1.0 - d))
-            .collect())
+        Ok(similarities(m))
     }
 
     /// The row of `key` as the index holds it.
