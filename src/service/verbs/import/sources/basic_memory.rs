@@ -73,19 +73,13 @@ fn note(file: &Path, t: &str, out: &mut Read) {
     if text::key(&front, "type") == Some("schema") {
         return out.skip(file, "a schema note (it describes other notes)");
     }
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let label = text::key(&front, "title")
         .map(str::to_string)
-        .unwrap_or_else(|| text::phrase(&stem));
+        .unwrap_or_else(|| text::phrase(&text::stem(file)));
     // The `# Title` basic-memory writes under the front matter is the label already.
-    if let Some(k) = lines[body..].iter().position(|l| !l.trim().is_empty()) {
-        if let Some((_, h)) = text::heading(lines[body + k]) {
-            if brains::slugify(h) == brains::slugify(&label) {
-                body += k + 1;
-            }
+    if let Some((k, h)) = text::first_heading(&lines, body) {
+        if text::same_words(h, &label) {
+            body = k + 1;
         }
     }
     let created = text::key(&front, "modified")
@@ -104,7 +98,7 @@ mod tests {
     /// `config.json` list the same two projects.
     #[test]
     fn both_config_shapes_read_every_note_of_every_project() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/basic-memory");
+        let src = super::super::fixture("basic-memory");
         let dir = tempfile::tempdir().unwrap();
         let copy = dir.path().join("basic-memory");
         for sub in [

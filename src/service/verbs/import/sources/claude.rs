@@ -213,23 +213,15 @@ fn link(line: &str) -> Option<(&str, &str)> {
 fn topic_file(file: &Path, t: &str, scope: &Scope, title: Option<&str>, out: &mut Read) {
     let lines: Vec<&str> = t.lines().collect();
     let (front, mut body) = text::front_matter(&lines);
-    let heading = lines[body..]
-        .iter()
-        .position(|l| !l.trim().is_empty())
-        .map(|k| body + k)
-        .and_then(|k| text::heading(lines[k]).map(|(_, h)| (k, h)));
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let heading = text::first_heading(&lines, body);
     let label = text::key(&front, "name")
         .map(text::phrase)
         .or_else(|| heading.map(|(_, h)| h.to_string()))
         .or_else(|| title.map(str::to_string))
-        .unwrap_or_else(|| text::phrase(&stem));
+        .unwrap_or_else(|| text::phrase(&text::stem(file)));
     // A first heading that only repeats the label is not said twice.
     if let Some((k, h)) = heading {
-        if brains::slugify(h) == brains::slugify(&label) {
+        if text::same_words(h, &label) {
             body = k + 1;
         }
     }
@@ -269,7 +261,7 @@ mod tests {
     use super::*;
 
     fn fixture() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/claude")
+        super::super::fixture("claude")
     }
 
     /// The fixture's `-tmp-shop`: six topic files, six index lines that are no entries;

@@ -265,7 +265,7 @@ mod tests {
     use super::*;
 
     fn fixture() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/codex")
+        super::super::fixture("codex")
     }
 
     /// The handbook's six bullets belong to `/tmp/shop` (line 47 holds the token the

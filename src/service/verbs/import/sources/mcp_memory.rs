@@ -142,8 +142,7 @@ mod tests {
 
     #[test]
     fn the_fixture_reads_one_entry_an_entity_with_its_relations() {
-        let file =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/mcp-memory/memory.jsonl");
+        let file = super::super::fixture("mcp-memory").join("memory.jsonl");
         let r = super::super::read(super::super::Source::McpMemory, &file, &[]);
         assert!(r.skipped.is_empty(), "{:?}", r.skipped);
         let labels: Vec<&str> = r.entries.iter().map(|e| e.label.as_str()).collect();

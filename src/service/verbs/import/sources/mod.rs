@@ -210,3 +210,11 @@ fn read_text(path: &Path) -> Result<String, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("unreadable: {}", e.kind()))?;
     String::from_utf8(bytes).map_err(|_| "not UTF-8 text".to_string())
 }
+
+/// The fixture of one tool's memory under `tests/data/import/`.
+#[cfg(test)]
+fn fixture(tool: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/import")
+        .join(tool)
+}

@@ -133,8 +133,7 @@ fn memory(file: &Path, name: &str, scope: Scope, out: &mut Read) {
     };
     out.files += 1;
     let lines: Vec<&str> = t.lines().collect();
-    let first = lines.iter().position(|l| !l.trim().is_empty());
-    let (label, body) = match first.and_then(|k| text::heading(lines[k]).map(|(_, h)| (k, h))) {
+    let (label, body) = match text::first_heading(&lines, 0) {
         Some((k, h)) => (h.to_string(), k + 1),
         None => (text::phrase(name.rsplit('/').next().unwrap_or(name)), 0),
     };
@@ -148,7 +147,7 @@ mod tests {
     use super::*;
 
     fn fixture() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import/serena")
+        super::super::fixture("serena")
     }
 
     #[test]

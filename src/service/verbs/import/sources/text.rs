@@ -95,6 +95,24 @@ pub fn key<'a>(front: &'a Front, k: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
+/// The first line from `from` on that is not blank, when it is a heading: its index and
+/// title.
+pub fn first_heading<'a>(lines: &[&'a str], from: usize) -> Option<(usize, &'a str)> {
+    let k = from
+        + lines
+            .get(from..)?
+            .iter()
+            .position(|l| !l.trim().is_empty())?;
+    heading(lines[k]).map(|(_, h)| (k, h))
+}
+
+/// A file's name without its extension (empty when it has none).
+pub fn stem(file: &Path) -> String {
+    file.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 /// A heading line's level and title (`## Money` → 2, `Money`).
 pub fn heading(line: &str) -> Option<(usize, &str)> {
     let t = line.trim_end();
@@ -261,7 +279,8 @@ fn number_repeats(parts: &mut [Part]) {
     }
 }
 
-fn same_words(a: &str, b: &str) -> bool {
+/// Two titles that say the same words (a heading that only repeats a label).
+pub fn same_words(a: &str, b: &str) -> bool {
     brains::slugify(a) == brains::slugify(b)
 }
 
