@@ -24,6 +24,7 @@ mod client;
 mod commands;
 mod connect;
 mod hint;
+mod hook;
 pub mod launcher;
 mod logs;
 mod model;

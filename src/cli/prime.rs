@@ -8,45 +8,28 @@
 //! a hook never breaks a session.
 
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use serde_json::{json, Value};
 
+use super::hook::{self, HookClient};
 use super::print::out;
 use crate::mailbox::letter::Fate;
 use crate::service::mailbox::BoxView;
 use crate::service::registry::Envelope;
-use crate::service::rows::Row;
+use crate::service::rows::{one_line, Row};
 use crate::service::verbs::boot_memory::{BootMemoryAnswer, Entry};
 use crate::service::ClaimsView;
 
 /// The most `prime` prints: a hook's context is read on every session start.
 pub const MAX_BYTES: usize = 8 * 1024;
-/// Each request to the owner; a local answer takes milliseconds.
-const REQUEST: Duration = Duration::from_millis(250);
+/// What reading the memory may take after this hook started an owner: a running owner
+/// answers within the hook's budget, one just started is given this more.
+const AFTER_START: Duration = Duration::from_millis(1000);
 /// Claims listed per part.
 const PROJECT_ROWS: usize = 12;
 const MEDULLA_ROWS: usize = 8;
-
-/// The hook format of a client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum HookClient {
-    Claude,
-    Codex,
-    Gemini,
-}
-
-impl HookClient {
-    /// The client's name, as a session key begins with it (`claude:<session id>`).
-    pub fn name(self) -> &'static str {
-        match self {
-            HookClient::Claude => "claude",
-            HookClient::Codex => "codex",
-            HookClient::Gemini => "gemini",
-        }
-    }
-}
 
 #[derive(Debug, Args)]
 pub struct PrimeArgs {
@@ -64,18 +47,23 @@ pub struct PrimeArgs {
 /// none can be had, one line on stderr says why (stdout stays empty: nothing is added to
 /// the session's context).
 pub fn prime(a: PrimeArgs) -> i32 {
+    let until = hook::deadline();
+    let home = crate::config::default_home();
     let session = match a.client {
-        Some(_) => record_session(&crate::config::default_home()),
+        Some(_) => record_session(&home),
         None => None,
     };
-    let url = match crate::launch::ensure(&crate::config::default_home(), a.url.as_deref()) {
+    let url = match crate::launch::ensure_by(&home, a.url.as_deref(), until) {
         Ok(u) => u,
         Err(e) => {
             super::print::note!("medulla prime: {e}");
             return 0;
         }
     };
-    let (text, shown) = match fetch(Some(&url), REQUEST) {
+    // An owner this hook had to start gets a moment to answer; one that was running has
+    // had it.
+    let until = until.max(Instant::now() + AFTER_START);
+    let (text, shown) = match fetch(Some(&url), until) {
         Ok(Some(m)) => compose(&m),
         // No owner, no brain, or any failure: say nothing; the session goes on.
         Ok(None) | Err(_) => return 0,
@@ -89,7 +77,7 @@ pub fn prime(a: PrimeArgs) -> i32 {
             );
             // The digest's claims are not added again by this session's hints.
             if let Some(id) = session {
-                remember_shown(&url, c, &id, shown);
+                remember_shown(&url, c, &id, shown, until);
             }
         }
         None => out!("{text}"),
@@ -99,7 +87,13 @@ pub fn prime(a: PrimeArgs) -> i32 {
 
 /// Tell the owner which claims the session's digest showed (SPEC §5: a claim is added
 /// at most once a session, the digest included). Best effort: a hook never waits long.
-fn remember_shown(url: &str, client: HookClient, session: &str, versions: Vec<String>) {
+fn remember_shown(
+    url: &str,
+    client: HookClient,
+    session: &str,
+    versions: Vec<String>,
+    until: Instant,
+) {
     let body = json!({ "session": format!("{}:{session}", client.name()), "versions": versions });
     let _ = crate::launch::raw::request(
         &crate::config::default_home(),
@@ -108,7 +102,7 @@ fn remember_shown(url: &str, client: HookClient, session: &str, versions: Vec<St
         "/api/hint/shown",
         &[],
         Some(body.to_string().as_bytes()),
-        REQUEST,
+        until,
     );
 }
 
@@ -186,15 +180,6 @@ pub(super) fn strongest(rows: &[Row]) -> Vec<&Row> {
     v
 }
 
-pub(super) fn one_line(s: &str, max: usize) -> String {
-    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        format!("{}…", flat.chars().take(max).collect::<String>())
-    }
-}
-
 fn row_line(r: &Row) -> String {
     format!(
         "- [{}] {} ({}, trust {:.2}, {})",
@@ -216,70 +201,77 @@ pub(super) struct Memory {
     pub mailbox: Option<BoxView>,
 }
 
-/// Read [`Memory`] with `wait` per request; `None` when no brain covers the directory.
-pub(super) fn fetch(url: Option<&str>, wait: Duration) -> anyhow::Result<Option<Memory>> {
+/// Read [`Memory`], all of it by `until`; `None` when no brain covers the directory.
+pub(super) fn fetch(url: Option<&str>, until: Instant) -> anyhow::Result<Option<Memory>> {
     let base = super::client::owner_url(url);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let by = tokio::time::Instant::from_std(until);
     rt.block_on(async {
-        let http = reqwest::Client::builder().timeout(wait).build()?;
-        let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
-        let token = crate::founder::read(&crate::config::default_home());
-        let bearer = crate::client_token::bearer();
-        let req = |method: reqwest::Method, path: &str| {
-            let mut r = http
-                .request(method, format!("{base}{path}"))
-                .header("Medulla-Caller-Root", cwd.as_str())
-                .header("Medulla-Agent", "human:founder");
-            if let Some(t) = &token {
-                r = r.header("Medulla-Founder-Token", t.as_str());
-            }
-            if let Some(b) = &bearer {
-                r = r.header(reqwest::header::AUTHORIZATION, b.as_str());
-            }
-            r
-        };
-        // The brain this directory lands on, as the owner routes it, and its boot memory.
-        let Some((root, boot)) = served_brain(&req).await? else {
-            return Ok(None);
-        };
-        let boot = match boot.body {
-            BootMemoryAnswer::List(e) => e.entries,
-            BootMemoryAnswer::Value(e) => vec![e],
-            _ => Vec::new(),
-        };
-        let claims = |brain: String| async move {
-            let v: Value = req(reqwest::Method::GET, "/api/claims")
-                .query(&[("brain", brain.as_str()), ("limit", "300")])
-                .send()
-                .await?
-                .json()
-                .await?;
-            anyhow::Ok(serde_json::from_value::<ClaimsView>(v)?)
-        };
-        let project = claims(root.clone()).await?;
-        let medulla = claims("medulla".into()).await?;
-        let mailbox = match req(reqwest::Method::GET, "/api/mailbox")
-            .query(&[("brain", root.as_str())])
-            .send()
+        tokio::time::timeout_at(by, read_memory(&base))
             .await
-        {
-            Ok(r) => r
-                .json::<Value>()
-                .await
-                .ok()
-                .and_then(|v| serde_json::from_value::<BoxView>(v).ok()),
-            Err(_) => None,
-        };
-        Ok(Some(Memory {
-            root,
-            boot,
-            project,
-            medulla,
-            mailbox,
-        }))
+            .map_err(|_| anyhow::anyhow!("the owner did not answer in time"))?
     })
+}
+
+async fn read_memory(base: &str) -> anyhow::Result<Option<Memory>> {
+    let http = reqwest::Client::new();
+    let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
+    let token = crate::founder::read(&crate::config::default_home());
+    let bearer = crate::client_token::bearer();
+    let req = |method: reqwest::Method, path: &str| {
+        let mut r = http
+            .request(method, format!("{base}{path}"))
+            .header("Medulla-Caller-Root", cwd.as_str())
+            .header("Medulla-Agent", "human:founder");
+        if let Some(t) = &token {
+            r = r.header("Medulla-Founder-Token", t.as_str());
+        }
+        if let Some(b) = &bearer {
+            r = r.header(reqwest::header::AUTHORIZATION, b.as_str());
+        }
+        r
+    };
+    // The brain this directory lands on, as the owner routes it, and its boot memory.
+    let Some((root, boot)) = served_brain(&req).await? else {
+        return Ok(None);
+    };
+    let boot = match boot.body {
+        BootMemoryAnswer::List(e) => e.entries,
+        BootMemoryAnswer::Value(e) => vec![e],
+        _ => Vec::new(),
+    };
+    let claims = |brain: String| async move {
+        let v: Value = req(reqwest::Method::GET, "/api/claims")
+            .query(&[("brain", brain.as_str()), ("limit", "300")])
+            .send()
+            .await?
+            .json()
+            .await?;
+        anyhow::Ok(serde_json::from_value::<ClaimsView>(v)?)
+    };
+    let project = claims(root.clone()).await?;
+    let medulla = claims("medulla".into()).await?;
+    let mailbox = match req(reqwest::Method::GET, "/api/mailbox")
+        .query(&[("brain", root.as_str())])
+        .send()
+        .await
+    {
+        Ok(r) => r
+            .json::<Value>()
+            .await
+            .ok()
+            .and_then(|v| serde_json::from_value::<BoxView>(v).ok()),
+        Err(_) => None,
+    };
+    Ok(Some(Memory {
+        root,
+        boot,
+        project,
+        medulla,
+        mailbox,
+    }))
 }
 
 /// The digest, and the claim versions it lists (as the hint ledger names them).

@@ -22,8 +22,9 @@ use brains::Strength;
 use clap::Args;
 use sha2::{Digest, Sha256};
 
-use super::prime::{fetch, one_line, strongest};
+use super::prime::{fetch, strongest};
 use super::print::{note, out};
+use crate::service::rows::one_line;
 use crate::service::rows::Row;
 
 const BEGIN: &str = "<!-- BEGIN MEDULLA v1 hash:sha256:";
@@ -206,7 +207,11 @@ fn write(path: &Path, text: &str) -> anyhow::Result<()> {
 /// `medulla sync`: 0 done (or, with `--check`, every file current), 1 a file stale or
 /// refused, 2 no owner or no brain here.
 pub fn sync(a: SyncArgs) -> anyhow::Result<i32> {
-    let Some(m) = fetch(a.url.as_deref(), Duration::from_secs(30)).map_err(|e| {
+    let Some(m) = fetch(
+        a.url.as_deref(),
+        std::time::Instant::now() + Duration::from_secs(30),
+    )
+    .map_err(|e| {
         anyhow::anyhow!(
             "cannot read memory from the owner: {e}: is it running? start it with `medulla serve`"
         )

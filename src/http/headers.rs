@@ -15,6 +15,9 @@ pub const AGENT: &str = "medulla-agent";
 pub const FOUNDER: &str = "medulla-founder-token";
 /// The MCP session.
 pub const SESSION: &str = "mcp-session-id";
+/// The MCP protocol version a client speaks (sent on every request after `initialize`
+/// from 2025-06-18 on).
+pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// A Hall session (see `hall_auth`).
 pub const HALL_SESSION: &str = "medulla-hall-session";
 /// On every answer: the build the owner runs (`0.1.0+1a2b3c4d5e6f`), so a client of

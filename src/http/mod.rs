@@ -13,6 +13,8 @@
 //!   the connection's task, without the SDK's session worker and task hand-offs.
 //! - [`jsonrpc`]: the JSON-RPC envelope check before the SDK.
 //! - [`sessions`]: the MCP session cap and last use.
+//! - [`sse`]: event streams as clients parse them; the priming event only for clients
+//!   whose protocol defines it.
 //! - [`resume`]: MCP sessions kept on disk, so a restart is invisible to their clients.
 //! - [`status`]: the one map from an error to its HTTP status.
 //!
@@ -33,6 +35,7 @@ pub mod peer;
 pub mod rest;
 pub mod resume;
 pub mod sessions;
+pub mod sse;
 pub mod status;
 
 use std::convert::Infallible;
@@ -96,6 +99,14 @@ impl App {
         }
         input
     }
+}
+
+/// Whether an answer is an event stream.
+fn is_sse(resp: &Response<Body>) -> bool {
+    resp.headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|c| c.to_str().ok())
+        .is_some_and(|c| c.starts_with("text/event-stream"))
 }
 
 fn json_response<T: Serialize + ?Sized>(status: u16, v: &T) -> Response<Body> {
@@ -184,6 +195,9 @@ impl App {
             Ok(b) => b,
             Err(e) => return http_error(&e),
         };
+        // The protocol the client speaks: the version its `initialize` asks for, else
+        // the header every later request of 2025-06-18 and after carries.
+        let mut version = headers::get(&parts.headers, headers::PROTOCOL_VERSION);
         if method == Method::POST {
             let v: Value = match serde_json::from_slice(&bytes) {
                 Ok(v) => v,
@@ -209,6 +223,7 @@ impl App {
                     }
                 }
                 None if v["method"] == "initialize" => {
+                    version = v["params"]["protocolVersion"].as_str().map(str::to_string);
                     let closed = self.sessions.make_room().await;
                     if closed > 0 {
                         tracing::info!(
@@ -232,16 +247,21 @@ impl App {
         if let Some(id) = &session {
             self.sessions.live.worker_saw(id);
         }
+        if is_sse(&resp) {
+            if sse::reads_priming(version.as_deref()) {
+                return resp;
+            }
+            let (parts, body) = resp.into_parts();
+            return Response::from_parts(parts, sse::without_priming(body));
+        }
         // The SDK answers some refusals in plain text (406, 415, 404 ...): give them a
         // JSON-RPC body too, keeping the status.
-        let is_json_or_sse = resp
+        let is_json = resp
             .headers()
             .get(http::header::CONTENT_TYPE)
             .and_then(|c| c.to_str().ok())
-            .is_some_and(|c| {
-                c.starts_with("application/json") || c.starts_with("text/event-stream")
-            });
-        if resp.status().as_u16() >= 400 && !is_json_or_sse {
+            .is_some_and(|c| c.starts_with("application/json"));
+        if resp.status().as_u16() >= 400 && !is_json {
             let status = resp.status().as_u16();
             let text = match resp.into_body().collect().await {
                 Ok(b) => String::from_utf8_lossy(&b.to_bytes()).into_owned(),

@@ -18,7 +18,7 @@ mod spawn;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::DEFAULT_LISTEN;
 
@@ -88,6 +88,8 @@ pub enum LaunchError {
     },
     #[error("cannot start a medulla owner for {home}: {detail}")]
     Spawn { home: String, detail: String },
+    #[error("the medulla owner at {url} is running but did not answer in time (stalled or busy): a hook does not wait for it; `medulla status` says more, `medulla restart` starts it again")]
+    NotAnswering { url: String },
 }
 
 impl LaunchError {
@@ -98,6 +100,7 @@ impl LaunchError {
             LaunchError::Timeout { .. }
             | LaunchError::Exited { .. }
             | LaunchError::Spawn { .. } => "owner_did_not_start",
+            LaunchError::NotAnswering { .. } => "owner_not_answering",
         }
     }
 }
@@ -176,7 +179,8 @@ pub fn answers(home: &Path, url: &str, wait: Duration) -> bool {
 /// The owner's health answer at `url`, when it gives one within `wait` (presenting the
 /// home's client token, for an owner that asks for it: SPEC §15).
 pub fn health(home: &Path, url: &str, wait: Duration) -> Option<serde_json::Value> {
-    let (status, v) = raw::request(home, url, "GET", "/api/health", &[], None, wait)?;
+    let until = Instant::now() + wait;
+    let (status, v) = raw::request(home, url, "GET", "/api/health", &[], None, until)?;
     (status == 200 && v["status"] == "ok").then_some(v)
 }
 
@@ -205,6 +209,37 @@ pub fn ensure(home: &Path, explicit: Option<&str>) -> Result<String, LaunchError
             url: found.url,
             why,
         });
+    }
+    start(home)
+}
+
+/// [`ensure`] for a hook, which must be done by `until`: the owner running is asked
+/// until then and no longer; one that holds the home but does not answer (stopped,
+/// stalled) is given up on, never waited for nor replaced. Only when no owner runs at
+/// all is one started (a session should open with its memory), which takes what a start
+/// takes.
+pub fn ensure_by(
+    home: &Path,
+    explicit: Option<&str>,
+    until: Instant,
+) -> Result<String, LaunchError> {
+    let found = locate(home, explicit);
+    let wait = until.saturating_duration_since(Instant::now());
+    if answers(home, &found.url, wait) {
+        return Ok(found.url);
+    }
+    if found.from == Source::Explicit {
+        return Err(LaunchError::Explicit { url: found.url });
+    }
+    if let Some(why) = autostart_off(home) {
+        return Err(LaunchError::Off {
+            url: found.url,
+            why,
+        });
+    }
+    match hold_owner_lock(home) {
+        Ok(Some(lock)) => drop(lock),
+        _ => return Err(LaunchError::NotAnswering { url: found.url }),
     }
     start(home)
 }

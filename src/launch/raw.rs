@@ -4,11 +4,20 @@
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Send `method path` (with `headers` and a JSON `body`) to the owner at `url` within
-/// `wait` (connecting, writing and reading each), presenting the home's client token:
-/// the status and the JSON answer, or `None` when nothing answered in time.
+/// The time left until `until`, or `None` once it has passed.
+fn left(until: Instant) -> Option<Duration> {
+    until
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+}
+
+/// Send `method path` (with `headers` and a JSON `body`) to the owner at `url`, all of it
+/// (connecting, writing, reading every byte of the answer) done by `until`, presenting
+/// the home's client token: the status and the JSON answer, or `None` when nothing
+/// answered in time. A stalled owner accepts the connection (the kernel does) and never
+/// answers: the caller is back at `until` all the same.
 pub fn request(
     home: &Path,
     url: &str,
@@ -16,16 +25,15 @@ pub fn request(
     path: &str,
     headers: &[(&str, &str)],
     body: Option<&[u8]>,
-    wait: Duration,
+    until: Instant,
 ) -> Option<(u16, serde_json::Value)> {
     let addr: SocketAddr = url
         .strip_prefix("http://")?
         .trim_end_matches('/')
         .parse()
         .ok()?;
-    let mut s = std::net::TcpStream::connect_timeout(&addr, wait).ok()?;
-    s.set_read_timeout(Some(wait)).ok()?;
-    s.set_write_timeout(Some(wait)).ok()?;
+    let mut s = std::net::TcpStream::connect_timeout(&addr, left(until)?).ok()?;
+    s.set_write_timeout(Some(left(until)?)).ok()?;
     s.set_nodelay(true).ok()?;
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     if let Some(t) = crate::client_token::read(home) {
@@ -49,7 +57,16 @@ pub fn request(
     out.extend_from_slice(body.unwrap_or_default());
     s.write_all(&out).ok()?;
     let mut buf = Vec::new();
-    s.read_to_end(&mut buf).ok()?;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        s.set_read_timeout(Some(left(until)?)).ok()?;
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
     let text = String::from_utf8_lossy(&buf);
     let (head, body) = text.split_once("\r\n\r\n")?;
     let status: u16 = head.split_whitespace().nth(1)?.parse().ok()?;

@@ -234,14 +234,9 @@ pub const TEMPLATES: [Template; 2] = [
     },
 ];
 
+/// A claim's text as a listing's description: one line of at most 160 characters.
 fn snippet(text: &str) -> String {
-    const MAX: usize = 160;
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() <= MAX {
-        return line;
-    }
-    let cut: String = line.chars().take(MAX).collect();
-    format!("{cut}…")
+    super::rows::one_line(text, 160)
 }
 
 fn listed(c: &Claim, tier: StoreTier) -> Listed {

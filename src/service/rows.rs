@@ -270,6 +270,17 @@ pub fn date(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// A text on one line (every run of whitespace one space), cut to `max` characters with
+/// an ellipsis when longer.
+pub fn one_line(s: &str, max: usize) -> String {
+    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    }
+}
+
 /// The promotion chain of a medulla copy as one readable line.
 pub fn chain_line(c: &Claim) -> Option<String> {
     let by = c.promoted_by.as_deref()?;

@@ -539,17 +539,25 @@ impl Mcp {
     }
 
     pub fn initialize(&mut self, headers: &[(&str, &str)]) -> Value {
+        self.initialize_as("2025-06-18", headers)
+    }
+
+    /// The handshake of a client of protocol `version` (its later requests must send
+    /// `MCP-Protocol-Version` themselves).
+    pub fn initialize_as(&mut self, version: &str, headers: &[(&str, &str)]) -> Value {
         let v = self.request(
             "initialize",
             json!({
-                "protocolVersion": "2025-06-18",
+                "protocolVersion": version,
                 "capabilities": {},
                 "clientInfo": { "name": "medulla-tests", "version": "0" }
             }),
             headers,
         );
         let body = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }).to_string();
-        let (s, _) = self.raw(&body, headers);
+        let mut with_version = headers.to_vec();
+        with_version.push(("mcp-protocol-version", version));
+        let (s, _) = self.raw(&body, &with_version);
         assert!(s < 300, "initialized notification → {s}");
         v
     }

@@ -396,6 +396,32 @@ fn codex_and_gemini_get_the_same_hints_in_their_own_shapes() {
     assert!(!after.contains(" hint --client "), "{after}");
 }
 
+/// Issue 71, finding 2: Gemini CLI hands its `BeforeAgent` hook the prompt wrapped:
+/// `<hook_context>` blocks of what hooks added earlier (medulla's own session-start
+/// digest among them), then the person's words. Recalled whole, the digest drowned the
+/// words, and past 4 KB of digest they were cut off: the prompt hint never fired. The
+/// hint now recalls on the words alone, however long the wrapping.
+#[test]
+fn geminis_prompt_hint_recalls_the_persons_words_inside_its_hook_context() {
+    let s = shop();
+    let gemini = s.connect("gemini", ".gemini/settings.json");
+    let root = s.root.to_string_lossy().to_string();
+    let env = [("GEMINI_PROJECT_DIR", root.as_str())];
+    let digest = "medulla: memory for this project: 2 live claims in its brain.\n- [billing-amounts] billing amounts are integer cents in i64; never floats (verified)\n".repeat(60);
+    assert!(digest.len() > 6 * 1024);
+    let wrapped = format!("<hook_context>{digest}</hook_context>\n\n{PROMPT}");
+    let (code, out) = s.run(&command(&gemini, "BeforeAgent"), &json!({
+        "session_id": "g2", "transcript_path": "/dev/null", "cwd": s.root, "timestamp": "2026-12-02T10:00:00Z",
+        "hook_event_name": "BeforeAgent", "prompt": wrapped }), &env);
+    assert_eq!(code, 0);
+    let ctx = context(&out, "BeforeAgent").expect("the prompt hint fires");
+    assert!(ctx.contains("integration-test-migrations"), "{ctx}");
+    assert!(
+        !ctx.contains("[billing-amounts]"),
+        "the digest's words are not the person's: {ctx}"
+    );
+}
+
 /// Never in the way: with no owner, autostart off, hints turned off, or an input it
 /// cannot read, the hook prints nothing and exits 0 (and never starts an owner).
 #[test]

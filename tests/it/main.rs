@@ -19,6 +19,7 @@ mod guarantees;
 mod hall;
 mod hall_assets;
 mod hints;
+mod hooks;
 mod import_from;
 mod live;
 mod mcp;

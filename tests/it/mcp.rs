@@ -419,8 +419,12 @@ fn resources_list_pages_with_a_cursor() {
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
 }
 
-/// One POST to `/mcp` of session `session`: the status, the content type and the body's
-/// text, as a client reads them.
+/// The protocol of the sessions these tests open: the first that defines the SDK's
+/// priming event, by which a test tells the SDK's way from the direct path.
+const PRIMED: &str = "2025-11-25";
+
+/// One POST to `/mcp` of session `session` (a client of [`PRIMED`]): the status, the
+/// content type and the body's text, as a client reads them.
 fn post_mcp(
     o: &Owner,
     session: &str,
@@ -433,6 +437,7 @@ fn post_mcp(
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header(header::SESSION, session)
+        .header("mcp-protocol-version", PRIMED)
         .body(body.to_string());
     for (k, v) in headers {
         req = req.header(*k, *v);
@@ -487,7 +492,7 @@ fn a_plain_call_of_an_initialised_session_is_answered_directly_with_the_same_ans
     let agent = (header::AGENT, "claude:maker");
     let route = [(header::CALLER_ROOT, xs.as_str()), agent];
     let mut m = o.mcp();
-    m.initialize(&route);
+    m.initialize_as(PRIMED, &route);
     let sid = m.session.clone().expect("a session id");
     let list = json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "boot_memory", "arguments": { "op": "list" } } });
     // The same call with a progress token: the SDK's way.
@@ -538,7 +543,7 @@ fn the_direct_path_answers_no_session_the_sdk_does_not_hold() {
     let xs = x.to_string_lossy().to_string();
     let route = [(header::CALLER_ROOT, xs.as_str())];
     let mut m = o.mcp();
-    m.initialize(&route);
+    m.initialize_as(PRIMED, &route);
     let sid = m.session.clone().unwrap();
     let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "boot_memory", "arguments": { "op": "list" } } });
     assert!(answered_directly(&o, &sid, &route));
@@ -570,7 +575,7 @@ fn a_session_busy_only_with_direct_calls_keeps_its_brain() {
     let xs = x.to_string_lossy().to_string();
     let route = [(header::CALLER_ROOT, xs.as_str())];
     let mut m = o.mcp();
-    m.initialize(&route);
+    m.initialize_as(PRIMED, &route);
     m.tool(
         "memorize",
         json!({ "label": "sticky", "text": "lands in x", "agent_id": "claude:maker" }),
@@ -593,4 +598,91 @@ fn a_session_busy_only_with_direct_calls_keeps_its_brain() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(direct > 10, "only {direct} calls took the direct path");
+}
+
+/// Every event of an event stream parsed the way the TypeScript SDK before 2025-11-25
+/// parses it (and Gemini CLI 0.61 with it): each event's data as one JSON-RPC message.
+/// The messages, or the event that fails, with the whole stream.
+fn parsed_as_typescript_sdk(body: &str) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    for event in body.split("\n\n").filter(|e| !e.trim().is_empty()) {
+        let data: Vec<&str> = event
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(|d| d.strip_prefix(' ').unwrap_or(d))
+            .collect();
+        if data.is_empty() {
+            continue; // a comment or a bare `retry:`: never dispatched
+        }
+        let v = serde_json::from_str(&data.join("\n"))
+            .map_err(|e| format!("event {event:?}: {e}\nthe stream:\n{body}"))?;
+        out.push(v);
+    }
+    Ok(out)
+}
+
+/// Issue 71, finding 1: Gemini CLI 0.61 (protocol 2025-06-18) was offered none of
+/// medulla's tools. The owner opened its `initialize` stream (and the streams of calls
+/// the SDK answers) with a priming event whose `data:` is empty; the client's SDK parses
+/// every event as JSON, failed ("Unexpected end of JSON input") and dropped the session.
+/// A client of a protocol before 2025-11-25 now gets only events it can parse; a client
+/// of 2025-11-25, whose protocol defines the priming event, still gets it.
+#[test]
+fn a_client_before_2025_11_25_gets_no_event_it_cannot_parse() {
+    let o = Owner::start();
+    let x = o.project("x");
+    o.bootstrap(&x);
+    let xs = x.to_string_lossy().to_string();
+    let post = |version: &str, session: Option<&str>, body: &Value| {
+        let mut req = o
+            .http
+            .post(format!("{}/mcp", o.url))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header(header::CALLER_ROOT, xs.as_str())
+            .body(body.to_string());
+        if let Some(s) = session {
+            req = req
+                .header(header::SESSION, s)
+                .header("mcp-protocol-version", version);
+        }
+        let r = req.send().expect("POST /mcp");
+        let sid = r
+            .headers()
+            .get(header::SESSION)
+            .map(|v| v.to_str().unwrap().to_string());
+        (sid, r.text().unwrap())
+    };
+    for version in ["2025-03-26", "2025-06-18", PRIMED] {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "gemini-cli-mcp-client", "version": "0.61.0"}}});
+        let (sid, body) = post(version, None, &init);
+        let sid = sid.expect("a session");
+        if version == PRIMED {
+            // Its SDK skips the priming event; parsed as the older SDKs parse, it fails.
+            let primed = parsed_as_typescript_sdk(&body).is_err();
+            assert!(primed, "a {PRIMED} client keeps its priming event: {body}");
+            continue;
+        }
+        let init = parsed_as_typescript_sdk(&body).unwrap_or_else(|e| panic!("{version}: {e}"));
+        assert_eq!(init.len(), 1, "{version}: {body}");
+        assert_eq!(init[0]["result"]["protocolVersion"], version, "{body}");
+        post(
+            version,
+            Some(&sid),
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        );
+        // A call with a progress token goes the SDK's way (its own stream).
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "seek", "arguments": {"query": "anything"}, "_meta": {"progressToken": "p"}}});
+        let (_, body) = post(version, Some(&sid), &call);
+        let answer = parsed_as_typescript_sdk(&body).unwrap_or_else(|e| panic!("{version}: {e}"));
+        assert_eq!(answer.last().unwrap()["id"], 2, "{body}");
+        let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+        let (_, body) = post(version, Some(&sid), &list);
+        let tools = parsed_as_typescript_sdk(&body).unwrap_or_else(|e| panic!("{version}: {e}"));
+        let n = tools[0]["result"]["tools"].as_array().map_or(0, Vec::len);
+        assert!(n > 10, "{version}: the tools are offered: {body}");
+    }
 }

@@ -12,13 +12,13 @@ use serde_json::{json, Value};
 
 use super::clients::{AgentClient, Places, Scope, Transport};
 use super::files;
+use crate::http::sse;
 
-const PROTOCOL: &str = "2025-06-18";
 const WAIT: Duration = Duration::from_secs(10);
 
-fn initialize() -> Value {
+fn initialize(protocol: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": PROTOCOL, "capabilities": {},
+        "protocolVersion": protocol, "capabilities": {},
         "clientInfo": { "name": "medulla-connect", "version": env!("CARGO_PKG_VERSION") } } })
 }
 
@@ -41,17 +41,18 @@ fn tools_in(answer: &Value) -> anyhow::Result<usize> {
         .ok_or_else(|| anyhow!("tools/list answered without tools: {answer}"))
 }
 
-/// Check the transport reaches the owner; the number of tools it lists.
-pub fn reaches(t: &Transport, root: &Path) -> anyhow::Result<usize> {
+/// Check the transport reaches the owner, spoken as a client of `protocol` speaks it;
+/// the number of tools it lists.
+pub fn reaches(t: &Transport, root: &Path, protocol: &str) -> anyhow::Result<usize> {
     match t {
         Transport::Http { url, headers } => {
             let headers: Vec<(String, String)> = headers
                 .iter()
                 .map(|(k, v)| (k.clone(), as_client_sends(v, root)))
                 .collect();
-            over_http(url, &headers)
+            over_http(url, &headers, protocol)
         }
-        Transport::Stdio { command, args } => over_stdio(command, args, root),
+        Transport::Stdio { command, args } => over_stdio(command, args, root, protocol),
     }
 }
 
@@ -64,25 +65,33 @@ fn as_client_sends(v: &str, root: &Path) -> String {
         .replace("${PWD}", &root)
 }
 
-/// A JSON-RPC answer from a Streamable HTTP response: a JSON body, or the first
-/// `data:` event of an event stream.
-fn rpc_body(content_type: &str, body: &str) -> anyhow::Result<Value> {
-    if content_type.starts_with("text/event-stream") {
-        for line in body.lines() {
-            if let Some(d) = line.strip_prefix("data:") {
-                if let Ok(v) = serde_json::from_str::<Value>(d.trim()) {
-                    if v.get("id").is_some() {
-                        return Ok(v);
-                    }
-                }
-            }
-        }
-        bail!("the event stream held no answer")
+/// A JSON-RPC answer from a Streamable HTTP response, read as a client of `protocol`
+/// reads it: a JSON body, or an event stream whose every event with data is parsed as a
+/// JSON-RPC message (the TypeScript SDK does so and drops the connection on the first
+/// that fails; only a client of 2025-11-25 or later skips a priming event's empty data).
+fn rpc_body(content_type: &str, body: &str, protocol: &str) -> anyhow::Result<Value> {
+    if !content_type.starts_with("text/event-stream") {
+        return serde_json::from_str(body).context("the answer was not JSON");
     }
-    serde_json::from_str(body).context("the answer was not JSON")
+    let mut answer = None;
+    for event in sse::events(body) {
+        let Some(data) = event.data else { continue };
+        if data.is_empty() && sse::reads_priming(Some(protocol)) {
+            continue;
+        }
+        let v: Value = serde_json::from_str(&data).map_err(|e| {
+            anyhow!(
+                "the owner sent an event a client of protocol {protocol} cannot parse ({data:?}: {e}); such a client drops the connection and its model is offered no tool"
+            )
+        })?;
+        if v.get("id").is_some() {
+            answer = Some(v);
+        }
+    }
+    answer.ok_or_else(|| anyhow!("the event stream held no answer"))
 }
 
-fn over_http(url: &str, headers: &[(String, String)]) -> anyhow::Result<usize> {
+fn over_http(url: &str, headers: &[(String, String)], protocol: &str) -> anyhow::Result<usize> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -92,17 +101,19 @@ fn over_http(url: &str, headers: &[(String, String)]) -> anyhow::Result<usize> {
             let mut req = http
                 .post(url)
                 .header("Accept", "application/json, text/event-stream")
-                .header("MCP-Protocol-Version", PROTOCOL)
                 .json(&body);
             for (k, v) in headers {
                 req = req.header(k.as_str(), v.as_str());
             }
+            // After `initialize`, every request names the session and the protocol.
             if let Some(s) = session {
-                req = req.header("Mcp-Session-Id", s);
+                req = req
+                    .header("Mcp-Session-Id", s)
+                    .header("MCP-Protocol-Version", protocol);
             }
             req.send()
         };
-        let r = post(initialize(), None).await.map_err(|e| {
+        let r = post(initialize(protocol), None).await.map_err(|e| {
             if e.is_connect() {
                 anyhow!("no owner answers at {url}: start it with `medulla serve`")
             } else {
@@ -115,14 +126,14 @@ fn over_http(url: &str, headers: &[(String, String)]) -> anyhow::Result<usize> {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let ct = content_type(&r);
-        let init = rpc_body(&ct, &r.text().await?)?;
+        let init = rpc_body(&ct, &r.text().await?, protocol)?;
         if init.get("error").is_some() {
             bail!("initialize was refused: {}", init["error"]);
         }
         post(initialized(), session.as_deref()).await?;
         let r = post(tools_list(), session.as_deref()).await?;
         let ct = content_type(&r);
-        tools_in(&rpc_body(&ct, &r.text().await?)?)
+        tools_in(&rpc_body(&ct, &r.text().await?, protocol)?)
     })
 }
 
@@ -134,7 +145,12 @@ fn content_type(r: &reqwest::Response) -> String {
         .to_string()
 }
 
-fn over_stdio(command: &str, args: &[String], root: &Path) -> anyhow::Result<usize> {
+fn over_stdio(
+    command: &str,
+    args: &[String],
+    root: &Path,
+    protocol: &str,
+) -> anyhow::Result<usize> {
     let mut child = Command::new(command)
         .args(args)
         .current_dir(root)
@@ -167,7 +183,7 @@ fn over_stdio(command: &str, args: &[String], root: &Path) -> anyhow::Result<usi
         }
     };
     let result = (|| {
-        writeln!(stdin, "{}", initialize())?;
+        writeln!(stdin, "{}", initialize(protocol))?;
         let init = answer(1)?;
         if init.get("error").is_some() {
             bail!(

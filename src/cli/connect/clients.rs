@@ -104,6 +104,16 @@ impl AgentClient {
         }
     }
 
+    /// The MCP protocol version the client's SDK asks for in `initialize`: the check
+    /// speaks it, and reads the owner's event streams as that client reads them.
+    pub fn protocol(self) -> &'static str {
+        match self {
+            // Gemini CLI 0.61 bundles a TypeScript SDK of 2025-06-18.
+            AgentClient::Gemini => "2025-06-18",
+            _ => "2025-06-18",
+        }
+    }
+
     /// The scope used when none is asked for: the project's where the client has one.
     pub fn default_scope(self) -> Scope {
         match self {

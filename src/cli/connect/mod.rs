@@ -163,7 +163,7 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
     if a.no_check {
         return Ok(0);
     }
-    match check::reaches(&entry.transport, &root) {
+    match check::reaches(&entry.transport, &root, a.t.client.protocol()) {
         Ok(tools) => {
             out!("checked: the owner answered initialize and listed {tools} tools through this entry");
             Ok(0)

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::cli::prime::HookClient;
+use crate::cli::hook::HookClient;
 
 /// Most files one tool call names that are asked about.
 const MAX_FILES: usize = 8;

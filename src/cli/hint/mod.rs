@@ -3,23 +3,20 @@
 //! brain and the medulla know about that prompt or file to the agent's context, in the
 //! client's own hook shape. It never starts an owner and never blocks the client: with no
 //! owner, no brain, hints off (`hints = false` in `config.toml`) or an input it cannot
-//! read it prints nothing and exits 0, within [`WAIT`] of each step; one plain request
-//! on a socket of its own, no runtime.
+//! read it prints nothing and exits 0, within the hooks' [`hook::BUDGET`]; one plain
+//! request on a socket of its own, no runtime.
 
 mod input;
 
 use std::io::Read as _;
-use std::time::Duration;
 
 use clap::Args;
 use serde_json::{json, Value};
 
-use super::prime::HookClient;
+use super::hook::{self, HookClient};
 use super::print::out;
 use input::Ask;
 
-/// The longest each step may take (connecting, writing, reading the answer).
-const WAIT: Duration = Duration::from_millis(800);
 /// The most of stdin read: a prompt is bounded by the owner anyway.
 const MAX_INPUT: u64 = 1 << 20;
 
@@ -35,6 +32,7 @@ pub struct HintArgs {
 
 /// `medulla hint`: always exit 0.
 pub fn hint(a: HintArgs) -> i32 {
+    let until = hook::deadline();
     let mut raw = String::new();
     if std::io::stdin()
         .take(MAX_INPUT)
@@ -43,14 +41,14 @@ pub fn hint(a: HintArgs) -> i32 {
     {
         return 0;
     }
-    if let Some(answer) = ask(&a, &raw) {
+    if let Some(answer) = ask(&a, &raw, until) {
         out!("{answer}");
     }
     0
 }
 
 /// The hook's answer, or `None` to add nothing.
-fn ask(a: &HintArgs, raw: &str) -> Option<Value> {
+fn ask(a: &HintArgs, raw: &str, until: std::time::Instant) -> Option<Value> {
     let home = crate::config::default_home();
     if crate::launch::hints_off(&home) {
         return None;
@@ -79,7 +77,7 @@ fn ask(a: &HintArgs, raw: &str) -> Option<Value> {
         "/api/hint",
         &[("Medulla-Caller-Root", &cwd), ("Medulla-Agent", &agent)],
         Some(body.to_string().as_bytes()),
-        WAIT,
+        until,
     )?;
     let context = v["context"].as_str().filter(|_| status == 200)?;
     Some(json!({

@@ -1,6 +1,7 @@
 //! `medulla nudge`: the end-of-turn hook that asks the agent, once per session, to debrief
 //! what it learned, when the session did real work and wrote nothing to this project's
-//! brain. It never starts an owner, never blocks past [`BUDGET`], and always exits 0:
+//! brain. It never starts an owner, never takes more than the hooks' [`hook::BUDGET`],
+//! and always exits 0:
 //! with no owner, no brain, a short session or a malformed hook input it prints nothing.
 //! Claude Code's `Stop`, Codex's `Stop` and Gemini CLI's `AfterAgent` hooks run it; each
 //! client's transcript is read by `transcript.rs`.
@@ -9,18 +10,16 @@ mod transcript;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::Instant;
 
 use clap::Args;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::prime::HookClient;
+use super::hook::{self, HookClient};
 use super::print::out;
 use crate::service::ClaimsView;
 
-/// Each request to the owner: the whole nudge stays within about 100 ms.
-const BUDGET: Duration = Duration::from_millis(80);
 /// The tool calls that make a session "real work".
 pub const MIN_TOOL_CALLS: usize = 10;
 /// What the agent is asked, once.
@@ -49,13 +48,14 @@ struct HookInput {
 
 /// `medulla nudge`: always exit 0.
 pub fn nudge(a: NudgeArgs) -> i32 {
+    let until = hook::deadline();
     let mut raw = String::new();
     if std::io::stdin().read_to_string(&mut raw).is_err() {
         return 0;
     }
     let home = crate::config::default_home();
-    note_citations(&home, &a, &raw);
-    if let Some(reason) = decide(&home, &a, &raw) {
+    note_citations(&home, &a, &raw, until);
+    if let Some(reason) = decide(&home, &a, &raw, until) {
         out!("{}", answer(a.client, reason));
     }
     0
@@ -64,8 +64,8 @@ pub fn nudge(a: NudgeArgs) -> i32 {
 /// Tell the owner which claims the prompt and file hints added to this session the
 /// agent has since named in its own words (their slugs in the transcript): whether the
 /// hints pay (SPEC §5). Asks first, so a session no hint reached reads no transcript.
-/// Best effort, within [`BUDGET`] a request.
-fn note_citations(home: &Path, a: &NudgeArgs, raw: &str) {
+/// Best effort, by `until`.
+fn note_citations(home: &Path, a: &NudgeArgs, raw: &str, until: Instant) {
     let Ok(input) = serde_json::from_str::<HookInput>(raw) else {
         return;
     };
@@ -82,7 +82,7 @@ fn note_citations(home: &Path, a: &NudgeArgs, raw: &str) {
         &format!("/api/hint/session?{query}"),
         &[],
         None,
-        BUDGET,
+        until,
     );
     let Some((200, v)) = asked else {
         return;
@@ -115,7 +115,7 @@ fn note_citations(home: &Path, a: &NudgeArgs, raw: &str) {
         "/api/hint/cited",
         &[],
         Some(body.to_string().as_bytes()),
-        BUDGET,
+        until,
     );
 }
 
@@ -150,7 +150,7 @@ fn agent(client: HookClient) -> &'static str {
 }
 
 /// The reason to give the agent, or `None` to let it stop.
-fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
+fn decide(home: &Path, a: &NudgeArgs, raw: &str, until: Instant) -> Option<&'static str> {
     if crate::launch::nudge_off(home) {
         return None;
     }
@@ -168,7 +168,8 @@ fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
         return None;
     }
     let since = session.started_ms?;
-    let written = written_since(a.url.as_deref(), agent(a.client), &input.cwd, since).ok()??;
+    let written =
+        written_since(a.url.as_deref(), agent(a.client), &input.cwd, since, until).ok()??;
     if written {
         return None;
     }
@@ -185,19 +186,21 @@ fn decide(home: &Path, a: &NudgeArgs, raw: &str) -> Option<&'static str> {
 }
 
 /// Has this directory's brain a claim created at or after `since`? `None` when no brain
-/// covers the directory; an error when the owner does not answer within the budget.
+/// covers the directory; an error when the owner does not answer by `until`.
 fn written_since(
     url: Option<&str>,
     agent: &str,
     cwd: &Path,
     since: i64,
+    until: Instant,
 ) -> anyhow::Result<Option<bool>> {
     let base = super::client::owner_url(url);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    rt.block_on(async {
-        let http = reqwest::Client::builder().timeout(BUDGET).build()?;
+    let by = tokio::time::Instant::from_std(until);
+    let ask = async {
+        let http = reqwest::Client::new();
         let cwd = cwd.to_string_lossy().into_owned();
         let bearer = crate::client_token::bearer();
         let req = |method: reqwest::Method, path: &str| {
@@ -221,6 +224,11 @@ fn written_since(
             .await?;
         let claims: ClaimsView = serde_json::from_value(v)?;
         Ok(Some(claims.claims.iter().any(|r| r.created >= since)))
+    };
+    rt.block_on(async {
+        tokio::time::timeout_at(by, ask)
+            .await
+            .map_err(|_| anyhow::anyhow!("the owner did not answer in time"))?
     })
 }
 

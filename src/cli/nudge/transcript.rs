@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::cli::prime::HookClient;
+use crate::cli::hook::HookClient;
 
 /// A session as its transcript tells it.
 #[derive(Debug, Default, PartialEq)]

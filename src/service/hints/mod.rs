@@ -7,6 +7,7 @@
 //! Architecture invariant: the prompt's text is used for one recall and never kept.
 
 pub mod ledger;
+mod words;
 
 use std::fmt::Write as _;
 
@@ -16,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::provenance::{mark_superseded, merge_promoted};
 use super::route::{RouteInput, Routed};
-use super::rows::{Row, StoreTier};
+use super::rows::{one_line, Row, StoreTier};
 use super::verbs::seek::recall_rows;
 use super::Service;
 use crate::error::Result;
@@ -118,29 +119,7 @@ pub struct CitedAnswer {
 
 /// A claim version's identity in the ledger.
 pub fn version(r: &Row) -> String {
-    let store = match r.tier {
-        StoreTier::Project => "project",
-        StoreTier::Medulla => "medulla",
-        StoreTier::Team => "team",
-    };
-    format!("{store}:{}@{}", r.slug, r.created)
-}
-
-fn tier_word(t: StoreTier) -> &'static str {
-    match t {
-        StoreTier::Project => "project",
-        StoreTier::Medulla => "medulla",
-        StoreTier::Team => "team",
-    }
-}
-
-fn one_line(s: &str, max: usize) -> String {
-    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        format!("{}…", flat.chars().take(max).collect::<String>())
-    }
+    format!("{}:{}@{}", r.tier.as_str(), r.slug, r.created)
 }
 
 /// The longest prefix of `s` within `max` bytes, at a character boundary.
@@ -202,8 +181,8 @@ impl Service {
         let (rows, seek) = match req.event {
             HintEvent::Prompt => {
                 counters.hint_prompt();
-                let prompt = req.prompt.as_deref().unwrap_or_default();
-                let prompt = within(prompt.trim(), super::MAX_QUERY_BYTES);
+                let words = words::person_words(req.prompt.as_deref().unwrap_or_default());
+                let prompt = within(&words, super::MAX_QUERY_BYTES);
                 if prompt.is_empty() || brains::claim::check_text("prompt", prompt).is_err() {
                     return Ok(HintAnswer::default());
                 }
@@ -249,7 +228,7 @@ impl Service {
                 "- [{}] {} ({})",
                 r.slug,
                 one_line(&r.text, LINE_CHARS),
-                tier_word(r.tier)
+                r.tier.as_str()
             );
             if !r.evidence_changed.is_empty() {
                 let files: Vec<&str> = r.evidence_changed.iter().map(|c| c.path.as_str()).collect();
