@@ -44,6 +44,9 @@ pub fn medulla_cmd(home: &Path, cwd: &Path) -> Command {
         .env("MEDULLA_NO_AUTOSTART", "1")
         .env_remove("MEDULLA_URL")
         .env_remove("MEDULLA_BRAIN")
+        // The clients' own homes are the test's HOME, never the machine's.
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("COLUMNS");
     cmd

@@ -291,11 +291,13 @@ fn connect_bootstraps_installs_the_hook_and_says_when_the_owner_is_not_there() {
     let cmd = hook["hooks"][0]["command"].as_str().unwrap();
     assert!(cmd.ends_with("prime --client claude"), "{cmd}");
 
-    // Codex: its hooks.json, and the feature that turns hooks on, kept beside the user's.
+    // Codex: its hooks in the user's hooks.json (every checkout runs them), trusted there as
+    // Codex's own review records it; the project's config keeps the person's lines and
+    // loses only the deprecated flag an earlier medulla wrote.
     std::fs::create_dir_all(root.join(".codex")).unwrap();
     std::fs::write(
         root.join(".codex/config.toml"),
-        "# mine\n[features]\nweb_search = true\n",
+        "# mine\n[features]\nweb_search = true\ncodex_hooks = true\n",
     )
     .unwrap();
     let r = run(
@@ -305,7 +307,9 @@ fn connect_bootstraps_installs_the_hook_and_says_when_the_owner_is_not_there() {
         &["connect", "codex", "--hooks", "--no-check"],
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let hooks = json_at(&root.join(".codex/hooks.json"));
+    assert!(!root.join(".codex/hooks.json").exists());
+    let user_hooks = home.path().join(".codex/hooks.json");
+    let hooks = json_at(&user_hooks);
     let g = &hooks["hooks"]["SessionStart"][0];
     assert_eq!(g["matcher"], "startup|resume|clear");
     assert!(g["hooks"][0]["command"]
@@ -321,13 +325,24 @@ fn connect_bootstraps_installs_the_hook_and_says_when_the_owner_is_not_there() {
             .ends_with("nudge --client codex"),
         "{hooks}"
     );
+    let trust = std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
+    let t: toml::Table = trust.parse().unwrap();
+    let state = t["hooks"]["state"].as_table().expect("hooks.state");
+    let key = format!("{}:session_start:0:0", user_hooks.display());
+    assert!(
+        state[&key]["trusted_hash"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("sha256:")),
+        "{trust}"
+    );
+    assert_eq!(
+        state.len(),
+        4,
+        "prime, nudge, the prompt and file hints: {trust}"
+    );
     let config = std::fs::read_to_string(root.join(".codex/config.toml")).unwrap();
     let t: toml::Table = config.parse().unwrap();
-    assert_eq!(
-        t["features"]["codex_hooks"].as_bool(),
-        Some(true),
-        "{config}"
-    );
+    assert_eq!(t["features"].get("codex_hooks"), None, "{config}");
     assert_eq!(
         t["features"]["web_search"].as_bool(),
         Some(true),
@@ -337,6 +352,13 @@ fn connect_bootstraps_installs_the_hook_and_says_when_the_owner_is_not_there() {
         config.contains("# mine") && t["mcp_servers"]["medulla"]["url"].is_str(),
         "{config}"
     );
+    // `disconnect` takes the hooks and their trust out, the person's lines kept.
+    let r = run(&o, home.path(), &root, &["disconnect", "codex"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let left = std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
+    assert!(!left.contains("trusted_hash"), "{left}");
+    let left = std::fs::read_to_string(&user_hooks).unwrap();
+    assert!(!left.contains("--client codex"), "{left}");
 
     // Gemini: one settings.json holds both its server and its hook; neither drops the other.
     let r = run(
@@ -839,7 +861,11 @@ fn a_committed_mcp_json_routes_each_clone_to_its_own_brain() {
 }
 
 /// Issue 53: `--hooks` also installs the end-of-turn nudge as Claude Code's `Stop` hook,
-/// merged beside the user's own hooks; `disconnect` takes out only medulla's.
+/// merged beside the user's own hooks; `disconnect` takes out only medulla's. Issue 71,
+/// finding 3: Claude Code asks before every MCP tool, and a headless `claude -p` denied
+/// every one of medulla's ("you haven't granted it yet"): `connect` now allows them in
+/// the same settings, beside the person's rules, all but `purge` (left to the client's
+/// question), and says what Claude Code needs before it applies a project's rules.
 #[test]
 fn claude_hooks_add_the_stop_nudge_beside_the_users_and_disconnect_takes_only_medullas() {
     let o = Owner::start();
@@ -863,7 +889,15 @@ fn claude_hooks_add_the_stop_nudge_beside_the_users_and_disconnect_takes_only_me
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let s = json_at(&root.join(".claude/settings.json"));
-    assert_eq!(s["permissions"], mine["permissions"]);
+    assert_eq!(
+        s["permissions"],
+        json!({ "allow": ["Bash(ls)", "mcp__medulla"], "ask": ["mcp__medulla__purge"] })
+    );
+    assert!(
+        r.stderr.contains("trust the folder") && r.stderr.contains("--allowedTools mcp__medulla"),
+        "the trust step is named: {}",
+        r.stderr
+    );
     let stop = s["hooks"]["Stop"].as_array().unwrap();
     assert_eq!(stop.len(), 2, "{s}");
     assert_eq!(
@@ -879,7 +913,11 @@ fn claude_hooks_add_the_stop_nudge_beside_the_users_and_disconnect_takes_only_me
         .unwrap()
         .ends_with("prime --client claude"));
 
-    // Again: nothing changes.
+    // Again, in a folder the person trusted: nothing changes, nothing to say.
+    let mut trusted = json!({ "projects": {} });
+    trusted["projects"][root.to_string_lossy().as_ref()] =
+        json!({ "hasTrustDialogAccepted": true });
+    std::fs::write(home.path().join(".claude.json"), trusted.to_string()).unwrap();
     let r = run(
         &o,
         home.path(),
@@ -887,6 +925,7 @@ fn claude_hooks_add_the_stop_nudge_beside_the_users_and_disconnect_takes_only_me
         &["connect", "claude-code", "--hooks"],
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!r.stderr.contains("trust"), "{}", r.stderr);
     assert_eq!(
         json_at(&root.join(".claude/settings.json")),
         s,

@@ -65,6 +65,11 @@ fn shop() -> Shop {
 impl Shop {
     /// `medulla connect CLIENT --hooks --no-check` in the shop; the file it wrote.
     fn connect(&self, client: &str, file: &str) -> Value {
+        self.connect_at(client, &self.root.join(file))
+    }
+
+    /// The same, reading the hooks file at `file` (Codex's are the user's).
+    fn connect_at(&self, client: &str, file: &Path) -> Value {
         let out = medulla_cmd(self.o.home.path(), &self.root)
             .env("HOME", self.user.path())
             .args(["connect", client, "--hooks", "--no-check"])
@@ -75,7 +80,7 @@ impl Shop {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let text = std::fs::read_to_string(self.root.join(file)).unwrap();
+        let text = std::fs::read_to_string(file).unwrap();
         serde_json::from_str(&text).unwrap()
     }
 
@@ -340,7 +345,7 @@ fn a_prompt_matching_many_claims_adds_a_few_and_says_how_many_more() {
 #[test]
 fn codex_and_gemini_get_the_same_hints_in_their_own_shapes() {
     let s = shop();
-    let codex = s.connect("codex", ".codex/hooks.json");
+    let codex = s.connect_at("codex", &s.user.path().join(".codex/hooks.json"));
     let (_, out) = s.run(
         &command(&codex, "UserPromptSubmit"),
         &json!({

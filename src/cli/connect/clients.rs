@@ -108,8 +108,10 @@ impl AgentClient {
     /// speaks it, and reads the owner's event streams as that client reads them.
     pub fn protocol(self) -> &'static str {
         match self {
-            // Gemini CLI 0.61 bundles a TypeScript SDK of 2025-06-18.
-            AgentClient::Gemini => "2025-06-18",
+            // Claude Code 2.1 asks for 2025-11-25 (after a `server/discover` probe).
+            AgentClient::ClaudeCode => "2025-11-25",
+            // Codex 0.171 (rmcp) and Gemini CLI 0.61 (a TypeScript SDK that parses every
+            // event as a message) ask for 2025-06-18; so do the others medulla knows.
             _ => "2025-06-18",
         }
     }

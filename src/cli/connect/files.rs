@@ -2,12 +2,27 @@
 //! without touching anything else the file holds: JSON through serde_json (re-indented,
 //! every other key kept), TOML through toml_edit (comments and layout kept).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use serde_json::{Map, Value};
 
 use super::clients::{Entry, Syntax};
+
+/// One more file `connect` changes besides the client's MCP entry (its hooks, its
+/// permission rules): the file, the change (the text after it, from the text before), and
+/// how `disconnect` takes medulla's part out again (`None`: nothing of medulla's there).
+pub struct Edit {
+    pub path: PathBuf,
+    pub apply: fn(Option<&str>, &Path) -> anyhow::Result<String>,
+    pub undo: fn(&str, &Path) -> anyhow::Result<Option<String>>,
+}
+
+/// An undo for an edit `disconnect` leaves in place (a feature flag other hooks may
+/// need).
+pub fn kept(_before: &str, _path: &Path) -> anyhow::Result<Option<String>> {
+    Ok(None)
+}
 
 /// The file's text now, or `None` when there is no file.
 pub fn read(path: &Path) -> anyhow::Result<Option<String>> {

@@ -5,11 +5,16 @@
 //!
 //! - `clients`: each client's file and entry, by scope;
 //! - `files`: merging into JSON and TOML without dropping anything else, diffs, writes;
+//! - `hooks`: the client hooks `--hooks` installs (`prime`, `hint`, `nudge`);
+//! - `permissions`: the rule that lets a client call medulla's tools without asking;
 //! - `check`: the connection check over HTTP or through the stdio bridge.
 
 mod check;
 mod clients;
+mod codex;
 mod files;
+mod hooks;
+mod permissions;
 
 use std::path::PathBuf;
 
@@ -106,17 +111,19 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
     // hold both its servers and its hooks) is chained, not read twice.
     let mut plans: Vec<(PathBuf, Option<String>, String)> =
         vec![(entry.file.clone(), before.clone(), after.clone())];
+    let mut edits = permissions::edits(a.t.client, a.t.scope, &root)?;
     if a.hooks {
-        for h in check::hook_edits(a.t.client, a.t.scope, &root)? {
-            let now = match plans.iter().find(|p| p.0 == h.path) {
-                Some(p) => Some(p.2.clone()),
-                None => files::read(&h.path)?,
-            };
-            let next = (h.edit)(now.as_deref(), &h.path)?;
-            match plans.iter_mut().find(|p| p.0 == h.path) {
-                Some(p) => p.2 = next,
-                None => plans.push((h.path, now, next)),
-            }
+        edits.extend(hooks::edits(a.t.client, a.t.scope, &root)?);
+    }
+    for h in edits {
+        let now = match plans.iter().find(|p| p.0 == h.path) {
+            Some(p) => Some(p.2.clone()),
+            None => files::read(&h.path)?,
+        };
+        let next = (h.apply)(now.as_deref(), &h.path)?;
+        match plans.iter_mut().find(|p| p.0 == h.path) {
+            Some(p) => p.2 = next,
+            None => plans.push((h.path, now, next)),
         }
     }
     if a.t.dry_run {
@@ -156,8 +163,19 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
                 a.t.client.name(),
                 path.display()
             ),
-            (_, true) => out!("hooks: wrote {}", path.display()),
-            (_, false) => out!("hooks: {} unchanged", path.display()),
+            (_, true) => out!("wrote {}", path.display()),
+            (_, false) => out!("{} unchanged", path.display()),
+        }
+    }
+    // What the person must still do for the client to use what was written.
+    if a.t.scope != Some(Scope::User) {
+        let note = match a.t.client {
+            AgentClient::ClaudeCode => permissions::claude_trust_note(&root),
+            AgentClient::Codex => codex::project_trust_note(&root),
+            _ => None,
+        };
+        if let Some(n) = note {
+            note!("medulla: {n}");
         }
     }
     if a.no_check {
@@ -179,21 +197,31 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
 pub fn disconnect(a: DisconnectArgs) -> anyhow::Result<i32> {
     let url = super::client::owner_url(a.c.url.as_deref());
     let (entry, root) = entry_for(&a.t, &url)?;
-    // medulla's hooks (`prime`, `nudge`, `hint`) come out of the client's hook files too.
-    for h in check::hook_edits(a.t.client, a.t.scope, &root).unwrap_or_default() {
-        if h.path.extension().is_some_and(|e| e == "toml") {
-            continue;
-        }
-        let Some(before) = files::read(&h.path)? else {
+    // medulla's hooks (`prime`, `nudge`, `hint`) and permission rules come out of the
+    // client's files too; a file edited twice is undone in turn.
+    let mut edits = permissions::edits(a.t.client, a.t.scope, &root)?;
+    edits.extend(hooks::edits(a.t.client, a.t.scope, &root).unwrap_or_default());
+    let mut undone: Vec<(PathBuf, String, String)> = Vec::new();
+    for h in edits {
+        let now = match undone.iter().find(|u| u.0 == h.path) {
+            Some(u) => Some(u.2.clone()),
+            None => files::read(&h.path)?,
+        };
+        let Some(now) = now else { continue };
+        let Some(after) = (h.undo)(&now, &h.path)? else {
             continue;
         };
-        if let Some(after) = check::without_hooks(&before, &h.path)? {
-            if a.t.dry_run {
-                out!("{}", files::diff(&h.path, Some(&before), &after));
-            } else {
-                files::write(&h.path, &after)?;
-                out!("hooks: took medulla's out of {}", h.path.display());
-            }
+        match undone.iter_mut().find(|u| u.0 == h.path) {
+            Some(u) => u.2 = after,
+            None => undone.push((h.path, now, after)),
+        }
+    }
+    for (path, before, after) in undone {
+        if a.t.dry_run {
+            out!("{}", files::diff(&path, Some(&before), &after));
+        } else {
+            files::write(&path, &after)?;
+            out!("took medulla's hooks and rules out of {}", path.display());
         }
     }
     let Some(before) = files::read(&entry.file)? else {
