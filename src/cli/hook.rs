@@ -20,6 +20,10 @@ pub enum HookClient {
     Claude,
     Codex,
     Gemini,
+    /// opencode, through the plugin `connect opencode --hooks` writes: it speaks Claude
+    /// Code's hook shape, and tells the end-of-turn hook its session itself (opencode
+    /// keeps no transcript file a hook could read).
+    Opencode,
 }
 
 impl HookClient {
@@ -29,6 +33,7 @@ impl HookClient {
             HookClient::Claude => "claude",
             HookClient::Codex => "codex",
             HookClient::Gemini => "gemini",
+            HookClient::Opencode => "opencode",
         }
     }
 }

@@ -56,12 +56,13 @@ pub fn reaches(t: &Transport, root: &Path, protocol: &str) -> anyhow::Result<usi
 }
 
 /// A header's value as the client sends it when it runs in `root`: `${workspaceFolder}`
-/// (VS Code, Cursor) and `${PWD}` (Claude Code, Gemini CLI, Codex's `env_http_headers`)
-/// are that directory.
+/// (VS Code, Cursor), `${PWD}` (Claude Code, Gemini CLI, Codex's `env_http_headers`) and
+/// `{env:PWD}` (opencode) are that directory.
 fn as_client_sends(v: &str, root: &Path) -> String {
     let root = root.to_string_lossy();
     v.replace("${workspaceFolder}", &root)
         .replace("${PWD}", &root)
+        .replace("{env:PWD}", &root)
 }
 
 /// A JSON-RPC answer from a Streamable HTTP response, read as a client of `protocol`

@@ -1,7 +1,8 @@
 //! Each agent client's own configuration file and the entry medulla writes there, in that
 //! client's shape. A project scope is committed and cloned, so its caller root is a
 //! variable the client expands (its own: `${workspaceFolder}` for VS Code and Cursor,
-//! `${PWD}` for Claude Code and Gemini CLI, Codex's `env_http_headers` naming `PWD`),
+//! `${PWD}` for Claude Code and Gemini CLI, Codex's `env_http_headers` naming `PWD`,
+//! `{env:PWD}` for opencode),
 //! never this machine's path; a user scope is shared by every project, so it registers
 //! the stdio bridge, which sends its working directory as the caller root.
 
@@ -26,6 +27,8 @@ pub enum AgentClient {
     Gemini,
     /// Windsurf: `~/.codeium/windsurf/mcp_config.json` (user only; the stdio bridge)
     Windsurf,
+    /// opencode: `opencode.json` (or `opencode.jsonc`) or `~/.config/opencode/opencode.json`
+    Opencode,
 }
 
 /// Where an entry goes: this project's file, or the user's.
@@ -68,6 +71,17 @@ pub enum Transport {
     Stdio { command: String, args: Vec<String> },
 }
 
+/// opencode's project file: `opencode.jsonc` when the project keeps one, else
+/// `opencode.json`.
+fn opencode_file(root: &Path) -> PathBuf {
+    let jsonc = root.join("opencode.jsonc");
+    if jsonc.exists() && !root.join("opencode.json").exists() {
+        jsonc
+    } else {
+        root.join("opencode.json")
+    }
+}
+
 /// Where the user's files are.
 #[derive(Debug, Clone)]
 pub struct Places {
@@ -101,6 +115,7 @@ impl AgentClient {
             AgentClient::Vscode => "vscode",
             AgentClient::Gemini => "gemini",
             AgentClient::Windsurf => "windsurf",
+            AgentClient::Opencode => "opencode",
         }
     }
 
@@ -108,8 +123,9 @@ impl AgentClient {
     /// speaks it, and reads the owner's event streams as that client reads them.
     pub fn protocol(self) -> &'static str {
         match self {
-            // Claude Code 2.1 asks for 2025-11-25 (after a `server/discover` probe).
-            AgentClient::ClaudeCode => "2025-11-25",
+            // Claude Code 2.1 asks for 2025-11-25 (after a `server/discover` probe);
+            // opencode 1.18's TypeScript SDK for 2025-11-25 too.
+            AgentClient::ClaudeCode | AgentClient::Opencode => "2025-11-25",
             // Codex 0.171 (rmcp) and Gemini CLI 0.61 (a TypeScript SDK that parses every
             // event as a message) ask for 2025-06-18; so do the others medulla knows.
             _ => "2025-06-18",
@@ -133,6 +149,7 @@ impl AgentClient {
             AgentClient::Vscode => "copilot:maker",
             AgentClient::Gemini => "gemini:maker",
             AgentClient::Windsurf => "windsurf:maker",
+            AgentClient::Opencode => "opencode:maker",
         }
     }
 
@@ -150,6 +167,7 @@ impl AgentClient {
         let mcp = format!("{}/mcp", url.trim_end_matches('/'));
         // What each client expands in a committed file to the directory it runs in.
         const PWD: &str = "${PWD}";
+        const OPENCODE_PWD: &str = "{env:PWD}";
         const WORKSPACE: &str = "${workspaceFolder}";
         let headers = |root: &str| {
             vec![
@@ -259,18 +277,23 @@ impl AgentClient {
             },
             // Gemini CLI: `httpUrl` is Streamable HTTP (a plain `url` would mean SSE); it
             // resolves `$VAR` and `${VAR}` in every string of settings.json.
+            // Headless, Gemini CLI offers its model no tool it would have to ask about:
+            // `trust` lets medulla's run without asking, all but `purge` (erasing every
+            // version of a claim), which is left out.
             (AgentClient::Gemini, Scope::Project) => Entry {
                 file: root.join(".gemini").join("settings.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "httpUrl": mcp, "headers": header_map(&headers(PWD)) }),
+                value: json!({ "httpUrl": mcp, "headers": header_map(&headers(PWD)),
+                               "trust": true, "excludeTools": ["purge"] }),
                 transport: http(PWD),
             },
             (AgentClient::Gemini, Scope::User) => Entry {
                 file: places.home.join(".gemini").join("settings.json"),
                 syntax: Syntax::Json,
                 keys: vec!["mcpServers", "medulla"],
-                value: json!({ "command": bin, "args": bridge_args }),
+                value: json!({ "command": bin, "args": bridge_args,
+                               "trust": true, "excludeTools": ["purge"] }),
                 transport: stdio,
             },
             (AgentClient::Windsurf, Scope::User) => Entry {
@@ -284,6 +307,28 @@ impl AgentClient {
                 value: json!({ "command": bin, "args": bridge_args }),
                 transport: stdio,
             },
+            // opencode substitutes `{env:VAR}` in its config when it loads it; its remote
+            // servers are Streamable HTTP. An `opencode.jsonc` the project keeps is edited in
+            // its place.
+            (AgentClient::Opencode, Scope::Project) => Entry {
+                file: opencode_file(root),
+                syntax: Syntax::Json,
+                keys: vec!["mcp", "medulla"],
+                value: json!({ "type": "remote", "url": mcp, "enabled": true,
+                               "headers": header_map(&headers(OPENCODE_PWD)) }),
+                transport: http(OPENCODE_PWD),
+            },
+            (AgentClient::Opencode, Scope::User) => {
+                let mut command = vec![bin.clone()];
+                command.extend(bridge_args.iter().cloned());
+                Entry {
+                    file: places.config.join("opencode").join("opencode.json"),
+                    syntax: Syntax::Json,
+                    keys: vec!["mcp", "medulla"],
+                    value: json!({ "type": "local", "command": command, "enabled": true }),
+                    transport: stdio,
+                }
+            }
             (AgentClient::ClaudeDesktop | AgentClient::Windsurf, Scope::Project) => {
                 return Err(no_project())
             }

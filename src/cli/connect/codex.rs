@@ -8,8 +8,8 @@
 //! trusted_hash`, the SHA-256 of the handler's normalized definition): the person asked
 //! for these hooks by running `connect`; hooks anyone else adds still wait for review.
 //! The project's MCP entry stays in `.codex/config.toml`, which Codex reads only in a
-//! project the person trusts: `connect` says so when it is not, and never trusts a
-//! project for them.
+//! project the person trusts: `connect` says so when it is not (`trust.rs`), and never
+//! trusts a project for them.
 
 use std::path::{Path, PathBuf};
 
@@ -230,31 +230,6 @@ fn untrust(before: &str, path: &Path) -> anyhow::Result<Option<String>> {
         return Ok(None);
     }
     Ok(Some(doc.to_string()))
-}
-
-/// What a person must still do for Codex to use the project's MCP entry, or `None`:
-/// Codex reads a project's `.codex/config.toml` only once the project is trusted
-/// (`[projects."<main checkout>"] trust_level = "trusted"` in the user's config, which its
-/// first run in the project asks about, or `codex exec --trust`).
-pub fn project_trust_note(root: &Path) -> Option<String> {
-    let config = home().ok()?.join("config.toml");
-    let text = files::read(&config).ok().flatten().unwrap_or_default();
-    let doc: toml::Table = toml::from_str(&text).unwrap_or_default();
-    let main = crate::git::locate(root).map(|c| c.main_toplevel());
-    let trusted = |dir: &Path| {
-        doc.get("projects")
-            .and_then(|p| p.get(dir.to_string_lossy().as_ref()))
-            .and_then(|p| p.get("trust_level"))
-            .and_then(|t| t.as_str())
-            == Some("trusted")
-    };
-    let checkout = main.clone().unwrap_or_else(|| root.to_path_buf());
-    (!trusted(&checkout) && !trusted(root)).then(|| {
-        format!(
-            "Codex reads this project's .codex/config.toml (medulla's entry) once you trust the project: run `codex` in {} once and trust it, or `codex exec --trust`",
-            checkout.display()
-        )
-    })
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ use super::clients::{Entry, Syntax};
 
 /// One more file `connect` changes besides the client's MCP entry (its hooks, its
 /// permission rules): the file, the change (the text after it, from the text before), and
-/// how `disconnect` takes medulla's part out again (`None`: nothing of medulla's there).
+/// how `disconnect` takes medulla's part out again (`None`: nothing of medulla's there;
+/// an empty text: the file is medulla's whole, and goes).
 pub struct Edit {
     pub path: PathBuf,
     pub apply: fn(Option<&str>, &Path) -> anyhow::Result<String>,
@@ -101,10 +102,17 @@ pub fn parse_json(before: Option<&str>, path: &Path) -> anyhow::Result<Value> {
     match before.map(str::trim) {
         None | Some("") => Ok(Value::Object(Map::new())),
         Some(t) => serde_json::from_str(t).with_context(|| {
-            format!(
-                "{} is not valid JSON: fix it (or move it aside) and run connect again; nothing was written",
-                path.display()
-            )
+            if path.extension().is_some_and(|e| e == "jsonc") {
+                format!(
+                    "{} holds comments or trailing commas medulla would not keep: add medulla's entry by hand (`medulla connect … --dry-run` prints it), or make the file plain JSON; nothing was written",
+                    path.display()
+                )
+            } else {
+                format!(
+                    "{} is not valid JSON: fix it (or move it aside) and run connect again; nothing was written",
+                    path.display()
+                )
+            }
         }),
     }
 }

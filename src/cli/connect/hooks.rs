@@ -32,13 +32,17 @@ pub fn edits(client: AgentClient, scope: Option<Scope>, root: &Path) -> anyhow::
         }],
         // Codex trusts hooks by their file: medulla's go where every checkout finds them.
         AgentClient::Codex => super::codex::hook_edits(root)?,
+        // opencode has plugins, not hook entries.
+        AgentClient::Opencode => {
+            super::opencode::hook_edits(scope.unwrap_or(Scope::Project), root)?
+        }
         AgentClient::Gemini => vec![Edit {
             path: base(".gemini")?.join("settings.json"),
             apply: gemini_hook,
             undo: without_hooks,
         }],
         other => bail!(
-            "{} has no session-start or end-of-turn hook medulla can install (`--hooks` covers claude-code, codex and gemini): connect it without `--hooks`, and run `medulla prime` from its own session-start mechanism if it has one",
+            "{} has no session-start or end-of-turn hook medulla can install (`--hooks` covers claude-code, codex, gemini and opencode): connect it without `--hooks`, and run `medulla prime` from its own session-start mechanism if it has one",
             other.name()
         ),
     })

@@ -7,6 +7,7 @@
 //! - `files`: merging into JSON and TOML without dropping anything else, diffs, writes;
 //! - `hooks`: the client hooks `--hooks` installs (`prime`, `hint`, `nudge`);
 //! - `permissions`: the rule that lets a client call medulla's tools without asking;
+//! - `trust`: the step a client still asks of the person before it reads a project's files;
 //! - `check`: the connection check over HTTP or through the stdio bridge.
 
 mod check;
@@ -14,7 +15,9 @@ mod clients;
 mod codex;
 mod files;
 mod hooks;
+mod opencode;
 mod permissions;
+mod trust;
 
 use std::path::PathBuf;
 
@@ -168,13 +171,8 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
         }
     }
     // What the person must still do for the client to use what was written.
-    if a.t.scope != Some(Scope::User) {
-        let note = match a.t.client {
-            AgentClient::ClaudeCode => permissions::claude_trust_note(&root),
-            AgentClient::Codex => codex::project_trust_note(&root),
-            _ => None,
-        };
-        if let Some(n) = note {
+    if a.t.scope.unwrap_or(a.t.client.default_scope()) == Scope::Project {
+        if let Some(n) = trust::note(a.t.client, &root) {
             note!("medulla: {n}");
         }
     }
@@ -219,6 +217,11 @@ pub fn disconnect(a: DisconnectArgs) -> anyhow::Result<i32> {
     for (path, before, after) in undone {
         if a.t.dry_run {
             out!("{}", files::diff(&path, Some(&before), &after));
+        } else if after.is_empty() {
+            // A file medulla owns whole (opencode's plugin).
+            std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+            out!("removed {}", path.display());
         } else {
             files::write(&path, &after)?;
             out!("took medulla's hooks and rules out of {}", path.display());

@@ -100,38 +100,6 @@ fn without_claude_rules(before: &str, path: &Path) -> anyhow::Result<Option<Stri
     files::json_text(&doc).map(Some)
 }
 
-/// What a person must still do for Claude Code to apply the project's rule, or `None`
-/// when nothing: Claude Code ignores a project's `permissions.allow` until its folder is
-/// trusted (the dialog an interactive `claude` shows once; keyed by the main checkout,
-/// so a linked worktree counts as its repository's), and a headless run never shows
-/// that dialog. medulla does not accept it for the person: it says so.
-pub fn claude_trust_note(root: &Path) -> Option<String> {
-    let places = Places::from_env().ok()?;
-    let file = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .map(PathBuf::from)
-        .unwrap_or(places.home)
-        .join(".claude.json");
-    let state: Value = files::read(&file)
-        .ok()
-        .flatten()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    let main = crate::git::locate(root).map(|c| c.main_toplevel());
-    let trusted = |dir: &Path| {
-        state["projects"][dir.to_string_lossy().as_ref()]["hasTrustDialogAccepted"] == true
-    };
-    let any_trusted = root
-        .ancestors()
-        .chain(main.iter().flat_map(|m| m.ancestors()))
-        .any(trusted);
-    (!any_trusted).then(|| {
-        format!(
-            "Claude Code applies this project's rule once you trust the folder: run `claude` in {} once and accept its trust dialog (until then a headless `claude -p` is refused medulla's tools; `--allowedTools {CLAUDE_ALLOW}` allows them for one run)",
-            main.as_deref().unwrap_or(root).display()
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

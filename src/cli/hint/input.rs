@@ -4,7 +4,8 @@
 //! `UserPromptSubmit` and `PostToolUse` (`apply_patch`: the paths on the patch's `*** …
 //! File:` lines; `Bash`: the words of the command that are files of the project, since
 //! Codex reads files with shell commands), Gemini CLI's `BeforeAgent` and `AfterTool`
-//! (`read_file`, `write_file`, `replace`: `file_path`; `read_many_files`: `include`).
+//! (`read_file`, `write_file`, `replace`: `file_path`; `read_many_files`: `include`);
+//! medulla's opencode plugin speaks Claude Code's shape.
 
 use std::path::{Path, PathBuf};
 
@@ -44,7 +45,7 @@ pub fn read(client: HookClient, raw: &str) -> Option<HookCall> {
         .to_string();
     let cwd = PathBuf::from(v["cwd"].as_str().filter(|c| Path::new(c).is_absolute())?);
     let prompt_event = match client {
-        HookClient::Claude | HookClient::Codex => "UserPromptSubmit",
+        HookClient::Claude | HookClient::Codex | HookClient::Opencode => "UserPromptSubmit",
         HookClient::Gemini => "BeforeAgent",
     };
     let ask = if event == prompt_event {
@@ -53,7 +54,10 @@ pub fn read(client: HookClient, raw: &str) -> Option<HookCall> {
         let tool = v["tool_name"].as_str()?;
         let input = &v["tool_input"];
         let files = match (client, tool) {
-            (HookClient::Claude, "Read" | "Edit" | "Write" | "MultiEdit") => {
+            (
+                HookClient::Claude | HookClient::Opencode,
+                "Read" | "Edit" | "Write" | "MultiEdit",
+            ) => {
                 vec![input["file_path"].as_str()?.to_string()]
             }
             (HookClient::Claude, "NotebookEdit") => {

@@ -37,6 +37,8 @@ pub struct NudgeArgs {
 
 /// The fields of the hook's stdin that matter here (Claude Code's and Codex's `Stop`,
 /// Gemini CLI's `AfterAgent`: the same names in all three). Codex may send no transcript.
+/// medulla's opencode plugin tells the session instead of naming a transcript: its tool
+/// calls, when it started, and what the agent said.
 #[derive(Debug, Deserialize)]
 struct HookInput {
     session_id: String,
@@ -44,6 +46,35 @@ struct HookInput {
     cwd: PathBuf,
     #[serde(default)]
     stop_hook_active: bool,
+    #[serde(default)]
+    tool_calls: Option<usize>,
+    #[serde(default)]
+    started_ms: Option<i64>,
+    #[serde(default)]
+    said: Option<String>,
+}
+
+impl HookInput {
+    /// The session as its transcript tells it, or as the client told it.
+    fn session(&self, client: HookClient) -> Option<transcript::Session> {
+        if client == HookClient::Opencode {
+            return Some(transcript::Session {
+                tool_calls: self.tool_calls?,
+                started_ms: self.started_ms,
+            });
+        }
+        let text = std::fs::read_to_string(self.transcript_path.as_ref()?).ok()?;
+        Some(transcript::read(client, &text))
+    }
+
+    /// What the agent said in its own words this session.
+    fn said(&self, client: HookClient) -> Option<String> {
+        if client == HookClient::Opencode {
+            return self.said.clone();
+        }
+        let text = std::fs::read_to_string(self.transcript_path.as_ref()?).ok()?;
+        Some(transcript::said(client, &text))
+    }
 }
 
 /// `medulla nudge`: always exit 0.
@@ -69,9 +100,9 @@ fn note_citations(home: &Path, a: &NudgeArgs, raw: &str, until: Instant) {
     let Ok(input) = serde_json::from_str::<HookInput>(raw) else {
         return;
     };
-    let Some(path) = input.transcript_path.as_ref() else {
+    if input.transcript_path.is_none() && input.said.is_none() {
         return;
-    };
+    }
     let session = format!("{}:{}", a.client.name(), input.session_id);
     let url = super::client::owner_url(a.url.as_deref());
     let query = serde_urlencoded::to_string([("session", session.as_str())]).unwrap_or_default();
@@ -96,10 +127,9 @@ fn note_citations(home: &Path, a: &NudgeArgs, raw: &str, until: Instant) {
     if pending.is_empty() {
         return;
     }
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Some(said) = input.said(a.client) else {
         return;
     };
-    let said = transcript::said(a.client, &text);
     let cited: Vec<&str> = pending
         .into_iter()
         .filter(|slug| names(&said, slug))
@@ -134,7 +164,7 @@ fn names(text: &str, slug: &str) -> bool {
 /// takes `deny` and sends `reason` to the agent as a new prompt.
 fn answer(client: HookClient, reason: &str) -> Value {
     let decision = match client {
-        HookClient::Claude | HookClient::Codex => "block",
+        HookClient::Claude | HookClient::Codex | HookClient::Opencode => "block",
         HookClient::Gemini => "deny",
     };
     json!({ "decision": decision, "reason": reason })
@@ -146,6 +176,7 @@ fn agent(client: HookClient) -> &'static str {
         HookClient::Claude => "claude:nudge",
         HookClient::Codex => "codex:nudge",
         HookClient::Gemini => "gemini:nudge",
+        HookClient::Opencode => "opencode:nudge",
     }
 }
 
@@ -162,8 +193,7 @@ fn decide(home: &Path, a: &NudgeArgs, raw: &str, until: Instant) -> Option<&'sta
     if marker.exists() {
         return None;
     }
-    let text = std::fs::read_to_string(input.transcript_path.as_ref()?).ok()?;
-    let session = transcript::read(a.client, &text);
+    let session = input.session(a.client)?;
     if session.tool_calls < MIN_TOOL_CALLS {
         return None;
     }

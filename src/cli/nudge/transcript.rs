@@ -74,6 +74,8 @@ pub fn said(client: HookClient, text: &str) -> String {
                 texts(&m["content"], &mut add);
             }
         }
+        // The plugin tells the session itself: no transcript.
+        HookClient::Opencode => {}
     }
     out
 }
@@ -84,6 +86,7 @@ pub fn read(client: HookClient, text: &str) -> Session {
         HookClient::Claude => claude(text),
         HookClient::Codex => codex(text),
         HookClient::Gemini => gemini(text),
+        HookClient::Opencode => Session::default(),
     }
 }
 

@@ -2,8 +2,8 @@
 //! recalls on the person's words). Clients wrap other things around them: Gemini CLI
 //! puts what its hooks added earlier in the session (medulla's own digest among them)
 //! in `<hook_context>` blocks before the words, and the files a prompt references with
-//! `@path` in a block of their contents after them; Claude Code may carry
-//! `<system-reminder>` blocks. Recalled on whole, such a prompt matches the digest rather
+//! `@path` in a block of their contents after them (and a `<system_note>` for an
+//! `@agent`); Claude Code may carry `<system-reminder>` blocks. Recalled on whole, such a prompt matches the digest rather
 //! than what the person asked, and a long digest pushed the words past the query's bound.
 //! Each known wrapping is set aside whole, wherever it stands; a block that never closes
 //! is left as it is (the words are never guessed at).
@@ -13,6 +13,7 @@
 const WRAPPINGS: &[(&str, &str)] = &[
     ("<hook_context>", "</hook_context>"),
     ("<system-reminder>", "</system-reminder>"),
+    ("<system_note>", "</system_note>"),
     (
         "--- Content from referenced files ---",
         "--- End of content ---",
