@@ -675,28 +675,12 @@ fn sync_writes_the_instruction_files_and_never_clobbers_a_persons_edit() {
     );
 }
 
-/// Codex's own CLI (from the npm registry, pinned), installed once under `target/`.
-fn codex_cli() -> std::path::PathBuf {
-    static AT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    AT.get_or_init(|| {
-        let dir = crate::common::target_dir()
-            .join("agent-clients")
-            .join("codex-0.169.0");
-        let bin = dir.join("node_modules/.bin/codex");
-        if !bin.exists() {
-            crate::common::npm_install(
-                &dir,
-                &["@openai/codex@0.169.0"],
-                "to run Codex's own CLI in this test",
-            );
-        }
-        bin
-    })
-    .clone()
-}
-
 #[test]
 fn codex_itself_reads_the_entries_connect_writes() {
+    // The pinned release the real-client tests run (tests/it/clients).
+    let Some(codex) = crate::clients::codex_cli() else {
+        return;
+    };
     let o = Owner::start();
     let root = o.project("app");
     let home = tempfile::tempdir().unwrap();
@@ -713,7 +697,7 @@ fn codex_itself_reads_the_entries_connect_writes() {
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let list = |codex_home: &Path| -> Value {
-        let out = Command::new(codex_cli())
+        let out = Command::new(&codex)
             .args(["mcp", "list", "--json"])
             .env("CODEX_HOME", codex_home)
             .env("HOME", home.path())

@@ -7,6 +7,7 @@ mod battery;
 mod bridge;
 mod build_inputs;
 mod cli;
+mod clients;
 mod common;
 mod conformance;
 mod connect;

@@ -1,6 +1,6 @@
 //! The only stand-in of the real-client tests: a scripted model on loopback. A small
 //! HTTP/1.1 server on `127.0.0.1:0` that logs every request a client sends its model
-//! (method, path, headers, JSON body) and answers each with what the test's script says,
+//! (path, headers, JSON body) and answers each with what the test's script says,
 //! in the wire format of the client's API (the adapters beside this file). The script
 //! reads the conversation it is sent, never a request counter, so the side requests a
 //! client makes (titles, checks) are answered without throwing the agent's turn off.
@@ -12,10 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-/// One request a client sent its model.
+/// One request a client sent its model (its method is always POST but for a probe).
 #[derive(Debug, Clone)]
 pub struct Request {
-    pub method: String,
     /// The path with its query string.
     pub path: String,
     /// Header names in lower case.
@@ -97,15 +96,6 @@ impl Model {
     pub fn requests(&self) -> Vec<Request> {
         self.log.lock().unwrap().clone()
     }
-
-    /// Every request's body as text, joined: what the model was told.
-    pub fn told(&self) -> String {
-        self.requests()
-            .iter()
-            .map(|r| r.body.to_string())
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
 }
 
 /// Requests on one connection, one after another, until the client closes it.
@@ -136,8 +126,7 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
     if r.read_line(&mut line).ok()? == 0 {
         return None;
     }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_string();
+    let mut parts = line.split_whitespace().skip(1);
     let path = parts.next()?.to_string();
     let mut headers = BTreeMap::new();
     loop {
@@ -172,7 +161,6 @@ fn read_request(r: &mut BufReader<TcpStream>) -> Option<Request> {
         r.read_exact(&mut body).ok()?;
     }
     Some(Request {
-        method,
         path,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
