@@ -68,7 +68,7 @@ pub struct Config {
 }
 
 /// The prompt and file hooks' settings (`hints`, `hint_claims`, `hint_budget_chars`,
-/// `hint_session_idle_secs` in `config.toml`).
+/// `hint_session_tokens`, `hint_session_idle_secs` in `config.toml`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HintsConfig {
     /// `hints = false` turns both hooks off (the hook prints nothing; the owner answers
@@ -79,6 +79,10 @@ pub struct HintsConfig {
     /// Most characters one hint adds (its claims' lines; the heading and the line that
     /// says how many more matched come on top).
     pub budget_chars: usize,
+    /// Most tokens (estimated) medulla adds to one client session, its session-start
+    /// digest and its hints together; past them a hint says only how many claims matched
+    /// and the `seek` that shows them. 0: no cap.
+    pub session_tokens: u64,
     /// A client session unused this long is forgotten: its claims may be added again.
     pub session_idle: Duration,
 }
@@ -89,6 +93,7 @@ impl Default for HintsConfig {
             on: true,
             claims: 3,
             budget_chars: 1500,
+            session_tokens: 6000,
             session_idle: Duration::from_secs(4 * 3600),
         }
     }
@@ -154,6 +159,7 @@ struct FileConfig {
     hints: Option<bool>,
     hint_claims: Option<usize>,
     hint_budget_chars: Option<usize>,
+    hint_session_tokens: Option<u64>,
     hint_session_idle_secs: Option<u64>,
 }
 
@@ -247,6 +253,7 @@ impl Config {
                         .hint_budget_chars
                         .unwrap_or(d.budget_chars)
                         .clamp(200, 20_000),
+                    session_tokens: file.hint_session_tokens.unwrap_or(d.session_tokens),
                     session_idle: file
                         .hint_session_idle_secs
                         .map_or(d.session_idle, Duration::from_secs),

@@ -77,7 +77,8 @@ pub fn prime(a: PrimeArgs) -> i32 {
             );
             // The digest's claims are not added again by this session's hints.
             if let Some(id) = session {
-                remember_shown(&url, c, &id, shown, until);
+                let tokens = crate::service::hints::tokens(&text);
+                remember_shown(&url, c, &id, (shown, tokens), until);
             }
         }
         None => out!("{text}"),
@@ -86,21 +87,24 @@ pub fn prime(a: PrimeArgs) -> i32 {
 }
 
 /// Tell the owner which claims the session's digest showed (SPEC §5: a claim is added
-/// at most once a session, the digest included). Best effort: a hook never waits long.
+/// at most once a session, the digest included) and its size in tokens (counted in the
+/// session's budget and this brain's numbers). Best effort: a hook never waits long.
 fn remember_shown(
     url: &str,
     client: HookClient,
     session: &str,
-    versions: Vec<String>,
+    (versions, tokens): (Vec<String>, u64),
     until: Instant,
 ) {
-    let body = json!({ "session": format!("{}:{session}", client.name()), "versions": versions });
+    let body = json!({ "session": format!("{}:{session}", client.name()),
+                       "versions": versions, "tokens": tokens });
+    let cwd = std::env::current_dir().unwrap_or_default();
     let _ = crate::launch::raw::request(
         &crate::config::default_home(),
         url,
         "POST",
         "/api/hint/shown",
-        &[],
+        &[("Medulla-Caller-Root", &cwd.to_string_lossy())],
         Some(body.to_string().as_bytes()),
         until,
     );

@@ -71,11 +71,12 @@ export async function viewDoctor(root) {
             `: ${plural(n.sessions_seen, 'session')}, ${fmtNum(n.sessions_nudged)} asked, ${plural(n.claims_after_nudge, 'claim')} written after an ask`))))
         : null,
       (d.hints || []).length
-        ? h('section', { class: 'panel', id: 'hints' }, h('h2', { text: 'Do the hints pay?' }),
-          h('p', { class: 'muted', text: 'Per brain: prompts and files the client hooks asked about, the claims they added to an agent\'s context, how many of those the agent then named in its own words, and how many it graded, superseded or retired within the session.' }),
-          h('ul', {}, d.hints.map((x) => h('li', {},
+        ? h('section', { class: 'panel', id: 'hints' }, h('h2', { text: 'Do the hints pay, and what do they cost?' }),
+          h('p', { class: 'muted', text: 'Per brain: prompts and files the client hooks asked about, the claims they added to an agent\'s context, how many of those the agent then named in its own words, and how many it graded, superseded or retired within the session; then the client sessions memory was added to, the tokens a session received on average (estimated, digest and hints together), and the hints a session\'s budget cut to a count (hint_session_tokens in config.toml).' }),
+          h('ul', {}, d.hints.map((x) => h('li', { 'data-brain': x.brain },
             h('code', { text: x.brain }),
-            `: ${plural(x.prompts, 'prompt')}, ${plural(x.files, 'file')}, ${plural(x.claims_added, 'claim')} added, ${fmtNum(x.claims_cited)} then cited, ${fmtNum(x.claims_used)} acted on`))))
+            `: ${plural(x.prompts, 'prompt')}, ${plural(x.files, 'file')}, ${plural(x.claims_added, 'claim')} added, ${fmtNum(x.claims_cited)} then cited, ${fmtNum(x.claims_used)} acted on; `,
+            h('span', { class: 'cost', text: `${plural(x.sessions || 0, 'session')}, ~${fmtNum(x.tokens_per_session || 0)} tokens a session (digests ${fmtNum(x.digest_tokens || 0)}, hints ${fmtNum(x.hint_tokens || 0)}), ${fmtNum(x.capped || 0)} capped` })))))
         : null,
       (d.same_repository || []).length
         ? h('section', { class: 'panel', id: 'same-repository' }, h('h2', { text: 'Brains of one repository' }),

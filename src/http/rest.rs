@@ -182,7 +182,9 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
                 Err(resp) => return resp,
             };
             match serde_json::from_value::<crate::service::hints::Shown>(body) {
-                Ok(s) => answer(Ok::<_, crate::error::OwnerError>(svc.hints_shown(s))),
+                Ok(s) => answer(Ok::<_, crate::error::OwnerError>(
+                    svc.hints_shown(s, &input).await,
+                )),
                 Err(e) => error_response(&crate::error::OwnerError::BadInput(format!(
                     "{e}: send {{\"session\": \"<client>:<session id>\", \"versions\": [\"project:<slug>@<created>\"]}}"
                 ))),

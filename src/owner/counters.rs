@@ -41,6 +41,18 @@ pub struct Counts {
     /// session's transcript, as the end-of-turn hook reads it).
     #[serde(default)]
     pub hints_cited: u64,
+    /// Client sessions medulla added context to (a digest or a hint).
+    #[serde(default)]
+    pub context_sessions: u64,
+    /// Tokens (estimated) the session-start digests added.
+    #[serde(default)]
+    pub digest_tokens: u64,
+    /// Tokens (estimated) the prompt and file hints added.
+    #[serde(default)]
+    pub hint_tokens: u64,
+    /// Hints cut to a count by their session's budget.
+    #[serde(default)]
+    pub hints_capped: u64,
     /// Live claims the last time the week was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_claims: Option<u64>,
@@ -127,6 +139,16 @@ impl BrainCounters {
     /// The agent cited a claim a hint added.
     pub fn hint_cited(&self) {
         self.bump(|c| c.hints_cited += 1)
+    }
+    /// medulla added context to a client session: `first` its first, `digest` and
+    /// `hint` the tokens, `capped` whether a hint was cut to a count by the budget.
+    pub fn context_added(&self, first: bool, digest: u64, hint: u64, capped: bool) {
+        self.bump(|c| {
+            c.context_sessions += u64::from(first);
+            c.digest_tokens += digest;
+            c.hint_tokens += hint;
+            c.hints_capped += u64::from(capped);
+        })
     }
 
     /// Record how many live claims the store holds this week.

@@ -328,7 +328,7 @@ fn hints(rows: &[crate::service::hints::HintCount]) {
         "{}",
         paint(
             CYAN,
-            "hints at the point of use (do the prompt and file hooks pay?)"
+            "hints at the point of use (do the prompt and file hooks pay, and what do they cost?)"
         )
     );
     for h in rows {
@@ -340,6 +340,15 @@ fn hints(rows: &[crate::service::hints::HintCount]) {
             "  {}  {}",
             fit_left(&h.brain, width().saturating_sub(4) / 2),
             fit(&line, width().saturating_sub(4) / 2)
+        );
+        let cost = format!(
+            "{} sessions, ~{} tokens a session (digests {}, hints {}), {} hints capped",
+            h.sessions, h.tokens_per_session, h.digest_tokens, h.hint_tokens, h.capped
+        );
+        out!(
+            "  {}  {}",
+            fit_left("", width().saturating_sub(4) / 2),
+            fit(&cost, width().saturating_sub(4) / 2)
         );
     }
 }

@@ -28,6 +28,8 @@ struct Session {
     shown: HashSet<String>,
     /// Claims a hint added, by brain and slug, and what the agent did with each since.
     added: HashMap<(Option<Fingerprint>, String), Use>,
+    /// Tokens (estimated) medulla added to the session: its digest and its hints.
+    tokens: u64,
     last: Instant,
 }
 
@@ -63,6 +65,7 @@ impl Ledger {
         let s = all.entry(session.to_string()).or_insert_with(|| Session {
             shown: HashSet::new(),
             added: HashMap::new(),
+            tokens: 0,
             last: now,
         });
         s.last = now;
@@ -153,6 +156,20 @@ impl Ledger {
         out
     }
 
+    /// The tokens medulla added to this session so far.
+    pub fn spent(&self, session: &str) -> u64 {
+        self.with(session, |s| s.tokens)
+    }
+
+    /// medulla adds `tokens` more to the session: whether they are its first.
+    pub fn spend(&self, session: &str, tokens: u64) -> bool {
+        self.with(session, |s| {
+            let first = s.tokens == 0;
+            s.tokens += tokens;
+            first && tokens > 0
+        })
+    }
+
     /// Sessions remembered now.
     #[cfg(test)]
     pub fn len(&self) -> usize {
@@ -185,6 +202,10 @@ mod tests {
             l.cited("s1", &["a".to_string()]).is_empty(),
             "cited once a session"
         );
+        assert_eq!(l.spent("s1"), 0);
+        assert!(l.spend("s1", 120), "the session's first context");
+        assert!(!l.spend("s1", 30));
+        assert_eq!(l.spent("s1"), 150);
         for i in 0..MAX_SESSIONS + 10 {
             l.unseen(&format!("x{i}"), &v);
         }

@@ -78,6 +78,16 @@ pub struct HintAnswer {
     /// Lexical-only when no model is loaded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieval: Option<Retrieval>,
+    /// The tokens (estimated, [`tokens`]) `context` adds.
+    #[serde(default)]
+    pub tokens: u64,
+    /// The tokens medulla has added to this client session, this answer's included.
+    #[serde(default)]
+    pub session_tokens: u64,
+    /// The session's budget (`hint_session_tokens`) was reached: `context` says only how
+    /// many claims matched and the `seek` that shows them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
 }
 
 /// `POST /api/hint/shown`: what the session-start digest (`prime`) showed a session, so
@@ -88,6 +98,10 @@ pub struct Shown {
     pub session: String,
     /// `project:<slug>@<created>`, `medulla:…`, `team:…`.
     pub versions: Vec<String>,
+    /// The digest's size in tokens (estimated, [`tokens`]): counted in the session's
+    /// budget and the brain's numbers.
+    #[serde(default)]
+    pub tokens: u64,
 }
 
 /// What `POST /api/hint/shown` recorded.
@@ -117,6 +131,14 @@ pub struct CitedAnswer {
     pub counted: usize,
 }
 
+/// The tokens a text adds to a model's context, estimated: one per four characters,
+/// rounded up (the rule of thumb model vendors give for English prose and code; a real
+/// count depends on the model's own tokenizer, which medulla does not know). One
+/// estimate for every count and budget, so they add up.
+pub fn tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
 /// A claim version's identity in the ledger.
 pub fn version(r: &Row) -> String {
     format!("{}:{}@{}", r.tier.as_str(), r.slug, r.created)
@@ -135,14 +157,24 @@ fn within(s: &str, max: usize) -> &str {
 }
 
 impl Service {
-    /// Record what the session-start digest showed a session.
-    pub fn hints_shown(&self, s: Shown) -> ShownAnswer {
+    /// Record what the session-start digest showed a session, and what it cost: in the
+    /// session's budget, and in the numbers of the brain it was shown for (the caller's).
+    pub async fn hints_shown(&self, s: Shown, input: &RouteInput) -> ShownAnswer {
         let n = s.versions.len().min(ledger::MAX_SHOWN);
         self.hints.shown(
             &s.session,
             s.versions.into_iter().take(n),
             std::iter::empty(),
         );
+        if s.tokens > 0 {
+            let first = self.hints.spend(&s.session, s.tokens);
+            if let Ok(routed) = self.route(input).await {
+                if let Some(b) = routed.brain.filter(|_| routed.reception.is_none()) {
+                    self.counters(&b.fingerprint)
+                        .context_added(first, s.tokens, 0, false);
+                }
+            }
+        }
         ShownAnswer { recorded: n }
     }
 
@@ -261,6 +293,8 @@ impl Service {
                 ..HintAnswer::default()
             });
         }
+        let spent = self.hints.spent(&req.session);
+        let budget = cfg.hints.session_tokens;
         let more = rows.len() - added.len();
         let head = match req.event {
             HintEvent::Prompt => "medulla: what this project's memory holds about this prompt (the tier closes each line; cite a claim by its slug):",
@@ -276,6 +310,34 @@ impl Service {
         } else {
             String::new()
         };
+        let context = format!("{head}\n{}{tail}", text.trim_end());
+        if budget > 0 && spent + tokens(&context) > budget {
+            // Past the session's budget: how many matched, and where they are.
+            let what = match req.event {
+                HintEvent::Prompt => "this prompt",
+                HintEvent::File => "this file",
+            };
+            let line = format!(
+                "medulla: {saturated}{} claims of this project's memory match {what}, not shown: this session has had its {budget} tokens of memory (hint_session_tokens). `{seek}` (or the seek tool) shows them.",
+                rows.len()
+            );
+            let cost = tokens(&line);
+            let first = self.hints.spend(&req.session, cost);
+            counters.context_added(first, 0, cost, true);
+            return Ok(HintAnswer {
+                served_brain: Some(brain.root),
+                context: Some(line),
+                added: Vec::new(),
+                more: rows.len(),
+                retrieval: Some(self.retrieval),
+                tokens: cost,
+                session_tokens: spent + cost,
+                capped: true,
+            });
+        }
+        let cost = tokens(&context);
+        let first = self.hints.spend(&req.session, cost);
+        counters.context_added(first, 0, cost, false);
         self.hints.shown(
             &req.session,
             added.iter().map(|r| version(r)),
@@ -287,7 +349,7 @@ impl Service {
         counters.hints_added(added.len() as u64);
         Ok(HintAnswer {
             served_brain: Some(brain.root),
-            context: Some(format!("{head}\n{}{tail}", text.trim_end())),
+            context: Some(context),
             added: added
                 .iter()
                 .map(|r| Added {
@@ -297,6 +359,9 @@ impl Service {
                 .collect(),
             more,
             retrieval: Some(self.retrieval),
+            tokens: cost,
+            session_tokens: spent + cost,
+            capped: false,
         })
     }
 
@@ -376,7 +441,8 @@ impl Service {
 
 /// Per brain, whether the hints pay: prompts and files the hooks asked about, the claims
 /// they added, and how many of those the agent then graded, superseded or retired within
-/// the session.
+/// the session; and what they cost: the sessions medulla added context to and the tokens
+/// of their digests and hints.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct HintCount {
     pub brain: String,
@@ -388,6 +454,20 @@ pub struct HintCount {
     /// Named by the agent in its own words within the session.
     #[serde(default)]
     pub claims_cited: u64,
+    /// Client sessions medulla added context to (digest or hints).
+    #[serde(default)]
+    pub sessions: u64,
+    /// Tokens (estimated) the session-start digests and the hints added.
+    #[serde(default)]
+    pub digest_tokens: u64,
+    #[serde(default)]
+    pub hint_tokens: u64,
+    /// What a session received on average, digest and hints together.
+    #[serde(default)]
+    pub tokens_per_session: u64,
+    /// Hints cut to a count by their session's budget.
+    #[serde(default)]
+    pub capped: u64,
 }
 
 /// Every brain's hint counts (brains no hook asked about are left out).
@@ -398,13 +478,21 @@ pub fn counts(svc: &Service) -> Vec<HintCount> {
         .into_iter()
         .filter_map(|m| {
             let t = svc.counters(&m.fingerprint).totals();
-            (t.hint_prompts + t.hint_files > 0).then_some(HintCount {
+            let asked = t.hint_prompts + t.hint_files + t.context_sessions > 0;
+            asked.then_some(HintCount {
                 brain: m.root,
                 prompts: t.hint_prompts,
                 files: t.hint_files,
                 claims_added: t.hints_added,
                 claims_used: t.hints_used,
                 claims_cited: t.hints_cited,
+                sessions: t.context_sessions,
+                digest_tokens: t.digest_tokens,
+                hint_tokens: t.hint_tokens,
+                tokens_per_session: (t.digest_tokens + t.hint_tokens)
+                    .checked_div(t.context_sessions)
+                    .unwrap_or(0),
+                capped: t.hints_capped,
             })
         })
         .collect()
