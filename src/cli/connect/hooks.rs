@@ -30,12 +30,6 @@ pub fn edits(client: AgentClient, scope: Option<Scope>, root: &Path) -> anyhow::
             apply: claude_hook,
             undo: without_hooks,
         }],
-        // Codex trusts hooks by their file: medulla's go where every checkout finds them.
-        AgentClient::Codex => super::codex::hook_edits(root)?,
-        // opencode has plugins, not hook entries.
-        AgentClient::Opencode => {
-            super::opencode::hook_edits(scope.unwrap_or(Scope::Project), root)?
-        }
         AgentClient::Gemini => vec![Edit {
             path: base(".gemini")?.join("settings.json"),
             apply: gemini_hook,

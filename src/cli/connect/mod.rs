@@ -100,6 +100,20 @@ fn entry_for(t: &Target, url: &str) -> anyhow::Result<(clients::Entry, PathBuf)>
     Ok((e, root))
 }
 
+/// The files `--hooks` changes for `client`: its hook entries, where each client keeps
+/// them (Codex's in the user's hooks file, with their trust; opencode's as a plugin).
+fn hook_edits(
+    client: AgentClient,
+    scope: Option<Scope>,
+    root: &std::path::Path,
+) -> anyhow::Result<Vec<files::Edit>> {
+    match client {
+        AgentClient::Codex => codex::hook_edits(root),
+        AgentClient::Opencode => opencode::hook_edits(scope.unwrap_or(Scope::Project), root),
+        _ => hooks::edits(client, scope, root),
+    }
+}
+
 /// `medulla connect`.
 pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
     let url = super::client::owner_url(a.c.url.as_deref());
@@ -116,7 +130,7 @@ pub fn connect(a: ConnectArgs) -> anyhow::Result<i32> {
         vec![(entry.file.clone(), before.clone(), after.clone())];
     let mut edits = permissions::edits(a.t.client, a.t.scope, &root)?;
     if a.hooks {
-        edits.extend(hooks::edits(a.t.client, a.t.scope, &root)?);
+        edits.extend(hook_edits(a.t.client, a.t.scope, &root)?);
     }
     for h in edits {
         let now = match plans.iter().find(|p| p.0 == h.path) {
@@ -198,7 +212,7 @@ pub fn disconnect(a: DisconnectArgs) -> anyhow::Result<i32> {
     // medulla's hooks (`prime`, `nudge`, `hint`) and permission rules come out of the
     // client's files too; a file edited twice is undone in turn.
     let mut edits = permissions::edits(a.t.client, a.t.scope, &root)?;
-    edits.extend(hooks::edits(a.t.client, a.t.scope, &root).unwrap_or_default());
+    edits.extend(hook_edits(a.t.client, a.t.scope, &root).unwrap_or_default());
     let mut undone: Vec<(PathBuf, String, String)> = Vec::new();
     for h in edits {
         let now = match undone.iter().find(|u| u.0 == h.path) {

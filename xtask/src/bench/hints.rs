@@ -3,14 +3,11 @@
 //! it (a new process, the hook's JSON on stdin), wall time including the process start,
 //! against a release owner holding a brain of `--claims` claims (the Zipf corpus, every
 //! query word common, imported) beside a 1 000-claim one. Targets: p50 ≤ 50 ms, max ≤
-//! 300 ms on two cores.
+//! 300 ms on two cores. Then (issue 71, `hint_session.rs`) the tokens a scripted
+//! 20-prompt session received in the 1 000-claim brain, and each hook's wall time with
+//! the owner stalled (target: under a second).
 
-use std::io::Write as _;
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde_json::{json, Value};
 
 use super::http::{require_binary, start_logged};
@@ -18,32 +15,6 @@ use super::import::wait_idle;
 use super::runner::{header, pct};
 
 const USAGE: &str = "usage: cargo xtask bench --hints [--claims 100000] [--calls 30] [--no-model]";
-
-/// One hook call: its wall time and whether it added context.
-fn hook(bin: &Path, home: &Path, cwd: &Path, input: &Value) -> Result<(Duration, bool)> {
-    let t = Instant::now();
-    let mut child = Command::new(bin)
-        .args(["hint", "--client", "claude"])
-        .current_dir(cwd)
-        .env("MEDULLA_HOME", home)
-        .env_remove("MEDULLA_URL")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("run medulla hint")?;
-    child
-        .stdin
-        .take()
-        .context("stdin")?
-        .write_all(input.to_string().as_bytes())?;
-    let out = child.wait_with_output()?;
-    let took = t.elapsed();
-    if !out.status.success() {
-        bail!("medulla hint exited {:?}", out.status.code());
-    }
-    Ok((took, !out.stdout.is_empty()))
-}
 
 pub fn run(args: &[String]) -> Result<()> {
     for (i, a) in args.iter().enumerate() {
@@ -61,6 +32,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let base = std::fs::canonicalize(work.path())?;
     let o = start_logged(home.path(), model, None)?;
     let mut rows = Vec::new();
+    let mut small = None;
     for (name, n, seed) in [("small", 1000, 11), ("large", large_n, 29)] {
         let root = base.join(name);
         std::fs::create_dir_all(root.join("src"))?;
@@ -77,6 +49,9 @@ pub fn run(args: &[String]) -> Result<()> {
         o.call("memorize", json!({ "label": "Billing amounts",
             "text": "billing amounts are integer cents in i64; never floats", "evidence": ["src/billing.rs"] }), &r)?;
         wait_idle(o.child.id())?;
+        if small.is_none() {
+            small = Some(root.clone());
+        }
         let prompts = [
             "how do I run the database migrations before the integration tests?",
             &super::zipf::query(7),
@@ -98,9 +73,15 @@ pub fn run(args: &[String]) -> Result<()> {
                         "transcript_path": "/dev/null", "hook_event_name": "PostToolUse",
                         "tool_name": "Read", "tool_input": { "file_path": f }, "tool_response": {} }),
                 };
-                let (t, any) = hook(&bin, home.path(), &root, &input)?;
+                let (t, out) = super::hint_session::hook(
+                    &bin,
+                    home.path(),
+                    &root,
+                    &["hint", "--client", "claude"],
+                    &input,
+                )?;
                 times.push(t);
-                added += usize::from(any);
+                added += usize::from(!out.is_empty());
             }
             let max = times.iter().max().copied().unwrap_or_default();
             rows.push(format!(
@@ -114,5 +95,13 @@ pub fn run(args: &[String]) -> Result<()> {
     for r in rows {
         println!("{r}");
     }
+    let small = small.expect("the small brain");
+    let mut prompts: Vec<String> = vec![
+        "how do I run the database migrations before the integration tests?".into(),
+        "write a haiku about autumn leaves".into(),
+    ];
+    prompts.extend((0..18).map(super::zipf::query));
+    super::hint_session::session(&bin, home.path(), &small, &o, &prompts)?;
+    super::hint_session::stalled(&bin, home.path(), &small, &o, 5)?;
     Ok(())
 }

@@ -9,6 +9,7 @@ pub(crate) mod connect;
 pub(crate) mod corpus;
 pub(crate) mod fresh;
 pub(crate) mod hall;
+pub(crate) mod hint_session;
 pub(crate) mod hints;
 pub(crate) mod hnsw;
 pub(crate) mod http;
