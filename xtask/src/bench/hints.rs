@@ -8,7 +8,7 @@
 //! the owner stalled (target: under a second).
 
 use anyhow::{bail, Result};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::http::{require_binary, start_logged};
 use super::import::wait_idle;
