@@ -129,6 +129,21 @@ fn mcp_error(e: &ResourceError) -> ErrorData {
     }
 }
 
+/// A tool's refusal as an MCP result: `isError`, and one text that a person or a model
+/// reads first (`code: message`, the fix named) and a program after its first line (the
+/// typed error as JSON). No structured content: a tool's output schema is its answer's,
+/// and the TypeScript SDK checks any structured content against it, error or not, so a
+/// client on it (Gemini CLI, opencode) showed its model a schema mismatch instead of the
+/// refusal; nor a text that is JSON whole, which Gemini CLI turns back into structured
+/// content.
+fn refusal(e: &crate::error::OwnerError) -> CallToolResult {
+    let typed = serde_json::json!({ "error": e.to_json() });
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "{}: {e}\n{typed}",
+        e.code()
+    ))])
+}
+
 fn listed(l: resources::Listed) -> Resource {
     Resource::new(l.uri, l.name)
         .with_title(l.title)
@@ -489,7 +504,7 @@ impl ServerHandler for McpHandler {
             }
             Err(e) => {
                 tracing::debug!(tool = %request.name, code = e.code(), "tool call refused");
-                CallToolResult::structured_error(serde_json::json!({ "error": e.to_json() }))
+                refusal(&e)
             }
         };
         Ok(result.into())

@@ -578,13 +578,36 @@ impl Mcp {
             .get("result")
             .cloned()
             .unwrap_or_else(|| panic!("tools/call {name}: {v}"));
-        let sc = result["structuredContent"].clone();
         if result["isError"].as_bool() == Some(true) {
-            Err(sc)
+            Err(refusal(&result))
         } else {
-            Ok(sc)
+            Ok(result["structuredContent"].clone())
         }
     }
+}
+
+/// The typed error of a tool's refusal over MCP: its text's first line is `code:
+/// message`, the rest the error as JSON; a refusal has no structured content (a client
+/// would check it against the tool's output schema).
+pub fn refusal(result: &Value) -> Value {
+    assert!(
+        result.get("structuredContent").is_none(),
+        "a refusal carries no structured content: {result}"
+    );
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    let (head, typed) = text
+        .split_once('\n')
+        .unwrap_or_else(|| panic!("a refusal's text: {text}"));
+    assert!(
+        serde_json::from_str::<Value>(text).is_err(),
+        "a refusal's text is not JSON whole: {text}"
+    );
+    let v: Value = serde_json::from_str(typed).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert!(
+        head.starts_with(v["error"]["code"].as_str().unwrap_or("?")),
+        "{text}"
+    );
+    v
 }
 
 /// The labels of the rows in a seek answer (flat or grouped).

@@ -229,7 +229,7 @@ fn hostile_input_gets_typed_answers_and_writes_nothing() {
             if refused {
                 let has_code = answer["error"]["code"].is_string()
                     || answer["error"]["code"].is_i64()
-                    || answer["result"]["structuredContent"]["error"]["code"].is_string();
+                    || crate::common::refusal(&answer["result"])["error"]["code"].is_string();
                 prop_assert!(
                     has_code,
                     "{req:?} → {status}: a refusal without a typed code: {text}"

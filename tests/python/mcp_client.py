@@ -20,7 +20,11 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 def content(result):
     if result.structured_content is not None:
         return result.structured_content
-    return json.loads(result.content[0].text)
+    text = result.content[0].text
+    if result.is_error:
+        # A refusal: `code: message`, then the typed error as JSON.
+        return json.loads(text.split("\n", 1)[1])
+    return json.loads(text)
 
 
 def labels(seek):

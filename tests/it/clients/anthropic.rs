@@ -80,13 +80,10 @@ fn loaded(body: &Value, name: &str) -> bool {
 }
 
 fn step_call(step: &Step, cwd: &Path) -> (String, Value) {
-    match step {
-        Step::Seek(q) => ("mcp__medulla__seek".into(), json!({ "query": q })),
-        Step::Read(p) => ("Read".into(), json!({ "file_path": cwd.join(p) })),
-        Step::Memorize(label, text) => (
-            "mcp__medulla__memorize".into(),
-            json!({ "label": label, "text": text, "evidence": ["src/billing.rs"] }),
-        ),
+    match (step, step.medulla()) {
+        (_, Some((tool, args))) => (format!("mcp__medulla__{tool}"), args),
+        (Step::Read(p), None) => ("Read".into(), json!({ "file_path": cwd.join(p) })),
+        (_, None) => unreachable!("every step but a read calls medulla"),
     }
 }
 

@@ -64,13 +64,10 @@ pub fn script(req: &Request, cwd: &Path) -> Reply {
     let Some(step) = plan.get(done) else {
         return answer(b, text_delta(DONE));
     };
-    let (name, args) = match step {
-        Step::Seek(q) => ("medulla_seek", json!({ "query": q })),
-        Step::Read(p) => ("read", json!({ "filePath": cwd.join(p) })),
-        Step::Memorize(label, text) => (
-            "medulla_memorize",
-            json!({ "label": label, "text": text, "evidence": ["src/billing.rs"] }),
-        ),
+    let (name, args) = match (step, step.medulla()) {
+        (_, Some((tool, args))) => (format!("medulla_{tool}"), args),
+        (Step::Read(p), None) => ("read".to_string(), json!({ "filePath": cwd.join(p) })),
+        (_, None) => unreachable!("every step but a read calls medulla"),
     };
     let call = json!({ "tool_calls": [{ "index": 0, "id": format!("call_{done}"), "type": "function",
         "function": { "name": name, "arguments": args.to_string() } }] });

@@ -102,15 +102,12 @@ pub fn script(req: &Request, _cwd: &Path) -> Reply {
     let Some(step) = plan.get(done) else {
         return answer(json!([{ "text": DONE }]), stream);
     };
-    let (name, args) = match step {
-        Step::Seek(q) => ("mcp_medulla_seek", json!({ "query": q })),
-        Step::Read(p) => ("read_file", json!({ "file_path": p })),
-        Step::Memorize(label, text) => (
-            "mcp_medulla_memorize",
-            json!({ "label": label, "text": text, "evidence": ["src/billing.rs"] }),
-        ),
+    let (name, args) = match (step, step.medulla()) {
+        (_, Some((tool, args))) => (format!("mcp_medulla_{tool}"), args),
+        (Step::Read(p), None) => ("read_file".to_string(), json!({ "file_path": p })),
+        (_, None) => unreachable!("every step but a read calls medulla"),
     };
-    if !declared.iter().any(|d| d == name) {
+    if !declared.contains(&name) {
         let offered = declared.join(", ");
         return answer(
             json!([{ "text": format!("{name} is not offered: {offered}") }]),

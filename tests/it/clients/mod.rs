@@ -132,6 +132,26 @@ pub enum Step {
     Read(String),
     /// medulla's `memorize` of this label and text.
     Memorize(String, &'static str),
+    /// medulla's `memorize` of a claim already held stronger: refused (`would_downgrade`).
+    Downgrade(&'static str),
+}
+
+impl Step {
+    /// medulla's tool and its arguments, for a step that calls one.
+    pub fn medulla(&self) -> Option<(&'static str, Value)> {
+        Some(match self {
+            Step::Read(_) => return None,
+            Step::Seek(q) => ("seek", json!({ "query": q })),
+            Step::Memorize(label, text) => (
+                "memorize",
+                json!({ "label": label, "text": text, "evidence": ["src/billing.rs"] }),
+            ),
+            Step::Downgrade(label) => (
+                "memorize",
+                json!({ "label": label, "text": "a guess about billing retries", "strength": "hint" }),
+            ),
+        })
+    }
 }
 
 /// The steps of the session a prompt starts, for `client`.
@@ -146,10 +166,13 @@ pub fn steps(prompt: &str, client: &str) -> Vec<Step> {
             ),
         ]
     } else if prompt.contains("greeting in the README") {
-        vec![Step::Memorize(
-            worktree_label(client),
-            "the README greets readers with Hello",
-        )]
+        vec![
+            Step::Downgrade("Billing retry"),
+            Step::Memorize(
+                worktree_label(client),
+                "the README greets readers with Hello",
+            ),
+        ]
     } else if prompt.contains("ten modules") {
         (0..10)
             .map(|i| Step::Read(format!("src/m{i}.rs")))
@@ -411,6 +434,11 @@ pub fn assert_sessions(client: &str, shop: &Shop, main: &Told, wt: &Told, nudge:
         shop.written(&worktree_label(client)).is_some(),
         "{}",
         ctx("a memorize from the linked worktree lands in the project's brain")
+    );
+    assert!(
+        wt.result_has(&["would_downgrade:", "observed"]),
+        "{}",
+        ctx("a refusal reaches the model as medulla's typed error, naming the fix")
     );
     assert!(
         nudge.has(ASK),

@@ -88,18 +88,14 @@ pub fn script(req: &Request, _cwd: &Path) -> Reply {
         }
         item
     };
-    let item = match step {
-        Step::Read(p) => call(
+    let item = match (step, step.medulla()) {
+        (_, Some((tool, args))) => call(Some("mcp__medulla"), tool, args),
+        (Step::Read(p), None) => call(
             None,
             "exec_command",
             json!({ "cmd": format!("sed -n 1,40p {p}"), "yield_time_ms": 10000 }),
         ),
-        Step::Seek(q) => call(Some("mcp__medulla"), "seek", json!({ "query": q })),
-        Step::Memorize(label, text) => call(
-            Some("mcp__medulla"),
-            "memorize",
-            json!({ "label": label, "text": text, "evidence": ["src/billing.rs"] }),
-        ),
+        (_, None) => unreachable!("every step but a read calls medulla"),
     };
     let wants = item["name"].as_str().unwrap_or_default().to_string();
     if item.get("namespace").is_some() && !offered(b, &wants) {

@@ -96,14 +96,18 @@ impl ToolAnswer {
         }
     }
 
-    /// The structured content, else the text content parsed as JSON.
+    /// The structured content, else the text content parsed as JSON (a refusal's: the
+    /// JSON after its first line, `code: message`).
     pub fn json(&self) -> Option<Value> {
-        self.structured
-            .clone()
-            .or_else(|| serde_json::from_str(&self.text).ok())
+        self.structured.clone().or_else(|| {
+            serde_json::from_str(&self.text).ok().or_else(|| {
+                let (_, typed) = self.text.split_once('\n')?;
+                serde_json::from_str(typed).ok()
+            })
+        })
     }
 
-    /// The machine-readable error code of a refusal (`structuredContent.error.code`).
+    /// The machine-readable error code of a refusal (`error.code`).
     pub fn error_code(&self) -> Option<String> {
         self.json()?["error"]["code"].as_str().map(str::to_string)
     }
@@ -146,8 +150,8 @@ mod tests {
     fn tool_answers_expose_refusal_codes() {
         let a = ToolAnswer::of(&json!({
             "isError": true,
-            "content": [{ "type": "text", "text": "{}" }],
-            "structuredContent": { "error": { "code": "would_downgrade", "message": "x" } }
+            "content": [{ "type": "text",
+                "text": "would_downgrade: x\n{\"error\":{\"code\":\"would_downgrade\",\"message\":\"x\"}}" }]
         }));
         assert!(a.is_error);
         assert_eq!(a.error_code().as_deref(), Some("would_downgrade"));
