@@ -166,23 +166,45 @@ pub fn root_commit(c: &Checkout) -> Result<Option<String>, RootCommitError> {
         .map(str::to_string))
 }
 
-/// The `url` of the remote `origin` in the repository's config, read from the file.
-pub fn origin_url(c: &Checkout) -> Option<String> {
-    let text = std::fs::read_to_string(c.common_dir.join("config")).ok()?;
-    let mut in_origin = false;
+/// The repository's remotes (`[remote "NAME"] url = …` in its config, read from the
+/// file), in the order the file names them.
+pub fn remotes(c: &Checkout) -> Vec<(String, String)> {
+    let Ok(text) = std::fs::read_to_string(c.common_dir.join("config")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut current: Option<String> = None;
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with('[') {
-            in_origin = line.replace(char::is_whitespace, "") == "[remote\"origin\"]";
-        } else if in_origin {
+            let compact = line.replace(char::is_whitespace, "");
+            current = compact
+                .strip_prefix("[remote\"")
+                .and_then(|r| r.strip_suffix("\"]"))
+                .map(str::to_string);
+        } else if let Some(name) = &current {
             if let Some((k, v)) = line.split_once('=') {
-                if k.trim() == "url" {
-                    return Some(v.trim().to_string()).filter(|u| !u.is_empty());
+                let v = v.trim();
+                if k.trim() == "url" && !v.is_empty() && !out.iter().any(|(n, _)| n == name) {
+                    out.push((name.clone(), v.to_string()));
                 }
             }
         }
     }
-    None
+    out
+}
+
+/// Where the repository comes from: its `origin`, else its only remote (none when it has
+/// several and no `origin`: none of them says it more than another).
+pub fn remote_url(c: &Checkout) -> Option<String> {
+    let all = remotes(c);
+    if let Some((_, u)) = all.iter().find(|(n, _)| n == "origin") {
+        return Some(u.clone());
+    }
+    match all.as_slice() {
+        [(_, u)] => Some(u.clone()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -235,18 +257,34 @@ mod tests {
     }
 
     #[test]
-    fn origin_is_read_from_the_common_config() {
+    fn origin_is_read_from_the_common_config_else_the_only_remote() {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join(".git")).unwrap();
-        std::fs::write(
-            d.path().join(".git/config"),
-            "[core]\n\tbare = false\n[remote \"upstream\"]\n\turl = x\n[remote \"origin\"]\n\turl = git@example.org:acme/shop.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n",
-        )
-        .unwrap();
-        let c = checkout_at(d.path()).unwrap();
+        let config = |remotes: &str| {
+            std::fs::write(
+                d.path().join(".git/config"),
+                format!("[core]\n\tbare = false\n{remotes}"),
+            )
+            .unwrap();
+            checkout_at(d.path()).unwrap()
+        };
+        let c = config("[remote \"upstream\"]\n\turl = x\n[remote \"origin\"]\n\turl = git@example.org:acme/shop.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n");
         assert_eq!(
-            origin_url(&c).as_deref(),
+            remote_url(&c).as_deref(),
             Some("git@example.org:acme/shop.git")
         );
+        assert_eq!(remotes(&c).len(), 2);
+        let only = config("[remote \"mine\"]\n\turl = https://example.org/alice/shop\n");
+        assert_eq!(
+            remote_url(&only).as_deref(),
+            Some("https://example.org/alice/shop")
+        );
+        let two = config("[remote \"a\"]\n\turl = x\n[remote \"b\"]\n\turl = y\n");
+        assert_eq!(
+            remote_url(&two),
+            None,
+            "several and no origin: none says it"
+        );
+        assert_eq!(remote_url(&config("")), None);
     }
 }

@@ -1,12 +1,18 @@
-//! A project's identity (SPEC §3, §13): inside a git repository it is the repository's,
-//! `repo:<root commit>` (the smallest root commit of HEAD's history), so a linked
-//! worktree, a moved checkout and a second clone are aliases of one identity; outside
-//! any repository, and while a repository has no commit, it is the path.
+//! A project's identity (SPEC §3, §13): inside a git repository it is its history and
+//! where it comes from, `repo:<root commit>@<remote>` (the smallest root commit of HEAD's
+//! history, and the normalized URL of its `origin`, or its only remote), so a linked
+//! worktree, a moved checkout and a second clone are aliases of one identity while a
+//! template's children, a fork beside its upstream or the parts of a split monorepo,
+//! which share history but not their remote, are projects of their own. An `origin`
+//! that is a local path is the repository it points at (a clone of a clone on this
+//! machine); a repository with no remote is `repo:<root commit>` alone; outside any
+//! repository, and while a repository has no commit, the identity is the path.
 //!
-//! The root commit is the one thing read by running `git`; [`Repos`] keeps it per
-//! repository (its common directory, checked by that directory's inode, so a directory
-//! replaced by another repository is read again) and remembers per caller root which
-//! `.git` entry answered, checked by one `stat` of it.
+//! The root commit is the one thing read by running `git`; [`Repos`] keeps the identity
+//! per repository (its common directory, checked by that directory's inode and its
+//! config file's, so a directory replaced by another repository or a remote set anew is
+//! read again) and remembers per caller root which `.git` entry answered, checked by one
+//! `stat` of it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,10 +26,56 @@ use crate::git::{self, Checkout};
 /// A repository as medulla and the team name it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Repo {
-    /// `repo:<root commit>`.
+    /// `repo:<root commit>@<normalized remote>`, or `repo:<root commit>` with no remote.
     pub key: String,
-    /// The normalized `origin` URL, or the main checkout's directory name.
+    /// The normalized remote URL, or the main checkout's directory name.
     pub label: String,
+}
+
+/// The history part of a project's key, `repo:<root commit>`: what a template's children,
+/// a fork and its upstream share, and what a checkout keeps when its remote moves.
+pub fn history(key: &str) -> &str {
+    key.split_once('@').map_or(key, |(h, _)| h)
+}
+
+/// How many local-path remotes are followed (a clone of a clone of …) before giving up.
+const MAX_LOCAL_HOPS: usize = 8;
+
+/// The path a remote URL names when it is a repository on this machine (`/abs`,
+/// `file:///abs`, or relative to the checkout).
+fn local_path(url: &str, c: &Checkout) -> Option<PathBuf> {
+    let u = url.trim();
+    let p = if let Some(rest) = u.strip_prefix("file://") {
+        PathBuf::from(rest)
+    } else if u.starts_with('/') {
+        PathBuf::from(u)
+    } else if u.starts_with("./") || u.starts_with("../") {
+        c.toplevel.join(u)
+    } else {
+        return None;
+    };
+    Some(crate::roster::lexical_normal(&p))
+}
+
+/// Where a checkout's project comes from: its remote, normalized; a remote that is a
+/// repository on this machine is followed to where that one comes from. `None`: no
+/// remote (or one that leads nowhere readable).
+fn project_remote(c: &Checkout) -> Option<String> {
+    let mut c = c.clone();
+    let mut seen = vec![c.common_dir.clone()];
+    for _ in 0..MAX_LOCAL_HOPS {
+        let url = git::remote_url(&c)?;
+        let Some(path) = local_path(&url, &c) else {
+            return Some(normalize_remote(&url));
+        };
+        let next = git::locate(&path)?;
+        if seen.contains(&next.common_dir) {
+            return None;
+        }
+        seen.push(next.common_dir.clone());
+        c = next;
+    }
+    None
 }
 
 /// Where a path stands in its repository.
@@ -52,25 +104,25 @@ pub fn identify_checkout(c: &Checkout) -> Result<Option<Repo>, git::RootCommitEr
     let Some(first) = git::root_commit(c)? else {
         return Ok(None);
     };
-    let label = git::origin_url(c)
-        .map(|u| normalize_remote(&u))
-        .unwrap_or_else(|| {
-            c.main_toplevel()
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-    Ok(Some(Repo {
-        key: format!("repo:{first}"),
-        label,
-    }))
+    let remote = project_remote(c);
+    let key = match &remote {
+        Some(r) => format!("repo:{first}@{r}"),
+        None => format!("repo:{first}"),
+    };
+    let label = remote.unwrap_or_else(|| {
+        c.main_toplevel()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    Ok(Some(Repo { key, label }))
 }
 
 /// The identity of the repository at `root` (the team's `share`), or why it has none.
 pub fn identify(root: &Path) -> Result<Repo, String> {
     let no_commit = || {
         format!(
-            "{} is not a git repository with a commit: a shared brain is identified by its repository's first commit; commit once, then share",
+            "{} is not a git repository with a commit: a shared brain is identified by its repository's first commit and its remote; commit once, then share",
             root.display()
         )
     };
@@ -117,10 +169,17 @@ fn stamp(p: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(p).ok().map(|_| (0, 0))
 }
 
+/// A repository's stamp: its common directory's and its config file's.
+fn repo_stamp(common: &Path) -> (Option<(u64, u64)>, Option<(u64, u64)>) {
+    (stamp(common), stamp(&common.join("config")))
+}
+
 /// What is known of one repository, by its common directory.
 #[derive(Debug, Clone)]
 struct Known {
-    stamp: Option<(u64, u64)>,
+    /// The common directory's identity on disk and its config file's (rewritten, so a
+    /// new inode, whenever a remote is added, removed or set anew).
+    stamp: (Option<(u64, u64)>, Option<(u64, u64)>),
     /// `None`: no commit when last read; read again once HEAD names one.
     repo: Option<Repo>,
 }
@@ -211,7 +270,7 @@ impl Repos {
             .get(&c.common_dir)
             .cloned();
         match known {
-            Some(k) if k.stamp == stamp(&c.common_dir) => {
+            Some(k) if k.stamp == repo_stamp(&c.common_dir) => {
                 // A repository with no commit is read again once HEAD names one.
                 if k.repo.is_none() && git::head_of(&c).is_some() {
                     return Lookup::Unread(c);
@@ -232,7 +291,7 @@ impl Repos {
         known.insert(
             c.common_dir.clone(),
             Known {
-                stamp: stamp(&c.common_dir),
+                stamp: repo_stamp(&c.common_dir),
                 repo: repo.clone(),
             },
         );

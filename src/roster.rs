@@ -266,9 +266,10 @@ pub struct Manifest {
 /// The repository a brain belongs to, and where its root stands in a checkout of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepoBinding {
-    /// `repo:<root commit>`, as the team names a repository.
+    /// `repo:<root commit>@<remote>` (or `repo:<root commit>` with no remote): the
+    /// project's identity, as the team names it.
     pub key: String,
-    /// The normalized `origin` URL, or the checkout's directory name.
+    /// The normalized remote URL, or the checkout's directory name.
     pub label: String,
     /// The root relative to its checkout's top directory (empty at the top): a brain of a
     /// sub-project is that sub-project in every checkout.
@@ -283,6 +284,27 @@ pub struct CheckoutSeen {
     pub path: String,
     /// When it first asked, ms since the epoch.
     pub first_seen: i64,
+    /// Its project's identity (`repo:<root commit>@<remote>`) as last recorded; absent
+    /// for a checkout recorded before a project was its history and its remote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Another project's checkout, served before projects that share history were told
+    /// apart (a template's child, a fork): never routed to the brain by its path again;
+    /// `brains split` gives it a brain of its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub foreign: bool,
+}
+
+impl CheckoutSeen {
+    /// A checkout first seen now, of the project `key`.
+    pub fn new(path: String, first_seen: i64, key: Option<String>) -> CheckoutSeen {
+        CheckoutSeen {
+            path,
+            first_seen,
+            key,
+            foreign: false,
+        }
+    }
 }
 
 impl Manifest {
@@ -303,6 +325,18 @@ impl Manifest {
     /// Every checkout the brain has served, its root (where it was bootstrapped) first.
     pub fn checkout_paths(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.root.as_str()).chain(self.checkouts.iter().map(|c| c.path.as_str()))
+    }
+
+    /// Its root and the checkouts of its own project it served: where it is this
+    /// project's brain (another project's checkouts, served before projects sharing
+    /// history were told apart, are left out).
+    pub fn project_paths(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.root.as_str()).chain(
+            self.checkouts
+                .iter()
+                .filter(|c| !c.foreign)
+                .map(|c| c.path.as_str()),
+        )
     }
 
     /// Has it served this checkout (its root included)?

@@ -299,6 +299,10 @@ pub enum ActKind {
     Checkout,
     /// Versions merged in from another brain of the same repository (`brains merge`).
     Merge,
+    /// The brain's project identity, or one of its checkouts', recorded anew (a remote
+    /// moved, or identified with its remote): the checkout's path is the subject. No
+    /// claim changes.
+    Identity,
 }
 
 impl ActKind {
@@ -319,13 +323,17 @@ impl ActKind {
             ActKind::Purge => "purge",
             ActKind::Checkout => "checkout",
             ActKind::Merge => "merge",
+            ActKind::Identity => "identity",
         }
     }
 
     /// Does the act's subject name a claim (a slug)? Boot memory's acts name a key and a
     /// checkout's a path: replaying the log never reads those as slugs.
     pub fn names_claim(self) -> bool {
-        !matches!(self, ActKind::KvSet | ActKind::KvDelete | ActKind::Checkout)
+        !matches!(
+            self,
+            ActKind::KvSet | ActKind::KvDelete | ActKind::Checkout | ActKind::Identity
+        )
     }
 }
 

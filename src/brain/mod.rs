@@ -106,6 +106,7 @@ pub enum BrainMsg {
     },
     /// A checkout of the brain's repository asked for the first time (SPEC §3).
     NoteCheckout {
+        kind: brains::ActKind,
         path: String,
         actor: String,
         note: Option<String>,
@@ -538,13 +539,14 @@ impl Actor for BrainActor {
                     .await?,
             ),
             BrainMsg::NoteCheckout {
+                kind,
                 path,
                 actor,
                 note,
                 reply,
             } => send(
                 reply,
-                st.run(&me, move |s| s.note_checkout(&path, &actor, note))
+                st.run(&me, move |s| s.note_checkout(kind, &path, &actor, note))
                     .await?,
             ),
             BrainMsg::StartSharing(state, reply) => {

@@ -221,34 +221,61 @@ impl OwnerHandle {
     }
 
     /// Record what a request learned about a brain's repository; a checkout new to the
-    /// brain is an act in its log, by `actor`. Replies whether it was new.
+    /// brain, and a checkout's identity recorded anew, are acts in its log, by `actor`.
+    /// Replies whether the checkout was new.
     pub async fn record_learned(
         &self,
         learned: super::repository::Learned,
         actor: &str,
     ) -> Result<bool> {
-        let (fp, checkout, key) = (
+        let (fp, checkout, key, moved) = (
             learned.fp.clone(),
             learned.checkout.clone(),
             learned.repo.as_ref().map(|r| r.key.clone()),
+            learned.moved.clone(),
         );
-        let new = self
+        let recorded = self
             .call_owner(|reply| OwnerMsg::Learn { learned, reply })
             .await??;
-        if let (true, Some(path)) = (new, checkout) {
+        let store = StoreId::brain(&fp);
+        let note = |kind: brains::ActKind, path: String, note: String| {
+            self.ask(&store, move |reply| BrainMsg::NoteCheckout {
+                kind,
+                path,
+                actor: actor.to_string(),
+                note: Some(note),
+                reply,
+            })
+        };
+        if let (true, Some(path)) = (recorded.new_checkout, checkout) {
             let key = match key.or_else(|| self.registry.manifest(&fp)?.repo.map(|r| r.key)) {
                 Some(k) => format!("a checkout of {k}"),
                 None => "a checkout of the brain's repository".to_string(),
             };
-            self.ask(&StoreId::brain(&fp), |reply| BrainMsg::NoteCheckout {
-                path,
-                actor: actor.to_string(),
-                note: Some(key),
-                reply,
-            })
-            .await?;
+            note(brains::ActKind::Checkout, path, key).await?;
         }
-        Ok(new)
+        if let (true, Some(mv)) = (recorded.moved, moved) {
+            let path = match mv.checkout {
+                Some(p) => p,
+                None => self
+                    .registry
+                    .manifest(&fp)
+                    .map(|m| m.root)
+                    .unwrap_or_default(),
+            };
+            let text = format!(
+                "its project is now {} (was {}): the checkout keeps its brain",
+                mv.key, mv.from
+            );
+            note(brains::ActKind::Identity, path, text).await?;
+        }
+        for (path, key) in recorded.foreign {
+            let text = format!(
+                "another project's checkout ({key}), served before projects sharing history were told apart: never routed here by its path again; `medulla doctor` names the command that gives it a brain of its own"
+            );
+            note(brains::ActKind::Identity, path, text).await?;
+        }
+        Ok(recorded.new_checkout)
     }
 
     pub async fn rescan(&self) -> Result<Vec<RosterEntry>> {

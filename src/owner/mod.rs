@@ -74,11 +74,11 @@ pub enum OwnerMsg {
         own: bool,
         reply: RpcReplyPort<Result<(Manifest, bool)>>,
     },
-    /// Record what a request learned about a brain's repository; replies whether the
-    /// checkout it names is new to the brain.
+    /// Record what a request learned about a brain's repository; replies what the
+    /// brain's log is owed (a new checkout, an identity recorded anew).
     Learn {
         learned: repository::Learned,
-        reply: RpcReplyPort<Result<bool>>,
+        reply: RpcReplyPort<Result<repository::Recorded>>,
     },
     /// One brain was merged into another (`brains merge`): record it in both manifests.
     Merged {
@@ -273,7 +273,17 @@ impl Actor for OwnerActor {
             state.spawn_sync(&me).await?;
         }
         state.rescan();
-        repository::identify_all(me.clone(), registry.clone(), args.config.call_timeout);
+        let recorder = handle.clone();
+        repository::identify_all(
+            me.clone(),
+            registry.clone(),
+            move |l| {
+                let h = recorder.clone();
+                // What the owner identified on its own is recorded as the router's.
+                async move { h.record_learned(l, "medulla:router").await.map(|_| ()) }
+            },
+            args.config.call_timeout,
+        );
         // The idle sweep: a tick a quarter of the idle time (bounded to [1 s, 60 s]).
         let every =
             (args.config.idle_unload / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));

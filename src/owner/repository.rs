@@ -24,6 +24,47 @@ pub struct Learned {
     pub repo: Option<RepoBinding>,
     /// A checkout (the brain's root as it stands there) that asked for the first time.
     pub checkout: Option<String>,
+    /// A checkout of the brain whose project identity is now another: its remote moved.
+    pub moved: Option<Moved>,
+    /// Checkouts recorded before a project was its history and its remote, identified
+    /// now: (path, its project's key, whether that is another project than the brain's).
+    pub identified: Vec<(String, String, bool)>,
+}
+
+impl Learned {
+    /// Nothing learned yet of the brain `fp`.
+    pub fn of(fp: Fingerprint) -> Learned {
+        Learned {
+            fp,
+            repo: None,
+            checkout: None,
+            moved: None,
+            identified: Vec::new(),
+        }
+    }
+}
+
+/// A checkout's project identity, recorded anew: the checkout keeps its brain (SPEC §3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    /// The checkout (the brain's root as it stands there); `None`: the brain's own root,
+    /// whose identity is the brain's.
+    pub checkout: Option<String>,
+    pub from: String,
+    pub key: String,
+    pub label: String,
+}
+
+/// What the owner recorded of a [`Learned`]: the acts the brain's log is owed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recorded {
+    /// The checkout it names was new to the brain.
+    pub new_checkout: bool,
+    /// A checkout's identity was recorded anew.
+    pub moved: bool,
+    /// Checkouts found to be another project's, served before projects sharing history
+    /// were told apart.
+    pub foreign: Vec<(String, String)>,
 }
 
 impl OwnerState {
@@ -61,16 +102,58 @@ impl OwnerState {
         Ok((m, true))
     }
 
-    /// Record what a request learned. Replies whether the checkout is new to the brain
-    /// (its act is then the caller's to write).
-    pub(super) fn learn(&mut self, l: Learned) -> Result<bool> {
+    /// Record what a request learned. Replies what the brain's log is owed (a checkout
+    /// new to the brain, an identity recorded anew: their acts are the caller's to
+    /// write).
+    pub(super) fn learn(&mut self, l: Learned) -> Result<Recorded> {
         let registry = self.registry();
         let mut guard = registry.manifests.write().expect("registry lock");
         let manifests = Arc::make_mut(&mut guard);
         let Some(m) = manifests.get_mut(&l.fp) else {
-            return Ok(false);
+            return Ok(Recorded::default());
         };
         let mut changed = false;
+        let mut moved = false;
+        if let Some(mv) = &l.moved {
+            match &mv.checkout {
+                None => {
+                    if let Some(r) = m.repo.as_mut().filter(|r| r.key != mv.key) {
+                        tracing::info!(brain = %l.fp, from = %r.key, to = %mv.key, "a brain's project identity recorded anew");
+                        r.key = mv.key.clone();
+                        r.label = mv.label.clone();
+                        moved = true;
+                    }
+                }
+                Some(path) => {
+                    if let Some(c) = m
+                        .checkouts
+                        .iter_mut()
+                        .find(|c| &c.path == path && c.key.as_deref() != Some(mv.key.as_str()))
+                    {
+                        tracing::info!(brain = %l.fp, checkout = %path, to = %mv.key, "a checkout's project identity recorded anew");
+                        c.key = Some(mv.key.clone());
+                        moved = true;
+                    }
+                }
+            }
+            changed |= moved;
+        }
+        let mut foreign = Vec::new();
+        for (path, key, other) in &l.identified {
+            if let Some(c) = m
+                .checkouts
+                .iter_mut()
+                .find(|c| &c.path == path && c.key.is_none())
+            {
+                c.key = Some(key.clone());
+                c.foreign = *other;
+                if *other {
+                    tracing::warn!(brain = %l.fp, checkout = %path, project = %key, "a brain served another project's checkout before projects sharing history were told apart");
+                    foreign.push((path.clone(), key.clone()));
+                }
+                changed = true;
+            }
+        }
         if let (None, Some(repo)) = (&m.repo, l.repo) {
             tracing::info!(brain = %l.fp, key = %repo.key, "a brain's repository identified");
             m.repo = Some(repo);
@@ -79,10 +162,12 @@ impl OwnerState {
         let new_checkout = match l.checkout {
             Some(path) if !m.knows_checkout(&path) => {
                 tracing::info!(brain = %l.fp, checkout = %path, "a new checkout of a brain's repository");
-                m.checkouts.push(CheckoutSeen {
+                let key = m.repo.as_ref().map(|r| r.key.clone());
+                m.checkouts.push(CheckoutSeen::new(
                     path,
-                    first_seen: self.handle.opts.clock.now_ms(),
-                });
+                    self.handle.opts.clock.now_ms(),
+                    key,
+                ));
                 changed = true;
                 true
             }
@@ -95,7 +180,11 @@ impl OwnerState {
             })?;
             registry.changed();
         }
-        Ok(new_checkout)
+        Ok(Recorded {
+            new_checkout,
+            moved,
+            foreign,
+        })
     }
 }
 
@@ -121,10 +210,10 @@ impl OwnerState {
         let target = manifests.get_mut(into).expect("looked up above");
         for path in f.checkout_paths() {
             if !target.knows_checkout(path) {
-                target.checkouts.push(CheckoutSeen {
-                    path: path.to_string(),
-                    first_seen: now,
-                });
+                let key = target.repo.as_ref().map(|r| r.key.clone());
+                target
+                    .checkouts
+                    .push(CheckoutSeen::new(path.to_string(), now, key));
             }
         }
         if target.repo.is_none() {
@@ -140,44 +229,87 @@ impl OwnerState {
     }
 }
 
-/// Identify, beside the supervisor, every brain whose repository is not known yet (a
-/// brain bootstrapped before brains belonged to repositories): each one's root is read
-/// once, on the blocking pool. Routing through repositories waits for this pass.
-pub(super) fn identify_all(me: ActorRef<OwnerMsg>, registry: Arc<Registry>, timeout: Duration) {
+/// Identify, beside the supervisor, what brains from before the rules are missing: the
+/// repository of a brain that has none yet (bootstrapped before brains belonged to
+/// repositories), the remote in the identity of a brain identified by its history alone,
+/// and the project of each checkout recorded before a project was its history and its
+/// remote (another project's is marked, never routed by its path again, and listed by
+/// doctor). Each repository is read once, on the blocking pool; routing through
+/// repositories waits for this pass. What it records goes through the same path as a
+/// request's (acts in each brain's log).
+pub(super) fn identify_all<F>(
+    me: ActorRef<OwnerMsg>,
+    registry: Arc<Registry>,
+    record: impl Fn(Learned) -> F + Send + 'static,
+    timeout: Duration,
+) where
+    F: std::future::Future<Output = Result<()>> + Send,
+{
     tokio::spawn(async move {
-        let unknown: Vec<Manifest> = registry
+        let all: Vec<Manifest> = registry
             .all_manifests()
             .into_iter()
-            .filter(|m| m.repo.is_none())
+            .filter(|m| m.merged_into.is_none())
             .collect();
         let repos = registry.repos.clone();
         let found = tokio::task::spawn_blocking(move || {
-            unknown
-                .into_iter()
-                .filter_map(|m| {
-                    let repo = binding_of(&repos, Path::new(&m.root))?;
-                    Some(Learned {
-                        fp: m.fingerprint,
-                        repo: Some(repo),
-                        checkout: None,
-                    })
-                })
+            all.into_iter()
+                .filter_map(|m| identified(&repos, &m))
                 .collect::<Vec<_>>()
         })
         .await
         .unwrap_or_default();
         for l in found {
-            let recorded = crate::call::call_actor(&me, "owner", timeout, |reply| {
-                OwnerMsg::Learn { learned: l, reply }
-            })
-            .await
-            .and_then(|r| r);
+            let first = l.repo.is_some();
+            let recorded = if first {
+                crate::call::call_actor(&me, "owner", timeout, |reply| OwnerMsg::Learn {
+                    learned: l,
+                    reply,
+                })
+                .await
+                .and_then(|r| r)
+                .map(|_| ())
+            } else {
+                record(l).await
+            };
             if let Err(e) = recorded {
                 tracing::warn!(error = %e, "a brain's repository could not be recorded");
             }
         }
         registry.identified.send_replace(true);
     });
+}
+
+/// What is to be recorded of one brain at start (blocking: it may run `git`).
+fn identified(repos: &crate::repo::Repos, m: &Manifest) -> Option<Learned> {
+    let Some(mine) = &m.repo else {
+        let repo = binding_of(repos, Path::new(&m.root))?;
+        return Some(Learned {
+            repo: Some(repo),
+            ..Learned::of(m.fingerprint.clone())
+        });
+    };
+    let mut l = Learned::of(m.fingerprint.clone());
+    let mut key = mine.key.clone();
+    if let Some(now) = binding_of(repos, Path::new(&m.root)) {
+        if now.key != mine.key && crate::repo::history(&now.key) == crate::repo::history(&mine.key)
+        {
+            l.moved = Some(Moved {
+                checkout: None,
+                from: mine.key.clone(),
+                key: now.key.clone(),
+                label: now.label.clone(),
+            });
+            key = now.key;
+        }
+    }
+    for c in m.checkouts.iter().filter(|c| c.key.is_none() && !c.foreign) {
+        if let Some(there) = binding_of(repos, Path::new(&c.path)) {
+            let other = there.key != key;
+            l.identified.push((c.path.clone(), there.key, other));
+        }
+    }
+    (l.moved.is_some() || !l.identified.is_empty()).then_some(l)
 }
 
 /// The repository `root` belongs to, as a brain rooted there records it: `None` outside

@@ -283,7 +283,8 @@ struct ByCaller {
 }
 
 /// The longest registered root containing the caller root (unless another repository
-/// has since taken that root's place), else the brain of the caller's repository.
+/// has since taken that root's place), else a checkout of its own project a brain served
+/// before, else the brain of the caller's project.
 async fn by_caller_root(
     reg: &Registry,
     cfg: &Config,
@@ -316,7 +317,7 @@ async fn by_caller_root(
                 None => checkout::locate(&reg.repos, std::path::Path::new(&m.root))
                     .await
                     .and_then(|r| checkout::first_identity(m, &r)),
-                Some(_) => None,
+                Some(_) => located.as_ref().and_then(|l| checkout::root_moved(m, l)),
             };
             return Some(ByCaller {
                 brain: m.clone(),
@@ -328,6 +329,15 @@ async fn by_caller_root(
     }
     let located = located?;
     located.repo.as_ref()?;
+    // A checkout this brain served before keeps it, though its remote moved since.
+    if let Some(r) = checkout::recorded(manifests, caller, &located) {
+        return Some(ByCaller {
+            brain: r.brain,
+            checkout: r.checkout,
+            via_repository: true,
+            learned: r.learned,
+        });
+    }
     let mut reached = checkout::reach(manifests, &located);
     if reached.is_none() && !*reg.identified.borrow() {
         // Brains from before repositories are being identified: wait for that pass.

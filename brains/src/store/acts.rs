@@ -61,16 +61,25 @@ impl Store {
         }
     }
 
-    /// Record that a checkout of the brain's repository asked for the first time (its
-    /// path the subject): an act that changes no claim and no boot memory.
+    /// Record a fact about the brain's checkouts (its path the subject): a checkout of
+    /// its repository asked for the first time (`Checkout`), or a checkout's project
+    /// identity was recorded anew (`Identity`). An act that changes no claim and no boot
+    /// memory.
     pub fn note_checkout(
         &mut self,
+        kind: ActKind,
         path: &str,
         actor: &str,
         note: Option<String>,
     ) -> Result<(), StoreError> {
         crate::claim::validate_agent_id(actor)?;
-        let act = self.new_act(ActKind::Checkout, path, actor, None, None, note);
+        if kind.names_claim() {
+            return Err(StoreError::Invalid(format!(
+                "a {} act names a claim, not a checkout",
+                kind.as_str()
+            )));
+        }
+        let act = self.new_act(kind, path, actor, None, None, note);
         let tx = self.db.begin_write()?;
         self.act(&tx, act)?;
         tx.commit()?;

@@ -53,8 +53,9 @@ fn names(slug: &str, name: &str) -> bool {
             && slug.get(..SLUG_CUT) == name.get(..SLUG_CUT))
 }
 
-/// The brains whose root or a recorded checkout a Claude Code project directory is named
-/// after; a brain whose own root matches first.
+/// The brains whose root or a recorded checkout of their own project (never another
+/// project's, served before projects sharing history were told apart) a Claude Code
+/// project directory is named after; a brain whose own root matches first.
 pub(super) fn claude_brains<'a>(manifests: &'a [Manifest], name: &str) -> Vec<&'a Manifest> {
     let mut hits: Vec<(bool, &Manifest)> = manifests
         .iter()
@@ -62,7 +63,7 @@ pub(super) fn claude_brains<'a>(manifests: &'a [Manifest], name: &str) -> Vec<&'
         .filter_map(|m| {
             let by_root = slugs_of(&m.root).iter().any(|s| names(s, name));
             let by_checkout = m
-                .checkout_paths()
+                .project_paths()
                 .any(|p| slugs_of(p).iter().any(|s| names(s, name)));
             (by_root || by_checkout).then_some((!by_root, m))
         })
@@ -187,10 +188,7 @@ mod tests {
         let mut m = Manifest::new(root.into(), created);
         m.checkouts = checkouts
             .iter()
-            .map(|p| crate::roster::CheckoutSeen {
-                path: (*p).into(),
-                first_seen: created,
-            })
+            .map(|p| crate::roster::CheckoutSeen::new((*p).into(), created, None))
             .collect();
         m
     }
