@@ -113,6 +113,49 @@ pub struct Reception {
     pub caller_root: Option<String>,
     pub message: String,
     pub options: Vec<String>,
+    /// Brains of other projects that share the caller's history (a fork's upstream, a
+    /// template's other children): never read unasked, named so the caller can ask
+    /// (`tier: "all-brains"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<Related>,
+}
+
+/// A brain of another project that shares the caller's history.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Related {
+    /// The brain's root.
+    pub brain: String,
+    /// Its project (the normalized remote, or its directory's name).
+    pub project: String,
+}
+
+/// The brains of other projects that share the history of the repository `caller` is
+/// in (its identity differs: another remote).
+async fn related(
+    reg: &Registry,
+    manifests: &[&Manifest],
+    caller: &std::path::Path,
+) -> Vec<Related> {
+    let Some(there) = checkout::locate(&reg.repos, caller)
+        .await
+        .and_then(|l| l.repo)
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<Related> = manifests
+        .iter()
+        .filter(|m| !m.own && m.merged_into.is_none())
+        .filter_map(|m| {
+            let r = m.repo.as_ref()?;
+            (crate::repo::history(&r.key) == crate::repo::history(&there.key) && r.key != there.key)
+                .then(|| Related {
+                    brain: m.root.clone(),
+                    project: r.label.clone(),
+                })
+        })
+        .collect();
+    out.sort_by(|a, b| a.brain.cmp(&b.brain));
+    out
 }
 
 /// The exact bootstrap call that fixes an unrouted root.
@@ -222,16 +265,28 @@ pub async fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<R
     let moved_from = sticky.as_ref().filter(|s| {
         via != Via::Sticky && brain.as_ref().map(|b| &b.fingerprint) != Some(&s.fingerprint)
     });
+    let kin = match (&brain, &caller_root) {
+        (None, Some(c)) => related(reg, &manifests, c).await,
+        _ => Vec::new(),
+    };
     let reception = match (&brain, &caller_s) {
         (None, Some(c)) => Some(Reception {
             status: "unrouted".into(),
             served_brain: None,
             caller_root: Some(c.clone()),
-            message: match moved_from {
-                Some(s) => format!("no brain covers {c}: reads are answered from the medulla alone and writes are refused (this session's earlier calls landed on {}, which this request's caller root does not belong to)", s.root),
-                None => format!("no brain covers {c}: reads are answered from the medulla alone and writes are refused"),
+            message: {
+                let mut m = match moved_from {
+                    Some(s) => format!("no brain covers {c}: reads are answered from the medulla alone and writes are refused (this session's earlier calls landed on {}, which this request's caller root does not belong to)", s.root),
+                    None => format!("no brain covers {c}: reads are answered from the medulla alone and writes are refused"),
+                };
+                if !kin.is_empty() {
+                    let names: Vec<String> = kin.iter().map(|k| format!("{} ({})", k.brain, k.project)).collect();
+                    m.push_str(&format!("; it shares its history with another project's brain, {}, whose memory comes only when asked (`tier: \"all-brains\"`)", names.join(", ")));
+                }
+                m
             },
             options: vec![fix.clone()],
+            related: kin,
         }),
         (None, None) => Some(Reception {
             status: "no_caller_root".into(),
@@ -239,6 +294,7 @@ pub async fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<R
             caller_root: None,
             message: "the request named no brain and no caller root: reads are answered from the medulla alone and writes are refused".into(),
             options: vec![bootstrap_fix(None)],
+            related: Vec::new(),
         }),
         (Some(b), Some(c)) if via == Via::Binding && by_caller.as_ref().map(|m| &m.fingerprint) != Some(&b.fingerprint) => Some(Reception {
             status: "mismatch".into(),
@@ -252,6 +308,7 @@ pub async fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<R
                 Some(m) => vec![format!("drop the Medulla-Brain header to be served by {}", m.root)],
                 None => vec![fix.clone()],
             },
+            related: Vec::new(),
         }),
         (Some(b), Some(c)) => moved_from.map(|s| Reception {
             status: "mismatch".into(),
@@ -259,6 +316,7 @@ pub async fn route(reg: &Registry, cfg: &Config, input: &RouteInput) -> Result<R
             caller_root: Some(c.clone()),
             message: format!("served by {} (this request's caller root); this session's earlier calls landed on {}", b.root, s.root),
             options: vec![format!("send Medulla-Brain: {} to be served by {} instead", s.root, s.root)],
+            related: Vec::new(),
         }),
         // Served by a binding or the sticky session with no caller root to compare: silence.
         _ => None,

@@ -31,6 +31,7 @@ mod owner;
 mod peer;
 #[path = "../../xtask/src/pg.rs"]
 mod pg;
+mod projects;
 mod python;
 mod readme;
 mod recall;
