@@ -177,6 +177,15 @@ pub struct Claim {
     /// live one). Recorded and shown, never dropped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub races: Vec<Race>,
+    /// Where the write came from: the checkout of the brain's root its caller worked in,
+    /// else the caller's own directory (stamped by the owner; absent on versions written
+    /// before it was recorded). Provenance, not content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_from: Option<String>,
+    /// The client session that wrote it (an MCP session, a hook's client session), as
+    /// the owner knew it. Provenance, not content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// An act that raced a supersession: a member graded or retired a version that, by the
@@ -249,6 +258,12 @@ pub struct MemorizeInput {
     /// the content hash: the same claim anchored twice is the same claim.
     #[serde(default)]
     pub anchors: Vec<Anchor>,
+    /// Stamped by the owner: where the write came from, and its client session
+    /// ([`Claim::written_from`], [`Claim::session`]). Not part of the content hash.
+    #[serde(default)]
+    pub written_from: Option<String>,
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// The result of a memorize.

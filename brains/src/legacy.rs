@@ -276,6 +276,8 @@ impl LegacyClaim {
             created: self.created,
             act: Some(crate::claim::ActKind::Import),
             anchors: Vec::new(),
+            written_from: None,
+            session: None,
         }
     }
 }

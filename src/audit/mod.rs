@@ -403,6 +403,8 @@ async fn promote(
         act: Some(ActKind::Promote),
         // The copy's anchors are the witness's: only the witness's brain can check them.
         anchors: witness.anchors.clone(),
+        written_from: witness.written_from.clone(),
+        session: witness.session.clone(),
     };
     hygiene_floor(&input)?;
     // Two origins racing for one label: the first lands, the second bounces unless it

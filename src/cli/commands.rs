@@ -18,7 +18,7 @@ use crate::service::verbs::{
     acts::Acts, audit_log::Audit, beat::North, bootstrap::Bootstrap, delegate::Delegate,
     export::Export, history::History, import::Import, instances::Brains, learn::Learn,
     memorize::Memorize, merge::BrainsMerge, promote::Promote, purge::Purge, report::InboxSweep,
-    report::Report, retire::Retire, seek::Seek,
+    report::Report, retire::Retire, seek::Seek, split::BrainsSplit,
 };
 
 /// Send a verb its own arguments: the struct the owner deserializes, serialized.
@@ -138,6 +138,13 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
             args.from = paths::brain(&args.from)?;
             args.into = paths::brain(&args.into)?;
             run::<BrainsMerge>(c, opts, &args, print::writes::merge)
+        }
+        Command::Brains {
+            cmd: Some(BrainsCmd::Split { mut args }),
+            ..
+        } => {
+            args.brain = paths::brain(&args.brain)?;
+            run::<BrainsSplit>(c, opts, &args, print::writes::split)
         }
         Command::Brains { cmd: None, .. } => finish_as(
             opts,

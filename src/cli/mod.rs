@@ -49,7 +49,8 @@ use crate::service::verbs::{
     acts::ActsArgs, audit_log::AuditArgs, beat::NorthArgs, bootstrap::BootstrapArgs,
     delegate::DelegateArgs, export::ExportArgs, history::HistoryArgs, import::ImportArgs,
     learn::LearnArgs, memorize::MemorizeArgs, merge::MergeArgs, promote::PromoteArgs,
-    purge::PurgeArgs, retire::RetireArgs, seek::SeekArgs, Tier, FOUNDER_AGENT as FOUNDER,
+    purge::PurgeArgs, retire::RetireArgs, seek::SeekArgs, split::SplitArgs, Tier,
+    FOUNDER_AGENT as FOUNDER,
 };
 
 #[derive(Debug, Parser)]
@@ -397,6 +398,12 @@ enum BrainsCmd {
     Merge {
         #[command(flatten)]
         args: MergeArgs,
+    },
+    /// Give each other project a brain served before projects sharing history were told
+    /// apart a brain of its own, its claims with it (the founder's only; `doctor` lists them)
+    Split {
+        #[command(flatten)]
+        args: SplitArgs,
     },
 }
 

@@ -40,5 +40,6 @@ pub fn route_input(svc: &Service, h: &http::HeaderMap) -> RouteInput {
         caller_root: get(h, CALLER_ROOT).or_else(|| get(h, LEGACY_CALLER_ROOT)),
         agent: get(h, AGENT),
         founder: svc.is_founder(get(h, FOUNDER).as_deref()),
+        session: get(h, SESSION),
     }
 }

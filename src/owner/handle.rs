@@ -220,6 +220,55 @@ impl OwnerHandle {
         Ok(done)
     }
 
+    /// Separate another project out of brain `from` (`brains split`): the versions of
+    /// the labels that project wrote (`moved`, every version each) go into `into`, one
+    /// `merge` act a label there; each one's live version in `from` is retired with
+    /// `reason` (kept in history); and the project's checkouts (`paths`) are `into`'s.
+    pub async fn separate(
+        &self,
+        from: &Manifest,
+        into: &Manifest,
+        moved: Vec<Vec<Claim>>,
+        (paths, key): (Vec<String>, String),
+        reason: &str,
+        actor: &str,
+    ) -> Result<brains::store::Merged> {
+        let live: Vec<String> = moved
+            .iter()
+            .filter_map(|v| v.last())
+            .filter(|c| c.state == brains::ClaimState::Authored)
+            .map(|c| c.slug.clone())
+            .collect();
+        let done = if moved.is_empty() {
+            brains::store::Merged::default()
+        } else {
+            let (actor, name) = (actor.to_string(), from.root.clone());
+            self.ask(&StoreId::brain(&into.fingerprint), |reply| {
+                BrainMsg::Merge {
+                    incoming: moved,
+                    actor,
+                    from: name,
+                    reply,
+                }
+            })
+            .await?
+        };
+        let source = StoreId::brain(&from.fingerprint);
+        for slug in live {
+            self.retire(&source, &slug, actor, reason).await?;
+        }
+        let (f, i) = (from.fingerprint.clone(), into.fingerprint.clone());
+        self.call_owner(|reply| OwnerMsg::Separated {
+            from: f,
+            into: i,
+            paths,
+            key,
+            reply,
+        })
+        .await??;
+        Ok(done)
+    }
+
     /// Record what a request learned about a brain's repository; a checkout new to the
     /// brain, and a checkout's identity recorded anew, are acts in its log, by `actor`.
     /// Replies whether the checkout was new.

@@ -86,6 +86,15 @@ pub enum OwnerMsg {
         into: Fingerprint,
         reply: RpcReplyPort<Result<Manifest>>,
     },
+    /// Another project's checkouts of one brain are another's now (`brains split`):
+    /// record it in both manifests.
+    Separated {
+        from: Fingerprint,
+        into: Fingerprint,
+        paths: Vec<String>,
+        key: String,
+        reply: RpcReplyPort<Result<Manifest>>,
+    },
     /// Re-read the roster from disk; replies with every directory found.
     Rescan(RpcReplyPort<Vec<RosterEntry>>),
     /// Unload brains idle for longer than the configured time.
@@ -377,6 +386,15 @@ impl Actor for OwnerActor {
             }
             OwnerMsg::Merged { from, into, reply } => {
                 let _ = reply.send(st.merged(&from, &into));
+            }
+            OwnerMsg::Separated {
+                from,
+                into,
+                paths,
+                key,
+                reply,
+            } => {
+                let _ = reply.send(st.separated(&from, &into, &paths, &key));
             }
             OwnerMsg::Rescan(reply) => {
                 let _ = reply.send(st.rescan());

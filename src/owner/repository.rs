@@ -229,6 +229,50 @@ impl OwnerState {
     }
 }
 
+impl OwnerState {
+    /// `paths`, checkouts of another project (`key`) that `from` served before projects
+    /// sharing history were told apart, are `into`'s now: they leave `from`'s manifest
+    /// and are recorded in `into`'s as that project's.
+    pub(super) fn separated(
+        &mut self,
+        from: &Fingerprint,
+        into: &Fingerprint,
+        paths: &[String],
+        key: &str,
+    ) -> Result<Manifest> {
+        let registry = self.registry();
+        let now = self.handle.opts.clock.now_ms();
+        let mut guard = registry.manifests.write().expect("registry lock");
+        let manifests = Arc::make_mut(&mut guard);
+        if !manifests.contains_key(from) || !manifests.contains_key(into) {
+            return Err(OwnerError::UnknownBrain {
+                name: from.to_string(),
+            });
+        }
+        let dirs = self.config().brains_dir();
+        let write = |m: &Manifest| {
+            roster::write_manifest(&dirs.join(&m.fingerprint), m).map_err(|e| {
+                OwnerError::Internal(format!("cannot write the manifest of {}: {e}", m.root))
+            })
+        };
+        let source = manifests.get_mut(from).expect("looked up above");
+        source.checkouts.retain(|c| !paths.contains(&c.path));
+        write(source)?;
+        let target = manifests.get_mut(into).expect("looked up above");
+        for path in paths {
+            if !target.knows_checkout(path) {
+                let mut seen = CheckoutSeen::new(path.clone(), now, Some(key.to_string()));
+                seen.foreign = target.repo.as_ref().is_some_and(|r| r.key != key);
+                target.checkouts.push(seen);
+            }
+        }
+        write(target)?;
+        let target = target.clone();
+        registry.changed();
+        Ok(target)
+    }
+}
+
 /// Identify, beside the supervisor, what brains from before the rules are missing: the
 /// repository of a brain that has none yet (bootstrapped before brains belonged to
 /// repositories), the remote in the identity of a brain identified by its history alone,

@@ -169,12 +169,17 @@ pub struct Doctor {
     /// Brains no hook asked about are left out.
     #[serde(default)]
     pub hints: Vec<super::hints::HintCount>,
+    /// Brains that served checkouts of other projects sharing their history before
+    /// projects were told apart (a template's children, a fork): `medulla brains split
+    /// ROOT` gives each a brain of its own.
+    #[serde(default)]
+    pub mixed_projects: Vec<super::verbs::split::Mixed>,
 }
 
 /// Brains of one repository.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SameRepository {
-    /// `repo:<root commit>`.
+    /// `repo:<root commit>@<remote>`.
     pub repository: String,
     pub label: String,
     /// Their roots, the one its checkouts reach first (the oldest not a checkout's own).
@@ -446,6 +451,7 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         nudges: super::nudges::counts(svc).await?,
         same_repository: same_repository(&svc.owner.registry.all_manifests()),
         hints: super::hints::counts(svc),
+        mixed_projects: super::verbs::split::mixed(&svc.owner.registry.all_manifests()),
     })
 }
 

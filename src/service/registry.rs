@@ -196,6 +196,7 @@ registry! {
     verbs::bootstrap::Bootstrap,
     verbs::instances::Brains,
     verbs::merge::BrainsMerge,
+    verbs::split::BrainsSplit,
     verbs::memorize::Memorize,
     verbs::seek::Seek,
     verbs::history::History,

@@ -28,6 +28,9 @@ pub struct RouteInput {
     pub agent: Option<String>,
     /// The request presented the owner's founder token: the founder surface.
     pub founder: bool,
+    /// The client session the request belongs to (its MCP session), recorded with what
+    /// it writes.
+    pub session: Option<String>,
 }
 
 /// How the serving brain was chosen.
@@ -62,6 +65,19 @@ pub struct Routed {
 }
 
 impl Routed {
+    /// Where a write of this request comes from, as its claim records it: the caller's
+    /// checkout of the served brain's root when the caller works inside it, else the
+    /// caller's own directory (a binding from elsewhere); `None` when the request named
+    /// no caller root.
+    pub fn written_from(&self) -> Option<String> {
+        let caller = self.caller_root.as_ref()?;
+        let at = match &self.checkout {
+            Some(c) if caller.starts_with(c) => c,
+            _ => caller,
+        };
+        Some(at.to_string_lossy().into_owned())
+    }
+
     /// Where a write's evidence files are anchored: the caller's own checkout of the
     /// served brain (a worktree, a clone), else the brain's first checkout that exists.
     pub fn anchor_root(&self) -> Option<String> {

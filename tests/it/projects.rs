@@ -413,3 +413,150 @@ fn a_checkout_whose_remote_moves_keeps_its_brain() {
         "{list}"
     );
 }
+
+/// A brain's manifest file, found by its root.
+fn manifest_file(o: &Owner, root: &Path) -> PathBuf {
+    let r = root.to_string_lossy();
+    std::fs::read_dir(o.home.path().join("brains"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join("brain.json"))
+        .find(|f| {
+            std::fs::read_to_string(f)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .is_some_and(|m| m["root"] == r.as_ref())
+        })
+        .expect("the brain's manifest")
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// Issue 72: a brain that already served checkouts of different projects (before
+/// projects sharing history were told apart) is listed by doctor with the command that
+/// separates them; the separation sends every claim with the project of the checkout it
+/// was written from, lists what cannot be told apart, guesses nothing, keeps every
+/// version, and a second run changes nothing.
+#[test]
+fn a_brain_that_served_two_projects_is_separated_claim_by_claim() {
+    let o = Owner::start();
+    let (payments, inventory) = services(&o);
+    o.bootstrap(&payments);
+    let (s, v) = from(
+        &o,
+        &payments,
+        "memorize",
+        json!({ "label": PAYMENTS.0, "text": PAYMENTS.1 }),
+    );
+    assert_eq!(s, 200, "{v}");
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let asked = now_ms();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    // What the old rule let inventory write into payments' brain: a write whose caller
+    // says where it came from, and one that does not.
+    let p = payments.to_string_lossy().to_string();
+    let i = inventory.to_string_lossy().to_string();
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "Stock counts", "text": "stock counts are reconciled nightly" }),
+        &[
+            (header::BRAIN, &p),
+            (header::CALLER_ROOT, &i),
+            (header::AGENT, "codex:maker"),
+        ],
+    );
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "Queue names", "text": "queues are named after their consumer" }),
+        &[(header::BRAIN, &p), (header::AGENT, "codex:maker")],
+    );
+    assert_eq!(s, 200, "{v}");
+    // The brain as the old rule left it: identified by its history alone, inventory's
+    // checkout recorded as its own.
+    let file = manifest_file(&o, &payments);
+    let (o, _) = o.restart_after(Default::default(), || {
+        let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let key = m["repo"]["key"].as_str().unwrap().to_string();
+        m["repo"]["key"] = json!(key.split('@').next().unwrap());
+        m["checkouts"] = json!([{ "path": i, "first_seen": asked }]);
+        std::fs::write(&file, m.to_string()).unwrap();
+    });
+
+    // Identified at start: doctor lists the brain with the fix.
+    let mut mixed = Value::Null;
+    for _ in 0..100 {
+        let (_, d) = o.get("/api/doctor");
+        mixed = d["mixed_projects"].clone();
+        if mixed.as_array().is_some_and(|a| !a.is_empty()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(mixed[0]["brain"], p.as_str(), "{mixed}");
+    assert!(
+        mixed[0]["others"][0]["checkouts"].to_string().contains(&i),
+        "{mixed}"
+    );
+    assert_eq!(
+        mixed[0]["fix"],
+        format!("medulla brains split {p}"),
+        "{mixed}"
+    );
+    assert!(
+        !labels(&seek(&o, &inventory, "stock counts reconciled"))
+            .contains(&"Stock counts".to_string()),
+        "a foreign checkout is never routed by its path"
+    );
+
+    // Only the founder separates; a dry run writes nothing.
+    let (s, v) = from(&o, &payments, "brains_split", json!({ "brain": p }));
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("founder_only")),
+        "{v}"
+    );
+    let (s, dry) = o.founder_call("brains_split", json!({ "brain": p, "dry_run": true }), &[]);
+    assert_eq!(s, 200, "{dry}");
+    assert_eq!(
+        dry["projects"][0]["moved"],
+        json!(["Stock counts"]),
+        "{dry}"
+    );
+    assert_eq!(dry["undecided"][0]["slug"], "queue-names", "{dry}");
+    assert_eq!(dry["kept"], 1, "{dry}");
+    assert!(
+        o.claims(&p).iter().any(|c| c["label"] == "Stock counts"),
+        "the dry run wrote nothing"
+    );
+
+    let run = crate::cli::medulla(&o, &payments, &["brains", "split", &p, "--json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let done: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(done["projects"][0]["brain"], i.as_str(), "{done}");
+    assert_eq!(done["projects"][0]["created"], true, "{done}");
+    // Inventory's claim is in inventory's brain now, every version; payments keeps it in
+    // history, retired with the reason; what cannot be told apart stays.
+    assert!(o.claims(&i).iter().any(|c| c["label"] == "Stock counts"));
+    let left: Vec<Value> = o.claims(&p);
+    assert!(!left.iter().any(|c| c["label"] == "Stock counts"));
+    assert!(left.iter().any(|c| c["label"] == "Queue names"));
+    assert!(left.iter().any(|c| c["label"] == PAYMENTS.0));
+    let h = o.brain_at(&payments).history("stock-counts");
+    assert!(h.to_string().contains("separated into"), "{h}");
+    assert!(labels(&seek(&o, &inventory, "stock counts reconciled"))
+        .contains(&"Stock counts".to_string()));
+    let (_, d) = o.get("/api/doctor");
+    assert_eq!(d["mixed_projects"], json!([]), "{d}");
+    let (s, again) = o.founder_call("brains_split", json!({ "brain": p }), &[]);
+    assert_eq!(s, 200, "{again}");
+    assert_eq!(
+        again["projects"],
+        json!([]),
+        "a second run changes nothing: {again}"
+    );
+}

@@ -112,6 +112,8 @@ fn render_then_parse_keeps_every_provenance_field() {
         member: None,
         conflict: None,
         races: Vec::new(),
+        written_from: None,
+        session: None,
     };
     let p = parse(&render(&claim)).unwrap();
     assert_eq!(p.label, claim.label);
@@ -214,6 +216,8 @@ fn claim_of(i: &brains::MemorizeInput) -> Claim {
         member: None,
         conflict: None,
         races: Vec::new(),
+        written_from: None,
+        session: None,
     }
 }
 

@@ -263,6 +263,7 @@ pub fn doctor(d: Doctor) {
         out!("  {shown}");
     }
     same_repository(&d.same_repository);
+    mixed_projects(&d.mixed_projects);
     hints(&d.hints);
     if !d.nudges.is_empty() {
         out!();
@@ -288,6 +289,27 @@ pub fn doctor(d: Doctor) {
 }
 
 /// Brains of one repository, and the merge that joins them.
+fn mixed_projects(brains: &[crate::service::verbs::split::Mixed]) {
+    if brains.is_empty() {
+        return;
+    }
+    out!();
+    out!(
+        "{}",
+        paint(
+            YELLOW,
+            "brains that served other projects sharing their history (separate them):"
+        )
+    );
+    for m in brains {
+        out!("  {}", m.brain);
+        for o in &m.others {
+            out!("    {}: {}", o.project, o.checkouts.join(", "));
+        }
+        out!("    {}", paint(DIM, &m.fix));
+    }
+}
+
 fn same_repository(groups: &[SameRepository]) {
     if groups.is_empty() {
         return;

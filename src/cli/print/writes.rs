@@ -15,6 +15,7 @@ use crate::service::verbs::merge::MergeAnswer;
 use crate::service::verbs::promote::PromoteAnswer;
 use crate::service::verbs::purge::PurgeAnswer;
 use crate::service::verbs::retire::RetireAnswer;
+use crate::service::verbs::split::SplitAnswer;
 use crate::service::verbs::{Cap, Etiquette, Outcome};
 
 /// The store a write landed in, for a sentence: `the medulla` or `/path`'s brain.
@@ -59,6 +60,60 @@ pub fn bootstrap(e: Envelope<BootstrapAnswer>) {
         paint(
             DIM,
             format!("a subagent elsewhere binds to it with `Medulla-Brain: {fp}`")
+        )
+    );
+}
+
+pub fn split(e: Envelope<SplitAnswer>) {
+    let a = &e.body;
+    let verb = if a.dry_run {
+        "would separate"
+    } else {
+        "separated"
+    };
+    if a.projects.is_empty() {
+        say(
+            Some((GREEN, "one project")),
+            &format!(
+                "{} served no other project's checkout: nothing to separate",
+                a.brain.root
+            ),
+        );
+    }
+    for p in &a.projects {
+        let into = match (&p.brain, p.created) {
+            (Some(b), true) => format!("a new brain at {b}"),
+            (Some(b), false) => b.clone(),
+            (None, _) => "no brain: none of its checkouts is on this machine".into(),
+        };
+        say(
+            Some((GREEN, verb)),
+            &format!(
+                "{} ({}) into {into}: {} ({})",
+                p.label,
+                p.checkouts.join(", "),
+                plural(p.moved.len() as u64, "label", "labels"),
+                plural(p.versions as u64, "version", "versions"),
+            ),
+        );
+        if !p.moved.is_empty() {
+            out!("{}", paint(DIM, format!("  {}", p.moved.join(", "))));
+        }
+    }
+    for u in &a.undecided {
+        out!(
+            "{}",
+            paint(
+                YELLOW,
+                format!("stays (cannot be told apart): {} — {}", u.slug, u.why)
+            )
+        );
+    }
+    out!(
+        "{}",
+        paint(
+            DIM,
+            format!("{} labels of its own project untouched", a.kept)
         )
     );
 }

@@ -34,6 +34,7 @@ impl McpHandler {
             founder: self
                 .svc
                 .is_founder(header(parts, headers::FOUNDER).as_deref()),
+            session: header(parts, headers::SESSION),
         }
     }
 

@@ -109,6 +109,8 @@ impl Verb for Debrief {
                 strength: f.strength.unwrap_or_default(),
                 evidence: f.evidence.unwrap_or_default(),
                 origin_brain: Some(target.root.clone()),
+                written_from: cx.routed.written_from(),
+                session: cx.input.session.clone(),
                 ..Default::default()
             };
             mi.validate()?;

@@ -137,6 +137,8 @@ impl Verb for Memorize {
             .anchor_root()
             .unwrap_or_else(|| target.root.clone());
         mi.origin_brain = Some(target.root.clone());
+        mi.written_from = cx.routed.written_from();
+        mi.session = cx.input.session.clone();
         mi.validate()?;
         let flagged = project_floor(svc, floor::claim_fields(&mi.label, &mi.text, &mi.evidence))?;
         let (anchors, unanchored) = take_async(&anchor_root, &mi.evidence, svc.now().ms).await;

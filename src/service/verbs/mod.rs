@@ -22,6 +22,7 @@ pub mod purge;
 pub mod report;
 pub mod retire;
 pub mod seek;
+pub mod split;
 pub mod team;
 pub mod team_link;
 pub mod triage;

@@ -131,6 +131,8 @@ pub(super) fn legacy_claim(label: String, text: String, created: i64, root: &str
         member: None,
         conflict: None,
         races: Vec::new(),
+        written_from: None,
+        session: None,
     }
 }
 

@@ -144,6 +144,8 @@ impl Store {
             promotion_reason: input.promotion_reason,
             origin_created: input.origin_created,
             origin_agent: input.origin_agent,
+            written_from: input.written_from,
+            session: input.session,
         };
         let writer = self.write_embedder();
         let model = writer.as_deref().map(|e| (e.id(), e.dims()));
