@@ -6,6 +6,8 @@ use std::path::Path;
 pub use super::target::{password_of, pgpass_line, without_password, Target};
 
 use brains::store::{Cursor, Entry, Incoming, Outgoing, SharedAct};
+
+use crate::repo::Repo;
 use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::{Client, Connection, Socket};
 use tokio_postgres_rustls::MakeRustlsConnect;
@@ -269,6 +271,30 @@ pub async fn shared_brains(client: &Client) -> Result<Vec<(String, String)>, Str
         .await
         .map_err(|e| describe(&e))?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+}
+
+/// The team's name for a project's store: `repo.key` (`repo:<root commit>@<remote>`),
+/// unless the team already shares that project under the name brains had before a
+/// project was its remote too (`repo:<root commit>`, announced with the same remote as
+/// its label): then that one, so the clones shared before and after the rule converge on
+/// one store. A template's other child, shared under the old name with another remote,
+/// is another project: it keeps the old name, this one takes the new.
+pub async fn team_key(client: &Client, repo: &Repo) -> Result<String, String> {
+    let legacy = crate::repo::history(&repo.key);
+    if legacy == repo.key {
+        return Ok(repo.key.clone());
+    }
+    let row = client
+        .query_opt(
+            "SELECT coalesce(label, '') FROM medulla.shared_brains WHERE repo = $1",
+            &[&legacy],
+        )
+        .await
+        .map_err(|e| describe(&e))?;
+    Ok(match row {
+        Some(r) if r.get::<_, String>(0) == repo.label => legacy.to_string(),
+        _ => repo.key.clone(),
+    })
 }
 
 /// Announce a shared brain (idempotent).

@@ -12,7 +12,9 @@ use crate::store_id::Fingerprint;
 pub struct Share {
     pub fingerprint: Fingerprint,
     pub root: String,
-    /// `repo:<root commit>`.
+    /// The team's name for the store: `repo:<root commit>@<remote>`, or
+    /// `repo:<root commit>` for a project the team shared before a project was its
+    /// remote too.
     pub key: String,
     /// The normalized remote URL.
     pub label: String,

@@ -41,4 +41,5 @@ mod retire;
 mod service;
 mod team;
 mod team_live;
+mod team_projects;
 mod transfer;

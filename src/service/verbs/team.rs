@@ -144,7 +144,7 @@ pub struct TeamShare;
 
 impl Verb for TeamShare {
     const NAME: &'static str = "team_share";
-    const DESCRIPTION: &'static str = "Share this project's brain with the team (SPEC §13): identified by its repository's root commit, so every clone converges on it; every live claim and every later write is queued for the team after the hygiene floor. The founder's only.";
+    const DESCRIPTION: &'static str = "Share this project's brain with the team (SPEC §13): identified by its project (its repository's root commit and its remote), so every clone converges on it and projects that merely share history do not; every live claim and every later write is queued for the team after the hygiene floor. The founder's only.";
     const EFFECT: Effect = Effect::Write;
     const ALSO: &'static [&'static str] = &["POST /api/team/share"];
     type Args = TeamShareArgs;
@@ -162,7 +162,7 @@ impl Verb for TeamShare {
             .map_err(OwnerError::BadInput)?;
         svc.owner.warm_brain(&brain.fingerprint).await?;
         let r = repo.clone();
-        let done =
+        let (done, key) =
             crate::call::call_actor(&sync, "team sync", svc.owner.config.call_timeout, |reply| {
                 crate::team::sync::SyncMsg::Share {
                     fp: brain.fingerprint.clone(),
@@ -175,7 +175,7 @@ impl Verb for TeamShare {
             .map_err(OwnerError::Team)?;
         Ok(TeamShareAnswer {
             root: brain.root,
-            key: repo.key,
+            key,
             label: repo.label,
             queued: done.queued,
             refused: done.refused,

@@ -48,12 +48,13 @@ pub enum SyncMsg {
     Pass,
     /// The LISTEN connection ended.
     ListenerDown(String),
-    /// Share a brain with the team.
+    /// Share a brain with the team; replies with what was queued and the name the team
+    /// knows the store by.
     Share {
         fp: Fingerprint,
         root: String,
         repo: Repo,
-        reply: RpcReplyPort<Result<brains::store::share::Shared, String>>,
+        reply: RpcReplyPort<Result<(brains::store::share::Shared, String), String>>,
     },
 }
 
@@ -331,11 +332,16 @@ impl SyncState {
         fp: Fingerprint,
         root: String,
         repo: Repo,
-    ) -> Result<brains::store::share::Shared, String> {
+    ) -> Result<(brains::store::share::Shared, String), String> {
         let client = self
             .client
             .as_ref()
             .ok_or("the team database is unreachable: sharing a brain needs it once; try again when `medulla team status` says connected")?;
+        // A project the team shared before a project was its remote too keeps its name.
+        let repo = Repo {
+            key: db::team_key(client, &repo).await?,
+            label: repo.label,
+        };
         db::announce(client, &repo.key, &repo.label).await?;
         let state = ShareState {
             key: repo.key.clone(),
@@ -357,10 +363,10 @@ impl SyncState {
             shares::save(&self.owner.team_dir(), &self.shares)
                 .map_err(|e| format!("cannot record the share: {e}"))?;
         }
-        self.dirty.insert(repo.key, true);
+        self.dirty.insert(repo.key.clone(), true);
         let mine = self.shares.clone();
         self.status.update(|v| v.shared = mine);
-        Ok(done)
+        Ok((done, repo.key))
     }
 
     /// What waits in every outbox (warm stores only: a dormant brain's count is kept).
