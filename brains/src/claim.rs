@@ -264,6 +264,10 @@ pub struct MemorizeInput {
     pub written_from: Option<String>,
     #[serde(default)]
     pub session: Option<String>,
+    /// Who the act is by, when not the claim's author (a person bringing a joined claim
+    /// back keeps the agent who wrote it as its author).
+    #[serde(default)]
+    pub acted_by: Option<String>,
 }
 
 /// The result of a memorize.
@@ -318,6 +322,14 @@ pub enum ActKind {
     /// moved, or identified with its remote): the checkout's path is the subject. No
     /// claim changes.
     Identity,
+    /// A claim that said what another says was joined into it (`tend`, or a person's
+    /// `review merge`): its live version went to history, `consolidated: into <slug>`.
+    Consolidate,
+    /// A joined or retired claim brought back live (a join undone): a new version with the
+    /// content of its last one.
+    Revive,
+    /// A person looked at a claim an agent wrote and kept it as it is (`review keep`).
+    Review,
 }
 
 impl ActKind {
@@ -339,6 +351,9 @@ impl ActKind {
             ActKind::Checkout => "checkout",
             ActKind::Merge => "merge",
             ActKind::Identity => "identity",
+            ActKind::Consolidate => "consolidate",
+            ActKind::Revive => "revive",
+            ActKind::Review => "review",
         }
     }
 

@@ -278,6 +278,7 @@ impl LegacyClaim {
             anchors: Vec::new(),
             written_from: None,
             session: None,
+            acted_by: None,
         }
     }
 }

@@ -405,6 +405,7 @@ async fn promote(
         anchors: witness.anchors.clone(),
         written_from: witness.written_from.clone(),
         session: witness.session.clone(),
+        acted_by: None,
     };
     hygiene_floor(&input)?;
     // Two origins racing for one label: the first lands, the second bounces unless it

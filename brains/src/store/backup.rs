@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::tables::{
-    ACTS, CLAIMS, HISTORY, KV, META, TEAM_OUTBOX, TEAM_PENDING, TEAM_REQUESTS, TEAM_SEEN,
+    ACTS, CLAIMS, HISTORY, KV, META, REVIEWED, TEAM_OUTBOX, TEAM_PENDING, TEAM_REQUESTS, TEAM_SEEN,
     TEAM_SLUGS, VECTORS, VEC_KEYS,
 };
 use super::{Store, DB_FILE};
@@ -190,6 +190,9 @@ impl BackupSource {
         }
         if has("team_requests") {
             copy_table(&rx, &tx, TEAM_REQUESTS)?;
+        }
+        if has("reviewed") {
+            copy_table(&rx, &tx, REVIEWED)?;
         }
         tx.commit()?;
         drop(rx);

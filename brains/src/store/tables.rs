@@ -22,6 +22,10 @@ pub(super) const TEAM_SEEN: TableDefinition<&str, &str> = TableDefinition::new("
 /// The slugs that are in the team's log (written here and queued, or arrived): one row
 /// per slug, never per act. A local `purge` of one is refused (the team keeps its copy).
 pub(super) const TEAM_SLUGS: TableDefinition<&str, ()> = TableDefinition::new("team_slugs");
+/// A person's review of a claim an agent wrote (SPEC §14): slug → the version looked at
+/// and by whom (JSON, [`super::review::ReviewMark`]). A later version is unreviewed
+/// again.
+pub(super) const REVIEWED: TableDefinition<&str, &[u8]> = TableDefinition::new("reviewed");
 /// Purges a member asked the team admin for: slug → who asked (one row per slug, gone
 /// when a tombstone erases it).
 pub(super) const TEAM_REQUESTS: TableDefinition<&str, &str> = TableDefinition::new("team_requests");

@@ -161,6 +161,7 @@ impl Store {
                 tx.open_table(VECTORS)?.remove(k)?;
                 tx.open_table(VEC_KEYS)?.remove(slug)?;
             }
+            Store::forget_review(&tx, slug)?;
             let mut acts = tx.open_table(ACTS)?;
             let mut rewrite: Vec<Act> = Vec::new();
             for row in acts.iter()? {
@@ -210,7 +211,7 @@ impl Store {
         })
     }
 
-    fn require_live(&self, slug: &str) -> Result<Claim, StoreError> {
+    pub(super) fn require_live(&self, slug: &str) -> Result<Claim, StoreError> {
         self.get(slug)?.ok_or_else(|| StoreError::UnknownClaim {
             slug: slug.to_string(),
         })
@@ -377,7 +378,7 @@ impl Store {
     /// Within `tx`: move `live` to history as outdated, drop its vector, record the act
     /// and queue the change for the team. Returns the outdated version and its vector key
     /// (for the derived indexes, once `tx` commits).
-    fn leave_in(
+    pub(super) fn leave_in(
         &mut self,
         tx: &redb::WriteTransaction,
         live: Claim,

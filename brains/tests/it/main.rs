@@ -10,6 +10,7 @@ mod embed;
 mod hygiene;
 mod legacy;
 mod merge;
+mod review;
 mod share;
 mod snapshot;
 mod store;

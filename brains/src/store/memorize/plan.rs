@@ -114,8 +114,9 @@ impl Store {
             ActKind::Memorize
         });
         let actor = input
-            .promoted_by
+            .acted_by
             .clone()
+            .or_else(|| input.promoted_by.clone())
             .unwrap_or_else(|| input.source_agent.clone());
         let claim = Claim {
             slug,
