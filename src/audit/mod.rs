@@ -115,6 +115,14 @@ pub enum AuditMsg {
         reason: String,
         reply: RpcReplyPort<Result<(Claim, u64)>>,
     },
+    /// A write of tending or of a person's review on the medulla or the team medulla
+    /// (joins, their undoing, a person's keep): every write of those stores passes here.
+    Tend {
+        to: StoreId,
+        agent: String,
+        op: crate::brain::Tending,
+        reply: RpcReplyPort<Result<Vec<Claim>>>,
+    },
     /// Erase a medulla claim and every version of it (the founder's way out for a secret).
     Purge {
         agent: String,
@@ -204,6 +212,25 @@ impl Actor for AuditActor {
                 reply,
             } => {
                 let _ = reply.send(retire(s, &to, &agent, &slug, &reason).await);
+            }
+            AuditMsg::Tend {
+                to,
+                agent,
+                op,
+                reply,
+            } => {
+                let r = match validate_agent_id(&agent) {
+                    Ok(()) => {
+                        ask(s, &to, |r| BrainMsg::Tend {
+                            op,
+                            actor: agent,
+                            reply: r,
+                        })
+                        .await
+                    }
+                    Err(e) => Err(e.into()),
+                };
+                let _ = reply.send(r);
             }
             AuditMsg::Purge { agent, slug, reply } => {
                 let r = ask(s, &M, |r| BrainMsg::Purge {

@@ -31,6 +31,20 @@ type Reply<T> = RpcReplyPort<Result<T, StoreError>>;
 
 /// What a brain actor does: every write to its store, one at a time, in arrival order.
 /// Reads never come here: they take the store's read lock beside the actor ([`read`]).
+/// A write of tending or of a person's review (SPEC §14), to one store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tending {
+    /// Join `joined` into `survivor` (they say the same thing).
+    Consolidate {
+        survivor: String,
+        joined: Vec<String>,
+    },
+    /// Bring a joined (or retired) label back live.
+    Revive { slug: String },
+    /// A person keeps the live version as it is.
+    Review { slug: String },
+}
+
 pub enum BrainMsg {
     Memorize(Box<MemorizeInput>, Reply<MemorizeOutcome>),
     /// Several claims in one transaction (bulk import): one result per input, in order;
@@ -74,6 +88,12 @@ pub enum BrainMsg {
         actor: String,
         reason: String,
         reply: Reply<Claim>,
+    },
+    /// A write of tending or of a person's review (SPEC §14).
+    Tend {
+        op: Tending,
+        actor: String,
+        reply: Reply<Vec<Claim>>,
     },
     StampPromoted {
         slug: String,
@@ -501,6 +521,17 @@ impl Actor for BrainActor {
                 reply,
                 st.run(&me, move |s| s.retire(&slug, &actor, &reason))
                     .await?,
+            ),
+            BrainMsg::Tend { op, actor, reply } => send(
+                reply,
+                st.run(&me, move |s| match op {
+                    Tending::Consolidate { survivor, joined } => {
+                        s.consolidate(&survivor, &joined, &actor)
+                    }
+                    Tending::Revive { slug } => s.revive(&slug, &actor).map(|c| vec![c]),
+                    Tending::Review { slug } => s.mark_reviewed(&slug, &actor).map(|c| vec![c]),
+                })
+                .await?,
             ),
             BrainMsg::StampPromoted {
                 slug,

@@ -3,7 +3,7 @@
 //! minute. Per-brain surfaces show them per brain, never summed into an owner-wide number
 //! on a brain's row (INV-7); doctor sums the weeks, captioned as owner-wide.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,6 +13,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const FILE: &str = "counters.json";
+/// When each claim was last used, beside the counters.
+pub const USAGE_FILE: &str = "usage.json";
 
 /// Counts of one ISO week (or of all time).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -84,17 +86,43 @@ pub struct BrainCounters {
     clock: Arc<dyn Clock>,
     record: Mutex<Record>,
     dirty: AtomicBool,
+    /// When each claim (by slug) was last used: shown as a `seek` row or by a hint,
+    /// cited, graded. What tending reads to propose retiring a claim aged out and unused
+    /// (SPEC §14). Kept in `usage.json`.
+    used: Mutex<HashMap<String, i64>>,
+    used_dirty: AtomicBool,
 }
 
 impl BrainCounters {
     /// The counters of the store in `dir`, as its file last left them.
     pub fn load(dir: PathBuf, clock: Arc<dyn Clock>) -> BrainCounters {
+        let used = std::fs::read(dir.join(USAGE_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
         BrainCounters {
             record: Mutex::new(Record::read(&dir)),
             dir,
             clock,
             dirty: AtomicBool::new(false),
+            used: Mutex::new(used),
+            used_dirty: AtomicBool::new(false),
         }
+    }
+
+    /// These claims were used now.
+    pub fn used<'a>(&self, slugs: impl IntoIterator<Item = &'a str>) {
+        let now = self.clock.now_ms();
+        let mut u = self.used.lock().expect("usage lock");
+        for s in slugs {
+            u.insert(s.to_string(), now);
+        }
+        self.used_dirty.store(true, Ordering::Relaxed);
+    }
+
+    /// When each claim was last used, by slug.
+    pub fn last_used(&self) -> HashMap<String, i64> {
+        self.used.lock().expect("usage lock").clone()
     }
 
     fn bump(&self, f: impl Fn(&mut Counts)) {
@@ -179,8 +207,19 @@ impl BrainCounters {
         self.totals().beats
     }
 
-    /// Write the file when something changed since the last write (atomically).
+    /// Write the files when something changed since the last write (atomically).
     pub fn flush(&self) -> std::io::Result<()> {
+        if self.used_dirty.swap(false, Ordering::Relaxed) && self.dir.is_dir() {
+            let bytes = serde_json::to_vec(&*self.used.lock().expect("usage lock"))
+                .expect("usage serializes");
+            let tmp = self.dir.join(format!("{USAGE_FILE}.tmp"));
+            let done = std::fs::write(&tmp, bytes)
+                .and_then(|_| std::fs::rename(&tmp, self.dir.join(USAGE_FILE)));
+            if let Err(e) = done {
+                self.used_dirty.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        }
         if !self.dirty.swap(false, Ordering::Relaxed) {
             return Ok(());
         }
@@ -222,6 +261,10 @@ mod tests {
         assert_eq!(again.writes(), 1);
         let r = Record::read(dir.path());
         assert_eq!(r.weeks.len(), 2, "{r:?}");
+        again.used(["billing-rule", "deploy"]);
+        again.flush().unwrap();
+        let third = BrainCounters::load(dir.path().to_path_buf(), Arc::new(FixedClock::new(0)));
+        assert_eq!(third.last_used().len(), 2, "usage survives a reload");
         assert_eq!(r.weeks.values().last().unwrap().live_claims, Some(12));
     }
 }

@@ -565,6 +565,36 @@ impl OwnerHandle {
         .await
     }
 
+    /// A write of tending or of a person's review: a brain's by its own actor, the
+    /// medulla's and the team medulla's through the audit actor.
+    pub async fn tend_write(
+        &self,
+        id: &StoreId,
+        op: crate::brain::Tending,
+        actor: &str,
+    ) -> Result<Vec<Claim>> {
+        match id {
+            StoreId::Brain(_) => {
+                self.ask(id, |reply| BrainMsg::Tend {
+                    op,
+                    actor: actor.to_string(),
+                    reply,
+                })
+                .await
+            }
+            _ => {
+                let to = id.clone();
+                self.audit(|reply| AuditMsg::Tend {
+                    to,
+                    agent: actor.to_string(),
+                    op,
+                    reply,
+                })
+                .await
+            }
+        }
+    }
+
     pub async fn retire(
         &self,
         id: &StoreId,

@@ -301,16 +301,21 @@ impl Registry {
         self.mailbox.read().expect("registry lock").clone()
     }
 
+    /// The directory a store's files live in.
+    pub fn store_dir(&self, id: &StoreId) -> std::path::PathBuf {
+        match id {
+            StoreId::Medulla => self.medulla_dir.clone(),
+            StoreId::Team => self.team_dir.clone(),
+            StoreId::Brain(fp) => self.brains_dir.join(fp.as_str()),
+        }
+    }
+
     /// A store's counters, loaded from disk on first use.
     pub fn counters(&self, id: &StoreId) -> Arc<BrainCounters> {
         if let Some(c) = self.counters.read().expect("registry lock").get(id) {
             return c.clone();
         }
-        let dir = match id {
-            StoreId::Medulla => self.medulla_dir.clone(),
-            StoreId::Team => self.team_dir.clone(),
-            StoreId::Brain(fp) => self.brains_dir.join(fp.as_str()),
-        };
+        let dir = self.store_dir(id);
         self.counters
             .write()
             .expect("registry lock")

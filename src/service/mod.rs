@@ -38,6 +38,8 @@ pub mod route_view;
 pub mod rows;
 pub mod schema;
 pub mod similar;
+pub mod tending;
+pub mod usage;
 pub mod verb;
 pub mod verbs;
 pub mod watch;

@@ -190,6 +190,7 @@ impl Service {
         let brains = self.hints.cited(&c.session, &c.slugs);
         for fp in brains.iter().flatten() {
             self.counters(fp).hint_cited();
+            self.counters(fp).used(c.slugs.iter().map(String::as_str));
         }
         CitedAnswer {
             counted: brains.len(),
@@ -347,6 +348,7 @@ impl Service {
             }),
         );
         counters.hints_added(added.len() as u64);
+        super::usage::note(self, added.iter().copied());
         Ok(HintAnswer {
             served_brain: Some(brain.root),
             context: Some(context),

@@ -243,6 +243,18 @@ impl Verb for Seek {
 
     async fn run(cx: Cx<'_>, a: SeekArgs) -> Result<SeekAnswer> {
         let svc = cx.svc;
+        let answer = seek(cx, a).await?;
+        if let SeekAnswer::Flat(f) = &answer {
+            crate::service::usage::note(svc, f.results.iter().chain(&f.weak));
+        }
+        Ok(answer)
+    }
+}
+
+/// The seek itself; [`Seek::run`] notes which claims it showed.
+async fn seek(cx: Cx<'_>, a: SeekArgs) -> Result<SeekAnswer> {
+    {
+        let svc = cx.svc;
         check_query("query", &a.query)?;
         if let Some(sc) = &a.scope {
             check_query("scope", sc)?;
