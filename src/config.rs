@@ -53,6 +53,9 @@ pub struct Config {
     /// How often the owner writes a scheduled backup into `$MEDULLA_HOME/backups/`;
     /// `None` when `backup_every_secs = 0` (off).
     pub backup_every: Option<Duration>,
+    /// How often every brain and the medulla are tended (joins made, the review list
+    /// refreshed); `None` when `tend_every_secs = 0` (off).
+    pub tend_every: Option<Duration>,
     /// How many backups the schedule keeps in `$MEDULLA_HOME/backups/`.
     pub backup_keep: usize,
     /// Test only: read "now" from this file (ms since the epoch) instead of the system.
@@ -153,6 +156,7 @@ struct FileConfig {
     body_timeout_ms: Option<u64>,
     backup_every_secs: Option<u64>,
     backup_keep: Option<usize>,
+    tend_every_secs: Option<u64>,
     clock_file: Option<PathBuf>,
     team: Option<TeamFile>,
     peer_check: Option<bool>,
@@ -237,6 +241,9 @@ impl Config {
                 .filter(|s| *s > 0)
                 .map(Duration::from_secs),
             backup_keep: file.backup_keep.unwrap_or(7).max(1),
+            tend_every: Some(file.tend_every_secs.unwrap_or(24 * 3600))
+                .filter(|s| *s > 0)
+                .map(Duration::from_secs),
             canonical_home: std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf()),
             clock_file: file.clock_file,
             team: file.team.map(|t| TeamConfig {

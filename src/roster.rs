@@ -360,6 +360,9 @@ pub struct ManifestCounts {
     pub history_versions: u64,
     pub acts: u64,
     pub as_of: i64,
+    /// Live claims agents wrote that no person had looked at.
+    #[serde(default)]
+    pub unreviewed: u64,
 }
 
 /// One row of the roster: a directory on disk and what could be read of it.

@@ -192,8 +192,10 @@ pub async fn run(cfg: Config, keeper: Keeper) -> anyhow::Result<()> {
     );
 
     let scheduled = tokio::spawn(crate::service::backup::schedule(svc.clone()));
+    let tending = tokio::spawn(crate::service::tending::schedule(svc.clone()));
     crate::http::serve(listener, svc, shutdown_signal()).await?;
     scheduled.abort();
+    tending.abort();
 
     tracing::info!("shutting down: closing stores");
     owner.actor.stop(Some("shutdown".into()));

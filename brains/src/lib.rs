@@ -41,6 +41,7 @@ pub mod progress;
 pub mod recall;
 pub mod store;
 pub mod strength;
+pub mod tend;
 pub mod vector;
 
 pub use anchor::Anchor;

@@ -18,7 +18,7 @@ use crate::service::verbs::{
     acts::Acts, audit_log::Audit, beat::North, bootstrap::Bootstrap, delegate::Delegate,
     export::Export, history::History, import::Import, instances::Brains, learn::Learn,
     memorize::Memorize, merge::BrainsMerge, promote::Promote, purge::Purge, report::InboxSweep,
-    report::Report, retire::Retire, seek::Seek, split::BrainsSplit,
+    report::Report, retire::Retire, review::Review, seek::Seek, split::BrainsSplit, tend::Tend,
 };
 
 /// Send a verb its own arguments: the struct the owner deserializes, serialized.
@@ -185,6 +185,14 @@ pub fn execute(opts: &ClientOpts, command: Command) -> anyhow::Result<i32> {
         }
         Command::Purge { args, .. } => run::<Purge>(c, opts, &args, print::writes::purge),
         Command::Retire { args, .. } => run::<Retire>(c, opts, &args, print::writes::retire),
+        Command::Review { mut args, .. } => {
+            args.brain = args.brain.as_deref().map(paths::store).transpose()?;
+            run::<Review>(c, opts, &args, print::tending::review)
+        }
+        Command::Tend { mut args, .. } => {
+            args.brain = args.brain.as_deref().map(paths::store).transpose()?;
+            run::<Tend>(c, opts, &args, print::tending::tend)
+        }
         Command::Kv(kv) => {
             let args = match kv {
                 KvCmd::Get { key, tier, .. } => BootMemoryArgs {

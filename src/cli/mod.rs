@@ -49,8 +49,8 @@ use crate::service::verbs::{
     acts::ActsArgs, audit_log::AuditArgs, beat::NorthArgs, bootstrap::BootstrapArgs,
     delegate::DelegateArgs, export::ExportArgs, history::HistoryArgs, import::ImportArgs,
     learn::LearnArgs, memorize::MemorizeArgs, merge::MergeArgs, promote::PromoteArgs,
-    purge::PurgeArgs, retire::RetireArgs, seek::SeekArgs, split::SplitArgs, Tier,
-    FOUNDER_AGENT as FOUNDER,
+    purge::PurgeArgs, retire::RetireArgs, review::ReviewArgs, seek::SeekArgs, split::SplitArgs,
+    tend::TendArgs, Tier, FOUNDER_AGENT as FOUNDER,
 };
 
 #[derive(Debug, Parser)]
@@ -218,6 +218,20 @@ enum Command {
     Retire {
         #[command(flatten)]
         args: RetireArgs,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Review what agents wrote: list the unreviewed, keep, retire, edit or merge (a person's acts)
+    Review {
+        #[command(flatten)]
+        args: ReviewArgs,
+        #[command(flatten)]
+        c: ClientOpts,
+    },
+    /// Keep a brain lean: join what says the same thing, list what disagrees (--apply to join)
+    Tend {
+        #[command(flatten)]
+        args: TendArgs,
         #[command(flatten)]
         c: ClientOpts,
     },
@@ -491,6 +505,8 @@ impl Command {
             | C::Promote { c, .. }
             | C::Purge { c, .. }
             | C::Retire { c, .. }
+            | C::Review { c, .. }
+            | C::Tend { c, .. }
             | C::Audit { c, .. }
             | C::Acts { c, .. }
             | C::Import { c, .. }

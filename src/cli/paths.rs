@@ -84,6 +84,14 @@ pub fn brain(value: &str) -> anyhow::Result<String> {
     Ok(absolute(p)?.to_string_lossy().into_owned())
 }
 
+/// A store a person names: `medulla`, `team`, or a brain as [`brain`] reads it.
+pub fn store(value: &str) -> anyhow::Result<String> {
+    match value {
+        "medulla" | "team" => Ok(value.to_string()),
+        _ => brain(value),
+    }
+}
+
 /// A letter's `repo`: a path (`.`, `..`, anything with a slash, `~`, or a name that
 /// exists here) is made absolute; a bare name that is no path here (`m1nd`, `all`) is
 /// left for the owner to match against registered roots.

@@ -214,11 +214,12 @@ pub async fn route(app: &Arc<App>, req: Request<Incoming>) -> Response<Body> {
                 ))),
             }
         }
-        (Method::GET, "/api/route") => answer(
-            svc.route(&input)
-                .await
-                .map(|r| crate::service::route_view::RouteView::of(r, &svc.owner.registry)),
-        ),
+        (Method::GET, "/api/route") => match svc.route(&input).await {
+            Ok(r) => answer(Ok::<_, crate::error::OwnerError>(
+                crate::service::route_view::RouteView::of_served(r, svc).await,
+            )),
+            Err(e) => answer(Err::<crate::service::route_view::RouteView, _>(e)),
+        },
         (Method::POST, "/api/mailbox/distribute") => answer(svc.owner.distribute().await),
         (Method::GET, "/api/model") => answer(svc.model_status().await),
         (Method::POST, "/api/model") => {

@@ -57,7 +57,12 @@ pub(super) async fn open_and_spawn(
 /// Keep an unloaded brain's counts: in its counters and its manifest, so a dormant row
 /// still says something true. The manifest's counts are the only field written beside
 /// the supervisor; the rest of it is the owner's.
-fn keep_counts(handle: &OwnerHandle, fp: &Fingerprint, stats: &brains::StoreStats) {
+fn keep_counts(
+    handle: &OwnerHandle,
+    fp: &Fingerprint,
+    stats: &brains::StoreStats,
+    unreviewed: u64,
+) {
     let registry = &handle.registry;
     registry
         .counters(&StoreId::brain(fp))
@@ -69,6 +74,7 @@ fn keep_counts(handle: &OwnerHandle, fp: &Fingerprint, stats: &brains::StoreStat
             history_versions: stats.history_versions,
             acts: stats.acts,
             as_of: handle.opts.clock.now_ms(),
+            unreviewed,
         };
         let dir = handle.config.brains_dir().join(fp);
         if let Err(e) = roster::write_manifest(&dir, m) {
@@ -248,13 +254,15 @@ impl OwnerState {
             }
             // The counts, read once the writes are in, so a dormant row still says
             // something true.
-            let stats = crate::brain::read(warm.store.clone(), |s| s.stats())
-                .await
-                .ok()
-                .flatten();
+            let stats = crate::brain::read(warm.store.clone(), |s| {
+                Ok((s.stats()?, s.unreviewed_count()? as u64))
+            })
+            .await
+            .ok()
+            .flatten();
             crate::brain::close(warm.store).await;
-            if let Some(stats) = &stats {
-                keep_counts(&handle, &fp, stats);
+            if let Some((stats, unreviewed)) = &stats {
+                keep_counts(&handle, &fp, stats, *unreviewed);
             }
             let _ = closed.send(true);
             tracing::info!(brain = %fp, "brain unloaded");

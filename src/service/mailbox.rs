@@ -174,6 +174,19 @@ pub struct Doctor {
     /// ROOT` gives each a brain of its own.
     #[serde(default)]
     pub mixed_projects: Vec<super::verbs::split::Mixed>,
+    /// Per store with any: claims agents wrote that no person has looked at, and the
+    /// command that lists them.
+    #[serde(default)]
+    pub unreviewed: Vec<Unreviewed>,
+}
+
+/// A store's claims no person has looked at.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Unreviewed {
+    /// A brain's root, or `medulla`.
+    pub store: String,
+    pub count: u64,
+    pub fix: String,
 }
 
 /// Brains of one repository.
@@ -452,6 +465,23 @@ pub async fn doctor(svc: &Service, deep: bool) -> Result<Doctor> {
         same_repository: same_repository(&svc.owner.registry.all_manifests()),
         hints: super::hints::counts(svc),
         mixed_projects: super::verbs::split::mixed(&svc.owner.registry.all_manifests()),
+        unreviewed: rows
+            .iter()
+            .map(|r| (r.root.clone(), r.unreviewed))
+            .chain(std::iter::once((
+                "medulla".to_string(),
+                inst.medulla.unreviewed,
+            )))
+            .filter(|(_, n)| *n > 0)
+            .map(|(store, count)| Unreviewed {
+                fix: format!(
+                    "medulla review --brain {}",
+                    super::route::shell_quote(&store)
+                ),
+                store,
+                count,
+            })
+            .collect(),
     })
 }
 

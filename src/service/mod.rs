@@ -235,6 +235,10 @@ impl Service {
     /// The agent acted on a claim (graded, superseded, retired it): counted as a hint
     /// used when a hint had added it to a live session.
     pub fn hint_used(&self, brain: Option<&Fingerprint>, slug: &str) {
+        if let Some(fp) = brain {
+            // Graded, superseded or retired: used now (tending reads it).
+            self.counters(fp).used([slug]);
+        }
         let n = self.hints.used(brain, slug);
         if let (Some(fp), true) = (brain, n > 0) {
             self.counters(fp).hints_used(n);

@@ -215,6 +215,8 @@ registry! {
     verbs::purge::Purge,
     verbs::learn::Learn,
     verbs::retire::Retire,
+    verbs::review::Review,
+    verbs::tend::Tend,
     verbs::team::TeamStatus,
     verbs::team::TeamShare,
     verbs::team_link::TeamJoin,

@@ -19,9 +19,26 @@ pub struct RouteView {
     pub repository: Option<RepoBinding>,
     pub checkouts: Vec<super::verbs::instances::CheckoutRow>,
     pub reception: Option<super::route::Reception>,
+    /// Claims agents wrote in the served brain that no person has looked at
+    /// (`medulla review`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreviewed: Option<u64>,
 }
 
 impl RouteView {
+    /// The view, with the served brain's unreviewed count.
+    pub async fn of_served(r: super::route::Routed, svc: &super::Service) -> RouteView {
+        let mut v = RouteView::of(r, &svc.owner.registry);
+        if let Some(m) = v
+            .served_brain
+            .as_deref()
+            .and_then(|root| super::route::find_brain(&svc.owner.registry, root))
+        {
+            v.unreviewed = Some(super::verbs::instances::unreviewed(svc, &m).await);
+        }
+        v
+    }
+
     pub fn of(r: super::route::Routed, reg: &crate::owner::Registry) -> RouteView {
         // What the request recorded is in the manifest now.
         let brain = r
@@ -39,6 +56,7 @@ impl RouteView {
                 .map(super::verbs::instances::checkout_rows)
                 .unwrap_or_default(),
             reception: r.reception,
+            unreviewed: None,
         }
     }
 }

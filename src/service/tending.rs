@@ -50,16 +50,278 @@ pub struct Stale {
     pub last_used: Option<i64>,
 }
 
+/// What a member of a join says that its survivor does not: left to history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Dropped {
+    pub slug: String,
+    pub values: Vec<String>,
+}
+
+/// Claims that say the same thing, joined into one (or to be, on a dry run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Join {
+    /// The label that survives: the strongest member, then the most recent.
+    pub survivor: Named,
+    /// The labels joined into it (outdated with `consolidated: into <survivor>`).
+    pub joined: Vec<Named>,
+    /// Details a joined claim gives that the survivor does not (kept in history).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<Dropped>,
+    /// The join was made (an `--apply` pass); else proposed.
+    pub done: bool,
+    /// The command that undoes it.
+    pub undo: String,
+}
+
 /// A store's last tending, for review.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     /// When the pass ran, ms since the epoch (0: never).
     pub at: i64,
+    /// The joins it made or proposed.
+    #[serde(default)]
+    pub joins: Vec<Join>,
     pub disagreements: Vec<Disagreement>,
     pub retire: Vec<Stale>,
 }
 
+/// One tending pass over one store (SPEC §14).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Pass {
+    /// The store tended: a brain's root, `medulla` or `team`.
+    pub store: String,
+    /// The joins were made (`apply`); else only reported, nothing written.
+    pub applied: bool,
+    /// The calibration it judged with: `lexical`, `potion-base-8M`, `all-MiniLM-L6-v2`.
+    pub mode: String,
+    /// Live claims gone over, and distinct pairs judged.
+    pub claims: usize,
+    pub pairs_judged: usize,
+    pub joins: Vec<Join>,
+    /// Claims alike but for a number, a name, a path or an identifier: never joined; in
+    /// the review list.
+    pub disagreements: Vec<Disagreement>,
+    /// Claims aged out that nothing used in their half-life: proposed for retirement in
+    /// the review list.
+    pub retire: Vec<Stale>,
+    /// How long the pass took.
+    pub ms: u64,
+}
+
+fn named(m: &brains::tend::Member) -> Named {
+    Named {
+        slug: m.slug.clone(),
+        label: m.label.clone(),
+        text: m.text.clone(),
+    }
+}
+
+fn kind_name(k: &impl Serialize) -> String {
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The words that name a store on the command line.
+fn store_flag(name: &str) -> String {
+    match name {
+        "medulla" | "team" => format!(" --brain {name}"),
+        root => format!(" --brain {}", super::route::shell_quote(root)),
+    }
+}
+
 impl Service {
+    /// Tend one store: find what says the same thing, what disagrees, and what aged out
+    /// unused; with `apply`, join each cluster as one `consolidate` act by `actor`
+    /// (through the audit actor for the medulla and team tiers). The report is kept for
+    /// review either way (derived, not a claim's state); a dry run writes no claim and no
+    /// act. Claims a join would drop details of are joined still: the detail stays in
+    /// history and the answer names it.
+    pub async fn tend_pass(
+        &self,
+        store: &StoreId,
+        name: &str,
+        apply: bool,
+        actor: &str,
+    ) -> Result<Pass> {
+        let started = std::time::Instant::now();
+        let found = self.owner.read(store, |s| s.tend_candidates()).await?;
+        let births = self.owner.read(store, |s| Ok(s.live_births())).await?;
+        let undo_flag = store_flag(name);
+        let mut joins = Vec::new();
+        for c in &found.clusters {
+            let Some(survivor) = c.members.iter().find(|m| m.slug == c.survivor) else {
+                continue;
+            };
+            let joined: Vec<Named> = c
+                .members
+                .iter()
+                .filter(|m| m.slug != c.survivor)
+                .map(named)
+                .collect();
+            let done = if apply {
+                let op = crate::brain::Tending::Consolidate {
+                    survivor: c.survivor.clone(),
+                    joined: joined.iter().map(|n| n.slug.clone()).collect(),
+                };
+                match self.owner.tend_write(store, op, actor).await {
+                    Ok(_) => true,
+                    // A member changed since it was read (superseded, retired): left for
+                    // the next pass, never joined on a stale reading.
+                    Err(e) => {
+                        tracing::info!(store = name, survivor = %c.survivor, error = %e, "a join was skipped");
+                        false
+                    }
+                }
+            } else {
+                false
+            };
+            joins.push(Join {
+                survivor: named(survivor),
+                joined,
+                dropped: c
+                    .dropped
+                    .iter()
+                    .map(|d| Dropped {
+                        slug: d.slug.clone(),
+                        values: d.values.clone(),
+                    })
+                    .collect(),
+                done,
+                undo: format!("medulla tend{undo_flag} --undo {}", c.survivor),
+            });
+        }
+        let disagreements = found
+            .disagreements
+            .iter()
+            .map(|d| Disagreement {
+                a: named(&d.a),
+                b: named(&d.b),
+                differences: d
+                    .differences
+                    .iter()
+                    .map(|x| Differs {
+                        kind: kind_name(&x.kind),
+                        a: x.a.clone(),
+                        b: x.b.clone(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let retire = self.stale(store, &births, &joins).await?;
+        let report = Report {
+            at: self.now_ms(),
+            joins: joins.clone(),
+            disagreements,
+            retire,
+        };
+        self.keep_tending(store, &report)?;
+        Ok(Pass {
+            store: name.to_string(),
+            applied: apply,
+            mode: found.mode,
+            claims: found.claims,
+            pairs_judged: found.pairs_judged,
+            joins,
+            disagreements: report.disagreements,
+            retire: report.retire,
+            ms: started.elapsed().as_millis() as u64,
+        })
+    }
+
+    /// The live claims aged out (older than the half-life) that nothing used in the
+    /// half-life: no seek row, hint, citation or grade recorded since. Oldest first;
+    /// a claim a join just took out is not among them.
+    async fn stale(
+        &self,
+        store: &StoreId,
+        births: &[(String, i64)],
+        joins: &[Join],
+    ) -> Result<Vec<Stale>> {
+        let now = self.now_ms();
+        let half_life = self.owner.config.aging.half_life_ms;
+        let used = self.owner.registry.counters(store).last_used();
+        let gone: std::collections::HashSet<&str> = joins
+            .iter()
+            .filter(|j| j.done)
+            .flat_map(|j| j.joined.iter().map(|n| n.slug.as_str()))
+            .collect();
+        let mut old: Vec<(i64, String)> = births
+            .iter()
+            .filter(|(slug, created)| {
+                now - created > half_life
+                    && !gone.contains(slug.as_str())
+                    && used.get(slug).is_none_or(|u| now - u > half_life)
+            })
+            .map(|(slug, created)| (*created, slug.clone()))
+            .collect();
+        old.sort();
+        let slugs: Vec<String> = old.into_iter().map(|(_, s)| s).collect();
+        let claims = self
+            .owner
+            .read(store, move |s| {
+                slugs
+                    .iter()
+                    .filter_map(|slug| s.get(slug).transpose())
+                    .collect::<std::result::Result<Vec<_>, _>>()
+            })
+            .await?;
+        Ok(claims
+            .into_iter()
+            .map(|c| Stale {
+                last_used: used.get(&c.slug).copied(),
+                created: c.created,
+                claim: Named {
+                    slug: c.slug,
+                    label: c.label,
+                    text: c.text,
+                },
+            })
+            .collect())
+    }
+
+    /// Undo a join: `slug` a survivor brings back every label joined into it and not live
+    /// since; `slug` a label a join took out brings back that one. Each a `revive` act by
+    /// `actor`. Nothing to undo is a typed error naming what to pass.
+    pub async fn tend_undo(&self, store: &StoreId, slug: &str, actor: &str) -> Result<Vec<Named>> {
+        let key = brains::claim::slugify(slug);
+        let k = key.clone();
+        let (mut back, last) = self
+            .owner
+            .read(store, move |s| {
+                let joined = s.consolidated_into(&k)?;
+                Ok((joined, s.history(&k)?.pop()))
+            })
+            .await?;
+        if back.is_empty() {
+            let taken = last.as_ref().is_some_and(|c| {
+                c.state != brains::ClaimState::Authored
+                    && c.outdated_reason
+                        .as_deref()
+                        .is_some_and(|r| r.starts_with("consolidated"))
+            });
+            if !taken {
+                return Err(OwnerError::BadInput(format!(
+                    "{key} is no join to undo: pass the surviving label of a join (tend lists each join's `undo` command) or a label a join took out"
+                )));
+            }
+            back.push(key);
+        }
+        let mut out = Vec::new();
+        for slug in back {
+            let op = crate::brain::Tending::Revive { slug };
+            for c in self.owner.tend_write(store, op, actor).await? {
+                out.push(Named {
+                    slug: c.slug,
+                    label: c.label,
+                    text: c.text,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// The store a person names: `medulla`, `team`, a brain's root or fingerprint, else
     /// the brain serving `routed` (the caller's).
     pub fn named_store(
@@ -106,5 +368,56 @@ impl Service {
             .map_err(|e| {
                 OwnerError::Internal(format!("cannot write {}: {e}", dir.join(FILE).display()))
             })
+    }
+}
+
+/// The first scheduled pass comes this long after the owner starts (or after
+/// `tend_every_secs`, when that is shorter): never in the way of a start.
+const FIRST_AFTER: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// The actor a scheduled pass records its joins as.
+pub const SCHEDULED: &str = "medulla:tend";
+
+/// Tend every brain (not merged away) and the medulla every `tend_every_secs`, joins
+/// made (each undoable), the review list refreshed; a store tended within the period
+/// (by hand, say) is skipped. The team medulla is tended only when a person asks
+/// (`medulla tend --brain team`): a join there reaches every member.
+pub async fn schedule(svc: Service) {
+    let Some(every) = svc.owner.config.tend_every else {
+        return;
+    };
+    let mut wait = every.min(FIRST_AFTER);
+    loop {
+        tokio::time::sleep(wait).await;
+        wait = every;
+        let mut stores: Vec<(StoreId, String)> = svc
+            .owner
+            .registry
+            .all_manifests()
+            .into_iter()
+            .filter(|m| m.merged_into.is_none())
+            .map(|m| (StoreId::brain(&m.fingerprint), m.root))
+            .collect();
+        stores.push((StoreId::Medulla, "medulla".into()));
+        let period = every.as_millis() as i64;
+        for (store, name) in stores {
+            if svc.now_ms() - svc.tending(&store).at < period {
+                continue;
+            }
+            match svc.tend_pass(&store, &name, true, SCHEDULED).await {
+                Ok(p) => tracing::info!(
+                    store = %name,
+                    claims = p.claims,
+                    joined = p.joins.iter().filter(|j| j.done).count(),
+                    disagreements = p.disagreements.len(),
+                    retire = p.retire.len(),
+                    ms = p.ms,
+                    "scheduled tending"
+                ),
+                Err(e) => {
+                    tracing::warn!(store = %name, error = %e, "scheduled tending failed; the next is due in one period")
+                }
+            }
+        }
     }
 }

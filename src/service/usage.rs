@@ -33,8 +33,3 @@ pub fn note<'a>(svc: &Service, rows: impl IntoIterator<Item = &'a Row>) {
         svc.owner.registry.counters(&id).used(slugs);
     }
 }
-
-/// Claims of `store` used now, by slug.
-pub fn note_slugs<'a>(svc: &Service, store: &StoreId, slugs: impl IntoIterator<Item = &'a str>) {
-    svc.owner.registry.counters(store).used(slugs);
-}

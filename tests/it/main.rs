@@ -42,4 +42,5 @@ mod service;
 mod team;
 mod team_live;
 mod team_projects;
+mod tend;
 mod transfer;

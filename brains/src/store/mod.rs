@@ -47,6 +47,7 @@ pub mod similar;
 mod snapshot;
 mod stored;
 mod tables;
+mod tend;
 mod write;
 
 pub use ahead::Derivation;

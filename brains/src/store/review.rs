@@ -66,6 +66,15 @@ impl Store {
         Ok(v)
     }
 
+    /// Every live claim's slug and birth (of its live version), from the index's
+    /// metadata (no claim record read): what tending goes over for claims aged out.
+    pub fn live_births(&self) -> Vec<(String, i64)> {
+        let ix = &self.index;
+        ix.docs()
+            .filter_map(|d| Some((ix.slug(d).to_string(), ix.meta(d)?.created)))
+            .collect()
+    }
+
     /// How many live claims an agent wrote that no person has looked at.
     pub fn unreviewed_count(&self) -> Result<usize, StoreError> {
         Ok(self.unreviewed_order()?.len())

@@ -115,6 +115,18 @@ pub fn served_here(r: crate::service::route_view::RouteView) {
         "this directory: brain {}{how}",
         fit_left(root, room.max(10))
     );
+    if let Some(n) = r.unreviewed.filter(|n| *n > 0) {
+        out!(
+            "  {}",
+            paint(
+                YELLOW,
+                format!(
+                    "{} agents wrote that no person has looked at: medulla review",
+                    super::plural(n, "claim", "claims")
+                )
+            )
+        );
+    }
     if r.checkouts.len() > 1 || r.checkouts.iter().any(|c| !c.exists) {
         for c in &r.checkouts {
             let mut notes = Vec::new();
@@ -214,7 +226,12 @@ pub fn brains(e: Envelope<Instances>) {
                 } else {
                     String::new()
                 };
-                let counts = format!("{claims:>11}{letters}");
+                let review = if b.unreviewed > 0 {
+                    format!(", {} unreviewed", b.unreviewed)
+                } else {
+                    String::new()
+                };
+                let counts = format!("{claims:>11}{letters}{review}");
                 let room = width().saturating_sub(16 + 1 + 7 + 1 + super::text_width(&counts) + 2);
                 out!(
                     "{} {state} {counts}  {}",

@@ -264,6 +264,7 @@ pub fn doctor(d: Doctor) {
     }
     same_repository(&d.same_repository);
     mixed_projects(&d.mixed_projects);
+    unreviewed(&d.unreviewed);
     hints(&d.hints);
     if !d.nudges.is_empty() {
         out!();
@@ -285,6 +286,26 @@ pub fn doctor(d: Doctor) {
                 fit(&line, width().saturating_sub(4) / 2)
             );
         }
+    }
+}
+
+/// Stores holding claims agents wrote that no person has looked at.
+fn unreviewed(stores: &[crate::service::mailbox::Unreviewed]) {
+    if stores.is_empty() {
+        return;
+    }
+    out!();
+    out!(
+        "{}",
+        paint(CYAN, "claims agents wrote that no person has looked at:")
+    );
+    for u in stores {
+        out!(
+            "  {}  {}",
+            super::plural(u.count, "claim", "claims"),
+            fit_left(&u.store, width().saturating_sub(20))
+        );
+        out!("    {}", paint(DIM, &u.fix));
     }
 }
 

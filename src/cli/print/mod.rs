@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod import_from;
 pub mod mailbox;
 pub mod rows;
+pub mod tending;
 pub mod transfer;
 pub mod writes;
 

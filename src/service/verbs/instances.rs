@@ -35,6 +35,9 @@ pub struct InstanceRow {
     pub writes: u64,
     pub memory_beats_served: u64,
     pub mailbox_open_count: usize,
+    /// Live claims agents wrote that no person has looked at (`medulla review`).
+    #[serde(default)]
+    pub unreviewed: u64,
     /// The store's fault while it lasts: quarantined (`damaged`), `disk_full` or `io`,
     /// with the fix (`medulla doctor` lists it too).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -105,6 +108,9 @@ pub struct MedullaCounts {
     pub claims: u64,
     pub history_versions: u64,
     pub acts: u64,
+    /// Live claims agents wrote that no person has looked at.
+    #[serde(default)]
+    pub unreviewed: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
 }
@@ -141,16 +147,21 @@ pub async fn instance_row(svc: &Service, m: &Manifest) -> InstanceRow {
     let c = svc.counters(&m.fingerprint);
     // Read in place: listing brains never keeps one warm.
     let live = if warm {
-        svc.owner.read_warm(&m.fingerprint, |s| s.stats()).await
+        svc.owner
+            .read_warm(&m.fingerprint, |s| {
+                Ok((s.stats()?, s.unreviewed_count()? as u64))
+            })
+            .await
     } else {
         None
     };
-    let (claims, history_versions, acts) = match &live {
-        Some(s) => (s.live_claims, s.history_versions, s.acts),
+    let (claims, history_versions, acts, unreviewed) = match &live {
+        Some((s, unreviewed)) => (s.live_claims, s.history_versions, s.acts, *unreviewed),
         None => (
             m.counts.live_claims,
             m.counts.history_versions,
             m.counts.acts,
+            m.counts.unreviewed,
         ),
     };
     InstanceRow {
@@ -168,11 +179,20 @@ pub async fn instance_row(svc: &Service, m: &Manifest) -> InstanceRow {
         writes: c.writes(),
         memory_beats_served: c.beats(),
         mailbox_open_count: svc.owner.registry.mailbox_view.open_count(&m.root),
+        unreviewed,
         fault: svc.owner.fault(&StoreId::brain(&m.fingerprint)),
         repository: m.repo.clone(),
         checkouts: checkout_rows(m),
         own: m.own,
     }
+}
+
+/// A brain's unreviewed claims: asked of it when warm, else as of its last unload.
+pub async fn unreviewed(svc: &Service, m: &Manifest) -> u64 {
+    svc.owner
+        .read_warm(&m.fingerprint, |s| Ok(s.unreviewed_count()? as u64))
+        .await
+        .unwrap_or(m.counts.unreviewed)
 }
 
 /// Every brain on disk, warm or dormant, plus unreadable ones.
@@ -191,13 +211,19 @@ pub async fn instances(svc: &Service) -> Result<Instances> {
     }
     // A medulla that cannot be read (quarantined, a full disk) is said so, and every
     // brain is still listed.
-    let medulla = svc.owner.stats(&StoreId::Medulla).await;
+    let medulla = svc
+        .owner
+        .read(&StoreId::Medulla, |s| {
+            Ok((s.stats()?, s.unreviewed_count()? as u64))
+        })
+        .await;
     let fault = svc.owner.fault(&StoreId::Medulla);
     let medulla = match medulla {
-        Ok(s) => MedullaCounts {
+        Ok((s, unreviewed)) => MedullaCounts {
             claims: s.live_claims,
             history_versions: s.history_versions,
             acts: s.acts,
+            unreviewed,
             fault,
         },
         Err(e) if fault.is_some() => {
@@ -206,6 +232,7 @@ pub async fn instances(svc: &Service) -> Result<Instances> {
                 claims: 0,
                 history_versions: 0,
                 acts: 0,
+                unreviewed: 0,
                 fault,
             }
         }

@@ -21,10 +21,12 @@ pub mod promote;
 pub mod purge;
 pub mod report;
 pub mod retire;
+pub mod review;
 pub mod seek;
 pub mod split;
 pub mod team;
 pub mod team_link;
+pub mod tend;
 pub mod triage;
 
 use std::borrow::Cow;

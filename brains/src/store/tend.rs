@@ -1,0 +1,144 @@
+//! Tending over a whole store: every live claim's few nearest (the near-duplicate
+//! lookup of `similar.rs`, one per claim, on every core), each pair judged once by
+//! `crate::tend`, and the pairs grouped into clusters that say the same thing and
+//! disagreements. Reads only: joining a cluster is the caller's act.
+
+use std::collections::{BTreeMap, HashMap};
+
+use redb::ReadableDatabase;
+
+use super::Store;
+use crate::claim::Claim;
+use crate::error::StoreError;
+use crate::tend::{self, Calibration, Judgement, Member, Tending};
+
+/// Below this many items a step runs on the caller's thread alone.
+const PARALLEL_MIN: usize = 256;
+
+/// A pair of claims (their places in the slug order, the first before the second) and
+/// the cosine of their embeddings when the store has a model.
+type Candidate = (usize, usize, Option<f64>);
+
+impl Store {
+    /// Go over every live claim once and judge it against its few nearest claims (by
+    /// words and, with a model, by embedding; see [`Store::similar_scored`]): the
+    /// groups that say the same thing under different labels, and the pairs that
+    /// disagree. The thresholds are those calibrated for this store's model
+    /// ([`Calibration::for_model`]). No claim is compared with all the others: one
+    /// candidate lookup per claim, then each pair found judged once, both on every
+    /// core. Reads only; a pass over 100 000 claims takes seconds, so an async caller
+    /// runs it off its executor.
+    pub fn tend_candidates(&self) -> Result<Tending, StoreError> {
+        let cal = Calibration::for_model(self.opts.embedder.as_ref().map(|e| e.id()));
+        let mut claims = self.live_claims()?;
+        claims.sort_by(|a, b| a.slug.cmp(&b.slug));
+        let members: Vec<Member> = claims.into_iter().map(member).collect();
+        let index: HashMap<&str, usize> = members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.slug.as_str(), i))
+            .collect();
+
+        // Each claim's nearest, as pairs in slug order; a pair found from both its
+        // sides (the same exact cosine from each) is kept once.
+        let found = crate::par::map(&members, PARALLEL_MIN, |m| self.nearest_of(m, &index))
+            .ok_or_else(panicked)?;
+        let mut pairs: Vec<Candidate> = Vec::new();
+        for f in found {
+            pairs.extend(f?);
+        }
+        pairs.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+        pairs.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
+
+        // Each pair judged once, grouped by its first claim, which is read once.
+        let mut by_first: Vec<(usize, Vec<(usize, Option<f64>)>)> = Vec::new();
+        for (a, b, cos) in pairs {
+            match by_first.last_mut() {
+                Some((first, list)) if *first == a => list.push((b, cos)),
+                _ => by_first.push((a, vec![(b, cos)])),
+            }
+        }
+        let judged = crate::par::map(&by_first, PARALLEL_MIN, |(a, list)| {
+            let first = tend::read(&members[*a].label, &members[*a].text);
+            list.iter()
+                .map(|&(b, cos)| {
+                    let second = tend::read(&members[b].label, &members[b].text);
+                    ((*a, b), tend::judge_read(&first, &second, cos, &cal))
+                })
+                .collect::<Vec<_>>()
+        })
+        .ok_or_else(panicked)?;
+        let judged: BTreeMap<(usize, usize), Judgement> = judged.into_iter().flatten().collect();
+
+        let rx = self.db.begin_read()?;
+        tend::group(cal.mode, &members, judged, |i, j| {
+            let cosine = self.cosine_of_pair(&rx, &members[i].slug, &members[j].slug)?;
+            Ok(tend::judge_with(
+                side(&members[i]),
+                side(&members[j]),
+                cosine,
+                &cal,
+            ))
+        })
+    }
+
+    /// One claim's nearest (other live claims), as candidate pairs in slug order.
+    fn nearest_of(
+        &self,
+        m: &Member,
+        index: &HashMap<&str, usize>,
+    ) -> Result<Vec<Candidate>, StoreError> {
+        let Some(&me) = index.get(m.slug.as_str()) else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .similar_scored(&m.label, &m.text, Some(&m.slug))?
+            .into_iter()
+            .filter_map(|hit| {
+                let other = *index.get(hit.claim.slug.as_str())?;
+                (other != me).then_some((me.min(other), me.max(other), hit.cosine))
+            })
+            .collect())
+    }
+
+    /// The cosine of two live claims' stored vectors, when both have one.
+    fn cosine_of_pair(
+        &self,
+        rx: &redb::ReadTransaction,
+        a: &str,
+        b: &str,
+    ) -> Result<Option<f64>, StoreError> {
+        if self.vindex.is_none() {
+            return Ok(None);
+        }
+        let (Some(da), Some(db)) = (self.index.doc(a), self.index.doc(b)) else {
+            return Ok(None);
+        };
+        let (Some(va), Some(vb)) = (self.stored_vector(rx, da)?, self.stored_vector(rx, db)?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(f64::from(crate::vector::cosine(&va, &vb))))
+    }
+}
+
+fn side(m: &Member) -> tend::Side<'_> {
+    tend::Side {
+        label: &m.label,
+        text: &m.text,
+    }
+}
+
+fn panicked() -> StoreError {
+    StoreError::Internal("a tending thread panicked".into())
+}
+
+fn member(c: Claim) -> Member {
+    Member {
+        slug: c.slug,
+        label: c.label,
+        text: c.text,
+        strength: c.strength,
+        created: c.created,
+    }
+}

@@ -1,0 +1,445 @@
+//! Memory that stays lean and reviewed (SPEC §14, issue 73): `tend` joins live claims
+//! that say the same thing under different labels (one `consolidate` act, undone by
+//! `--undo`), never joins claims that disagree (listed for review instead), leaves the
+//! rest alone, writes nothing without `apply` and nothing more when run twice; `review`
+//! is a person's look at what agents wrote, each act recorded, an agent refused.
+
+use serde_json::{json, Value};
+
+use crate::cli::medulla_cmd;
+use crate::common::{header, labels, Brain, Owner};
+
+/// What several agents wrote over months: one fact twice under two labels, one subject
+/// with two different numbers, and facts that stand alone.
+fn months_of_agents(p: &Brain<'_>) {
+    p.as_agent("codex:maker").memorize(
+        "Billing retry state",
+        "Retry state for billing lives in the ledger_retry table",
+    );
+    p.as_agent("claude:maker").memorize(
+        "Where billing keeps retries",
+        "The billing service keeps its retry state in the ledger_retry table",
+    );
+    p.as_agent("codex:maker").memorize(
+        "Billing give-up",
+        "The billing worker gives up after 5 attempts",
+    );
+    p.as_agent("gemini:maker").memorize(
+        "Billing attempts",
+        "The billing worker gives up after 11 attempts",
+    );
+    p.as_agent("claude:maker").memorize(
+        "Release build",
+        "Release builds run cargo build --release on the CI runner with 2 cores",
+    );
+    p.as_agent("claude:maker").memorize(
+        "Frontend lint",
+        "The frontend is linted by eslint with the airbnb config before each commit",
+    );
+}
+
+fn tend(o: &Owner, args: Value) -> Value {
+    let (s, v) = o.founder_call("tend", args, &[]);
+    assert_eq!(s, 200, "{v}");
+    v
+}
+
+fn slugs(v: &Value) -> Vec<String> {
+    let mut out: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["slug"].as_str().unwrap().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+fn act_count(p: &Brain<'_>) -> usize {
+    let (_, v) = p.call("acts", json!({ "limit": 500 }));
+    v["acts"].as_array().map_or(0, Vec::len)
+}
+
+#[test]
+fn tending_joins_restatements_never_disagreements_and_is_undone() {
+    let o = Owner::start();
+    let p = o.brain("billing");
+    months_of_agents(&p);
+    let before = slugs(&Value::Array(p.claims()));
+    let acts_before = act_count(&p);
+
+    // An agent does not tend.
+    let (s, v) = p.call("tend", json!({ "apply": true }));
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (403, Some("founder_only")),
+        "{v}"
+    );
+
+    // A dry run reports, and writes nothing: the same claims, the same acts.
+    let dry = tend(&o, json!({ "brain": p.root }));
+    assert_eq!(dry["applied"], false, "{dry}");
+    assert_eq!(dry["claims"], 6, "{dry}");
+    let joins = dry["joins"].as_array().unwrap();
+    assert_eq!(joins.len(), 1, "one fact said twice: {dry}");
+    let mut members: Vec<String> = joins[0]["joined"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["slug"].as_str().unwrap().to_string())
+        .chain([joins[0]["survivor"]["slug"].as_str().unwrap().to_string()])
+        .collect();
+    members.sort();
+    assert_eq!(
+        members,
+        ["billing-retry-state", "where-billing-keeps-retries"],
+        "{dry}"
+    );
+    assert_eq!(joins[0]["done"], false);
+    let disagreements = dry["disagreements"].as_array().unwrap();
+    assert_eq!(disagreements.len(), 1, "{dry}");
+    let pair = [
+        disagreements[0]["a"]["slug"].as_str().unwrap(),
+        disagreements[0]["b"]["slug"].as_str().unwrap(),
+    ];
+    assert_eq!(pair, ["billing-attempts", "billing-give-up"], "{dry}");
+    let differs = disagreements[0]["differences"].to_string();
+    assert!(
+        differs.contains("5") && differs.contains("11"),
+        "what differs is named: {differs}"
+    );
+    assert_eq!(
+        slugs(&Value::Array(p.claims())),
+        before,
+        "a dry run joins nothing"
+    );
+    assert_eq!(act_count(&p), acts_before, "a dry run records no act");
+    let again = tend(&o, json!({ "brain": p.root }));
+    assert_eq!(again["joins"], dry["joins"], "the same report twice");
+
+    // Applied: one consolidate act; the joined label goes to history with its reason.
+    let applied = tend(&o, json!({ "brain": p.root, "apply": true }));
+    let join = &applied["joins"][0];
+    assert_eq!(join["done"], true, "{applied}");
+    let survivor = join["survivor"]["slug"].as_str().unwrap().to_string();
+    let joined = join["joined"][0]["slug"].as_str().unwrap().to_string();
+    let after = slugs(&Value::Array(p.claims()));
+    assert_eq!(after.len(), 5, "{after:?}");
+    assert!(!after.contains(&joined) && after.contains(&survivor));
+    for singleton in [
+        "release-build",
+        "frontend-lint",
+        "billing-attempts",
+        "billing-give-up",
+    ] {
+        assert!(
+            after.contains(&singleton.to_string()),
+            "{singleton} untouched"
+        );
+    }
+    let hist = p.history(&joined);
+    let last = hist["versions"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["state"], "outdated", "{hist}");
+    assert_eq!(
+        last["outdated_reason"],
+        format!("consolidated: into {survivor}"),
+        "{hist}"
+    );
+    assert_eq!(last["source_agent"].as_str().is_some(), true);
+    let acts = p.acts();
+    let kinds: Vec<&str> = acts["acts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "consolidate").count(),
+        1,
+        "{acts}"
+    );
+
+    // Every fact is still found.
+    for (q, want) in [
+        (
+            "where is billing retry state kept ledger_retry",
+            survivor.as_str(),
+        ),
+        ("billing worker gives up after attempts", "billing-give-up"),
+        ("billing worker gives up after attempts", "billing-attempts"),
+        ("release build cargo", "release-build"),
+        ("frontend eslint", "frontend-lint"),
+    ] {
+        let seek = p.seek(q);
+        let found: Vec<&str> = seek["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(seek["weak"].as_array().into_iter().flatten())
+            .filter_map(|r| r["slug"].as_str())
+            .collect();
+        assert!(found.contains(&want), "{q}: {want} in {found:?}");
+    }
+
+    // Running it again changes nothing.
+    let acts_now = act_count(&p);
+    let twice = tend(&o, json!({ "brain": p.root, "apply": true }));
+    assert_eq!(twice["joins"], json!([]), "{twice}");
+    assert_eq!(act_count(&p), acts_now);
+
+    // The review list carries the disagreement and the join with its undo.
+    let (s, list) = o.founder_call("review", json!({ "brain": p.root }), &[]);
+    assert_eq!(s, 200, "{list}");
+    assert_eq!(list["disagreements"].as_array().unwrap().len(), 1, "{list}");
+    assert!(list["tended_at"].as_i64().is_some());
+
+    // Undone: the joined label is live again (a revive act), and the survivor stays.
+    let undone = tend(&o, json!({ "brain": p.root, "undo": survivor }));
+    assert_eq!(slugs(&undone["revived"]), [joined.clone()], "{undone}");
+    assert_eq!(slugs(&Value::Array(p.claims())), before);
+    let (s, v) = o.founder_call(
+        "tend",
+        json!({ "brain": p.root, "undo": "release-build" }),
+        &[],
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("undo"),
+        "{v}"
+    );
+
+    // The command line says the same.
+    let out = medulla_cmd(o.home.path(), &p.path())
+        .args(["tend", "--brain", &p.root])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("would join"), "{text}");
+    assert!(text.contains("differ"), "{text}");
+}
+
+#[test]
+fn a_person_reviews_what_agents_wrote_and_an_agent_cannot() {
+    let o = Owner::start();
+    let p = o.brain("shop");
+    let agent = p.as_agent("codex:maker");
+    agent.memorize(
+        "Cache TTL",
+        "product pages are cached for 10 minutes in Redis",
+    );
+    agent.memorize(
+        "Checkout flag",
+        "the new checkout is behind the CHECKOUT_V2 flag",
+    );
+    agent.memorize("Old search", "search runs on the legacy Solr cluster");
+    p.as_agent("human:founder")
+        .memorize("Code owners", "the payments team owns src/payments");
+
+    // The list: the three agents wrote, newest first, with their provenance.
+    let (s, v) = o.founder_call("review", json!({ "brain": p.root }), &[]);
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        v["unreviewed"], 3,
+        "a person's own claim needs no review: {v}"
+    );
+    let order: Vec<&str> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["claim"]["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["old-search", "checkout-flag", "cache-ttl"]);
+    assert_eq!(v["claims"][0]["claim"]["source_agent"], "codex:maker");
+    assert_eq!(v["claims"][0]["written_from"], p.root.as_str(), "{v}");
+
+    // An agent cannot review, whichever op it asks.
+    for op in ["list", "keep"] {
+        let (s, r) = agent.call("review", json!({ "op": op, "slug": "cache-ttl" }));
+        assert_eq!(
+            (s, r["error"]["code"].as_str()),
+            (403, Some("founder_only")),
+            "{r}"
+        );
+    }
+
+    // keep, keep --verify, retire, edit, merge: each an act by a person.
+    let review = |args: Value| {
+        let mut a = args;
+        a["brain"] = json!(p.root);
+        let (s, v) = o.founder_call("review", a, &[]);
+        assert_eq!(s, 200, "{v}");
+        v
+    };
+    let kept = review(json!({ "op": "keep", "slug": "cache-ttl" }));
+    assert_eq!(kept["done"]["act"], "review", "{kept}");
+    assert_eq!(kept["unreviewed"], 2);
+    let verified = review(json!({ "op": "keep", "slug": "checkout-flag", "verify": true }));
+    assert_eq!(
+        verified["done"]["claim"]["strength"], "verified",
+        "{verified}"
+    );
+    assert_eq!(verified["unreviewed"], 1);
+    let retired = review(
+        json!({ "op": "retire", "slug": "old-search", "reason": "search moved to Postgres full text" }),
+    );
+    assert_eq!(retired["done"]["claim"]["state"], "outdated", "{retired}");
+    assert_eq!(retired["unreviewed"], 0);
+
+    agent.memorize("Deploy window", "deploys happen on Tuesdays after 14:00");
+    let edited = review(
+        json!({ "op": "edit", "slug": "deploy-window", "text": "deploys happen on Tuesdays and Thursdays after 14:00" }),
+    );
+    assert_eq!(
+        edited["done"]["claim"]["source_agent"], "human:founder",
+        "{edited}"
+    );
+    assert!(edited["done"]["claim"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Thursdays"));
+
+    // An edit carrying a secret is refused by the floor, and the claim is as it was.
+    let (s, v) = o.founder_call(
+        "review",
+        json!({ "brain": p.root, "op": "edit", "slug": "deploy-window", "text": "deploy with the token ghp_16C7e42F292c6912E7710c838347Ae178B4a" }),
+        &[],
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (422, Some("hygiene_refused")),
+        "{v}"
+    );
+    assert!(!p
+        .claims()
+        .iter()
+        .any(|c| c["text"].to_string().contains("ghp_")));
+
+    agent.memorize(
+        "Image store",
+        "product images are stored in the S3 bucket shop-images",
+    );
+    p.as_agent("claude:maker").memorize(
+        "Where images live",
+        "the shop keeps product images in the shop-images S3 bucket",
+    );
+    let listed = review(json!({}));
+    let near = listed["claims"][0]["near"].to_string();
+    assert!(
+        near.contains("image-store"),
+        "near-duplicates shown: {listed}"
+    );
+    let merged =
+        review(json!({ "op": "merge", "slug": "image-store", "with": ["where-images-live"] }));
+    assert_eq!(
+        merged["done"]["joined"],
+        json!(["where-images-live"]),
+        "{merged}"
+    );
+    assert_eq!(merged["unreviewed"], 0, "{merged}");
+
+    let acts = p.acts();
+    let by_person: Vec<(String, String)> = acts["acts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["actor"] == "human:founder")
+        .map(|a| {
+            (
+                a["kind"].as_str().unwrap().to_string(),
+                a["subject"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    for want in [
+        ("review", "cache-ttl"),
+        ("retire", "old-search"),
+        ("consolidate", "where-images-live"),
+        ("review", "image-store"),
+    ] {
+        assert!(
+            by_person.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} in {by_person:?}"
+        );
+    }
+    assert!(
+        by_person
+            .iter()
+            .filter(|(k, s)| k == "memorize" || s == "deploy-window")
+            .count()
+            >= 1,
+        "{by_person:?}"
+    );
+
+    // Typed errors that name the fix.
+    let (s, v) = o.founder_call("review", json!({ "brain": "/no/such/project" }), &[]);
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (404, Some("unknown_brain")),
+        "{v}"
+    );
+    let (s, v) = o.founder_call(
+        "review",
+        json!({ "brain": p.root, "op": "keep", "slug": "no-such-claim" }),
+        &[],
+    );
+    assert_eq!(v["error"]["code"], "unknown_claim", "{s} {v}");
+    let (s, v) = o.founder_call(
+        "review",
+        json!({ "brain": p.root, "op": "approve", "slug": "cache-ttl" }),
+        &[],
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    let m = v["error"]["message"].as_str().unwrap();
+    assert!(m.contains("keep") && m.contains("merge"), "{m}");
+    let (s, v) = o.founder_call(
+        "review",
+        json!({ "brain": p.root, "op": "retire", "slug": "cache-ttl" }),
+        &[],
+    );
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("--reason"),
+        "{v}"
+    );
+
+    // The count shows where a person looks: status, doctor, the Hall's roster.
+    agent.memorize(
+        "Queue",
+        "background jobs run on the Sidekiq-compatible faktory queue",
+    );
+    let route: Value = o
+        .http
+        .get(format!("{}/api/route", o.url))
+        .header(header::CALLER_ROOT, p.root.as_str())
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(route["unreviewed"], 1, "{route}");
+    assert_eq!(o.instance(&p.root)["unreviewed"], 1);
+    let (_, doctor) = o.get("/api/doctor");
+    assert_eq!(doctor["unreviewed"][0]["count"], 1, "{doctor}");
+    let out = medulla_cmd(o.home.path(), &p.path())
+        .args(["review", "--brain", &p.root])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("queue") && text.contains("codex:maker"),
+        "{text}"
+    );
+    assert!(labels(&p.seek("background jobs queue")).contains(&"Queue".to_string()));
+}
