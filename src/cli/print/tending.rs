@@ -257,7 +257,7 @@ pub fn tend(e: Envelope<TendAnswer>) {
     );
     if p.joins.is_empty() {
         say(
-            Some((GREEN, "lean")),
+            Some((GREEN, "lean:")),
             "nothing says the same thing under two labels",
         );
     }

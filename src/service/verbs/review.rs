@@ -57,7 +57,7 @@ pub struct ReviewArgs {
     )]
     pub brain: Option<String>,
     /// `keep`: raise the claim to `verified` too.
-    #[arg(long, help = "keep: raise it to verified")]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", help = "keep: raise it to verified")]
     #[serde(default)]
     pub verify: Option<bool>,
     /// `retire`: why it no longer holds, in one line.

@@ -32,7 +32,7 @@ pub struct SplitArgs {
     )]
     pub brain: String,
     /// Say what would move and write nothing.
-    #[arg(long, help = "Say what would move, write nothing")]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", help = "Say what would move, write nothing")]
     #[serde(default)]
     pub dry_run: Option<bool>,
 }

@@ -23,7 +23,7 @@ pub struct TendArgs {
     )]
     pub brain: Option<String>,
     /// Make the joins (each one `consolidate` act). Without it nothing is written.
-    #[arg(long, help = "Make the joins; without it, only report")]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", help = "Make the joins; without it, only report")]
     #[serde(default)]
     pub apply: Option<bool>,
     /// Undo a join: its surviving label (every label joined into it comes back) or one
