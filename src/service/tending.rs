@@ -192,12 +192,35 @@ impl Service {
                 undo: format!("medulla tend{undo_flag} --undo {}", c.survivor),
             });
         }
+        // A disagreement names its two claims by slug; their texts are read here.
+        let sides: Vec<String> = found
+            .disagreements
+            .iter()
+            .flat_map(|d| [d.a.clone(), d.b.clone()])
+            .collect();
+        let texts: std::collections::HashMap<String, String> = self
+            .owner
+            .read(store, move |s| {
+                let mut out = std::collections::HashMap::new();
+                for slug in &sides {
+                    if let Some(c) = s.get(slug)? {
+                        out.insert(c.slug, c.text);
+                    }
+                }
+                Ok(out)
+            })
+            .await?;
+        let side = |slug: &str, label: &str| Named {
+            slug: slug.to_string(),
+            label: label.to_string(),
+            text: texts.get(slug).cloned().unwrap_or_default(),
+        };
         let disagreements = found
             .disagreements
             .iter()
             .map(|d| Disagreement {
-                a: named(&d.a),
-                b: named(&d.b),
+                a: side(&d.a, &d.a_label),
+                b: side(&d.b, &d.b_label),
                 differences: d
                     .differences
                     .iter()

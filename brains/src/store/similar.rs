@@ -16,7 +16,7 @@ use crate::error::StoreError;
 use crate::lexical::tokenize;
 
 /// How many candidates of the recall are scored.
-const CANDIDATES: usize = 5;
+pub(super) const CANDIDATES: usize = 5;
 
 /// The weight of the cosine in the hybrid score; the rest is the word overlap.
 pub const VECTOR_WEIGHT: f64 = 0.5;

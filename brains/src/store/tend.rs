@@ -1,15 +1,18 @@
-//! Tending over a whole store: every live claim's few nearest (the near-duplicate
-//! lookup of `similar.rs`, one per claim, on every core), each pair judged once by
-//! `crate::tend`, and the pairs grouped into clusters that say the same thing and
-//! disagreements. Reads only: joining a cluster is the caller's act.
+//! Tending over a whole store: every live claim's few nearest by words and by
+//! embedding (the claim index's search and the vector graph's links, one lookup per
+//! claim, on every core), each pair judged once by `crate::tend`, and the pairs grouped
+//! into clusters that say the same thing and disagreements. Reads only: joining a
+//! cluster is the caller's act.
 
 use std::collections::{BTreeMap, HashMap};
 
 use redb::ReadableDatabase;
 
+use super::similar::CANDIDATES;
 use super::Store;
 use crate::claim::Claim;
 use crate::error::StoreError;
+use crate::index::DocId;
 use crate::tend::{self, Calibration, Judgement, Member, Tending};
 
 /// Below this many items a step runs on the caller's thread alone.
@@ -21,7 +24,8 @@ type Candidate = (usize, usize, Option<f64>);
 
 impl Store {
     /// Go over every live claim once and judge it against its few nearest claims (by
-    /// words and, with a model, by embedding; see [`Store::similar_scored`]): the
+    /// words and, with a model, by embedding, as [`Store::similar_scored`] finds a new
+    /// claim's): the
     /// groups that say the same thing under different labels, and the pairs that
     /// disagree. The thresholds are those calibrated for this store's model
     /// ([`Calibration::for_model`]). No claim is compared with all the others: one
@@ -41,6 +45,7 @@ impl Store {
 
         // Each claim's nearest, as pairs in slug order; a pair found from both its
         // sides (the same exact cosine from each) is kept once.
+        let t0 = std::time::Instant::now(); // TEMP
         let found = crate::par::map(&members, PARALLEL_MIN, |m| self.nearest_of(m, &index))
             .ok_or_else(panicked)?;
         let mut pairs: Vec<Candidate> = Vec::new();
@@ -50,7 +55,9 @@ impl Store {
         pairs.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
         pairs.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
 
-        // Each pair judged once, grouped by its first claim, which is read once.
+        eprintln!("TEMP candidates {:.2?}", t0.elapsed());
+        let t1 = std::time::Instant::now(); // TEMP
+                                            // Each pair judged once, grouped by its first claim, which is read once.
         let mut by_first: Vec<(usize, Vec<(usize, Option<f64>)>)> = Vec::new();
         for (a, b, cos) in pairs {
             match by_first.last_mut() {
@@ -70,6 +77,7 @@ impl Store {
         .ok_or_else(panicked)?;
         let judged: BTreeMap<(usize, usize), Judgement> = judged.into_iter().flatten().collect();
 
+        eprintln!("TEMP judged {:.2?}", t1.elapsed()); // TEMP
         let rx = self.db.begin_read()?;
         tend::group(cal.mode, &members, judged, |i, j| {
             let cosine = self.cosine_of_pair(&rx, &members[i].slug, &members[j].slug)?;
@@ -82,21 +90,62 @@ impl Store {
         })
     }
 
-    /// One claim's nearest (other live claims), as candidate pairs in slug order.
+    /// One claim's nearest (other live claims), as candidate pairs in slug order: the
+    /// few nearest by words (the claim index's search, as [`Store::similar_scored`]
+    /// finds them) and by embedding. The latter are taken from the links the vector
+    /// graph gave the claim's vector (its near neighbours, no search needed: a search
+    /// per claim was half the pass), the nearest few of them by the graph's similarity;
+    /// a vector not settled into the graph yet is searched for. Cosines are exact, from
+    /// the stored vectors.
     fn nearest_of(
         &self,
         m: &Member,
         index: &HashMap<&str, usize>,
     ) -> Result<Vec<Candidate>, StoreError> {
-        let Some(&me) = index.get(m.slug.as_str()) else {
+        let ix = &self.index;
+        let (Some(&me), Some(doc)) = (index.get(m.slug.as_str()), ix.doc(&m.slug)) else {
             return Ok(Vec::new());
         };
-        Ok(self
-            .similar_scored(&m.label, &m.text, Some(&m.slug))?
+        let keep = |d: DocId| d != doc;
+        let whole = format!("{} {}", m.label, m.text);
+        let mut docs: Vec<DocId> = ix
+            .search(&ix.prepare(&whole), CANDIDATES, &keep)
             .into_iter()
-            .filter_map(|hit| {
-                let other = *index.get(hit.claim.slug.as_str())?;
-                (other != me).then_some((me.min(other), me.max(other), hit.cosine))
+            .map(|h| h.doc)
+            .collect();
+        let rx = self.db.begin_read()?;
+        let mut cosines = HashMap::new();
+        let vectors = self.vindex.as_ref().zip(ix.key(doc));
+        if let Some(((vi, key), qv)) = vectors.zip(self.stored_vector(&rx, doc)?) {
+            let near: Vec<DocId> = match vi.linked(key) {
+                Some(keys) => {
+                    let mut by: Vec<(DocId, f32)> = keys
+                        .into_iter()
+                        .filter_map(|k| Some((ix.doc_of_key(k)?, vi.similarity(k, &qv)?)))
+                        .filter(|(d, _)| keep(*d))
+                        .collect();
+                    by.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                    by.into_iter().take(CANDIDATES).map(|(d, _)| d).collect()
+                }
+                None => vi
+                    .search_all(&qv, CANDIDATES + 1)?
+                    .into_iter()
+                    .filter_map(|(k, _)| ix.doc_of_key(k))
+                    .filter(|d| keep(*d))
+                    .collect(),
+            };
+            for d in near {
+                if !docs.contains(&d) {
+                    docs.push(d);
+                }
+            }
+            cosines = self.stored_cosines(&rx, &qv, docs.iter().copied())?;
+        }
+        Ok(docs
+            .into_iter()
+            .filter_map(|d| {
+                let other = *index.get(ix.slug(d))?;
+                (other != me).then(|| (me.min(other), me.max(other), cosines.get(&d).copied()))
             })
             .collect())
     }

@@ -58,13 +58,16 @@ pub struct Dropped {
     pub values: Vec<String>,
 }
 
-/// Two live claims alike but for what differs: never joined.
+/// Two live claims alike but for what differs: never joined. Named by slug and label
+/// (a pass can find many; their texts are the store's to read).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Disagreement {
-    /// `a.slug` before `b.slug`.
-    pub a: Member,
-    pub b: Member,
+    /// The first slug, before `b`.
+    pub a: String,
+    pub a_label: String,
+    pub b: String,
+    pub b_label: String,
     pub evidence: Evidence,
     /// What differs, each with its value in `a` and in `b`.
     pub differences: Vec<Difference>,
@@ -84,7 +87,7 @@ pub struct Tending {
     pub pairs_judged: usize,
     /// By their first member's slug. A claim in no cluster is left alone.
     pub clusters: Vec<Cluster>,
-    /// By `(a.slug, b.slug)`.
+    /// By `(a, b)`.
     pub disagreements: Vec<Disagreement>,
 }
 
@@ -200,8 +203,10 @@ pub fn group<E>(
                 evidence,
                 differences,
             } => Some(Disagreement {
-                a: members[i].clone(),
-                b: members[j].clone(),
+                a: members[i].slug.clone(),
+                a_label: members[i].label.clone(),
+                b: members[j].slug.clone(),
+                b_label: members[j].label.clone(),
                 evidence: *evidence,
                 differences: differences.clone(),
             }),

@@ -340,7 +340,7 @@ fn a_chain_of_restatements_never_carries_a_disagreement_into_one_cluster() {
     assert_eq!(slugs, ["a", "b"], "the surest restatement joins first");
     assert_eq!(t.disagreements.len(), 1);
     assert_eq!(
-        (&*t.disagreements[0].a.slug, &*t.disagreements[0].b.slug),
+        (&*t.disagreements[0].a, &*t.disagreements[0].b),
         ("a", "c")
     );
     assert_eq!(t.pairs_judged, 3);
@@ -412,7 +412,7 @@ fn grouping_is_deterministic_and_sorted() {
     let pairs: Vec<(&str, &str)> = t
         .disagreements
         .iter()
-        .map(|d| (d.a.slug.as_str(), d.b.slug.as_str()))
+        .map(|d| (d.a.as_str(), d.b.as_str()))
         .collect();
     assert_eq!(pairs, [("a", "e"), ("b", "c")]);
 }

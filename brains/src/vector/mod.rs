@@ -462,6 +462,20 @@ impl VectorIndex {
         out
     }
 
+    /// The keys the graph links `key` to (its nearest as the graph placed it, by its
+    /// own metric): near neighbours without a search, for a pass over every vector.
+    /// `None` while `key` is not settled into the graph (fresh, or still being read):
+    /// search for it instead.
+    pub fn linked(&self, key: u64) -> Option<Vec<u64>> {
+        let f = read(&self.shared.fresh);
+        if f.is_dropped(key) || f.get(key).is_some() {
+            return None;
+        }
+        drop(f);
+        let g = read(&self.shared.graph);
+        g.contains(key).then(|| g.linked(key))
+    }
+
     /// The stored vector of `key`, if the index holds it.
     pub fn vector(&self, key: u64) -> Option<Vec<f32>> {
         let f = read(&self.shared.fresh);

@@ -344,6 +344,16 @@ impl Graph {
         self.index.contains(key)
     }
 
+    /// The keys `key` links to on the base layer: the nearest the graph gave it when it
+    /// was placed, and those placed later that chose it.
+    pub(super) fn linked(&self, key: u64) -> Vec<u64> {
+        let mut from = self.index.neighbors(key, 0);
+        let mut out = vec![0; from.total()];
+        let n = from.drain_into(&mut out);
+        out.truncate(n);
+        out
+    }
+
     pub(super) fn size(&self) -> usize {
         self.index.size()
     }
