@@ -4,7 +4,8 @@
 //! - `dist [--target TRIPLE] [--check]`: the wheel, the npm packages and the release
 //!   archive of one platform into `target/dist/` (`--check`: each installed offline and
 //!   run).
-//! - `eval [--check] [--dev-only]`: retrieval quality, dev and held-out side by side.
+//! - `eval [--check] [--dev-only]`: retrieval quality, dev and held-out side by side;
+//!   `eval --tend`: the judgement under `medulla tend` on its labelled set.
 //! - `bench [--sizes 1000,10000] [--ops 300] [--keep DIR]`: store latency figures
 //!   (`--keep` leaves each store in DIR and skips the figures that would change it).
 //! - `bench --open DIR [--times 5] [--cold] [--rebuild]`: where a kept store's open spends its time
@@ -21,6 +22,9 @@
 //! - `bench --hints [--claims 100000] [--calls 30] [--no-model]`: a prompt or file hook's
 //!   wall time, process start included, at 1 000 and 100 000 claims (build `--release`
 //!   first).
+//! - `bench --tend [--claims 10000,100000] [--rounds 200] [--no-model]`: `tend --apply`'s
+//!   wall time over a brain with restatements and disagreements planted, and seek p50
+//!   while it runs against seek p50 alone (build `--release` first).
 //! - `bench --worktree [--claims 5000] [--seeks 500] [--no-model]`: seek p50 from a
 //!   linked worktree and a second clone against the main checkout (build `--release`
 //!   first).
@@ -104,6 +108,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   fetch-model [--dir DIR]
   dist [--target TRIPLE] [--check]
   eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f32]
+  eval --tend [--store] [--errors] [--grid] [--minilm]
   bench [--sizes 1000,10000] [--ops 300] [--modes lexical,hybrid] [--batch-fill] [--keep DIR]
   bench --open DIR [--times 5] [--recalls N] [--cold] [--rebuild]
   bench --http [--no-model] [--brains 100] [--per-brain 1000] [--claims 10000] [--rounds 300] [--round-trips-only] [--bin PATH]
@@ -114,6 +119,7 @@ const USAGE: &str = "usage: cargo xtask <fetch-model|eval|bench|soak|hygiene|bat
   bench --anchors [--claims 10000] [--files 100] [--seeks 300] [--no-model]
   bench --worktree [--claims 5000] [--seeks 500] [--no-model]
   bench --hints [--claims 100000] [--calls 30] [--no-model]
+  bench --tend [--claims 10000,100000] [--rounds 200] [--no-model] [--bin PATH]
   bench --team [--owners 3] [--samples 200] [--catchup 10000] [--offline 1000] [--writes 500] [--poll-ms MS]
   bench --hall [--brains 100] [--per-brain 20] [--claims 10000] [--loads 7]
   bench --hnsw [--sizes 100000] [--queries 200] [--strays]
@@ -275,6 +281,7 @@ fn main() -> Result<()> {
         "bench" if rest.first().map(String::as_str) == Some("--hints") => {
             bench::hints::run(&rest[1..])
         }
+        "bench" if rest.first().map(String::as_str) == Some("--tend") => bench::tend::run(rest),
         "bench" if rest.first().map(String::as_str) == Some("--worktree") => {
             bench::worktree::run(&rest[1..])
         }

@@ -25,5 +25,6 @@ pub(crate) mod scale;
 pub(crate) mod scale_store;
 pub(crate) mod store;
 pub(crate) mod team;
+pub(crate) mod tend;
 pub(crate) mod worktree;
 pub(crate) mod zipf;

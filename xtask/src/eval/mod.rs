@@ -19,10 +19,12 @@
 //!
 //! Layout: this file parses the flags and holds what both measures share (the
 //! rankings, opening a store, building a query); `locomo` runs LoCoMo and the
-//! off-topic abstention; `synthetic` generates and asks the codebase facts.
+//! off-topic abstention; `synthetic` generates and asks the codebase facts; `tend`
+//! (`--tend`, a run of its own) measures the judgement under `medulla tend`.
 
 mod locomo;
 mod synthetic;
+mod tend;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,7 +33,8 @@ use anyhow::{bail, Context, Result};
 use brains::vector::Precision;
 use brains::{Embedder, MemorizeInput, RankMode, RecallQuery, Store, StoreOptions};
 
-const USAGE: &str = "usage: cargo xtask eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f16|--f32] [--minilm]";
+const USAGE: &str = "usage: cargo xtask eval [--check] [--dev-only | --conversations conv-26,conv-30|all] [--no-synthetic|--synthetic-only] [--dump FILE] [--f16|--f32] [--minilm]
+       cargo xtask eval --tend [--store] [--errors] [--grid] [--minilm]";
 
 /// The dev-split figures `--check` holds the ranking to (kept in the repository).
 const THRESHOLDS: &str = "eval-check.json";
@@ -152,6 +155,9 @@ fn parse(args: &[String]) -> Result<Args> {
 }
 
 pub fn run(args: &[String]) -> Result<()> {
+    if args.iter().any(|a| a == "--tend") {
+        return tend::run(args);
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
         return Ok(());
