@@ -108,6 +108,20 @@ pub struct Pass {
     pub ms: u64,
 }
 
+/// The member that survives a join: the judgement's choice (the strongest, then the
+/// most recent), unless it is only an agent's and a person wrote or looked at another:
+/// then the strongest, most recent of those.
+fn survivor_of(c: &brains::tend::Cluster, personal: &std::collections::HashSet<String>) -> String {
+    if personal.contains(&c.survivor) {
+        return c.survivor.clone();
+    }
+    c.members
+        .iter()
+        .filter(|m| personal.contains(&m.slug))
+        .max_by(|a, b| (a.strength, a.created).cmp(&(b.strength, b.created)))
+        .map_or_else(|| c.survivor.clone(), |m| m.slug.clone())
+}
+
 fn named(m: &brains::tend::Member) -> Named {
     Named {
         slug: m.slug.clone(),
@@ -149,20 +163,32 @@ impl Service {
         let found = self.owner.read(store, |s| s.tend_candidates()).await?;
         let births = self.owner.read(store, |s| Ok(s.live_births())).await?;
         let undo_flag = store_flag(name);
+        // What a person wrote or looked at survives a join with what only agents wrote:
+        // tending never puts a person's word in history under an agent's.
+        let all: Vec<String> = found
+            .clusters
+            .iter()
+            .flat_map(|c| c.members.iter().map(|m| m.slug.clone()))
+            .collect();
+        let personal = self
+            .owner
+            .read(store, move |s| s.by_person_or_reviewed(&all))
+            .await?;
         let mut joins = Vec::new();
         for c in &found.clusters {
-            let Some(survivor) = c.members.iter().find(|m| m.slug == c.survivor) else {
+            let survivor_slug = survivor_of(c, &personal);
+            let Some(survivor) = c.members.iter().find(|m| m.slug == survivor_slug) else {
                 continue;
             };
             let joined: Vec<Named> = c
                 .members
                 .iter()
-                .filter(|m| m.slug != c.survivor)
+                .filter(|m| m.slug != survivor_slug)
                 .map(named)
                 .collect();
             let done = if apply {
                 let op = crate::brain::Tending::Consolidate {
-                    survivor: c.survivor.clone(),
+                    survivor: survivor_slug.clone(),
                     joined: joined.iter().map(|n| n.slug.clone()).collect(),
                 };
                 match self.owner.tend_write(store, op, actor).await {
@@ -170,7 +196,7 @@ impl Service {
                     // A member changed since it was read (superseded, retired): left for
                     // the next pass, never joined on a stale reading.
                     Err(e) => {
-                        tracing::info!(store = name, survivor = %c.survivor, error = %e, "a join was skipped");
+                        tracing::info!(store = name, survivor = %survivor_slug, error = %e, "a join was skipped");
                         false
                     }
                 }
@@ -183,13 +209,14 @@ impl Service {
                 dropped: c
                     .dropped
                     .iter()
+                    .filter(|d| d.slug != survivor_slug)
                     .map(|d| Dropped {
                         slug: d.slug.clone(),
                         values: d.values.clone(),
                     })
                     .collect(),
                 done,
-                undo: format!("medulla tend{undo_flag} --undo {}", c.survivor),
+                undo: format!("medulla tend{undo_flag} --undo {survivor_slug}"),
             });
         }
         // A disagreement names its two claims by slug; their texts are read here.

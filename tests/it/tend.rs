@@ -443,3 +443,27 @@ fn a_person_reviews_what_agents_wrote_and_an_agent_cannot() {
     );
     assert!(labels(&p.seek("background jobs queue")).contains(&"Queue".to_string()));
 }
+
+#[test]
+fn a_join_keeps_what_a_person_wrote_over_what_an_agent_wrote() {
+    let o = Owner::start();
+    let p = o.brain("deploys");
+    p.as_agent("human:founder").memorize(
+        "Image push",
+        "The deploy pipeline pushes images to the internal registry before rollout",
+    );
+    p.as_agent("codex:maker").memorize_with(json!({
+        "label": "Registry before rollout",
+        "text": "Before rollout the deploy pipeline pushes images to the internal registry",
+        "strength": "verified",
+    }));
+    let applied = tend(&o, json!({ "brain": p.root, "apply": true }));
+    let joins = applied["joins"].as_array().unwrap();
+    assert_eq!(joins.len(), 1, "{applied}");
+    assert_eq!(
+        joins[0]["survivor"]["slug"], "image-push",
+        "a person's claim survives a stronger agent's: {applied}"
+    );
+    let live = slugs(&Value::Array(p.claims()));
+    assert_eq!(live, ["image-push"]);
+}

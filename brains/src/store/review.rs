@@ -99,6 +99,26 @@ impl Store {
         Ok((order.len(), page))
     }
 
+    /// Of `slugs`, those whose live version a person wrote or has looked at.
+    pub fn by_person_or_reviewed(
+        &self,
+        slugs: &[String],
+    ) -> Result<std::collections::HashSet<String>, StoreError> {
+        let marks = self.marks()?;
+        let mut out = std::collections::HashSet::new();
+        for slug in slugs {
+            let Some(live) = self.get(slug)? else {
+                continue;
+            };
+            if by_person(&live.source_agent)
+                || marks.get(slug).is_some_and(|m| m.created == live.created)
+            {
+                out.insert(live.slug);
+            }
+        }
+        Ok(out)
+    }
+
     /// Has a person looked at the live version of `slug`?
     pub fn is_reviewed(&self, slug: &str) -> Result<bool, StoreError> {
         let Some(live) = self.get(slug)? else {
