@@ -39,6 +39,9 @@ pub enum Tending {
         survivor: String,
         joined: Vec<String>,
     },
+    /// Several joins in one transaction (`(survivor, joined)` each); a join whose labels
+    /// are not all live is left out whole.
+    ConsolidateMany { joins: Vec<(String, Vec<String>)> },
     /// Bring a joined (or retired) label back live.
     Revive { slug: String },
     /// A person keeps the live version as it is.
@@ -528,6 +531,7 @@ impl Actor for BrainActor {
                     Tending::Consolidate { survivor, joined } => {
                         s.consolidate(&survivor, &joined, &actor)
                     }
+                    Tending::ConsolidateMany { joins } => s.consolidate_many(&joins, &actor),
                     Tending::Revive { slug } => s.revive(&slug, &actor).map(|c| vec![c]),
                     Tending::Review { slug } => s.mark_reviewed(&slug, &actor).map(|c| vec![c]),
                 })

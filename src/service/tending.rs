@@ -14,6 +14,9 @@ use crate::store_id::StoreId;
 
 const FILE: &str = "tending.json";
 
+/// Joins written in one transaction.
+const JOIN_BATCH: usize = 64;
+
 /// One side of a disagreement, or a claim proposed for retirement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Named {
@@ -186,23 +189,6 @@ impl Service {
                 .filter(|m| m.slug != survivor_slug)
                 .map(named)
                 .collect();
-            let done = if apply {
-                let op = crate::brain::Tending::Consolidate {
-                    survivor: survivor_slug.clone(),
-                    joined: joined.iter().map(|n| n.slug.clone()).collect(),
-                };
-                match self.owner.tend_write(store, op, actor).await {
-                    Ok(_) => true,
-                    // A member changed since it was read (superseded, retired): left for
-                    // the next pass, never joined on a stale reading.
-                    Err(e) => {
-                        tracing::info!(store = name, survivor = %survivor_slug, error = %e, "a join was skipped");
-                        false
-                    }
-                }
-            } else {
-                false
-            };
             joins.push(Join {
                 survivor: named(survivor),
                 joined,
@@ -215,9 +201,12 @@ impl Service {
                         values: d.values.clone(),
                     })
                     .collect(),
-                done,
+                done: false,
                 undo: format!("medulla tend{undo_flag} --undo {survivor_slug}"),
             });
+        }
+        if apply {
+            self.join_all(store, name, &mut joins, actor).await?;
         }
         // A disagreement names its two claims by slug; their texts are read here.
         let sides: Vec<String> = found
@@ -278,6 +267,46 @@ impl Service {
             retire: report.retire,
             ms: started.elapsed().as_millis() as u64,
         })
+    }
+
+    /// Make `joins`, [`JOIN_BATCH`] to a transaction (so a reader waits for one batch at
+    /// most, never for the pass); each marked done when all its labels left. A join one
+    /// of whose claims changed since the pass read it (superseded, retired) is left for
+    /// the next pass, never made on a stale reading.
+    async fn join_all(
+        &self,
+        store: &StoreId,
+        name: &str,
+        joins: &mut [Join],
+        actor: &str,
+    ) -> Result<()> {
+        for batch in joins.chunks_mut(JOIN_BATCH) {
+            let op = crate::brain::Tending::ConsolidateMany {
+                joins: batch
+                    .iter()
+                    .map(|j| {
+                        (
+                            j.survivor.slug.clone(),
+                            j.joined.iter().map(|n| n.slug.clone()).collect(),
+                        )
+                    })
+                    .collect(),
+            };
+            let left: std::collections::HashSet<String> = self
+                .owner
+                .tend_write(store, op, actor)
+                .await?
+                .into_iter()
+                .map(|c| c.slug)
+                .collect();
+            for j in batch.iter_mut() {
+                j.done = j.joined.iter().all(|n| left.contains(&n.slug));
+                if !j.done {
+                    tracing::info!(store = name, survivor = %j.survivor.slug, "a join was skipped: a claim changed since the pass read it");
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The live claims aged out (older than the half-life) that nothing used in the

@@ -53,6 +53,63 @@ impl Store {
         Ok(out)
     }
 
+    /// Several joins in one transaction (a tending pass's, a batch at a time): each
+    /// `(survivor, joined)` as [`Store::consolidate`]. A join whose labels are not all
+    /// live (changed since the pass read them) is left out, whole; the others are
+    /// written. The joined labels' outdated versions, in order.
+    pub fn consolidate_many(
+        &mut self,
+        joins: &[(String, Vec<String>)],
+        actor: &str,
+    ) -> Result<Vec<Claim>, StoreError> {
+        crate::claim::validate_agent_id(actor)?;
+        let mut taken: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut plan: Vec<(&str, Vec<&String>)> = Vec::new();
+        for (survivor, joined) in joins {
+            let mut slugs: Vec<&String> =
+                joined.iter().filter(|s| *s != survivor).collect();
+            slugs.sort();
+            slugs.dedup();
+            let all_live = std::iter::once(survivor)
+                .chain(slugs.iter().copied())
+                .all(|s| self.index.doc(s).is_some() && !taken.contains(s.as_str()));
+            if !all_live || slugs.is_empty() {
+                continue;
+            }
+            taken.insert(survivor);
+            taken.extend(slugs.iter().map(|s| s.as_str()));
+            plan.push((survivor, slugs));
+        }
+        if plan.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tx = self.db.begin_write()?;
+        let mut out = Vec::new();
+        let mut gone = Vec::new();
+        for (survivor, slugs) in plan {
+            let reason = format!("into {survivor}");
+            for slug in slugs {
+                let live = super::read::live_in(&tx.open_table(CLAIMS)?, slug)?
+                    .ok_or_else(|| StoreError::UnknownClaim { slug: slug.clone() })?;
+                let (c, key) = self.leave_in(
+                    &tx,
+                    live,
+                    actor,
+                    &reason,
+                    ActKind::Consolidate,
+                    "consolidated",
+                )?;
+                gone.push((c.slug.clone(), key));
+                out.push(c);
+            }
+        }
+        tx.commit()?;
+        for (slug, key) in gone {
+            self.index_gone(&slug, key)?;
+        }
+        Ok(out)
+    }
+
     /// The labels joined into `survivor` and not live since: what undoing that join
     /// brings back. Read from the act log (each join is an act naming its survivor).
     pub fn consolidated_into(&self, survivor: &str) -> Result<Vec<String>, StoreError> {
