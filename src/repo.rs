@@ -169,8 +169,14 @@ fn stamp(p: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(p).ok().map(|_| (0, 0))
 }
 
+/// A file's identity on disk, when it could be read.
+type FileStamp = Option<(u64, u64)>;
+
 /// A repository's stamp: its common directory's and its config file's.
-fn repo_stamp(common: &Path) -> (Option<(u64, u64)>, Option<(u64, u64)>) {
+type RepoStamp = (FileStamp, FileStamp);
+
+/// A repository's stamp: its common directory's and its config file's.
+fn repo_stamp(common: &Path) -> RepoStamp {
     (stamp(common), stamp(&common.join("config")))
 }
 
@@ -179,7 +185,7 @@ fn repo_stamp(common: &Path) -> (Option<(u64, u64)>, Option<(u64, u64)>) {
 struct Known {
     /// The common directory's identity on disk and its config file's (rewritten, so a
     /// new inode, whenever a remote is added, removed or set anew).
-    stamp: (Option<(u64, u64)>, Option<(u64, u64)>),
+    stamp: RepoStamp,
     /// `None`: no commit when last read; read again once HEAD names one.
     repo: Option<Repo>,
 }

@@ -8,8 +8,9 @@
 //
 // The modules, none importing another in a circle: dom.js and format.js (building and
 // formatting elements), shell.js (the page's frame and state), api.js (calls to the
-// owner), live.js (the event stream), one per page (roster.js, brain.js, medulla.js,
-// audit.js, mailbox.js, doctor.js) and what pages share (claims.js, actions.js, team.js).
+// owner), live.js (the event stream), one per page (roster.js, brain.js, review.js,
+// medulla.js, audit.js, mailbox.js, doctor.js) and what pages share (claims.js,
+// actions.js, team.js).
 //
 // The founder proof: `medulla hall` opens this page at `/#ticket=<t>`. The page trades
 // the ticket once for a session (POST /api/hall/session), keeps the session in this
@@ -23,6 +24,7 @@ import { api, get } from './api.js';
 import { viewRoster } from './roster.js';
 import { viewMailbox } from './mailbox.js';
 import { viewBrain } from './brain.js';
+import { viewReview } from './review.js';
 import { viewMedulla } from './medulla.js';
 import { viewAudit } from './audit.js';
 import { viewDoctor } from './doctor.js';
@@ -48,7 +50,7 @@ async function render() {
   const view = $('#view');
   const root = h('div', { class: `view view-${name}` });
   view.replaceChildren(root);
-  const views = { roster: viewRoster, brain: viewBrain, medulla: viewMedulla, audit: viewAudit, mailbox: viewMailbox, doctor: viewDoctor };
+  const views = { roster: viewRoster, brain: viewBrain, review: viewReview, medulla: viewMedulla, audit: viewAudit, mailbox: viewMailbox, doctor: viewDoctor };
   const fn = views[name] || viewRoster;
   S.view = { name, onEvents: () => {} };
   try {

@@ -82,6 +82,11 @@ pub const ASSETS: &[Asset] = &[
         bytes: include_bytes!("brain.js"),
     },
     Asset {
+        name: "review.js",
+        media_type: JS,
+        bytes: include_bytes!("review.js"),
+    },
+    Asset {
         name: "medulla.js",
         media_type: JS,
         bytes: include_bytes!("medulla.js"),

@@ -1,7 +1,7 @@
-// The roster page (#/): a card per brain and one for the medulla, filter and sort; the medulla's cap meter.
+// The roster page (#/): a card per brain and one for the medulla, filter and sort; the medulla's cap meter; what waits for review.
 
 import { h, replace } from './dom.js';
-import { fmtNum, time, base, badge } from './format.js';
+import { fmtNum, plural, time, base, badge } from './format.js';
 import { S, listen, href, title, focusTitle, markDrawn } from './shell.js';
 import { instances } from './api.js';
 
@@ -16,7 +16,8 @@ export async function viewRoster(root) {
     h('option', { value: 'root', text: 'root' }),
     h('option', { value: 'claims', text: 'live claims' }),
     h('option', { value: 'activity', text: 'activity (writes, recalls)' }),
-    h('option', { value: 'mail', text: 'open letters' }));
+    h('option', { value: 'mail', text: 'open letters' }),
+    h('option', { value: 'unreviewed', text: 'claims to review' }));
   const foot = h('p', { class: 'muted' });
   root.append(
     ...title('Roster'),
@@ -40,6 +41,7 @@ export async function viewRoster(root) {
       if (key === 'claims') return b.claims - a.claims;
       if (key === 'activity') return (b.writes + b.recalls) - (a.writes + a.recalls);
       if (key === 'mail') return b.mailbox_open_count - a.mailbox_open_count;
+      if (key === 'unreviewed') return (b.unreviewed || 0) - (a.unreviewed || 0);
       return a.root.localeCompare(b.root);
     });
     replace(summary,
@@ -47,6 +49,7 @@ export async function viewRoster(root) {
       h('li', {}, h('b', { text: fmtNum(brains.filter((b) => b.warm).length) }), 'warm'),
       h('li', {}, h('b', { text: fmtNum(brains.reduce((n, b) => n + (b.claims || 0), 0)) }), 'live claims in brains'),
       h('li', {}, h('b', { text: fmtNum(inst.medulla?.claims) }), 'in the medulla'),
+      h('li', {}, h('a', { href: '#/review', class: 'review-total' }, h('b', { 'data-stat': 'unreviewed-total', text: fmtNum(brains.reduce((n, b) => n + (b.unreviewed || 0), inst.medulla?.unreviewed || 0)) }), 'to review')),
       broken.length ? h('li', { class: 'error' }, h('b', { text: fmtNum(broken.length) }), 'unreadable') : null);
     const cards = [medullaCard(inst.medulla)];
     if (!q) for (const u of broken) cards.push(unreadableCard(u));
@@ -91,9 +94,18 @@ function medullaCard(m) {
     h('div', { class: 'sub', text: 'doctrine, preferences, findings confirmed across projects' }),
     m?.fault ? faultNote(m.fault) : null,
     capMeter(live),
+    reviewLine(m?.unreviewed, 'medulla', 'the medulla'),
     h('p', { class: 'foot' }, h('span', { 'data-stat': 'medulla-live', text: `${fmtNum(live)} live · soft cap ${SOFT_CAP} · warn from ${WARN_FROM}` })),
     h('dl', { class: 'stats' },
       stat('live', live), stat('history', m?.history_versions), stat('acts', m?.acts)));
+}
+
+/** Claims agents wrote that no person has looked at, linking to their review page. */
+function reviewLine(n, id, name) {
+  if (!n) return null;
+  return h('p', { class: 'review-line' },
+    h('a', { href: href('review', id), 'aria-label': `${plural(n, 'claim')} of ${name} to review` },
+      h('b', { 'data-stat': 'unreviewed', text: fmtNum(n) }), ' to review'));
 }
 
 function stat(name, value, title) {
@@ -127,6 +139,7 @@ function brainCard(b) {
     h('div', { class: 'root', text: b.root }),
     checkoutList(b),
     b.fault ? faultNote(b.fault) : null,
+    reviewLine(b.unreviewed, b.fingerprint, base(b.root)),
     h('dl', { class: 'stats' },
       stat('claims', b.claims, 'live claims'),
       stat('history', b.history_versions, 'outdated versions kept'),

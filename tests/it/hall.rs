@@ -81,7 +81,7 @@ pub fn browser(profile: &Path) -> Browser {
 }
 
 /// Evaluate an expression in the page.
-fn js(tab: &Tab, expr: &str) -> Value {
+pub fn js(tab: &Tab, expr: &str) -> Value {
     tab.evaluate(expr, true)
         .unwrap_or_else(|e| panic!("evaluate {expr}: {e}"))
         .value
@@ -136,7 +136,7 @@ pub fn text_of(tab: &Tab, selector: &str) -> String {
     .to_string()
 }
 
-fn screenshot(tab: &Tab, name: &str) -> PathBuf {
+pub fn screenshot(tab: &Tab, name: &str) -> PathBuf {
     let png = tab
         .capture_screenshot(CaptureScreenshotFormatOption::Png, None, None, true)
         .expect("screenshot");

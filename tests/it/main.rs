@@ -19,6 +19,7 @@ mod gitcmd;
 mod guarantees;
 mod hall;
 mod hall_assets;
+mod hall_review;
 mod hints;
 mod hooks;
 mod import_from;

@@ -145,7 +145,7 @@ fn tending_joins_restatements_never_disagreements_and_is_undone() {
         format!("consolidated: into {survivor}"),
         "{hist}"
     );
-    assert_eq!(last["source_agent"].as_str().is_some(), true);
+    assert!(last["source_agent"].as_str().is_some());
     let acts = p.acts();
     let kinds: Vec<&str> = acts["acts"]
         .as_array()
@@ -195,7 +195,11 @@ fn tending_joins_restatements_never_disagreements_and_is_undone() {
 
     // Undone: the joined label is live again (a revive act), and the survivor stays.
     let undone = tend(&o, json!({ "brain": p.root, "undo": survivor }));
-    assert_eq!(slugs(&undone["revived"]), [joined.clone()], "{undone}");
+    assert_eq!(
+        slugs(&undone["revived"]),
+        std::slice::from_ref(&joined),
+        "{undone}"
+    );
     assert_eq!(slugs(&Value::Array(p.claims())), before);
     let (s, v) = o.founder_call(
         "tend",

@@ -22,6 +22,9 @@ const PARALLEL_MIN: usize = 256;
 /// the cosine of their embeddings when the store has a model.
 type Candidate = (usize, usize, Option<f64>);
 
+/// The second claim of a pair and the pair's cosine, under its first claim.
+type Other = (usize, Option<f64>);
+
 impl Store {
     /// Go over every live claim once and judge it against its few nearest claims (by
     /// words and, with a model, by embedding, as [`Store::similar_scored`] finds a new
@@ -45,20 +48,17 @@ impl Store {
 
         // Each claim's nearest, as pairs in slug order; a pair found from both its
         // sides (the same exact cosine from each) is kept once.
-        let t0 = std::time::Instant::now(); // TEMP
         let found = crate::par::map(&members, PARALLEL_MIN, |m| self.nearest_of(m, &index))
             .ok_or_else(panicked)?;
         let mut pairs: Vec<Candidate> = Vec::new();
         for f in found {
             pairs.extend(f?);
         }
-        pairs.sort_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+        pairs.sort_by_key(|p| (p.0, p.1));
         pairs.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
 
-        eprintln!("TEMP candidates {:.2?}", t0.elapsed());
-        let t1 = std::time::Instant::now(); // TEMP
-                                            // Each pair judged once, grouped by its first claim, which is read once.
-        let mut by_first: Vec<(usize, Vec<(usize, Option<f64>)>)> = Vec::new();
+        // Each pair judged once, grouped by its first claim, which is read once.
+        let mut by_first: Vec<(usize, Vec<Other>)> = Vec::new();
         for (a, b, cos) in pairs {
             match by_first.last_mut() {
                 Some((first, list)) if *first == a => list.push((b, cos)),
@@ -77,7 +77,6 @@ impl Store {
         .ok_or_else(panicked)?;
         let judged: BTreeMap<(usize, usize), Judgement> = judged.into_iter().flatten().collect();
 
-        eprintln!("TEMP judged {:.2?}", t1.elapsed()); // TEMP
         let rx = self.db.begin_read()?;
         tend::group(cal.mode, &members, judged, |i, j| {
             let cosine = self.cosine_of_pair(&rx, &members[i].slug, &members[j].slug)?;

@@ -121,11 +121,11 @@ pub fn group<E>(
         'check: for &x in &mi {
             for &y in &mj {
                 let key = (x.min(y), x.max(y));
-                if !judged.contains_key(&key) {
-                    let v = judge(key.0, key.1)?;
-                    judged.insert(key, v);
-                }
-                if !judged[&key].is_same() {
+                let said = match judged.entry(key) {
+                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::btree_map::Entry::Vacant(e) => e.insert(judge(key.0, key.1)?),
+                };
+                if !said.is_same() {
                     all_same = false;
                     break 'check;
                 }

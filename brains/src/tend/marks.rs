@@ -344,23 +344,22 @@ pub fn read(label: &str, text: &str) -> Reading {
             let mark_none = mark.is_none();
             // The options of a command in backticks are options too: `cargo test
             // --lib` and `cargo test --test it` differ in one.
-            let options = p
-                .code
-                .then(|| {
-                    p.clean
-                        .split_whitespace()
-                        .filter(|w| w.len() > 1 && w.starts_with('-'))
-                        .filter_map(|w| {
-                            let piece = Piece {
-                                clean: w.to_string(),
-                                starts: false,
-                                code: false,
-                            };
-                            classify(&piece, None, false).0
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default();
+            let options: Vec<Mark> = if p.code {
+                p.clean
+                    .split_whitespace()
+                    .filter(|w| w.len() > 1 && w.starts_with('-'))
+                    .filter_map(|w| {
+                        let piece = Piece {
+                            clean: w.to_string(),
+                            starts: false,
+                            code: false,
+                        };
+                        classify(&piece, None, false).0
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            };
             for m in mark.into_iter().chain(options) {
                 if !r
                     .marks

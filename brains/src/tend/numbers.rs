@@ -122,11 +122,11 @@ pub(crate) fn read(word: &str, next: Option<&str>) -> Option<Quantity> {
     if let Some(q) = every(&lower) {
         return Some(q);
     }
-    if !word.starts_with(|c: char| c.is_ascii_digit())
-        && !(word.len() > 1
-            && word.starts_with(['v', 'V'])
-            && word[1..].starts_with(|c: char| c.is_ascii_digit()))
-    {
+    let digit_first = word.starts_with(|c: char| c.is_ascii_digit());
+    let version_first = word.len() > 1
+        && word.starts_with(['v', 'V'])
+        && word[1..].starts_with(|c: char| c.is_ascii_digit());
+    if !digit_first && !version_first {
         return None;
     }
     if let Some(q) = time_of_day(&lower, next) {

@@ -14,4 +14,5 @@ mod review;
 mod share;
 mod snapshot;
 mod store;
+mod tend;
 mod vector;
