@@ -66,8 +66,7 @@ impl Store {
         let mut taken: std::collections::HashSet<&str> = std::collections::HashSet::new();
         let mut plan: Vec<(&str, Vec<&String>)> = Vec::new();
         for (survivor, joined) in joins {
-            let mut slugs: Vec<&String> =
-                joined.iter().filter(|s| *s != survivor).collect();
+            let mut slugs: Vec<&String> = joined.iter().filter(|s| *s != survivor).collect();
             slugs.sort();
             slugs.dedup();
             let all_live = std::iter::once(survivor)
