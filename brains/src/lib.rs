@@ -57,4 +57,4 @@ pub use recall::{
     Aging, ClaimMeta, Floor, Fusion, Hit, Overlay, RankMode, RecallFilter, RecallQuery,
     RecallResult, Retrieval,
 };
-pub use store::{PurgeReport, SimilarHit, Store, StoreCopy, StoreOptions, StoreStats};
+pub use store::{PurgeReport, SimilarHit, Store, StoreCopy, StoreOptions, StoreStats, TendWork};

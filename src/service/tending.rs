@@ -17,6 +17,10 @@ const FILE: &str = "tending.json";
 /// Joins written in one transaction.
 const JOIN_BATCH: usize = 64;
 
+/// Claims whose nearest one read of the store finds: a fraction of a second, so a
+/// write (and the reads queued behind it) waits that long at most, never for the pass.
+const FIND_STEP: usize = 512;
+
 /// One side of a disagreement, or a claim proposed for retirement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Named {
@@ -163,7 +167,7 @@ impl Service {
         actor: &str,
     ) -> Result<Pass> {
         let started = std::time::Instant::now();
-        let found = self.owner.read(store, |s| s.tend_candidates()).await?;
+        let found = self.candidates(store).await?;
         let births = self.owner.read(store, |s| Ok(s.live_births())).await?;
         let undo_flag = store_flag(name);
         // What a person wrote or looked at survives a join with what only agents wrote:
@@ -192,15 +196,17 @@ impl Service {
             joins.push(Join {
                 survivor: named(survivor),
                 joined,
-                dropped: c
-                    .dropped
-                    .iter()
-                    .filter(|d| d.slug != survivor_slug)
-                    .map(|d| Dropped {
-                        slug: d.slug.clone(),
-                        values: d.values.clone(),
-                    })
-                    .collect(),
+                dropped: if survivor_slug == c.survivor {
+                    c.dropped.clone()
+                } else {
+                    c.dropped_under(&survivor_slug)
+                }
+                .into_iter()
+                .map(|d| Dropped {
+                    slug: d.slug,
+                    values: d.values,
+                })
+                .collect(),
                 done: false,
                 undo: format!("medulla tend{undo_flag} --undo {survivor_slug}"),
             });
@@ -267,6 +273,37 @@ impl Service {
             retire: report.retire,
             ms: started.elapsed().as_millis() as u64,
         })
+    }
+
+    /// The pass's judgement over `store`, in steps: the store is read [`FIND_STEP`]
+    /// claims at a time, and the pairs are judged off it (the judgement needs only the
+    /// texts read at the start).
+    async fn candidates(&self, store: &StoreId) -> Result<brains::tend::Tending> {
+        let work = self.owner.read(store, |s| s.tend_begin()).await?;
+        let work = std::sync::Arc::new(std::sync::Mutex::new(work));
+        loop {
+            let w = work.clone();
+            let found_all = self
+                .owner
+                .read(store, move |s| {
+                    let mut w = w.lock().unwrap_or_else(|p| p.into_inner());
+                    s.tend_find(&mut w, FIND_STEP)?;
+                    Ok(w.found_all())
+                })
+                .await?;
+            if found_all {
+                break;
+            }
+        }
+        let w = work.clone();
+        tokio::task::spawn_blocking(move || w.lock().unwrap_or_else(|p| p.into_inner()).judge())
+            .await
+            .map_err(|e| OwnerError::Internal(format!("tending's judgement: {e}")))??;
+        self.owner
+            .read(store, move |s| {
+                s.tend_group(&work.lock().unwrap_or_else(|p| p.into_inner()))
+            })
+            .await
     }
 
     /// Make `joins`, [`JOIN_BATCH`] to a transaction (so a reader waits for one batch at

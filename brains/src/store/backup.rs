@@ -87,7 +87,7 @@ impl Store {
 
 /// The tables a copy holds; a source with any other table is refused rather than
 /// copied without it.
-const TABLES: [&str; 12] = [
+const TABLES: [&str; 13] = [
     "claims",
     "history",
     "acts",
@@ -101,6 +101,8 @@ const TABLES: [&str; 12] = [
     "team_seen",
     "team_slugs",
     "team_requests",
+    // A person's review marks (only once a person reviewed a claim).
+    "reviewed",
 ];
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {

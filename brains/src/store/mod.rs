@@ -57,6 +57,7 @@ pub use integrity::Integrity;
 pub use merge::Merged;
 pub use share::{Applied, Cursor, Entry, Incoming, Outgoing, ShareState, SharedAct, SharedOp};
 pub use similar::{Clusters, SimilarHit};
+pub use tend::TendWork;
 pub use write::Commit;
 
 /// How to open a store.

@@ -25,39 +25,38 @@ type Candidate = (usize, usize, Option<f64>);
 /// The second claim of a pair and the pair's cosine, under its first claim.
 type Other = (usize, Option<f64>);
 
-impl Store {
-    /// Go over every live claim once and judge it against its few nearest claims (by
-    /// words and, with a model, by embedding, as [`Store::similar_scored`] finds a new
-    /// claim's): the
-    /// groups that say the same thing under different labels, and the pairs that
-    /// disagree. The thresholds are those calibrated for this store's model
-    /// ([`Calibration::for_model`]). No claim is compared with all the others: one
-    /// candidate lookup per claim, then each pair found judged once, both on every
-    /// core. Reads only; a pass over 100 000 claims takes seconds, so an async caller
-    /// runs it off its executor.
-    pub fn tend_candidates(&self) -> Result<Tending, StoreError> {
-        let cal = Calibration::for_model(self.opts.embedder.as_ref().map(|e| e.id()));
-        let mut claims = self.live_claims()?;
-        claims.sort_by(|a, b| a.slug.cmp(&b.slug));
-        let members: Vec<Member> = claims.into_iter().map(member).collect();
-        let index: HashMap<&str, usize> = members
-            .iter()
-            .enumerate()
-            .map(|(i, m)| (m.slug.as_str(), i))
-            .collect();
+/// A tending pass taken in steps ([`Store::tend_begin`], [`Store::tend_find`] as many
+/// times as it takes, [`TendWork::judge`], [`Store::tend_group`]), so that a caller
+/// holding the store for each step lets writes and reads in between: over 100 000
+/// claims the whole pass takes seconds, a step a fraction of one. Claims written or
+/// taken out between steps are not in this pass (the next one sees them).
+#[derive(Debug)]
+pub struct TendWork {
+    cal: Calibration,
+    /// The live claims when the pass began, by slug.
+    members: Vec<Member>,
+    /// A member's place, by slug.
+    places: HashMap<String, usize>,
+    /// The pairs found so far, in slug order, each found from one side at least.
+    pairs: Vec<Candidate>,
+    /// The first member whose nearest are not found yet.
+    next: usize,
+    /// Each pair found, judged.
+    judged: BTreeMap<(usize, usize), Judgement>,
+}
 
-        // Each claim's nearest, as pairs in slug order; a pair found from both its
-        // sides (the same exact cosine from each) is kept once.
-        let found = crate::par::map(&members, PARALLEL_MIN, |m| self.nearest_of(m, &index))
-            .ok_or_else(panicked)?;
-        let mut pairs: Vec<Candidate> = Vec::new();
-        for f in found {
-            pairs.extend(f?);
-        }
+impl TendWork {
+    /// Every member's nearest found: the pass is ready to judge.
+    pub fn found_all(&self) -> bool {
+        self.next >= self.members.len()
+    }
+
+    /// Judge each pair found once (needs no store: the texts were read at the start),
+    /// on every core, grouped by the pair's first claim, which is read once.
+    pub fn judge(&mut self) -> Result<(), StoreError> {
+        let mut pairs = std::mem::take(&mut self.pairs);
         pairs.sort_by_key(|p| (p.0, p.1));
         pairs.dedup_by(|x, y| (x.0, x.1) == (y.0, y.1));
-
-        // Each pair judged once, grouped by its first claim, which is read once.
         let mut by_first: Vec<(usize, Vec<Other>)> = Vec::new();
         for (a, b, cos) in pairs {
             match by_first.last_mut() {
@@ -65,26 +64,91 @@ impl Store {
                 _ => by_first.push((a, vec![(b, cos)])),
             }
         }
+        let (members, cal) = (&self.members, &self.cal);
         let judged = crate::par::map(&by_first, PARALLEL_MIN, |(a, list)| {
             let first = tend::read(&members[*a].label, &members[*a].text);
             list.iter()
                 .map(|&(b, cos)| {
                     let second = tend::read(&members[b].label, &members[b].text);
-                    ((*a, b), tend::judge_read(&first, &second, cos, &cal))
+                    ((*a, b), tend::judge_read(&first, &second, cos, cal))
                 })
                 .collect::<Vec<_>>()
         })
         .ok_or_else(panicked)?;
-        let judged: BTreeMap<(usize, usize), Judgement> = judged.into_iter().flatten().collect();
+        self.judged = judged.into_iter().flatten().collect();
+        Ok(())
+    }
+}
 
+impl Store {
+    /// Go over every live claim once and judge it against its few nearest claims (by
+    /// words and, with a model, by embedding, as [`Store::similar_scored`] finds a new
+    /// claim's): the groups that say the same thing under different labels, and the
+    /// pairs that disagree. The thresholds are those calibrated for this store's model
+    /// ([`Calibration::for_model`]). No claim is compared with all the others: one
+    /// candidate lookup per claim, then each pair found judged once, both on every
+    /// core. Reads only. The whole pass in one call; a caller that shares the store
+    /// takes it in steps ([`TendWork`]).
+    pub fn tend_candidates(&self) -> Result<Tending, StoreError> {
+        let mut work = self.tend_begin()?;
+        while !work.found_all() {
+            self.tend_find(&mut work, usize::MAX)?;
+        }
+        work.judge()?;
+        self.tend_group(&work)
+    }
+
+    /// The first step of a pass: the live claims, read once.
+    pub fn tend_begin(&self) -> Result<TendWork, StoreError> {
+        let cal = Calibration::for_model(self.opts.embedder.as_ref().map(|e| e.id()));
+        let mut claims = self.live_claims()?;
+        claims.sort_by(|a, b| a.slug.cmp(&b.slug));
+        let members: Vec<Member> = claims.into_iter().map(member).collect();
+        let places = members
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.slug.clone(), i))
+            .collect();
+        Ok(TendWork {
+            cal,
+            members,
+            places,
+            pairs: Vec::new(),
+            next: 0,
+            judged: BTreeMap::new(),
+        })
+    }
+
+    /// Find the nearest of the next `n` members (all of them at most), on every core.
+    /// A member taken out since the pass began has none; one written since is no
+    /// member. Nothing of `work` changes unless the step succeeds.
+    pub fn tend_find(&self, work: &mut TendWork, n: usize) -> Result<(), StoreError> {
+        let end = work.next.saturating_add(n).min(work.members.len());
+        let step = &work.members[work.next..end];
+        let found = crate::par::map(step, PARALLEL_MIN, |m| self.nearest_of(m, &work.places))
+            .ok_or_else(panicked)?;
+        let mut pairs = Vec::new();
+        for f in found {
+            pairs.extend(f?);
+        }
+        work.pairs.extend(pairs);
+        work.next = end;
+        Ok(())
+    }
+
+    /// The last step: join restatements into clusters by complete link (a pair two
+    /// clusters would join that was never judged is judged now, with its cosine read
+    /// from the store), and list the disagreements.
+    pub fn tend_group(&self, work: &TendWork) -> Result<Tending, StoreError> {
+        let (members, cal) = (&work.members, &work.cal);
         let rx = self.db.begin_read()?;
-        tend::group(cal.mode, &members, judged, |i, j| {
+        tend::group(cal.mode, members, work.judged.clone(), |i, j| {
             let cosine = self.cosine_of_pair(&rx, &members[i].slug, &members[j].slug)?;
             Ok(tend::judge_with(
                 side(&members[i]),
                 side(&members[j]),
                 cosine,
-                &cal,
+                cal,
             ))
         })
     }
@@ -99,7 +163,7 @@ impl Store {
     fn nearest_of(
         &self,
         m: &Member,
-        index: &HashMap<&str, usize>,
+        index: &HashMap<String, usize>,
     ) -> Result<Vec<Candidate>, StoreError> {
         let ix = &self.index;
         let (Some(&me), Some(doc)) = (index.get(m.slug.as_str()), ix.doc(&m.slug)) else {

@@ -49,6 +49,37 @@ pub struct Cluster {
     pub dropped: Vec<Dropped>,
 }
 
+impl Cluster {
+    /// What the other members say that `survivor` does not, were it to survive the
+    /// join in place of [`Cluster::survivor`] (a caller's choice: a person's word over
+    /// an agent's).
+    pub fn dropped_under(&self, survivor: &str) -> Vec<Dropped> {
+        dropped_under(self.members.iter(), survivor)
+    }
+}
+
+/// What each member other than `survivor` says that its text does not.
+fn dropped_under<'a>(
+    members: impl Iterator<Item = &'a Member> + Clone,
+    survivor: &str,
+) -> Vec<Dropped> {
+    let kept = members
+        .clone()
+        .find(|m| m.slug == survivor)
+        .map(|m| read(&m.label, &m.text))
+        .unwrap_or_default();
+    members
+        .filter(|m| m.slug != survivor)
+        .filter_map(|m| {
+            let values = unsaid(&read(&m.label, &m.text), &kept);
+            (!values.is_empty()).then(|| Dropped {
+                slug: m.slug.clone(),
+                values,
+            })
+        })
+        .collect()
+}
+
 /// What one member of a cluster says that its survivor does not.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -169,24 +200,7 @@ pub fn group<E>(
                 })
                 .map(|m| m.slug.clone())
                 .unwrap_or_default();
-            let kept = c
-                .iter()
-                .map(|&n| &members[n])
-                .find(|m| m.slug == survivor)
-                .map(|m| read(&m.label, &m.text))
-                .unwrap_or_default();
-            let dropped = c
-                .iter()
-                .map(|&n| &members[n])
-                .filter(|m| m.slug != survivor)
-                .filter_map(|m| {
-                    let values = unsaid(&read(&m.label, &m.text), &kept);
-                    (!values.is_empty()).then(|| Dropped {
-                        slug: m.slug.clone(),
-                        values,
-                    })
-                })
-                .collect();
+            let dropped = dropped_under(c.iter().map(|&n| &members[n]), &survivor);
             Cluster {
                 members: c.iter().map(|&n| members[n].clone()).collect(),
                 survivor,

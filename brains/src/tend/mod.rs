@@ -50,8 +50,8 @@
 //!
 //! # Over a store
 //!
-//! `Store::tend_candidates` (`brains/src/store/tend.rs`) goes over every live claim
-//! once: its few nearest by words (the claim index's search) and by embedding (the
+//! `Store::tend_candidates` (`brains/src/store/tend.rs`; in steps, `TendWork`, for a
+//! caller that shares the store) goes over every live claim once: its few nearest by words (the claim index's search) and by embedding (the
 //! vector graph's links, no search), each pair found judged once, both steps on every
 //! core. [`group`] then joins restatements into clusters by **complete link**: two
 //! clusters merge only when every pair across them is judged the same (a pair never

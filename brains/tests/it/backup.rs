@@ -123,3 +123,24 @@ fn an_open_store_is_seen_as_held_and_a_closed_one_is_not() {
     assert!(!held_by_another(&file));
     assert!(!held_by_another(&tmp.path().join("missing/store.redb")));
 }
+
+#[test]
+fn a_copy_keeps_a_persons_review_marks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let clock = Arc::new(FixedClock::new(T0));
+    let mut s = open(&tmp.path().join("store"), &clock, true);
+    s.memorize(input("reviewed fact", "the cache keeps pages for a day"))
+        .unwrap();
+    s.memorize(input("unreviewed fact", "the queue holds jobs for an hour"))
+        .unwrap();
+    s.mark_reviewed("reviewed-fact", "human:founder").unwrap();
+    assert_eq!(s.unreviewed_count().unwrap(), 1);
+
+    let dest = tmp.path().join("copy");
+    s.backup_source().unwrap().write_to(&dest).unwrap();
+    drop(s);
+    let (restored, _) = Store::open(&dest, opts(&clock, true)).unwrap();
+    assert!(restored.is_reviewed("reviewed-fact").unwrap());
+    assert!(!restored.is_reviewed("unreviewed-fact").unwrap());
+    assert_eq!(restored.unreviewed_count().unwrap(), 1);
+}

@@ -264,3 +264,55 @@ fn no_cluster_holds_a_pair_that_disagrees() {
     sorted.sort();
     assert_eq!(slugs, sorted, "clusters by their first slug");
 }
+
+/// A pass taken in steps (the store let go between them) answers as the whole pass
+/// does; a claim retired or written between steps is no trouble: the pass goes over
+/// the claims live when it began (a join naming one retired since is skipped when it
+/// is written), and a claim written since waits for the next pass.
+#[test]
+fn a_pass_in_steps_answers_as_the_whole_pass_and_writes_between_steps_are_safe() {
+    let (_dir, mut store) = store();
+    let mut all = Vec::new();
+    for r in set() {
+        for (label, text) in [r.a, r.b] {
+            if !all.iter().any(|(l, _): &(String, String)| *l == label) {
+                all.push((label, text));
+            }
+        }
+    }
+    for (label, text) in &all {
+        store.memorize(input(label, text)).unwrap();
+    }
+    let whole = store.tend_candidates().unwrap();
+
+    let mut work = store.tend_begin().unwrap();
+    let mut steps = 0;
+    while !work.found_all() {
+        store.tend_find(&mut work, 7).unwrap();
+        steps += 1;
+    }
+    assert!(steps > 10, "{steps} steps");
+    work.judge().unwrap();
+    assert_eq!(store.tend_group(&work).unwrap(), whole);
+
+    // Writes between the steps.
+    let mut work = store.tend_begin().unwrap();
+    store.tend_find(&mut work, 50).unwrap();
+    let gone = whole.clusters[whole.clusters.len() - 1].members[0]
+        .slug
+        .clone();
+    store.retire(&gone, "human:founder", "test").unwrap();
+    store
+        .memorize(input("late fact", "written while the pass ran"))
+        .unwrap();
+    while !work.found_all() {
+        store.tend_find(&mut work, 50).unwrap();
+    }
+    work.judge().unwrap();
+    let t = store.tend_group(&work).unwrap();
+    assert_eq!(t.claims, whole.claims, "the claims when the pass began");
+    assert!(t
+        .clusters
+        .iter()
+        .all(|c| c.members.iter().all(|m| m.label != "late fact")));
+}
