@@ -457,7 +457,7 @@ export async function viewReview(root, [id]) {
         h('ul', { class: 'claims' }, old.map((s) => h('li', { class: 'claim', 'data-slug': s.slug },
           h('div', { class: 'line1' }, h('h3', { class: 'label', text: s.label }), h('code', { class: 'slug', text: s.slug })),
           h('p', { class: 'text', text: s.text }),
-          h('p', { class: 'meta' }, 'written ', time(s.created), ' · ', s.last_used ? ['last used ', time(s.last_used)] : 'never used'),
+          h('p', { class: 'meta' }, 'written ', time(s.created), ' · ', s.last_used ? ['last used ', time(s.last_used)] : 'no use recorded'),
           h('div', { class: 'actions' }, h('button', { type: 'button', class: 'act-retire danger', text: 'Retire…', 'aria-label': `Retire ${s.label}`, onclick: () => retireDialog(s, 'aged out, unused in its half-life') })))))) : null,
       joins.length ? section('review-joins', `Joins made (${joins.length})`, 'What the last tending joined into one label; Undo brings the joined labels back.', joinList(joins, true)) : null);
   }

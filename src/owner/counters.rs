@@ -80,6 +80,35 @@ impl Record {
     }
 }
 
+/// What `usage.json` holds: when each claim was last used, and since when uses are
+/// recorded (a claim with no use recorded is known unused only for that long).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Usage {
+    /// When recording began, ms since the epoch.
+    since: i64,
+    used: HashMap<String, i64>,
+}
+
+impl Usage {
+    /// The file as written, or (absent, unreadable, or a bare map from before `since`
+    /// was kept) recording from `now`: nothing is taken as unused for longer than it
+    /// was watched.
+    fn read(dir: &Path, now: i64) -> (Usage, bool) {
+        let bytes = std::fs::read(dir.join(USAGE_FILE)).ok();
+        if let Some(u) = bytes
+            .as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok())
+        {
+            return (u, false);
+        }
+        let used = bytes
+            .as_deref()
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or_default();
+        (Usage { since: now, used }, true)
+    }
+}
+
 #[derive(Debug)]
 pub struct BrainCounters {
     dir: PathBuf,
@@ -89,24 +118,21 @@ pub struct BrainCounters {
     /// When each claim (by slug) was last used: shown as a `seek` row or by a hint,
     /// cited, graded. What tending reads to propose retiring a claim aged out and unused
     /// (SPEC §14). Kept in `usage.json`.
-    used: Mutex<HashMap<String, i64>>,
+    used: Mutex<Usage>,
     used_dirty: AtomicBool,
 }
 
 impl BrainCounters {
     /// The counters of the store in `dir`, as its file last left them.
     pub fn load(dir: PathBuf, clock: Arc<dyn Clock>) -> BrainCounters {
-        let used = std::fs::read(dir.join(USAGE_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
+        let (used, fresh) = Usage::read(&dir, clock.now_ms());
         BrainCounters {
             record: Mutex::new(Record::read(&dir)),
             dir,
             clock,
             dirty: AtomicBool::new(false),
             used: Mutex::new(used),
-            used_dirty: AtomicBool::new(false),
+            used_dirty: AtomicBool::new(fresh),
         }
     }
 
@@ -115,14 +141,19 @@ impl BrainCounters {
         let now = self.clock.now_ms();
         let mut u = self.used.lock().expect("usage lock");
         for s in slugs {
-            u.insert(s.to_string(), now);
+            u.used.insert(s.to_string(), now);
         }
         self.used_dirty.store(true, Ordering::Relaxed);
     }
 
     /// When each claim was last used, by slug.
     pub fn last_used(&self) -> HashMap<String, i64> {
-        self.used.lock().expect("usage lock").clone()
+        self.used.lock().expect("usage lock").used.clone()
+    }
+
+    /// Since when uses are recorded for this store.
+    pub fn used_since(&self) -> i64 {
+        self.used.lock().expect("usage lock").since
     }
 
     fn bump(&self, f: impl Fn(&mut Counts)) {
@@ -265,6 +296,15 @@ mod tests {
         again.flush().unwrap();
         let third = BrainCounters::load(dir.path().to_path_buf(), Arc::new(FixedClock::new(0)));
         assert_eq!(third.last_used().len(), 2, "usage survives a reload");
+        assert_eq!(
+            third.used_since(),
+            1_790_000_000_000,
+            "recorded since the first load, not the last"
+        );
+        // A bare map (before `since` was kept): recorded from now, the uses kept.
+        std::fs::write(dir.path().join(USAGE_FILE), r#"{"deploy": 5}"#).unwrap();
+        let fourth = BrainCounters::load(dir.path().to_path_buf(), Arc::new(FixedClock::new(9)));
+        assert_eq!((fourth.used_since(), fourth.last_used()["deploy"]), (9, 5));
         assert_eq!(r.weeks.values().last().unwrap().live_claims, Some(12));
     }
 }

@@ -129,6 +129,22 @@ fn survivor_of(c: &brains::tend::Cluster, personal: &std::collections::HashSet<S
         .map_or_else(|| c.survivor.clone(), |m| m.slug.clone())
 }
 
+/// A claim aged out (born more than a half-life ago) that nothing used in the last
+/// half-life, as far as uses were watched: a store whose uses are recorded for less
+/// than a half-life (a new one, or one from before uses were recorded) proposes
+/// nothing, since an unrecorded use cannot be told from none.
+fn unused_in_half_life(
+    created: i64,
+    last_used: Option<i64>,
+    since: i64,
+    now: i64,
+    half_life: i64,
+) -> bool {
+    now - created > half_life
+        && now - since > half_life
+        && last_used.is_none_or(|u| now - u > half_life)
+}
+
 fn named(m: &brains::tend::Member) -> Named {
     Named {
         slug: m.slug.clone(),
@@ -357,7 +373,8 @@ impl Service {
     ) -> Result<Vec<Stale>> {
         let now = self.now_ms();
         let half_life = self.owner.config.aging.half_life_ms;
-        let used = self.owner.registry.counters(store).last_used();
+        let counters = self.owner.registry.counters(store);
+        let (used, since) = (counters.last_used(), counters.used_since());
         let gone: std::collections::HashSet<&str> = joins
             .iter()
             .filter(|j| j.done)
@@ -366,9 +383,8 @@ impl Service {
         let mut old: Vec<(i64, String)> = births
             .iter()
             .filter(|(slug, created)| {
-                now - created > half_life
-                    && !gone.contains(slug.as_str())
-                    && used.get(slug).is_none_or(|u| now - u > half_life)
+                !gone.contains(slug.as_str())
+                    && unused_in_half_life(*created, used.get(slug).copied(), since, now, half_life)
             })
             .map(|(slug, created)| (*created, slug.clone()))
             .collect();
@@ -535,5 +551,27 @@ pub async fn schedule(svc: Service) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unused_in_half_life as unused;
+
+    const H: i64 = 1000;
+
+    #[test]
+    fn a_claim_is_proposed_only_when_it_was_watched_unused_for_a_half_life() {
+        // Aged out, watched for longer than a half-life, never used: proposed.
+        assert!(unused(0, None, 0, 2 * H, H));
+        // Used within the half-life: kept.
+        assert!(!unused(0, Some(2 * H - 10), 0, 2 * H, H));
+        // Used, but longer ago than a half-life: proposed.
+        assert!(unused(0, Some(H - 10), 0, 2 * H + 10, H));
+        // Not aged out yet.
+        assert!(!unused(H + 10, None, 0, 2 * H, H));
+        // Uses watched for less than a half-life (an upgrade, a new store): unknown,
+        // never proposed.
+        assert!(!unused(0, None, 2 * H - 10, 2 * H, H));
     }
 }

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::cli::medulla_cmd;
-use crate::common::{header, labels, Brain, Owner};
+use crate::common::{header, labels, Brain, Owner, OwnerOptions};
 
 /// What several agents wrote over months: one fact twice under two labels, one subject
 /// with two different numbers, and facts that stand alone.
@@ -470,4 +470,166 @@ fn a_join_keeps_what_a_person_wrote_over_what_an_agent_wrote() {
     );
     let live = slugs(&Value::Array(p.claims()));
     assert_eq!(live, ["image-push"]);
+}
+
+/// The medulla is tended as a brain is, its joins written through the audit actor (the
+/// only path that writes the medulla): one fact of doctrine said twice is joined, by
+/// the person who asked, and undone.
+#[test]
+fn the_medulla_is_tended_through_its_audit_path() {
+    let o = Owner::start();
+    for (label, text, agent) in [
+        (
+            "Commit style",
+            "Commit messages use the imperative mood and stay under 72 characters",
+            "codex:orchestrator",
+        ),
+        (
+            "How commits are written",
+            "Write commit messages in the imperative mood, under 72 characters",
+            "claude:orchestrator",
+        ),
+        (
+            "Review rule",
+            "Every pull request needs one approving review before it merges",
+            "claude:orchestrator",
+        ),
+    ] {
+        let (s, v) = o.founder_call(
+            "memorize",
+            json!({ "tier": "medulla", "label": label, "text": text, "agent_id": agent }),
+            &[],
+        );
+        assert_eq!(s, 200, "{v}");
+    }
+    let live = |o: &Owner| -> Vec<String> {
+        let mut v: Vec<String> = o
+            .claims("medulla")
+            .iter()
+            .map(|c| c["slug"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let before = live(&o);
+    assert_eq!(before.len(), 3, "{before:?}");
+
+    let applied = tend(&o, json!({ "brain": "medulla", "apply": true }));
+    assert_eq!(applied["store"], "medulla", "{applied}");
+    let joins = applied["joins"].as_array().unwrap();
+    assert_eq!(joins.len(), 1, "{applied}");
+    assert_eq!(joins[0]["done"], true, "{applied}");
+    let survivor = joins[0]["survivor"]["slug"].as_str().unwrap().to_string();
+    let joined = joins[0]["joined"][0]["slug"].as_str().unwrap().to_string();
+    let mut pair = vec![survivor.clone(), joined.clone()];
+    pair.sort();
+    assert_eq!(pair, ["commit-style", "how-commits-are-written"]);
+    assert_eq!(live(&o).len(), 2);
+    assert!(joins[0]["undo"]
+        .as_str()
+        .unwrap()
+        .contains("--brain medulla --undo"));
+
+    // The act is the person's, in the medulla's log.
+    let (s, acts) = o.founder_call("acts", json!({ "brain": "medulla", "limit": 50 }), &[]);
+    assert_eq!(s, 200, "{acts}");
+    assert!(
+        acts["acts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["kind"] == "consolidate"
+                && a["subject"] == joined.as_str()
+                && a["actor"] == "human:founder"),
+        "{acts}"
+    );
+    // Twice: nothing more.
+    let again = tend(&o, json!({ "brain": "medulla", "apply": true }));
+    assert_eq!(again["joins"].as_array().map(Vec::len), Some(0), "{again}");
+
+    let undone = tend(&o, json!({ "brain": "medulla", "undo": survivor }));
+    assert_eq!(
+        slugs(&undone["revived"]),
+        std::slice::from_ref(&joined),
+        "{undone}"
+    );
+    assert_eq!(live(&o), before);
+}
+
+/// Claims aged out that nothing used in their half-life are proposed for retirement in
+/// the review list, never retired by tending; one a seek showed, or one not aged out,
+/// is not; and a store whose uses were watched for less than a half-life (here: uses
+/// recorded from an upgrade on) proposes nothing, since an unrecorded use cannot be
+/// told from none.
+#[test]
+fn what_aged_out_unused_is_proposed_for_retirement_and_nothing_else() {
+    let clock = tempfile::NamedTempFile::new().unwrap();
+    let t0: i64 = 1_790_000_000_000;
+    let hour: i64 = 3_600_000;
+    let at = |h: i64| std::fs::write(clock.path(), (t0 + h * hour).to_string()).unwrap();
+    let opts = || OwnerOptions {
+        config_toml: Some(format!(
+            "clock_file = {:?}\nhalf_life_hours = 24\ntend_every_secs = 0\n",
+            clock.path()
+        )),
+        ..Default::default()
+    };
+    at(0);
+    let o = Owner::start_with(opts());
+    let root = {
+        let p = o.brain("shop");
+        p.as_agent("codex:maker").memorize(
+            "Old deploy host",
+            "Deploys went to the legacy host deploy-01 over rsync",
+        );
+        p.as_agent("claude:maker").memorize(
+            "Image bucket",
+            "Product images are stored in the shop-images bucket",
+        );
+        // A seek shows the bucket at 20 h; at 30 h a claim is written, young.
+        at(20);
+        let (s, v) = p.call("seek", json!({ "query": "product images bucket" }));
+        assert_eq!(s, 200, "{v}");
+        assert!(v.to_string().contains("image-bucket"), "{v}");
+        at(30);
+        p.as_agent("claude:maker").memorize(
+            "Cache lifetime",
+            "The page cache keeps rendered pages for ten minutes",
+        );
+        p.root.clone()
+    };
+    let proposed = |o: &Owner| -> Vec<String> {
+        let pass = tend(o, json!({ "brain": root }));
+        let mut v: Vec<String> = pass["retire"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["slug"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(proposed(&o), ["old-deploy-host"]);
+    // Proposed, never retired: it is live, and the review list names it.
+    assert!(o
+        .claims(&root)
+        .iter()
+        .any(|c| c["slug"] == "old-deploy-host"));
+    let (s, list) = o.founder_call("review", json!({ "brain": root }), &[]);
+    assert_eq!(s, 200, "{list}");
+    assert!(list.to_string().contains("old-deploy-host"), "{list}");
+    // Past another half-life with no use: the bucket too; the young claim not yet.
+    at(50);
+    assert_eq!(proposed(&o), ["image-bucket", "old-deploy-host"]);
+
+    // Uses recorded from now on only (as after an upgrade from a version that kept
+    // none): nothing is proposed until they were watched for a half-life.
+    let usage = o.store_file(&root).parent().unwrap().join("usage.json");
+    let (o, _) = o.restart_after(opts(), || std::fs::remove_file(&usage).unwrap());
+    assert_eq!(proposed(&o), Vec::<String>::new());
+    at(75);
+    assert_eq!(
+        proposed(&o),
+        ["cache-lifetime", "image-bucket", "old-deploy-host"]
+    );
 }

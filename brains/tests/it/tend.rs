@@ -283,6 +283,9 @@ fn a_pass_in_steps_answers_as_the_whole_pass_and_writes_between_steps_are_safe()
     for (label, text) in &all {
         store.memorize(input(label, text)).unwrap();
     }
+    // Every vector in the graph first: a vector the settler moves between two passes is
+    // found through the graph's links in one and by a search in the other.
+    store.settle_vectors().unwrap();
     let whole = store.tend_candidates().unwrap();
 
     let mut work = store.tend_begin().unwrap();
