@@ -184,6 +184,7 @@ impl Service {
     ) -> Result<Pass> {
         let started = std::time::Instant::now();
         let found = self.candidates(store).await?;
+        let judged_ms = started.elapsed().as_millis();
         let births = self.owner.read(store, |s| Ok(s.live_births())).await?;
         let undo_flag = store_flag(name);
         // What a person wrote or looked at survives a join with what only agents wrote:
@@ -227,9 +228,11 @@ impl Service {
                 undo: format!("medulla tend{undo_flag} --undo {survivor_slug}"),
             });
         }
+        let join_started = std::time::Instant::now();
         if apply {
             self.join_all(store, name, &mut joins, actor).await?;
         }
+        let joined_ms = join_started.elapsed().as_millis();
         // A disagreement names its two claims by slug; their texts are read here.
         let sides: Vec<String> = found
             .disagreements
@@ -278,6 +281,13 @@ impl Service {
             retire,
         };
         self.keep_tending(store, &report)?;
+        tracing::debug!(
+            store = name,
+            judged_ms,
+            joined_ms,
+            total_ms = started.elapsed().as_millis(),
+            "tending pass"
+        );
         Ok(Pass {
             store: name.to_string(),
             applied: apply,
@@ -295,10 +305,13 @@ impl Service {
     /// claims at a time, and the pairs are judged off it (the judgement needs only the
     /// texts read at the start).
     async fn candidates(&self, store: &StoreId) -> Result<brains::tend::Tending> {
+        let t = std::time::Instant::now();
         let work = self.owner.read(store, |s| s.tend_begin()).await?;
         let work = std::sync::Arc::new(std::sync::Mutex::new(work));
+        let mut steps = 0u32;
         loop {
             let w = work.clone();
+            steps += 1;
             let found_all = self
                 .owner
                 .read(store, move |s| {
@@ -311,15 +324,26 @@ impl Service {
                 break;
             }
         }
+        let found_ms = t.elapsed().as_millis();
         let w = work.clone();
         tokio::task::spawn_blocking(move || w.lock().unwrap_or_else(|p| p.into_inner()).judge())
             .await
             .map_err(|e| OwnerError::Internal(format!("tending's judgement: {e}")))??;
-        self.owner
+        let judge_ms = t.elapsed().as_millis() - found_ms;
+        let out = self
+            .owner
             .read(store, move |s| {
                 s.tend_group(&work.lock().unwrap_or_else(|p| p.into_inner()))
             })
-            .await
+            .await;
+        tracing::debug!(
+            steps,
+            found_ms,
+            judge_ms,
+            group_ms = t.elapsed().as_millis() - found_ms - judge_ms,
+            "tending's judgement"
+        );
+        out
     }
 
     /// Make `joins`, [`JOIN_BATCH`] to a transaction (so a reader waits for one batch at

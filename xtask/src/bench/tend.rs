@@ -159,7 +159,14 @@ fn one(bin: &Path, model: bool, n: usize, rounds: usize) -> Result<Run> {
     let (claims, planted) = corpus(n, 0x7e4d + n as u64);
     write_legacy(&base_dir.join("legacy"), &root, &claims)?;
 
-    let o = start_with(bin, home.path(), model, None)?;
+    // The owner's log at `warn`, and the pass's phases (`debug`), to say where its time went.
+    let log = home.path().join("owner.log");
+    let o = start_with(
+        bin,
+        home.path(),
+        model,
+        Some((&log, "warn,medulla::service::tending=debug")),
+    )?;
     o.call("bootstrap", json!({ "root": root }), &root)?;
     let (v, import_s, _) = super::import::import(
         bin,
@@ -219,6 +226,18 @@ fn one(bin: &Path, model: bool, n: usize, rounds: usize) -> Result<Run> {
         .map_err(|_| anyhow::anyhow!("the pass panicked"))??;
     // A few seeks land after the pass ended: leave the last one out.
     during.pop();
+    let phases: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("tending's judgement") || l.contains("tending pass"))
+        .map(|l| {
+            let at = l.find("medulla::service::tending").unwrap_or(0);
+            l[at..].to_string()
+        })
+        .collect();
+    for p in &phases {
+        eprintln!("  {p}");
+    }
     Ok(Run {
         n,
         planted,
