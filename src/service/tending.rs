@@ -90,6 +90,10 @@ pub struct Report {
     pub joins: Vec<Join>,
     pub disagreements: Vec<Disagreement>,
     pub retire: Vec<Stale>,
+    /// The store's acts when the pass ended: a dormant brain with as many acts since has
+    /// had nothing written, and the schedule lets it sleep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acts: Option<u64>,
 }
 
 /// One tending pass over one store (SPEC §14).
@@ -274,11 +278,13 @@ impl Service {
             })
             .collect();
         let retire = self.stale(store, &births, &joins).await?;
+        let acts = self.owner.read(store, |s| Ok(s.stats()?.acts)).await?;
         let report = Report {
             at: self.now_ms(),
             joins: joins.clone(),
             disagreements,
             retire,
+            acts: Some(acts),
         };
         self.keep_tending(store, &report)?;
         tracing::debug!(
@@ -536,7 +542,8 @@ pub const SCHEDULED: &str = "medulla:tend";
 
 /// Tend every brain (not merged away) and the medulla every `tend_every_secs`, joins
 /// made (each undoable), the review list refreshed; a store tended within the period
-/// (by hand, say) is skipped. The team medulla is tended only when a person asks
+/// (by hand, say) is skipped, and so is a dormant brain with nothing written since its
+/// last pass (never woken for nothing). The team medulla is tended only when a person asks
 /// (`medulla tend --brain team`): a join there reaches every member.
 pub async fn schedule(svc: Service) {
     let Some(every) = svc.owner.config.tend_every else {
@@ -546,12 +553,21 @@ pub async fn schedule(svc: Service) {
     loop {
         tokio::time::sleep(wait).await;
         wait = every;
-        let mut stores: Vec<(StoreId, String)> = svc
-            .owner
-            .registry
+        let registry = &svc.owner.registry;
+        let mut stores: Vec<(StoreId, String)> = registry
             .all_manifests()
             .into_iter()
             .filter(|m| m.merged_into.is_none())
+            .filter(|m| {
+                // A dormant brain with nothing written since its last pass is left to
+                // sleep: the pass would find what it found (its report stays).
+                let asleep = !registry.is_warm(&m.fingerprint)
+                    && svc.tending(&StoreId::brain(&m.fingerprint)).acts == Some(m.counts.acts);
+                if asleep {
+                    tracing::debug!(brain = %m.root, "scheduled tending: nothing written since the last pass");
+                }
+                !asleep
+            })
             .map(|m| (StoreId::brain(&m.fingerprint), m.root))
             .collect();
         stores.push((StoreId::Medulla, "medulla".into()));

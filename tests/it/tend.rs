@@ -633,3 +633,65 @@ fn what_aged_out_unused_is_proposed_for_retirement_and_nothing_else() {
         ["cache-lifetime", "image-bucket", "old-deploy-host"]
     );
 }
+
+/// The schedule tends each brain once a period, and lets a dormant brain with nothing
+/// written since its last pass sleep (never woken for nothing); a write wakes it, and
+/// the next period tends it again.
+#[test]
+fn the_schedule_tends_and_lets_a_brain_with_nothing_new_sleep() {
+    use crate::team::eventually;
+    let o = Owner::start_with(OwnerOptions {
+        // A period longer than the idle time, as by default (a day against 15 minutes):
+        // the brain unloads between two passes.
+        config_toml: Some("tend_every_secs = 4\nidle_unload_secs = 1\n".into()),
+        ..Default::default()
+    });
+    let root = {
+        let p = o.brain("ledger");
+        months_of_agents(&p);
+        p.root.clone()
+    };
+    let report = o.store_file(&root).parent().unwrap().join("tending.json");
+    let at = || -> Option<i64> {
+        let v: Value = serde_json::from_slice(&std::fs::read(&report).ok()?).ok()?;
+        v["at"].as_i64()
+    };
+    // The first scheduled pass joins the restatement, as `medulla:tend`.
+    eventually(30, "a scheduled pass that joined", || {
+        let v: Value = serde_json::from_slice(&std::fs::read(&report).ok()?).ok()?;
+        v["joins"]
+            .as_array()?
+            .iter()
+            .any(|j| j["done"] == true)
+            .then_some(())
+    });
+    let (s, acts) = o.founder_call("acts", json!({ "brain": root, "limit": 100 }), &[]);
+    assert_eq!(s, 200, "{acts}");
+    assert!(
+        acts["acts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["kind"] == "consolidate" && a["actor"] == "medulla:tend"),
+        "{acts}"
+    );
+    // Dormant, and nothing written: several periods pass and the pass never comes back.
+    eventually(30, "the brain dormant", || {
+        (o.instance(&root)["warm"] == false).then_some(())
+    });
+    let slept = eventually(10, "the last pass before it slept", at);
+    std::thread::sleep(std::time::Duration::from_secs(9));
+    assert_eq!(at(), Some(slept), "no pass over a sleeping brain");
+    assert_eq!(o.instance(&root)["warm"], false, "never woken for nothing");
+
+    // A write wakes it; the next period tends it again.
+    let (s, v) = o.call(
+        "memorize",
+        json!({ "label": "Deploy day", "text": "Deploys happen on Tuesdays", "agent_id": "codex:maker" }),
+        &[(header::CALLER_ROOT, root.as_str())],
+    );
+    assert_eq!(s, 200, "{v}");
+    eventually(30, "a pass after the write", || {
+        at().filter(|t| *t > slept).map(|_| ())
+    });
+}
