@@ -12,12 +12,13 @@
 
 pub mod cell;
 mod embedding;
+mod lifetime;
 pub mod stores;
+mod tending;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use brains::store::{Derivation, OpenReport, Switched, ToEmbed};
+use brains::store::{Derivation, Switched, ToEmbed};
 use brains::{
     Claim, Embedder, MemorizeInput, MemorizeOutcome, PurgeReport, Store, StoreError, StoreOptions,
     Verdict,
@@ -25,29 +26,14 @@ use brains::{
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use cell::FaultKind;
-pub use cell::{Fault, Shared, StoreCell};
+pub use cell::{Fault, Shared};
+pub use lifetime::{close, open};
+pub use tending::Tending;
 
 type Reply<T> = RpcReplyPort<Result<T, StoreError>>;
 
 /// What a brain actor does: every write to its store, one at a time, in arrival order.
 /// Reads never come here: they take the store's read lock beside the actor ([`read`]).
-/// A write of tending or of a person's review (SPEC §14), to one store.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Tending {
-    /// Join `joined` into `survivor` (they say the same thing).
-    Consolidate {
-        survivor: String,
-        joined: Vec<String>,
-    },
-    /// Several joins in one transaction (`(survivor, joined)` each); a join whose labels
-    /// are not all live is left out whole.
-    ConsolidateMany { joins: Vec<(String, Vec<String>)> },
-    /// Bring a joined (or retired) label back live.
-    Revive { slug: String },
-    /// A person keeps the live version as it is.
-    Review { slug: String },
-}
-
 pub enum BrainMsg {
     Memorize(Box<MemorizeInput>, Reply<MemorizeOutcome>),
     /// Several claims in one transaction (bulk import): one result per input, in order;
@@ -194,78 +180,6 @@ where
     F: FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
 {
     store.read_small(f).await
-}
-
-/// Open a store on the blocking pool, beside any actor: opening may rebuild or
-/// re-embed for minutes, and no mailbox waits on it. The store is handed to its actor
-/// (the only writer) through [`BrainArgs`].
-///
-/// A store that is quarantined, or found damaged now, opens as a quarantined cell (every
-/// call answers `store_damaged`); one whose disk is full or whose file cannot be read
-/// opens as a faulted cell its actor keeps trying to reopen. Only a store held by
-/// another process (or a bug) fails the open.
-pub async fn open(dir: PathBuf, opts: StoreOptions) -> Result<(Shared, OpenReport), StoreError> {
-    if let Some(fault) = cell::quarantined(&dir) {
-        tracing::error!(store = %dir.display(), detail = %fault.detail, "store is quarantined: restore it from a backup or move it aside");
-        return Ok((
-            StoreCell::new(dir, None, Some(fault)),
-            OpenReport::default(),
-        ));
-    }
-    let shown = dir.display().to_string();
-    let at = dir.clone();
-    // redb checks the file as it opens it; a check that fails on a damaged file can
-    // panic (debug builds) rather than return `Corrupted`: either way the file is damaged.
-    let opened = tokio::task::spawn_blocking(move || Store::open(&at, opts))
-        .await
-        .unwrap_or_else(|e| {
-            Err(StoreError::Damaged {
-                path: dir.join("store.redb").display().to_string(),
-                detail: format!("opening it panicked: {e}"),
-            })
-        });
-    let (store, report) = match opened {
-        Ok(x) => x,
-        Err(e) if e.is_damage() || e.needs_reopen() => {
-            let cell = StoreCell::new(dir, None, None);
-            let e = if e.is_damage() {
-                cell.quarantine_for(&e)
-            } else {
-                e
-            };
-            if e.needs_reopen() {
-                tracing::error!(store = %shown, error = %e, "store could not be opened; its actor retries");
-                cell.mark(&e);
-            }
-            return Ok((cell, OpenReport::default()));
-        }
-        Err(e) => return Err(e),
-    };
-    if report.index_rebuilt {
-        // A store with no vectors yet (a fresh brain) has no index file to lose: that
-        // is no news. Rebuilding a real one is worth saying.
-        let had_vectors = store.stats().map(|s| s.vectors > 0).unwrap_or(true);
-        if had_vectors {
-            tracing::warn!(dir = %shown, reason = ?report.index_rebuild_reason, "vector index rebuilt from redb");
-        } else {
-            tracing::debug!(dir = %shown, "a new vector index");
-        }
-    }
-    Ok((StoreCell::new(dir, Some(store), None), report))
-}
-
-/// Close a store and release its file. The owner opened it and the owner closes it, on
-/// every way out of service (an unload once the actor has drained, an actor that failed
-/// or stopped, the owner stopping): ractor runs no `post_stop` for an actor that fails,
-/// so closing there would leave a failed actor's file held and its successor locked
-/// out. Closing twice is a no-op.
-pub async fn close(store: Shared) {
-    let closed = tokio::task::spawn_blocking(move || store.close_now()).await;
-    match closed {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::error!(error = %e, "closing store failed"),
-        Err(e) => tracing::error!(error = %e, "closing store panicked"),
-    }
 }
 
 /// What a brain actor is started with: its store, already open, and how to open it
@@ -525,18 +439,9 @@ impl Actor for BrainActor {
                 st.run(&me, move |s| s.retire(&slug, &actor, &reason))
                     .await?,
             ),
-            BrainMsg::Tend { op, actor, reply } => send(
-                reply,
-                st.run(&me, move |s| match op {
-                    Tending::Consolidate { survivor, joined } => {
-                        s.consolidate(&survivor, &joined, &actor)
-                    }
-                    Tending::ConsolidateMany { joins } => s.consolidate_many(&joins, &actor),
-                    Tending::Revive { slug } => s.revive(&slug, &actor).map(|c| vec![c]),
-                    Tending::Review { slug } => s.mark_reviewed(&slug, &actor).map(|c| vec![c]),
-                })
-                .await?,
-            ),
+            BrainMsg::Tend { op, actor, reply } => {
+                send(reply, st.run(&me, move |s| op.apply(s, &actor)).await?)
+            }
             BrainMsg::StampPromoted {
                 slug,
                 stamp,

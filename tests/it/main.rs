@@ -39,6 +39,7 @@ mod recall;
 mod release;
 mod repository;
 mod retire;
+mod review;
 mod service;
 mod team;
 mod team_live;

@@ -1,18 +1,21 @@
-//! What tending leaves for a person (SPEC §14): the disagreements it found (claims alike
-//! but for a number, a name, a path, an identifier: never joined) and the claims it
-//! proposes to retire (aged out, used by nothing in their half-life). Kept in
-//! `tending.json` beside the store (derived, rewritten by each pass, never a claim's
-//! state), read by `review`'s list and the Hall. And which store a person names.
+//! A tending pass over one store (SPEC §14): what says the same thing (joined with
+//! `apply`, undone by `tend_undo`), what disagrees (never joined) and what aged out
+//! unused (proposed for retirement), for a person to review; and which store a person
+//! names. `report.rs` holds what a pass answers and the report it keeps beside the
+//! store, `schedule.rs` the pass on a schedule.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::route::find_brain;
 use super::Service;
 use crate::error::{OwnerError, Result};
 use crate::store_id::StoreId;
 
-const FILE: &str = "tending.json";
+mod report;
+mod schedule;
+
+pub use report::{Differs, Disagreement, Dropped, Join, Named, Pass, Report, Stale};
+pub use schedule::schedule;
 
 /// Joins written in one transaction.
 const JOIN_BATCH: usize = 64;
@@ -20,104 +23,6 @@ const JOIN_BATCH: usize = 64;
 /// Claims whose nearest one read of the store finds: a fraction of a second, so a
 /// write (and the reads queued behind it) waits that long at most, never for the pass.
 const FIND_STEP: usize = 512;
-
-/// One side of a disagreement, or a claim proposed for retirement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Named {
-    pub slug: String,
-    pub label: String,
-    pub text: String,
-}
-
-/// What differs between two claims that disagree.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Differs {
-    /// `number`, `version`, `path`, `identifier`, `name`, …
-    pub kind: String,
-    pub a: String,
-    pub b: String,
-}
-
-/// Two claims alike but for what differs: for a person to settle.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Disagreement {
-    pub a: Named,
-    pub b: Named,
-    pub differences: Vec<Differs>,
-}
-
-/// A claim aged out that nothing used in its half-life.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Stale {
-    #[serde(flatten)]
-    pub claim: Named,
-    pub created: i64,
-    /// When something last used it (a seek row, a hint, a citation), if ever recorded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_used: Option<i64>,
-}
-
-/// What a member of a join says that its survivor does not: left to history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Dropped {
-    pub slug: String,
-    pub values: Vec<String>,
-}
-
-/// Claims that say the same thing, joined into one (or to be, on a dry run).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Join {
-    /// The label that survives: the strongest member, then the most recent.
-    pub survivor: Named,
-    /// The labels joined into it (outdated with `consolidated: into <survivor>`).
-    pub joined: Vec<Named>,
-    /// Details a joined claim gives that the survivor does not (kept in history).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dropped: Vec<Dropped>,
-    /// The join was made (an `--apply` pass); else proposed.
-    pub done: bool,
-    /// The command that undoes it.
-    pub undo: String,
-}
-
-/// A store's last tending, for review.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Report {
-    /// When the pass ran, ms since the epoch (0: never).
-    pub at: i64,
-    /// The joins it made or proposed.
-    #[serde(default)]
-    pub joins: Vec<Join>,
-    pub disagreements: Vec<Disagreement>,
-    pub retire: Vec<Stale>,
-    /// The store's acts when the pass ended: a dormant brain with as many acts since has
-    /// had nothing written, and the schedule lets it sleep.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub acts: Option<u64>,
-}
-
-/// One tending pass over one store (SPEC §14).
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Pass {
-    /// The store tended: a brain's root, `medulla` or `team`.
-    pub store: String,
-    /// The joins were made (`apply`); else only reported, nothing written.
-    pub applied: bool,
-    /// The calibration it judged with: `lexical`, `potion-base-8M`, `all-MiniLM-L6-v2`.
-    pub mode: String,
-    /// Live claims gone over, and distinct pairs judged.
-    pub claims: usize,
-    pub pairs_judged: usize,
-    pub joins: Vec<Join>,
-    /// Claims alike but for a number, a name, a path or an identifier: never joined; in
-    /// the review list.
-    pub disagreements: Vec<Disagreement>,
-    /// Claims aged out that nothing used in their half-life: proposed for retirement in
-    /// the review list.
-    pub retire: Vec<Stale>,
-    /// How long the pass took.
-    pub ms: u64,
-}
 
 /// The member that survives a join: the judgement's choice (the strongest, then the
 /// most recent), unless it is only an agent's and a person wrote or looked at another:
@@ -508,87 +413,6 @@ impl Service {
             None => {
                 let b = super::verbs::write_target(routed)?;
                 Ok((StoreId::brain(&b.fingerprint), b.root.clone()))
-            }
-        }
-    }
-
-    /// A store's last tending report (empty when it was never tended).
-    pub fn tending(&self, store: &StoreId) -> Report {
-        std::fs::read(self.owner.registry.store_dir(store).join(FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
-    }
-
-    /// Keep a store's tending report (written whole, then renamed over the old one).
-    pub fn keep_tending(&self, store: &StoreId, r: &Report) -> Result<()> {
-        let dir = self.owner.registry.store_dir(store);
-        let tmp = dir.join(format!("{FILE}.tmp"));
-        let bytes = serde_json::to_vec(r).map_err(|e| OwnerError::Internal(e.to_string()))?;
-        std::fs::write(&tmp, bytes)
-            .and_then(|_| std::fs::rename(&tmp, dir.join(FILE)))
-            .map_err(|e| {
-                OwnerError::Internal(format!("cannot write {}: {e}", dir.join(FILE).display()))
-            })
-    }
-}
-
-/// The first scheduled pass comes this long after the owner starts (or after
-/// `tend_every_secs`, when that is shorter): never in the way of a start.
-const FIRST_AFTER: std::time::Duration = std::time::Duration::from_secs(15 * 60);
-
-/// The actor a scheduled pass records its joins as.
-pub const SCHEDULED: &str = "medulla:tend";
-
-/// Tend every brain (not merged away) and the medulla every `tend_every_secs`, joins
-/// made (each undoable), the review list refreshed; a store tended within the period
-/// (by hand, say) is skipped, and so is a dormant brain with nothing written since its
-/// last pass (never woken for nothing). The team medulla is tended only when a person asks
-/// (`medulla tend --brain team`): a join there reaches every member.
-pub async fn schedule(svc: Service) {
-    let Some(every) = svc.owner.config.tend_every else {
-        return;
-    };
-    let mut wait = every.min(FIRST_AFTER);
-    loop {
-        tokio::time::sleep(wait).await;
-        wait = every;
-        let registry = &svc.owner.registry;
-        let mut stores: Vec<(StoreId, String)> = registry
-            .all_manifests()
-            .into_iter()
-            .filter(|m| m.merged_into.is_none())
-            .filter(|m| {
-                // A dormant brain with nothing written since its last pass is left to
-                // sleep: the pass would find what it found (its report stays).
-                let asleep = !registry.is_warm(&m.fingerprint)
-                    && svc.tending(&StoreId::brain(&m.fingerprint)).acts == Some(m.counts.acts);
-                if asleep {
-                    tracing::debug!(brain = %m.root, "scheduled tending: nothing written since the last pass");
-                }
-                !asleep
-            })
-            .map(|m| (StoreId::brain(&m.fingerprint), m.root))
-            .collect();
-        stores.push((StoreId::Medulla, "medulla".into()));
-        let period = every.as_millis() as i64;
-        for (store, name) in stores {
-            if svc.now_ms() - svc.tending(&store).at < period {
-                continue;
-            }
-            match svc.tend_pass(&store, &name, true, SCHEDULED).await {
-                Ok(p) => tracing::info!(
-                    store = %name,
-                    claims = p.claims,
-                    joined = p.joins.iter().filter(|j| j.done).count(),
-                    disagreements = p.disagreements.len(),
-                    retire = p.retire.len(),
-                    ms = p.ms,
-                    "scheduled tending"
-                ),
-                Err(e) => {
-                    tracing::warn!(store = %name, error = %e, "scheduled tending failed; the next is due in one period")
-                }
             }
         }
     }
