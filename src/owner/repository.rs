@@ -188,6 +188,12 @@ impl OwnerState {
     }
 }
 
+/// Write a brain's manifest into its directory under `dirs`.
+fn write_manifest(dirs: &std::path::Path, m: &Manifest) -> Result<()> {
+    roster::write_manifest(&dirs.join(&m.fingerprint), m)
+        .map_err(|e| OwnerError::Internal(format!("cannot write the manifest of {}: {e}", m.root)))
+}
+
 impl OwnerState {
     /// `from` was merged into `into`: `from` is never routed to again, and its checkouts
     /// (its root first) are `into`'s now.
@@ -202,11 +208,7 @@ impl OwnerState {
             });
         };
         let dirs = self.config().brains_dir();
-        let write = |m: &Manifest| {
-            roster::write_manifest(&dirs.join(&m.fingerprint), m).map_err(|e| {
-                OwnerError::Internal(format!("cannot write the manifest of {}: {e}", m.root))
-            })
-        };
+        let write = |m: &Manifest| write_manifest(&dirs, m);
         let target = manifests.get_mut(into).expect("looked up above");
         for path in f.checkout_paths() {
             if !target.knows_checkout(path) {
@@ -250,11 +252,7 @@ impl OwnerState {
             });
         }
         let dirs = self.config().brains_dir();
-        let write = |m: &Manifest| {
-            roster::write_manifest(&dirs.join(&m.fingerprint), m).map_err(|e| {
-                OwnerError::Internal(format!("cannot write the manifest of {}: {e}", m.root))
-            })
-        };
+        let write = |m: &Manifest| write_manifest(&dirs, m);
         let source = manifests.get_mut(from).expect("looked up above");
         source.checkouts.retain(|c| !paths.contains(&c.path));
         write(source)?;

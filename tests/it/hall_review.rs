@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::common::{header, Owner};
 use crate::hall::{browser, js, screenshot, text_of, until};
+use crate::tend::acts_by;
 
 const SECRET: &str = "ghp_16C7e42F292c6912E7710c838347Ae178B4a";
 
@@ -405,18 +406,7 @@ fn a_person_reviews_with_the_keyboard_only_and_every_act_is_recorded() {
     // Through REST: every act is the founder's, and the claims are as the page left them.
     let (s, acts) = o.founder_call("acts", json!({ "brain": p.root, "limit": 200 }), &[]);
     assert_eq!(s, 200, "{acts}");
-    let by_person: Vec<(String, String)> = acts["acts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|a| a["actor"] == "human:founder")
-        .map(|a| {
-            (
-                a["kind"].as_str().unwrap_or_default().to_string(),
-                a["subject"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect();
+    let by_person = acts_by(&acts, "human:founder");
     for (kind, subject) in [
         ("review", "frontend-lint"),
         ("retire", "billing-give-up"),

@@ -10,19 +10,7 @@ use serde_json::{json, Value};
 
 use crate::cli::medulla_cmd;
 use crate::common::{header, labels, Owner};
-use crate::repository::{git, repository};
-
-fn from(o: &Owner, root: &Path, tool: &str, args: Value) -> (u16, Value) {
-    let root = root.to_string_lossy();
-    o.call(
-        tool,
-        args,
-        &[
-            (header::CALLER_ROOT, &root),
-            (header::AGENT, "claude:maker"),
-        ],
-    )
-}
+use crate::repository::{from, git, repository};
 
 fn seek(o: &Owner, root: &Path, q: &str) -> Value {
     let (s, v) = from(o, root, "seek", json!({ "query": q }));
@@ -49,6 +37,27 @@ fn clone_of(o: &Owner, source: &Path, name: &str) -> PathBuf {
         &["clone", "-q", &source.to_string_lossy(), name],
     );
     std::fs::canonicalize(o.projects.path().join(name)).unwrap()
+}
+
+/// A repository `shop` whose `origin` is `remote`, with a brain and one claim, the
+/// "Shop rule".
+fn shop(o: &Owner, remote: &str) -> PathBuf {
+    let shop = repository(&o.projects.path().join("shop"), &[("src/a.rs", "a\n")]);
+    git(&shop, &["remote", "add", "origin", remote]);
+    o.bootstrap(&shop);
+    let (s, v) = from(
+        o,
+        &shop,
+        "memorize",
+        json!({ "label": "Shop rule", "text": "shop prices are stored in integer cents" }),
+    );
+    assert_eq!(s, 200, "{v}");
+    shop
+}
+
+/// The "Shop rule" is recalled from `dir`.
+fn shop_rule_found(o: &Owner, dir: &Path) -> bool {
+    labels(&seek(o, dir, "shop prices integer cents")).contains(&"Shop rule".to_string())
 }
 
 const PAYMENTS: (&str, &str) = (
@@ -267,27 +276,8 @@ fn a_fork_reads_its_upstreams_memory_only_when_asked() {
 #[test]
 fn one_project_is_one_brain_however_its_remote_is_written() {
     let o = Owner::start();
-    let shop = repository(&o.projects.path().join("shop"), &[("src/a.rs", "a\n")]);
-    git(
-        &shop,
-        &[
-            "remote",
-            "add",
-            "origin",
-            "git@GitHub.example:acme/shop.git",
-        ],
-    );
-    o.bootstrap(&shop);
-    let (s, v) = from(
-        &o,
-        &shop,
-        "memorize",
-        json!({ "label": "Shop rule", "text": "shop prices are stored in integer cents" }),
-    );
-    assert_eq!(s, 200, "{v}");
-    let found = |dir: &Path| {
-        labels(&seek(&o, dir, "shop prices integer cents")).contains(&"Shop rule".to_string())
-    };
+    let shop = shop(&o, "git@GitHub.example:acme/shop.git");
+    let found = |dir: &Path| shop_rule_found(&o, dir);
 
     let https = clone_of(&o, &shop, "shop-https");
     git(
@@ -335,28 +325,9 @@ fn one_project_is_one_brain_however_its_remote_is_written() {
 #[test]
 fn a_checkout_whose_remote_moves_keeps_its_brain() {
     let o = Owner::start();
-    let shop = repository(&o.projects.path().join("shop"), &[("src/a.rs", "a\n")]);
-    git(
-        &shop,
-        &[
-            "remote",
-            "add",
-            "origin",
-            "https://git.example.com/acme/shop",
-        ],
-    );
-    o.bootstrap(&shop);
-    let (s, v) = from(
-        &o,
-        &shop,
-        "memorize",
-        json!({ "label": "Shop rule", "text": "shop prices are stored in integer cents" }),
-    );
-    assert_eq!(s, 200, "{v}");
+    let shop = shop(&o, "https://git.example.com/acme/shop");
     let clone = clone_of(&o, &shop, "shop-clone");
-    let found = |dir: &Path| {
-        labels(&seek(&o, dir, "shop prices integer cents")).contains(&"Shop rule".to_string())
-    };
+    let found = |dir: &Path| shop_rule_found(&o, dir);
     assert!(found(&clone), "the clone is recorded as a checkout");
 
     // The project moves to another host: the root keeps its brain.

@@ -29,7 +29,8 @@ pub fn repository(dir: &Path, files: &[(&str, &str)]) -> PathBuf {
     std::fs::canonicalize(dir).unwrap()
 }
 
-fn from(o: &Owner, root: &Path, tool: &str, args: Value) -> (u16, Value) {
+/// Call `tool` as an agent in `root`.
+pub(crate) fn from(o: &Owner, root: &Path, tool: &str, args: Value) -> (u16, Value) {
     let root = root.to_string_lossy();
     o.call(
         tool,

@@ -28,29 +28,7 @@ impl Store {
         for s in &slugs {
             self.require_live(s)?;
         }
-        let reason = format!("into {survivor}");
-        let tx = self.db.begin_write()?;
-        let mut out = Vec::new();
-        let mut gone = Vec::new();
-        for slug in slugs {
-            let live = super::read::live_in(&tx.open_table(CLAIMS)?, slug)?
-                .ok_or_else(|| StoreError::UnknownClaim { slug: slug.clone() })?;
-            let (c, key) = self.leave_in(
-                &tx,
-                live,
-                actor,
-                &reason,
-                ActKind::Consolidate,
-                "consolidated",
-            )?;
-            gone.push((c.slug.clone(), key));
-            out.push(c);
-        }
-        tx.commit()?;
-        for (slug, key) in gone {
-            self.index_gone(&slug, key)?;
-        }
-        Ok(out)
+        self.write_joins(vec![(survivor, slugs)], actor)
     }
 
     /// Several joins in one transaction (a tending pass's, a batch at a time): each
@@ -82,6 +60,17 @@ impl Store {
         if plan.is_empty() {
             return Ok(Vec::new());
         }
+        self.write_joins(plan, actor)
+    }
+
+    /// Write `plan` (each survivor with the labels joined into it, all checked live) in
+    /// one transaction: each joined label's live version to history, `consolidated: into
+    /// <survivor>`, one act each. The outdated versions, in order.
+    fn write_joins(
+        &mut self,
+        plan: Vec<(&str, Vec<&String>)>,
+        actor: &str,
+    ) -> Result<Vec<Claim>, StoreError> {
         let tx = self.db.begin_write()?;
         let mut out = Vec::new();
         let mut gone = Vec::new();

@@ -133,6 +133,21 @@ fn disagreements_are_told_with_what_differs() {
     );
 }
 
+/// Every claim of the labelled set in `store`, once each (by label).
+fn write_every_claim_of_the_set(store: &mut Store) {
+    let mut all = Vec::new();
+    for r in set() {
+        for (label, text) in [r.a, r.b] {
+            if !all.iter().any(|(l, _): &(String, String)| *l == label) {
+                all.push((label, text));
+            }
+        }
+    }
+    for (label, text) in &all {
+        store.memorize(input(label, text)).unwrap();
+    }
+}
+
 fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(FixedClock::new(T0));
@@ -211,17 +226,7 @@ fn the_store_pass_joins_restatements_names_disagreements_and_leaves_the_rest() {
 #[test]
 fn no_cluster_holds_a_pair_that_disagrees() {
     let (_dir, mut store) = store();
-    let mut all = Vec::new();
-    for r in set() {
-        for (label, text) in [r.a, r.b] {
-            if !all.iter().any(|(l, _): &(String, String)| *l == label) {
-                all.push((label, text));
-            }
-        }
-    }
-    for (label, text) in &all {
-        store.memorize(input(label, text)).unwrap();
-    }
+    write_every_claim_of_the_set(&mut store);
     let t = store.tend_candidates().unwrap();
     assert!(!t.clusters.is_empty() && !t.disagreements.is_empty());
     let apart: BTreeSet<(&str, &str)> = t
@@ -272,17 +277,7 @@ fn no_cluster_holds_a_pair_that_disagrees() {
 #[test]
 fn a_pass_in_steps_answers_as_the_whole_pass_and_writes_between_steps_are_safe() {
     let (_dir, mut store) = store();
-    let mut all = Vec::new();
-    for r in set() {
-        for (label, text) in [r.a, r.b] {
-            if !all.iter().any(|(l, _): &(String, String)| *l == label) {
-                all.push((label, text));
-            }
-        }
-    }
-    for (label, text) in &all {
-        store.memorize(input(label, text)).unwrap();
-    }
+    write_every_claim_of_the_set(&mut store);
     // Every vector in the graph first: a vector the settler moves between two passes is
     // found through the graph's links in one and by a search in the other.
     store.settle_vectors().unwrap();

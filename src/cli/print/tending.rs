@@ -13,20 +13,22 @@ fn quoted(text: &str) -> String {
     format!("\"{}\"", fit(text, width().saturating_sub(8)))
 }
 
+/// A line after a blank one, in `style`: a section's heading, or a closing hint.
+fn section(style: anstyle::Style, text: impl std::fmt::Display) {
+    out!("");
+    out!("{}", paint(style, text));
+}
+
 fn disagreements(ds: &[Disagreement]) {
     if ds.is_empty() {
         return;
     }
-    out!("");
-    out!(
-        "{}",
-        paint(
-            BOLD,
-            format!(
-                "{} (never joined: settle them)",
-                plural(ds.len() as u64, "disagreement", "disagreements")
-            )
-        )
+    section(
+        BOLD,
+        format!(
+            "{} (never joined: settle them)",
+            plural(ds.len() as u64, "disagreement", "disagreements")
+        ),
     );
     for d in ds {
         let what: Vec<String> = d
@@ -47,16 +49,12 @@ fn stale(rs: &[Stale], flag: &str) {
     if rs.is_empty() {
         return;
     }
-    out!("");
-    out!(
-        "{}",
-        paint(
-            BOLD,
-            format!(
-                "{} aged out and unused (proposed for retirement)",
-                plural(rs.len() as u64, "claim", "claims")
-            )
-        )
+    section(
+        BOLD,
+        format!(
+            "{} aged out and unused (proposed for retirement)",
+            plural(rs.len() as u64, "claim", "claims")
+        ),
     );
     for r in rs {
         let used = r
@@ -207,26 +205,17 @@ pub fn review(e: Envelope<ReviewAnswer>) {
         }
     }
     if let Some(next) = a.next_offset {
-        out!("");
-        out!(
-            "{}",
-            paint(DIM, format!("more: medulla review{f} --offset {next}"))
-        );
+        section(DIM, format!("more: medulla review{f} --offset {next}"));
     }
     disagreements(&a.disagreements);
     stale(&a.retire, &f);
     let made: Vec<Join> = a.joins.iter().filter(|j| j.done).cloned().collect();
     if !made.is_empty() {
-        out!("");
-        out!("{}", paint(BOLD, "joined by the last tending"));
+        section(BOLD, "joined by the last tending");
         joins(&made);
     }
     if !a.claims.is_empty() {
-        out!("");
-        out!(
-            "{}",
-            paint(DIM, format!("medulla review keep|retire|edit|merge SLUG{f} (keep --verify; retire --reason; edit --text; merge --with)"))
-        );
+        section(DIM, format!("medulla review keep|retire|edit|merge SLUG{f} (keep --verify; retire --reason; edit --text; merge --with)"));
     }
     match a.tended_at {
         Some(at) => out!("{}", paint(DIM, format!("last tended {}", date(at)))),
@@ -265,13 +254,9 @@ pub fn tend(e: Envelope<TendAnswer>) {
     disagreements(&p.disagreements);
     stale(&p.retire, &f);
     if !p.applied && !p.joins.is_empty() {
-        out!("");
-        out!(
-            "{}",
-            paint(
-                DIM,
-                format!("nothing written: medulla tend{f} --apply to join")
-            )
+        section(
+            DIM,
+            format!("nothing written: medulla tend{f} --apply to join"),
         );
     }
 }
